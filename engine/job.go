@@ -1,0 +1,86 @@
+package engine
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// DefaultJobTimeout is the global job timeout when neither the job nor its
+// service sets one.
+const DefaultJobTimeout = 8 * time.Hour
+
+// Built-in job types.
+const (
+	TypeNoop     = "noop"
+	TypeSleep    = "sleep"
+	TypeExec     = "exec"
+	TypeWorkflow = "workflow"
+)
+
+// Job is one unit of work. Field names in JSON are the stable contract of
+// `jobctl show -o json`.
+type Job struct {
+	ID              int64           `json:"id" db:"id"`
+	Type            string          `json:"type" db:"type"`
+	Operation       string          `json:"operation" db:"operation"`
+	Args            []string        `json:"args" db:"-"`
+	Payload         json.RawMessage `json:"payload" db:"-"`
+	Load            float64         `json:"load" db:"load"`
+	Status          Status          `json:"status" db:"status"`
+	Node            string          `json:"node" db:"node"`
+	Key             string          `json:"key" db:"job_key"`
+	ParentID        *int64          `json:"parent_id" db:"parent_id"`
+	Attempt         int             `json:"attempt" db:"attempt"`
+	MaxAttempts     int             `json:"max_attempts" db:"max_attempts"`
+	Backoff         Duration        `json:"backoff" db:"-"`
+	Rollback        string          `json:"rollback" db:"rollback"`
+	RunAfter        *time.Time      `json:"run_after" db:"run_after"`
+	Timeout         Duration        `json:"timeout" db:"-"`
+	Progress        int             `json:"progress" db:"progress"`
+	ProgressMessage string          `json:"progress_message" db:"progress_message"`
+	ExitCode        *int            `json:"exit_code" db:"exit_code"`
+	Message         string          `json:"message" db:"message"` // why it is in its state, e.g. "timed out after 1m"
+	Version         int64           `json:"version" db:"version"`
+	Creator         string          `json:"creator" db:"creator"`
+	CreatedAt       time.Time       `json:"created_at" db:"created_at"`
+	QueuedAt        *time.Time      `json:"queued_at" db:"queued_at"`
+	StartedAt       *time.Time      `json:"started_at" db:"started_at"`
+	FinishedAt      *time.Time      `json:"finished_at" db:"finished_at"`
+}
+
+// HoldsLoad reports whether the job counts against its node's load now.
+func (j *Job) HoldsLoad() bool {
+	switch j.Status {
+	case StatusDispatching, StatusRunning, StatusCancelling:
+		return true
+	case StatusPaused:
+		return j.Node != ""
+	}
+	return false
+}
+
+// Duration is a time.Duration that reads and writes as a Go duration string
+// ("1h30m") in JSON, so operators see what they typed.
+type Duration time.Duration
+
+// MarshalJSON writes the duration as a string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// UnmarshalJSON reads a duration string or a number of nanoseconds.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		var n int64
+		if err := json.Unmarshal(b, &n); err != nil {
+			return err
+		}
+		*d = Duration(n)
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}

@@ -1,0 +1,104 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// NodeState is the administrative and health state of a node.
+type NodeState string
+
+// Node states.
+const (
+	NodeOnline      NodeState = "ONLINE"
+	NodeOffline     NodeState = "OFFLINE"
+	NodeMaintenance NodeState = "MAINTENANCE"
+	NodeError       NodeState = "ERROR"
+)
+
+// ParseNodeState reads a node state name, case-insensitively.
+func ParseNodeState(s string) (NodeState, error) {
+	switch st := NodeState(strings.ToUpper(s)); st {
+	case NodeOnline, NodeOffline, NodeMaintenance, NodeError:
+		return st, nil
+	}
+	return "", fmt.Errorf("unknown node state %q (valid: ONLINE, OFFLINE, MAINTENANCE, ERROR)", s)
+}
+
+// Node is one `jobctl serve` process as registered in the store.
+type Node struct {
+	Name            string        `json:"name" db:"name"`
+	URL             string        `json:"url" db:"url"`
+	MaxLoad         float64       `json:"max_load" db:"max_load"`
+	MaxJobs         int           `json:"max_jobs" db:"max_jobs"`
+	Weight          int           `json:"weight" db:"weight"`
+	Warmup          Duration      `json:"warmup" db:"-"`
+	AcceptExceeding bool          `json:"accept_exceeding" db:"accept_exceeding"`
+	Candidate       bool          `json:"candidate" db:"candidate"` // takes part in the lease election
+	Services        []NodeService `json:"services" db:"-"`          // job types this node runs
+	State           NodeState     `json:"state" db:"state"`
+	StartedAt       time.Time     `json:"started_at" db:"started_at"`
+	LastSeen        time.Time     `json:"last_seen" db:"last_seen"`
+
+	// Reported health, refreshed every touch; zero when unknown.
+	LoadAvg        float64 `json:"load_avg" db:"load_avg"`
+	MaxLoadAvg     float64 `json:"max_load_avg" db:"max_load_avg"`       // overloaded above this; 0 = cores × 2
+	MemAvailable   int64   `json:"mem_available" db:"mem_available"`     // bytes
+	ReservedMemory int64   `json:"reserved_memory" db:"reserved_memory"` // overloaded with less free memory
+	Cores          int     `json:"cores" db:"cores"`
+
+	// Live figures, computed from the load-holding jobs, not stored.
+	Load       float64 `json:"load" db:"-"`
+	Running    int     `json:"running" db:"-"`
+	Dispatcher bool    `json:"dispatcher" db:"-"` // holds the lease now
+}
+
+// NodeService is one job type a node runs, with the defaults its
+// configuration gives jobs of that type (zero: not configured).
+type NodeService struct {
+	Type    string   `json:"type"`
+	Load    float64  `json:"load,omitempty"`
+	Timeout Duration `json:"timeout,omitempty"`
+}
+
+// Offers reports whether the node runs jobs of the given type.
+func (n *Node) Offers(jobType string) bool {
+	_, ok := n.Service(jobType)
+	return ok
+}
+
+// Service returns the node's service for a job type.
+func (n *Node) Service(jobType string) (NodeService, bool) {
+	for _, s := range n.Services {
+		if s.Type == jobType {
+			return s, true
+		}
+	}
+	return NodeService{}, false
+}
+
+// NodeLoad is the load-holding work on one node.
+type NodeLoad struct {
+	Load    float64
+	Running int
+}
+
+// Lease is the single dispatcher lease row, read together with the
+// database's clock so validity is judged on one shared clock.
+type Lease struct {
+	Owner     string    `json:"owner"`
+	ExpiresAt time.Time `json:"expires_at"`
+	Now       time.Time `json:"-"`
+}
+
+// Valid reports whether someone holds the lease now.
+func (l Lease) Valid() bool { return l.Owner != "" && l.ExpiresAt.After(l.Now) }
+
+// Remaining is how long the lease stays valid without renewal.
+func (l Lease) Remaining() time.Duration {
+	if !l.Valid() {
+		return 0
+	}
+	return l.ExpiresAt.Sub(l.Now)
+}

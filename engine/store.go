@@ -1,0 +1,165 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Store is the cluster's single source of truth. Methods read noun-then-verb
+// and take a params struct where there is more than one argument. Every
+// method is safe for concurrent use. Timestamps the store sets come from the
+// database's clock.
+type Store interface {
+	// Dialect names the backend: "sqlite", "postgres" or "mysql".
+	Dialect() string
+	// Now is the database's clock.
+	Now(ctx context.Context) (time.Time, error)
+	// Migrate applies pending migrations under a lock, so nodes starting
+	// together do not race.
+	Migrate(ctx context.Context) error
+	// MigrationStatus lists every known migration and whether it is applied.
+	MigrationStatus(ctx context.Context) ([]Migration, error)
+	Close() error
+
+	// JobInsert creates a job; Status must be QUEUED or INSTANTIATED.
+	JobInsert(ctx context.Context, p JobInsertParams) (*Job, error)
+	// JobGet returns a *NotFoundError for an unknown id.
+	JobGet(ctx context.Context, id int64) (*Job, error)
+	// JobList returns matching jobs ordered by id; with Limit, the newest Limit of them.
+	JobList(ctx context.Context, p JobListParams) ([]*Job, error)
+	// JobUpdate applies one guarded transition and returns the job as it is
+	// now. It returns ErrConflict when the job no longer has the expected
+	// status and version, and a *TransitionError for a transition the state
+	// machine forbids.
+	JobUpdate(ctx context.Context, u JobUpdate) (*Job, error)
+	// JobProgressSet records progress of a running attempt; ErrConflict when
+	// the job has moved on (another attempt, another node, or ended).
+	JobProgressSet(ctx context.Context, p JobProgressParams) error
+	// JobListDispatchable returns one page of jobs with the given status
+	// (QUEUED or RESTART) whose run_after has passed on the database clock
+	// and that no earlier unfinished job with the same key blocks, oldest
+	// (lowest id) first, with ids above AfterID.
+	JobListDispatchable(ctx context.Context, p JobDispatchableParams) ([]*Job, error)
+	// JobLoadsByNode sums the load-holding jobs of every node.
+	JobLoadsByNode(ctx context.Context) (map[string]NodeLoad, error)
+
+	// JobLogAppend stores one chunk of a job's output.
+	JobLogAppend(ctx context.Context, p JobLogAppendParams) error
+	// JobLogList returns the chunks after AfterSeq, oldest first.
+	JobLogList(ctx context.Context, p JobLogListParams) ([]LogChunk, error)
+
+	// NodeRegister inserts or takes over the node row and marks it ONLINE.
+	// It returns ErrNodeOnline when the row is ONLINE and was seen within
+	// StaleAfter, i.e. another live process uses the name.
+	NodeRegister(ctx context.Context, p NodeRegisterParams) (*Node, error)
+	// NodeGet returns a *NotFoundError for an unknown name.
+	NodeGet(ctx context.Context, name string) (*Node, error)
+	// NodeList returns every node ordered by name, with live Load and Running filled in.
+	NodeList(ctx context.Context) ([]*Node, error)
+	// NodeTouch records that the node is alive, with its reported health.
+	NodeTouch(ctx context.Context, p NodeTouchParams) error
+	// NodeSetState changes a node's state; *NotFoundError for an unknown name.
+	NodeSetState(ctx context.Context, name string, state NodeState) error
+
+	// LeaseAcquire acquires or renews the lease for owner for ttl (DESIGN.md
+	// §3); true iff owner holds it now.
+	LeaseAcquire(ctx context.Context, owner string, ttl time.Duration) (bool, error)
+	// LeaseRelease gives the lease up if owner holds it; an empty owner
+	// releases it whoever holds it (operator override). True iff it changed.
+	LeaseRelease(ctx context.Context, owner string) (bool, error)
+	// LeaseGet reads the lease with the database's clock.
+	LeaseGet(ctx context.Context) (Lease, error)
+
+	// ClusterToken returns the cluster's dispatch token, creating it once.
+	ClusterToken(ctx context.Context) (string, error)
+}
+
+// Migration is one schema migration and when it was applied (nil if pending).
+type Migration struct {
+	Version   int        `json:"version"`
+	Name      string     `json:"name"`
+	AppliedAt *time.Time `json:"applied_at"`
+}
+
+// JobInsertParams are the fields of a new job.
+type JobInsertParams struct {
+	Type        string
+	Operation   string
+	Args        []string
+	Payload     json.RawMessage // nil means {}
+	Load        float64
+	Status      Status // QUEUED, or INSTANTIATED to hold it
+	Key         string
+	ParentID    *int64
+	MaxAttempts int // at least 1
+	Backoff     time.Duration
+	Rollback    string
+	RunAfter    *time.Time
+	Timeout     time.Duration // 0 means DefaultJobTimeout
+	Creator     string
+}
+
+// JobListParams filter a job listing; zero fields do not filter.
+type JobListParams struct {
+	Statuses []Status
+	Types    []string
+	Node     string
+	Key      string
+	ParentID *int64
+	Limit    int
+}
+
+// JobProgressParams report the progress of one attempt of a job on a node.
+type JobProgressParams struct {
+	ID       int64
+	Attempt  int
+	Node     string
+	Progress int // 0-100
+	Message  string
+}
+
+// JobDispatchableParams select one page of dispatchable jobs.
+type JobDispatchableParams struct {
+	Status  Status
+	AfterID int64
+	Limit   int
+}
+
+// JobLogAppendParams are one chunk of output of one attempt.
+type JobLogAppendParams struct {
+	JobID   int64
+	Attempt int
+	Data    []byte
+}
+
+// JobLogListParams select log chunks of a job.
+type JobLogListParams struct {
+	JobID    int64
+	AfterSeq int64
+	Limit    int // 0: all
+}
+
+// LogChunk is one stored piece of a job's output.
+type LogChunk struct {
+	Seq       int64     `json:"seq"`
+	JobID     int64     `json:"job_id"`
+	Attempt   int       `json:"attempt"`
+	Data      []byte    `json:"data"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// NodeRegisterParams describe a starting node; Node.State, StartedAt and
+// LastSeen are set by the store.
+type NodeRegisterParams struct {
+	Node       Node
+	StaleAfter time.Duration
+}
+
+// NodeTouchParams are a node's liveness report.
+type NodeTouchParams struct {
+	Name         string
+	LoadAvg      float64
+	MemAvailable int64
+	Cores        int
+}

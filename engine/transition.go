@@ -1,0 +1,95 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// JobUpdate is one guarded, versioned transition of a job: the store applies
+// it only while the job still has status From and version Version, bumps the
+// version, and reports ErrConflict otherwise. Nil or false fields leave the
+// column as it is.
+type JobUpdate struct {
+	ID      int64
+	From    Status
+	Version int64
+	To      Status
+
+	Node             *string  // "" clears the node
+	IncrementAttempt bool     // a new run starts
+	ExitCode         *int     // set; ClearResult clears it
+	Message          *string  // why the job is in its new state
+	RunAfterSeconds  *float64 // run_after = database now + seconds
+	ClearResult      bool     // exit code, progress, finished_at and run_after reset (requeue)
+	MarkQueued       bool     // queued_at = database now
+	MarkStarted      bool     // started_at = database now
+	MarkFinished     bool     // finished_at = database now
+}
+
+// allowedTransitions is the state machine of DESIGN.md §2. A transition to
+// the same state is allowed only where listed (a DISPATCHING job retargeted
+// to the next candidate).
+var allowedTransitions = map[Status][]Status{
+	StatusInstantiated: {StatusQueued, StatusCancelled},
+	StatusQueued:       {StatusDispatching, StatusPaused, StatusCancelled},
+	StatusRestart:      {StatusDispatching, StatusPaused, StatusCancelled},
+	StatusDispatching:  {StatusDispatching, StatusRunning, StatusQueued, StatusRestart, StatusFailed, StatusCancelled},
+	StatusRunning: {StatusFinished, StatusWarning, StatusFailed, StatusRestart, StatusCancelling,
+		StatusCancelled, StatusPaused, StatusWaiting},
+	StatusPaused: {StatusQueued, StatusRestart, StatusRunning, StatusCancelling, StatusCancelled,
+		StatusFinished, StatusWarning, StatusFailed},
+	StatusWaiting: {StatusRunning, StatusRestart, StatusCancelling, StatusCancelled,
+		StatusFinished, StatusWarning, StatusFailed},
+	StatusCancelling: {StatusCancelled},
+	StatusFinished:   {StatusRestart, StatusDeleted},
+	StatusWarning:    {StatusRestart, StatusDeleted},
+	StatusFailed:     {StatusRestart, StatusDeleted},
+	StatusCancelled:  {StatusRestart, StatusDeleted},
+	StatusDeleted:    {},
+}
+
+// CanTransition reports whether the state machine allows from → to.
+func CanTransition(from, to Status) bool {
+	for _, s := range allowedTransitions[from] {
+		if s == to {
+			return true
+		}
+	}
+	return false
+}
+
+// Validate refuses an update the state machine does not allow.
+func (u JobUpdate) Validate() error {
+	if !CanTransition(u.From, u.To) {
+		return &TransitionError{ID: u.ID, From: u.From, To: u.To}
+	}
+	return nil
+}
+
+// TransitionError is a transition the state machine refuses.
+type TransitionError struct {
+	ID       int64
+	From, To Status
+	Reason   string
+}
+
+func (e *TransitionError) Error() string {
+	msg := fmt.Sprintf("job %d is %s and cannot become %s", e.ID, e.From, e.To)
+	if e.Reason != "" {
+		msg += ": " + e.Reason
+	}
+	return msg
+}
+
+// ErrInvalidTransition matches every *TransitionError with errors.Is.
+var ErrInvalidTransition = errors.New("invalid transition")
+
+// Is lets errors.Is(err, ErrInvalidTransition) match.
+func (e *TransitionError) Is(target error) bool { return target == ErrInvalidTransition }
+
+// Ptr returns a pointer to v, for the optional fields of JobUpdate.
+func Ptr[T any](v T) *T { return &v }
+
+// Seconds converts a duration to the float seconds the store takes.
+func Seconds(d time.Duration) *float64 { return Ptr(d.Seconds()) }
