@@ -1,0 +1,303 @@
+package main_test
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestJobRunsAndItsLogIsReadable(t *testing.T) {
+	t.Parallel()
+	c := sqliteCluster(t)
+	c.serve("solo", "--exec")
+	id := c.submit("--", "sh", "-c", `echo "hello from job $JOBCTL_JOB_ID"; echo "jobctl:progress 50 halfway"; cat`)
+	c.ok("wait", id, "--timeout", "30s")
+	j := c.show(id)
+	if j.Status != "FINISHED" || j.ExitCode == nil || *j.ExitCode != 0 || j.Node != "solo" || j.Attempt != 1 {
+		t.Fatalf("job = %+v, want FINISHED with exit 0 on solo, attempt 1", j)
+	}
+	if j.Progress != 50 {
+		t.Errorf("progress = %d, want 50", j.Progress)
+	}
+	if logs := c.ok("logs", id); !strings.Contains(logs, "hello from job "+id) {
+		t.Fatalf("logs = %q, want the job's output", logs)
+	}
+}
+
+func TestFailingCommandEndsFailedWithItsExitCode(t *testing.T) {
+	t.Parallel()
+	c := sqliteCluster(t)
+	c.serve("solo", "--exec")
+	r := c.run("submit", "--wait", "--", "sh", "-c", "echo failing >&2; exit 3")
+	if r.code != 4 {
+		t.Fatalf("submit --wait of a failing job: exit %d, want 4 (stderr %q)", r.code, r.stderr)
+	}
+	id := strings.TrimSpace(strings.SplitN(r.stdout, "\n", 2)[0])
+	j := c.show(id)
+	if j.Status != "FAILED" || j.ExitCode == nil || *j.ExitCode != 3 {
+		t.Fatalf("job = %+v, want FAILED with exit code 3", j)
+	}
+	if logs := c.ok("logs", id); !strings.Contains(logs, "failing") {
+		t.Fatalf("stderr is not in the log: %q", logs)
+	}
+}
+
+func TestCancelKillsTheRunningProcessGroup(t *testing.T) {
+	t.Parallel()
+	c := sqliteCluster(t)
+	c.serve("solo", "--exec", "--cancel-grace", "2s")
+	dir := t.TempDir()
+	pids := filepath.Join(dir, "pids")
+	// The job's shell starts a grandchild and waits: cancelling must reach both.
+	id := c.submit("--", "sh", "-c", `sleep 1000 & echo $! > "$1.tmp"; echo $$ >> "$1.tmp"; mv "$1.tmp" "$1"; wait`, "sh", pids)
+	c.waitStatus(id, "RUNNING", 20*time.Second)
+	var procs []int
+	c.eventually(10*time.Second, "the job to write its pids", func() bool {
+		b, err := os.ReadFile(pids)
+		if err != nil {
+			return false
+		}
+		for _, f := range strings.Fields(string(b)) {
+			pid, _ := strconv.Atoi(f)
+			procs = append(procs, pid)
+		}
+		return len(procs) == 2
+	})
+	for _, pid := range procs {
+		if !processAlive(pid) {
+			t.Fatalf("process %d of the job is not running before cancel", pid)
+		}
+	}
+	c.ok("cancel", id)
+	j := c.waitStatus(id, "CANCELLED", 20*time.Second)
+	for _, pid := range procs {
+		if processAlive(pid) {
+			t.Errorf("process %d survived the cancel", pid)
+		}
+	}
+	if j.FinishedAt == nil {
+		t.Errorf("a cancelled job has no finished_at: %+v", j)
+	}
+	if logs := c.ok("logs", id); !strings.Contains(logs, "cancel") {
+		t.Errorf("the log does not say the job was cancelled: %q", logs)
+	}
+}
+
+func TestPauseStopsAJobAndResumeContinuesIt(t *testing.T) {
+	t.Parallel()
+	c := sqliteCluster(t)
+	c.serve("solo", "--exec")
+	counter := filepath.Join(t.TempDir(), "counter")
+	id := c.submit("--", "sh", "-c", `i=0; while [ $i -lt 30 ]; do i=$((i+1)); echo $i >> "$1"; sleep 0.05; done`, "sh", counter)
+	lines := func() int {
+		b, _ := os.ReadFile(counter)
+		return strings.Count(string(b), "\n")
+	}
+	c.eventually(20*time.Second, "the job to start counting", func() bool { return lines() >= 2 })
+	c.ok("pause", id)
+	if s := c.show(id).Status; s != "PAUSED" {
+		t.Fatalf("after pause the job is %s", s)
+	}
+	time.Sleep(500 * time.Millisecond) // the node applies the pause within its poll interval
+	before := lines()
+	time.Sleep(700 * time.Millisecond)
+	if after := lines(); after != before || after >= 30 {
+		t.Fatalf("a paused job went on counting: %d → %d lines", before, after)
+	}
+	c.ok("resume", id)
+	c.ok("wait", id, "--timeout", "30s")
+	if j := c.show(id); j.Status != "FINISHED" || lines() != 30 {
+		t.Fatalf("after resume: %s with %d lines, want FINISHED with 30", j.Status, lines())
+	}
+}
+
+func TestTimeoutCancelsTheJob(t *testing.T) {
+	t.Parallel()
+	c := sqliteCluster(t)
+	c.serve("solo", "--exec", "--cancel-grace", "1s")
+	r := c.run("submit", "--wait", "--timeout", "1s", "--", "sleep", "60")
+	if r.code != 4 {
+		t.Fatalf("a job past its timeout: submit --wait exit %d, want 4 (stderr %q)", r.code, r.stderr)
+	}
+	id := strings.TrimSpace(strings.SplitN(r.stdout, "\n", 2)[0])
+	j := c.show(id)
+	if j.Status != "CANCELLED" || !strings.Contains(j.Message, "timed out") {
+		t.Fatalf("job = %+v, want CANCELLED saying it timed out", j)
+	}
+	if logs := c.ok("logs", id); !strings.Contains(logs, "timed out") {
+		t.Errorf("the log does not say the job timed out: %q", logs)
+	}
+}
+
+func TestNodeNeverRunsMoreThanItsMaxLoad(t *testing.T) {
+	t.Parallel()
+	c := sqliteCluster(t)
+	c.serve("small", "--exec", "--max-load", "2")
+	var ids []string
+	for range 6 {
+		ids = append(ids, c.submit("--load", "1", "--", "sleep", "0.4"))
+	}
+	c.ok(append([]string{"wait", "--timeout", "60s"}, ids...)...)
+	var spans [][2]time.Time
+	for _, id := range ids {
+		j := c.show(id)
+		if j.Status != "FINISHED" || j.StartedAt == nil || j.FinishedAt == nil {
+			t.Fatalf("job %s = %+v, want FINISHED with start and end", id, j)
+		}
+		spans = append(spans, [2]time.Time{*j.StartedAt, *j.FinishedAt})
+	}
+	if most := maxOverlap(spans); most != 2 {
+		t.Fatalf("at most %d jobs of load 1 ran at once on a node of max load 2, want exactly 2", most)
+	}
+}
+
+// maxOverlap is the largest number of spans covering one instant.
+func maxOverlap(spans [][2]time.Time) int {
+	type edge struct {
+		at    time.Time
+		delta int
+	}
+	var edges []edge
+	for _, s := range spans {
+		edges = append(edges, edge{s[0], 1}, edge{s[1], -1})
+	}
+	// Ends sort before starts at the same instant: touching spans do not overlap.
+	sort.Slice(edges, func(i, j int) bool {
+		if edges[i].at.Equal(edges[j].at) {
+			return edges[i].delta < edges[j].delta
+		}
+		return edges[i].at.Before(edges[j].at)
+	})
+	most, now := 0, 0
+	for _, e := range edges {
+		now += e.delta
+		most = max(most, now)
+	}
+	return most
+}
+
+func TestTwoNodesOnPostgresShareWorkByLoadFactor(t *testing.T) {
+	t.Parallel()
+	c := postgresCluster(t)
+	c.serve("big", "--exec", "--max-load", "4")
+	c.serve("small", "--exec", "--max-load", "2")
+	c.eventually(10*time.Second, "one node to hold the lease", func() bool { return c.lease().Valid })
+
+	var ids []string
+	for range 6 {
+		ids = append(ids, c.submit("--hold", "--load", "1", "--", "sleep", "2"))
+	}
+	c.ok(append([]string{"release"}, ids...)...)
+	c.ok(append([]string{"wait", "--timeout", "60s"}, ids...)...)
+	perNode := map[string]int{}
+	for _, id := range ids {
+		perNode[c.show(id).Node]++
+	}
+	if perNode["big"] != 4 || perNode["small"] != 2 {
+		t.Fatalf("jobs per node = %v, want big 4 and small 2 (equal load factors)", perNode)
+	}
+
+	var holders []string
+	for _, n := range c.nodes() {
+		if n.Dispatcher {
+			holders = append(holders, n.Name)
+		}
+	}
+	if l := c.lease(); len(holders) != 1 || !l.Valid || l.Owner != holders[0] {
+		t.Fatalf("dispatchers = %v, lease = %+v: want exactly one holder", holders, l)
+	}
+}
+
+func TestStoppingTheHolderHandsTheLeaseOverWithinOneInterval(t *testing.T) {
+	t.Parallel()
+	c := postgresCluster(t)
+	// A long TTL: only a released lease can change hands this quickly.
+	args := []string{"--dispatch-interval", "1s", "--lease-timeout", "20s"}
+	first := c.serve("first", args...)
+	c.eventually(10*time.Second, "first to hold the lease", func() bool { return c.lease().Owner == "first" })
+	c.serve("second", args...)
+	time.Sleep(1500 * time.Millisecond)
+	if l := c.lease(); l.Owner != "first" || !l.Valid {
+		t.Fatalf("while first runs the lease is %+v", l)
+	}
+	first.stop(t, syscall.SIGTERM)
+	stopped := time.Now()
+	c.eventually(2*time.Second, "second to take the released lease within one interval", func() bool {
+		l := c.lease()
+		return l.Owner == "second" && l.Valid
+	})
+	t.Logf("lease handed over %s after the holder stopped", time.Since(stopped).Round(time.Millisecond))
+	for _, n := range c.nodes() {
+		if n.Name == "first" && n.State != "OFFLINE" {
+			t.Errorf("a cleanly stopped node is %s, want OFFLINE", n.State)
+		}
+	}
+}
+
+func TestBadInputChangesNothing(t *testing.T) {
+	t.Parallel()
+	c := sqliteCluster(t)
+	c.ok("db", "migrate")
+	cases := []struct {
+		args []string
+		code int
+	}{
+		{[]string{"submit", "--load", "nope", "--", "true"}, 2},
+		{[]string{"submit", "--load", "-1", "--", "true"}, 2},
+		{[]string{"submit", "--load", "NaN", "--", "true"}, 2},
+		{[]string{"submit", "--timeout", "soon", "--", "true"}, 2},
+		{[]string{"submit", "--payload", "{not json", "--type", "noop"}, 2},
+		{[]string{"submit", "--parent", "424242", "--", "true"}, 3},
+		{[]string{"list", "--state", "NOSUCHSTATE"}, 2},
+		{[]string{"show", "424242"}, 3},
+		{[]string{"show", "abc"}, 2},
+		{[]string{"cancel", "424242"}, 3},
+		{[]string{"logs", "424242"}, 3},
+		{[]string{"wait", "424242"}, 3},
+		{[]string{"nosuchcommand"}, 2},
+	}
+	for _, tc := range cases {
+		r := c.run(tc.args...)
+		if r.code != tc.code {
+			t.Errorf("jobctl %s: exit %d, want %d (stderr %q)", strings.Join(tc.args, " "), r.code, tc.code, r.stderr)
+		}
+		if lines := strings.Split(strings.TrimSpace(r.stderr), "\n"); len(lines) != 1 || lines[0] == "" {
+			t.Errorf("jobctl %s: stderr should be one clear line, got %q", strings.Join(tc.args, " "), r.stderr)
+		}
+	}
+	if ids := strings.TrimSpace(c.ok("list", "-q")); ids != "" {
+		t.Fatalf("bad input created jobs: %q", ids)
+	}
+}
+
+func TestBadDatabaseIsOneClearError(t *testing.T) {
+	t.Parallel()
+	for _, dsn := range []string{"postgres://nobody@127.0.0.1:1/none?sslmode=disable&connect_timeout=2", "nosuchdb:x"} {
+		c := &cluster{t: t, dsn: dsn}
+		r := c.run("list")
+		if r.code == 0 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || r.stderr == "" {
+			t.Errorf("list on %s: exit %d, stderr %q; want a failure with one line", dsn, r.code, r.stderr)
+		}
+		if strings.Contains(r.stderr, "panic") {
+			t.Errorf("list on %s panicked: %s", dsn, r.stderr)
+		}
+	}
+}
+
+func TestASecondNodeWithTheSameNameIsRefused(t *testing.T) {
+	t.Parallel()
+	c := sqliteCluster(t)
+	c.serve("twin")
+	r := c.run("serve", "--node", "twin", "--listen", "127.0.0.1:"+freePort(t))
+	if r.code != 1 || !strings.Contains(r.stderr, "already online") {
+		t.Fatalf("second serve --node twin: exit %d, stderr %q; want exit 1 saying it is already online", r.code, r.stderr)
+	}
+	if n := c.nodes(); len(n) != 1 || n[0].State != "ONLINE" {
+		t.Fatalf("the refused node changed the node table: %+v", n)
+	}
+}

@@ -1,0 +1,315 @@
+package main_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	_ "github.com/lib/pq"
+)
+
+// binary is the jobctl built once for all end-to-end tests.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "jobctl-e2e")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "jobctl")
+	build := exec.Command("go", "build", "-o", binary, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building jobctl:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// cluster is one database shared by the nodes and commands of a test.
+type cluster struct {
+	t   *testing.T
+	dsn string
+}
+
+// sqliteCluster uses a fresh SQLite file.
+func sqliteCluster(t *testing.T) *cluster {
+	t.Helper()
+	return &cluster{t: t, dsn: "sqlite:" + filepath.Join(t.TempDir(), "jobctl.db")}
+}
+
+// postgresCluster uses a fresh PostgreSQL database, dropped afterwards. An
+// unreachable server fails the test: these tests must run for real.
+func postgresCluster(t *testing.T) *cluster {
+	t.Helper()
+	base := os.Getenv("JOBCTL_TEST_POSTGRES")
+	if base == "" {
+		base = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+	}
+	admin, err := sql.Open("postgres", base)
+	if err != nil {
+		t.Fatalf("postgres: %v", err)
+	}
+	t.Cleanup(func() { admin.Close() })
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	name := "jobctl_e2e_" + hex.EncodeToString(b[:])
+	if _, err := admin.Exec("CREATE DATABASE " + name); err != nil {
+		t.Fatalf("postgres is required for this test (set JOBCTL_TEST_POSTGRES): %v", err)
+	}
+	t.Cleanup(func() { _, _ = admin.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)") })
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatalf("JOBCTL_TEST_POSTGRES: %v", err)
+	}
+	u.Path = "/" + name
+	return &cluster{t: t, dsn: u.String()}
+}
+
+// result is one finished jobctl command.
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// run runs jobctl against the cluster's database.
+func (c *cluster) run(args ...string) result {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Env = append(os.Environ(), "JOBCTL_DB="+c.dsn, "NO_COLOR=1")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	r := result{stdout: out.String(), stderr: errb.String()}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		c.t.Fatalf("jobctl %v: %v", args, err)
+	}
+	return r
+}
+
+// ok runs jobctl and fails the test unless it exits 0.
+func (c *cluster) ok(args ...string) string {
+	c.t.Helper()
+	r := c.run(args...)
+	if r.code != 0 {
+		c.t.Fatalf("jobctl %s: exit %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+	}
+	return r.stdout
+}
+
+// submit submits a job and returns its id.
+func (c *cluster) submit(args ...string) string {
+	c.t.Helper()
+	out := c.ok(append([]string{"submit"}, args...)...)
+	return strings.TrimSpace(strings.SplitN(out, "\n", 2)[0])
+}
+
+// jobView is the part of `show -o json` the tests read.
+type jobView struct {
+	ID         int64      `json:"id"`
+	Type       string     `json:"type"`
+	Status     string     `json:"status"`
+	Node       string     `json:"node"`
+	Load       float64    `json:"load"`
+	Attempt    int        `json:"attempt"`
+	ExitCode   *int       `json:"exit_code"`
+	Message    string     `json:"message"`
+	Progress   int        `json:"progress"`
+	StartedAt  *time.Time `json:"started_at"`
+	FinishedAt *time.Time `json:"finished_at"`
+}
+
+func (c *cluster) show(id string) jobView {
+	c.t.Helper()
+	var j jobView
+	if err := json.Unmarshal([]byte(c.ok("show", id, "-o", "json")), &j); err != nil {
+		c.t.Fatalf("show %s: %v", id, err)
+	}
+	return j
+}
+
+func (c *cluster) jobs() []jobView {
+	c.t.Helper()
+	var js []jobView
+	if err := json.Unmarshal([]byte(c.ok("list", "-o", "json", "--limit", "10000")), &js); err != nil {
+		c.t.Fatalf("list: %v", err)
+	}
+	return js
+}
+
+type nodeView struct {
+	Name       string  `json:"name"`
+	State      string  `json:"state"`
+	MaxLoad    float64 `json:"max_load"`
+	Load       float64 `json:"load"`
+	Running    int     `json:"running"`
+	Dispatcher bool    `json:"dispatcher"`
+}
+
+func (c *cluster) nodes() []nodeView {
+	c.t.Helper()
+	var ns []nodeView
+	if err := json.Unmarshal([]byte(c.ok("nodes", "-o", "json")), &ns); err != nil {
+		c.t.Fatalf("nodes: %v", err)
+	}
+	return ns
+}
+
+type leaseView struct {
+	Owner string `json:"owner"`
+	Valid bool   `json:"valid"`
+}
+
+func (c *cluster) lease() leaseView {
+	c.t.Helper()
+	var l leaseView
+	if err := json.Unmarshal([]byte(c.ok("lease", "-o", "json")), &l); err != nil {
+		c.t.Fatalf("lease: %v", err)
+	}
+	return l
+}
+
+// eventually polls cond until it holds or the deadline passes.
+func (c *cluster) eventually(within time.Duration, what string, cond func() bool) {
+	c.t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			c.t.Fatalf("after %s: %s", within, what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// waitStatus waits until job id has the given status.
+func (c *cluster) waitStatus(id, status string, within time.Duration) jobView {
+	c.t.Helper()
+	var j jobView
+	c.eventually(within, "job "+id+" to become "+status+" (is "+j.Status+")", func() bool {
+		j = c.show(id)
+		return j.Status == status
+	})
+	return j
+}
+
+// node is one `jobctl serve` process.
+type node struct {
+	name string
+	cmd  *exec.Cmd
+	log  *syncBuffer
+	done chan struct{}
+}
+
+// serve starts a node and waits until it is registered ONLINE.
+func (c *cluster) serve(name string, args ...string) *node {
+	c.t.Helper()
+	all := append([]string{"serve", "--node", name, "--listen", "127.0.0.1:" + freePort(c.t),
+		"--dispatch-interval", "200ms", "--heartbeat-interval", "1s", "--poll-interval", "100ms",
+		"--log-level", "debug"}, args...)
+	cmd := exec.Command(binary, all...)
+	cmd.Env = append(os.Environ(), "JOBCTL_DB="+c.dsn)
+	n := &node{name: name, cmd: cmd, log: &syncBuffer{}, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = n.log, n.log
+	if err := cmd.Start(); err != nil {
+		c.t.Fatal(err)
+	}
+	go func() { _ = cmd.Wait(); close(n.done) }()
+	c.t.Cleanup(func() {
+		n.stop(c.t, syscall.SIGKILL)
+		if c.t.Failed() {
+			c.t.Logf("node %s log:\n%s", name, n.log.String())
+		}
+	})
+	c.eventually(20*time.Second, "node "+name+" online", func() bool {
+		select {
+		case <-n.done:
+			c.t.Fatalf("node %s exited early:\n%s", name, n.log.String())
+		default:
+		}
+		for _, nv := range c.nodes() {
+			if nv.Name == name && nv.State == "ONLINE" {
+				return true
+			}
+		}
+		return false
+	})
+	return n
+}
+
+// stop signals the node and waits for it to exit.
+func (n *node) stop(t *testing.T, sig syscall.Signal) {
+	select {
+	case <-n.done:
+		return
+	default:
+	}
+	_ = n.cmd.Process.Signal(sig)
+	select {
+	case <-n.done:
+	case <-time.After(30 * time.Second):
+		t.Errorf("node %s did not stop on %v", n.name, sig)
+		_ = n.cmd.Process.Kill()
+		<-n.done
+	}
+}
+
+func freePort(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return fmt.Sprint(l.Addr().(*net.TCPAddr).Port)
+}
+
+// syncBuffer collects a process's output from several goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// processAlive reports whether a process with this pid exists and is not a
+// zombie (a killed orphan stays one where nothing reaps it).
+func processAlive(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the command name, which is in parentheses.
+	rest := stat[bytes.LastIndexByte(stat, ')')+1:]
+	fields := strings.Fields(string(rest))
+	return len(fields) > 0 && fields[0] != "Z" && fields[0] != "X"
+}

@@ -1,0 +1,130 @@
+package commands
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jobctl/jobctl/engine/node"
+)
+
+// ServeOptions are the settings of `jobctl serve`.
+type ServeOptions struct {
+	Factory    *Factory
+	Config     node.Config
+	Services   []string // --service TYPE=COMMAND
+	ConfigFile string
+	LogLevel   string
+}
+
+func newCmdServe(f *Factory) *cobra.Command {
+	return NewCmdServe(f, nil)
+}
+
+// NewCmdServe builds `jobctl serve`; runF replaces the run step in tests.
+func NewCmdServe(f *Factory, runF func(*ServeOptions) error) *cobra.Command {
+	opts := &ServeOptions{Factory: f, Config: node.Defaults()}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run a node of the cluster",
+		Long: `Run this machine as a node: register it, run the jobs dispatched to it, and take
+part in electing the one dispatcher (unless --dispatch-interval is 0).
+
+The node serves its dispatch endpoint on --listen. Jobs of type noop and sleep
+always run; exec jobs run arbitrary commands and need --exec; other types come
+from --service TYPE=COMMAND or the services of --config. On SIGINT or SIGTERM
+the node stops accepting work, hands the lease over, lets running jobs finish
+within --shutdown-grace and puts the rest back in the queue.`,
+		Example: `  # A one-machine cluster on the default SQLite database, running any command
+  jobctl serve --exec
+
+  # A node of a PostgreSQL cluster, reachable by the others, with a service type
+  jobctl serve --db postgres://jobctl@db/jobctl --listen 0.0.0.0:7420 \
+    --advertise http://node1:7420 --max-load 8 --service transcode='/usr/local/bin/transcode --fast'
+
+  # A worker that never dispatches
+  jobctl serve --dispatch-interval 0`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			for _, s := range opts.Services {
+				svc, err := node.ParseServiceFlag(s)
+				if err != nil {
+					return usageErrorf(cmd, "%v", err)
+				}
+				opts.Config.Services = append(opts.Config.Services, svc)
+			}
+			if opts.ConfigFile != "" {
+				svcs, err := node.LoadConfigFile(opts.ConfigFile)
+				if err != nil {
+					return usageErrorf(cmd, "--config: %v", err)
+				}
+				opts.Config.Services = append(opts.Config.Services, svcs...)
+			}
+			if err := opts.Config.Validate(); err != nil {
+				return usageErrorf(cmd, "%v", err)
+			}
+			if _, err := parseLogLevel(opts.LogLevel); err != nil {
+				return usageErrorf(cmd, "%v", err)
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return serveRun(cmd.Context(), opts)
+		},
+	}
+	c := &opts.Config
+	fl := cmd.Flags()
+	fl.StringVar(&c.Name, "node", c.Name, "name of this node, unique in the cluster")
+	fl.StringVar(&c.Listen, "listen", c.Listen, "address of the dispatch endpoint (port 0 picks a free one)")
+	fl.StringVar(&c.Advertise, "advertise", "", "URL other nodes reach this node at (default: from --listen)")
+	fl.Float64Var(&c.MaxLoad, "max-load", c.MaxLoad, "load this node carries at most (default: CPU threads)")
+	fl.IntVar(&c.MaxJobs, "max-jobs", c.MaxJobs, "jobs this node runs at once at most")
+	fl.IntVar(&c.Weight, "weight", c.Weight, "weight for the random, roundrobin and lowerweight selectors")
+	fl.DurationVar(&c.Warmup, "warmup", c.Warmup, "time after start over which the weight ramps up")
+	fl.DurationVar(&c.DispatchInterval, "dispatch-interval", c.DispatchInterval, "time between dispatch rounds; 0 never dispatches")
+	fl.DurationVar(&c.LeaseTTL, "lease-timeout", 0, "how long the lease lasts unrenewed (default 3 × dispatch interval)")
+	fl.DurationVar(&c.HeartbeatInterval, "heartbeat-interval", c.HeartbeatInterval, "time between heartbeats to the other nodes")
+	fl.StringVar(&c.Selector, "selector", c.Selector, "node order: loadfactor, random, roundrobin or lowerweight")
+	fl.BoolVar(&c.AcceptExceeding, "accept-exceeding", c.AcceptExceeding, "accept a job whose load alone exceeds --max-load")
+	fl.BoolVar(&c.Exec, "exec", false, "run exec jobs (arbitrary commands from job input)")
+	fl.StringArrayVar(&opts.Services, "service", nil, "job type and the command that runs it, TYPE=COMMAND (repeatable)")
+	fl.StringVar(&opts.ConfigFile, "config", "", "YAML file with services")
+	fl.DurationVar(&c.PollInterval, "poll-interval", c.PollInterval, "how often running jobs are checked for cancel, pause and resume")
+	fl.DurationVar(&c.CancelGrace, "cancel-grace", c.CancelGrace, "time between SIGTERM and SIGKILL when a job is stopped")
+	fl.DurationVar(&c.ShutdownGrace, "shutdown-grace", c.ShutdownGrace, "time running jobs may finish when the node stops")
+	fl.Float64Var(&c.MaxLoadAvg, "max-load-avg", 0, "no new jobs while the load average is above this (default: cores × 2)")
+	fl.Int64Var(&c.ReservedMemory, "reserved-memory", 0, "no new jobs while free memory is under this many bytes")
+	fl.StringVar(&opts.LogLevel, "log-level", "info", "debug, info, warn or error")
+	return cmd
+}
+
+func parseLogLevel(s string) (slog.Level, error) {
+	var l slog.Level
+	err := l.UnmarshalText([]byte(strings.ToLower(s)))
+	return l, err
+}
+
+func serveRun(ctx context.Context, opts *ServeOptions) error {
+	level, _ := parseLogLevel(opts.LogLevel)
+	log := slog.New(slog.NewTextHandler(opts.Factory.IO.ErrOut, &slog.HandlerOptions{Level: level}))
+	store, err := opts.Factory.Store(ctx)
+	if err != nil {
+		return err
+	}
+	opts.Config.DSN = opts.Factory.DSN()
+	n, err := node.New(opts.Config, store, opts.Factory.Clock, log)
+	if err != nil {
+		return err
+	}
+	if err := n.Listen(); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return n.Run(ctx)
+}

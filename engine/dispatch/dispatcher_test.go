@@ -1,0 +1,268 @@
+package dispatch_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/engine/dispatch"
+	"github.com/jobctl/jobctl/engine/placement"
+)
+
+func newDispatcher(s engine.Store, nodes *fakeNodes) *dispatch.Dispatcher {
+	return dispatch.NewDispatcher(s, nodes, placement.LoadFactor{}, engine.SystemClock{}, quietLog())
+}
+
+func TestRoundKeepsEveryNodeUnderItsMaxLoad(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	addNode(t, s, "big", 4)
+	addNode(t, s, "small", 2)
+	for range 8 {
+		addJob(t, s, engine.TypeSleep, 1)
+	}
+	nodes := &fakeNodes{store: s}
+	stats, err := newDispatcher(s, nodes).Round(context.Background(), always)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.Dispatched != 6 || stats.Considered != 8 {
+		t.Fatalf("stats = %+v, want 6 of 8 dispatched", stats)
+	}
+	loads, err := s.JobLoadsByNode(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loads["big"].Load != 4 || loads["small"].Load != 2 {
+		t.Fatalf("loads = %+v, want big 4, small 2", loads)
+	}
+	queued, _ := s.JobList(context.Background(), engine.JobListParams{Statuses: []engine.Status{engine.StatusQueued}})
+	if len(queued) != 2 {
+		t.Fatalf("%d jobs left QUEUED, want 2 (no node had room)", len(queued))
+	}
+}
+
+func TestRoundDispatchesRestartBeforeQueuedAndWorkflowsLast(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	addNode(t, s, "n", 100, engine.TypeSleep, engine.TypeWorkflow)
+	ctx := context.Background()
+	wf := addJob(t, s, engine.TypeWorkflow, 1)
+	q := addJob(t, s, engine.TypeSleep, 1)
+	r := addJob(t, s, engine.TypeSleep, 1)
+	// Make r a RESTART job: run it and fail it back to RESTART.
+	j := jobOf(t, s, r.ID)
+	j, _ = s.JobUpdate(ctx, engine.JobUpdate{ID: j.ID, From: j.Status, Version: j.Version, To: engine.StatusDispatching, Node: engine.Ptr("n")})
+	j, _ = s.JobUpdate(ctx, engine.JobUpdate{ID: j.ID, From: j.Status, Version: j.Version, To: engine.StatusRunning, IncrementAttempt: true})
+	if _, err := s.JobUpdate(ctx, engine.JobUpdate{ID: j.ID, From: j.Status, Version: j.Version, To: engine.StatusRestart, Node: engine.Ptr("")}); err != nil {
+		t.Fatal(err)
+	}
+	nodes := &fakeNodes{store: s}
+	if _, err := newDispatcher(s, nodes).Round(ctx, always); err != nil {
+		t.Fatal(err)
+	}
+	var order []int64
+	for _, o := range nodes.recorded() {
+		order = append(order, o.job)
+	}
+	want := []int64{r.ID, q.ID, wf.ID}
+	if len(order) != 3 || order[0] != want[0] || order[1] != want[1] || order[2] != want[2] {
+		t.Fatalf("offer order = %v, want %v (RESTART, QUEUED, workflow)", order, want)
+	}
+}
+
+func TestDeclinedOfferGoesToTheNextNodeAndBackToTheQueueWhenAllDecline(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	addNode(t, s, "a", 4)
+	addNode(t, s, "b", 4)
+	job := addJob(t, s, engine.TypeSleep, 1)
+	nodes := &fakeNodes{store: s, answer: func(string, engine.DispatchOffer) engine.OfferResult {
+		return engine.OfferResult{Verdict: engine.OfferDeclined, Reason: "busy"}
+	}}
+	if _, err := newDispatcher(s, nodes).Round(context.Background(), always); err != nil {
+		t.Fatal(err)
+	}
+	if got := nodes.recorded(); len(got) != 2 || got[0].node == got[1].node {
+		t.Fatalf("offers = %+v, want one to each node", got)
+	}
+	if j := jobOf(t, s, job.ID); j.Status != engine.StatusQueued || j.Node != "" || j.Attempt != 0 {
+		t.Fatalf("job after all declined = %s on %q attempt %d, want QUEUED, no node, attempt 0", j.Status, j.Node, j.Attempt)
+	}
+}
+
+func TestPermanentRefusalFailsTheJob(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	addNode(t, s, "a", 4)
+	job := addJob(t, s, engine.TypeSleep, 1)
+	nodes := &fakeNodes{store: s, answer: func(string, engine.DispatchOffer) engine.OfferResult {
+		return engine.OfferResult{Verdict: engine.OfferRefused, Reason: "invalid payload"}
+	}}
+	stats, err := newDispatcher(s, nodes).Round(context.Background(), always)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := jobOf(t, s, job.ID)
+	if j.Status != engine.StatusFailed || stats.Failed != 1 || j.FinishedAt == nil {
+		t.Fatalf("job = %s (%q), stats %+v; want FAILED", j.Status, j.Message, stats)
+	}
+}
+
+func TestRoundPagesThroughEveryDispatchableJob(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	addNode(t, s, "a", 100)
+	for range 7 {
+		addJob(t, s, engine.TypeSleep, 1)
+	}
+	nodes := &fakeNodes{store: s}
+	d := newDispatcher(s, nodes)
+	d.SetPageSize(2)
+	stats, err := d.Round(context.Background(), always)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.Dispatched != 7 {
+		t.Fatalf("dispatched %d of 7 with pages of 2", stats.Dispatched)
+	}
+}
+
+func TestRoundStopsWhenTheLeaseIsNoLongerTrusted(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	addNode(t, s, "a", 100)
+	for range 3 {
+		addJob(t, s, engine.TypeSleep, 1)
+	}
+	nodes := &fakeNodes{store: s}
+	calls := 0
+	trusted := func() bool { calls++; return calls <= 1 }
+	stats, err := newDispatcher(s, nodes).Round(context.Background(), trusted)
+	if !errors.Is(err, dispatch.ErrUntrusted) || stats.Dispatched != 1 {
+		t.Fatalf("err = %v, dispatched %d; want ErrUntrusted after 1", err, stats.Dispatched)
+	}
+	queued, _ := s.JobList(context.Background(), engine.JobListParams{Statuses: []engine.Status{engine.StatusQueued}})
+	if len(queued) != 2 {
+		t.Fatalf("%d jobs QUEUED after the round stopped, want 2 (none left DISPATCHING)", len(queued))
+	}
+}
+
+func TestStaleDispatchesAndJobsOfOfflineNodesAreRecovered(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	addNode(t, s, "dead", 4)
+	addNode(t, s, "live", 4)
+	stuck := addJob(t, s, engine.TypeSleep, 1)
+	if _, err := s.JobUpdate(ctx, engine.JobUpdate{ID: stuck.ID, From: stuck.Status, Version: stuck.Version,
+		To: engine.StatusDispatching, Node: engine.Ptr("dead")}); err != nil {
+		t.Fatal(err)
+	}
+	running := addJob(t, s, engine.TypeSleep, 1)
+	j, _ := s.JobUpdate(ctx, engine.JobUpdate{ID: running.ID, From: running.Status, Version: running.Version, To: engine.StatusDispatching, Node: engine.Ptr("dead")})
+	if _, err := s.JobUpdate(ctx, engine.JobUpdate{ID: j.ID, From: j.Status, Version: j.Version, To: engine.StatusRunning, IncrementAttempt: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.NodeSetState(ctx, "dead", engine.NodeOffline); err != nil {
+		t.Fatal(err)
+	}
+	nodes := &fakeNodes{store: s}
+	stats, err := newDispatcher(s, nodes).Round(ctx, always)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.Recovered != 2 {
+		t.Fatalf("recovered %d, want 2", stats.Recovered)
+	}
+	for _, id := range []int64{stuck.ID, running.ID} {
+		if j := jobOf(t, s, id); j.Status != engine.StatusRunning || j.Node != "live" {
+			t.Fatalf("job %d = %s on %q, want RUNNING on live", id, j.Status, j.Node)
+		}
+	}
+	if j := jobOf(t, s, running.ID); j.Attempt != 2 {
+		t.Fatalf("the recovered job is on attempt %d, want 2", j.Attempt)
+	}
+}
+
+func TestOversizedJobReservesTheLargestNodeUntilItDrains(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	addNode(t, s, "big", 4)
+	// Something already runs on big.
+	busy := addJob(t, s, engine.TypeSleep, 1)
+	nodes := &fakeNodes{store: s}
+	d := newDispatcher(s, nodes)
+	if _, err := d.Round(ctx, always); err != nil {
+		t.Fatal(err)
+	}
+	huge := addJob(t, s, engine.TypeSleep, 10)
+	small := addJob(t, s, engine.TypeSleep, 1)
+	if _, err := d.Round(ctx, always); err != nil {
+		t.Fatal(err)
+	}
+	if j := jobOf(t, s, huge.ID); j.Status != engine.StatusQueued {
+		t.Fatalf("oversized job is %s while big is busy, want QUEUED", j.Status)
+	}
+	if j := jobOf(t, s, small.ID); j.Status != engine.StatusQueued {
+		t.Fatalf("a small job took the node an oversized job waits for: %s", j.Status)
+	}
+	// big drains: the oversized job runs there first.
+	j := jobOf(t, s, busy.ID)
+	if _, err := s.JobUpdate(ctx, engine.JobUpdate{ID: j.ID, From: j.Status, Version: j.Version, To: engine.StatusFinished, MarkFinished: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Round(ctx, always); err != nil {
+		t.Fatal(err)
+	}
+	if j := jobOf(t, s, huge.ID); j.Status != engine.StatusRunning || j.Node != "big" {
+		t.Fatalf("oversized job = %s on %q after big drained, want RUNNING on big", j.Status, j.Node)
+	}
+	if j := jobOf(t, s, small.ID); j.Status != engine.StatusQueued {
+		t.Fatalf("small job = %s, want QUEUED behind the oversized one", j.Status)
+	}
+}
+
+func TestMonitorMarksANodeOfflineAfterTwoMissedHeartbeats(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	addNode(t, s, "self", 4)
+	addNode(t, s, "flaky", 4)
+	fail := true
+	check := func(_ context.Context, n *engine.Node) error {
+		if n.Name == "self" {
+			t.Error("a node sent a heartbeat to itself")
+		}
+		if fail {
+			return errors.New("connection refused")
+		}
+		return nil
+	}
+	m := dispatch.NewMonitor(s, "self", check, time.Second, quietLog())
+	ctx := context.Background()
+	state := func() engine.NodeState {
+		n, err := s.NodeGet(ctx, "flaky")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n.State
+	}
+	_ = m.Beat(ctx)
+	if state() != engine.NodeOnline {
+		t.Fatal("one missed heartbeat marked the node offline")
+	}
+	fail = false
+	_ = m.Beat(ctx) // answered: the watch is reset
+	fail = true
+	_ = m.Beat(ctx)
+	if state() != engine.NodeOnline {
+		t.Fatal("two misses that were not in a row marked the node offline")
+	}
+	_ = m.Beat(ctx)
+	if state() != engine.NodeOffline {
+		t.Fatal("two misses in a row did not mark the node offline")
+	}
+}

@@ -1,0 +1,126 @@
+package dispatch_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/engine/dbstore"
+)
+
+func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// newStore is a fresh migrated SQLite store.
+func newStore(t *testing.T) engine.Store {
+	t.Helper()
+	ctx := context.Background()
+	s, err := dbstore.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "test.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// fixedClock is a clock tests move by hand.
+type fixedClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fixedClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fixedClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+func addNode(t *testing.T, s engine.Store, name string, maxLoad float64, types ...string) {
+	t.Helper()
+	if len(types) == 0 {
+		types = []string{engine.TypeSleep}
+	}
+	var svcs []engine.NodeService
+	for _, ty := range types {
+		svcs = append(svcs, engine.NodeService{Type: ty})
+	}
+	_, err := s.NodeRegister(context.Background(), engine.NodeRegisterParams{Node: engine.Node{
+		Name: name, URL: "http://" + name, MaxLoad: maxLoad, MaxJobs: 200, Weight: 100,
+		AcceptExceeding: true, Candidate: true, Services: svcs,
+	}, StaleAfter: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func addJob(t *testing.T, s engine.Store, typ string, load float64) *engine.Job {
+	t.Helper()
+	j, err := s.JobInsert(context.Background(), engine.JobInsertParams{Type: typ, Load: load, Status: engine.StatusQueued, MaxAttempts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+// offer is one recorded offer.
+type offer struct {
+	node string
+	job  int64
+}
+
+// fakeNodes answers offers like nodes would: by default each accepts while
+// its max load allows and starts the job in the store.
+type fakeNodes struct {
+	store  engine.Store
+	mu     sync.Mutex
+	offers []offer
+	answer func(node string, o engine.DispatchOffer) engine.OfferResult
+}
+
+func (f *fakeNodes) Offer(ctx context.Context, n *engine.Node, o engine.DispatchOffer) engine.OfferResult {
+	f.mu.Lock()
+	f.offers = append(f.offers, offer{n.Name, o.JobID})
+	f.mu.Unlock()
+	res := engine.OfferResult{Verdict: engine.OfferAccepted}
+	if f.answer != nil {
+		res = f.answer(n.Name, o)
+	}
+	if res.Verdict == engine.OfferAccepted {
+		_, err := f.store.JobUpdate(ctx, engine.JobUpdate{ID: o.JobID, From: engine.StatusDispatching, Version: o.Version,
+			To: engine.StatusRunning, IncrementAttempt: true, MarkStarted: true})
+		if err != nil {
+			return engine.OfferResult{Verdict: engine.OfferGone, Reason: err.Error()}
+		}
+	}
+	return res
+}
+
+func (f *fakeNodes) recorded() []offer {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]offer(nil), f.offers...)
+}
+
+func always() bool { return true }
+
+func jobOf(t *testing.T, s engine.Store, id int64) *engine.Job {
+	t.Helper()
+	j, err := s.JobGet(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}

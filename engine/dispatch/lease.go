@@ -1,0 +1,87 @@
+package dispatch
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jobctl/jobctl/engine"
+)
+
+// LeaseHolder acquires and renews the dispatcher lease for one owner and
+// knows how long it may trust it. The database decides who holds the lease
+// (on its own clock); the holder's trust ends a margin before the earliest
+// moment the lease could expire, measured on the local clock from the start
+// of the renewal, so a holder that cannot renew stops dispatching before a
+// successor can take over.
+type LeaseHolder struct {
+	store  engine.Store
+	owner  string
+	ttl    time.Duration
+	margin time.Duration
+	clock  engine.Clock
+	log    *slog.Logger
+
+	mu         sync.Mutex
+	trustUntil time.Time
+	held       bool
+}
+
+// NewLeaseHolder returns a holder for owner. The TTL must exceed the margin;
+// a margin of a third of the TTL leaves room for clock drift and slow renewals.
+func NewLeaseHolder(store engine.Store, owner string, ttl time.Duration, clock engine.Clock, log *slog.Logger) *LeaseHolder {
+	return &LeaseHolder{store: store, owner: owner, ttl: ttl, margin: ttl / 3, clock: clock, log: log}
+}
+
+// Renew tries to acquire or renew the lease and reports whether this owner
+// holds it. The attempt is bounded by the trust window, so an exhausted
+// connection pool or a hung database cannot keep a stale holder trusting.
+func (h *LeaseHolder) Renew(ctx context.Context) bool {
+	start := h.clock.Now()
+	ctx, cancel := context.WithTimeout(ctx, h.ttl-h.margin)
+	defer cancel()
+	ok, err := h.store.LeaseAcquire(ctx, h.owner, h.ttl)
+
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	was := h.held
+	switch {
+	case err != nil:
+		// Keep whatever trust is left from the last renewal: it was
+		// measured so that it ends before the lease can have expired.
+		h.log.Warn("lease renewal failed", "err", err)
+		h.held = h.clock.Now().Before(h.trustUntil)
+	case ok:
+		h.trustUntil = start.Add(h.ttl - h.margin)
+		h.held = true
+	default:
+		h.trustUntil = time.Time{}
+		h.held = false
+	}
+	if h.held != was {
+		if h.held {
+			h.log.Info("acquired the dispatcher lease", "ttl", h.ttl)
+		} else {
+			h.log.Info("lost the dispatcher lease")
+		}
+	}
+	return h.held
+}
+
+// Trusted reports whether this owner may dispatch now.
+func (h *LeaseHolder) Trusted() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.held && h.clock.Now().Before(h.trustUntil)
+}
+
+// Release gives the lease up so another candidate takes over at once.
+func (h *LeaseHolder) Release(ctx context.Context) error {
+	h.mu.Lock()
+	h.held = false
+	h.trustUntil = time.Time{}
+	h.mu.Unlock()
+	_, err := h.store.LeaseRelease(ctx, h.owner)
+	return err
+}

@@ -1,0 +1,68 @@
+package dispatch_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jobctl/jobctl/engine/dispatch"
+)
+
+func TestLeaseHolderTrustsOnlyWithinTheWindowOfItsLastRenewal(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	clock := &fixedClock{now: time.Unix(1_000_000, 0)}
+	ttl := 30 * time.Second
+	a := dispatch.NewLeaseHolder(s, "a", ttl, clock, quietLog())
+	b := dispatch.NewLeaseHolder(s, "b", ttl, clock, quietLog())
+	ctx := context.Background()
+
+	if !a.Renew(ctx) || !a.Trusted() {
+		t.Fatal("the first candidate did not acquire a free lease")
+	}
+	if b.Renew(ctx) || b.Trusted() {
+		t.Fatal("a second candidate acquired a held lease")
+	}
+	// Trust ends a margin before the TTL, on the local clock, from the start of the renewal.
+	clock.Advance(ttl - ttl/3 - time.Millisecond)
+	if !a.Trusted() {
+		t.Fatal("holder stopped trusting its lease inside the window")
+	}
+	clock.Advance(2 * time.Millisecond)
+	if a.Trusted() {
+		t.Fatal("holder still trusts its lease past renewal start + TTL - margin")
+	}
+	if !a.Renew(ctx) || !a.Trusted() {
+		t.Fatal("holder could not renew")
+	}
+	if err := a.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if a.Trusted() {
+		t.Fatal("holder trusts a released lease")
+	}
+	if !b.Renew(ctx) {
+		t.Fatal("a candidate could not take a released lease at once")
+	}
+	if a.Renew(ctx) {
+		t.Fatal("the former holder took the lease back from a live holder")
+	}
+}
+
+func TestLeaseHolderStopsTrustingWhenTheDatabaseCannotBeReached(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	clock := &fixedClock{now: time.Unix(1_000_000, 0)}
+	h := dispatch.NewLeaseHolder(s, "a", 30*time.Second, clock, quietLog())
+	if !h.Renew(context.Background()) {
+		t.Fatal("no lease")
+	}
+	s.Close()
+	if !h.Renew(context.Background()) {
+		t.Fatal("a failed renewal inside the window dropped trust that is still valid")
+	}
+	clock.Advance(25 * time.Second)
+	if h.Renew(context.Background()) || h.Trusted() {
+		t.Fatal("holder kept trusting past its window while renewals fail")
+	}
+}

@@ -1,0 +1,83 @@
+package dispatch
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jobctl/jobctl/engine"
+)
+
+// Monitor sends heartbeats to the other nodes: one missed beat puts a node on
+// the watch list, the second in a row marks it OFFLINE. The lease holder's
+// next round then recovers its jobs.
+type Monitor struct {
+	store   engine.Store
+	self    string
+	check   func(ctx context.Context, n *engine.Node) error
+	timeout time.Duration
+	log     *slog.Logger
+
+	mu      sync.Mutex
+	watched map[string]int // node → missed beats in a row
+}
+
+// NewMonitor returns a monitor for the node named self; check sends one
+// heartbeat and returns nil when the node answered as expected.
+func NewMonitor(store engine.Store, self string, check func(context.Context, *engine.Node) error, timeout time.Duration, log *slog.Logger) *Monitor {
+	return &Monitor{store: store, self: self, check: check, timeout: timeout, log: log, watched: map[string]int{}}
+}
+
+// Beat checks every live node once, concurrently.
+func (m *Monitor) Beat(ctx context.Context) error {
+	nodes, err := m.store.NodeList(ctx)
+	if err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	for _, n := range nodes {
+		if n.Name == m.self || (n.State != engine.NodeOnline && n.State != engine.NodeMaintenance) {
+			m.forget(n.Name)
+			continue
+		}
+		wg.Go(func() {
+			cctx, cancel := context.WithTimeout(ctx, m.timeout)
+			defer cancel()
+			m.record(ctx, n, m.check(cctx, n))
+		})
+	}
+	wg.Wait()
+	return nil
+}
+
+func (m *Monitor) forget(name string) {
+	m.mu.Lock()
+	delete(m.watched, name)
+	m.mu.Unlock()
+}
+
+func (m *Monitor) record(ctx context.Context, n *engine.Node, err error) {
+	if ctx.Err() != nil {
+		return // shutting down: a cancelled check says nothing about the node
+	}
+	m.mu.Lock()
+	if err == nil {
+		delete(m.watched, n.Name)
+		m.mu.Unlock()
+		return
+	}
+	m.watched[n.Name]++
+	missed := m.watched[n.Name]
+	m.mu.Unlock()
+	if missed < 2 {
+		m.log.Warn("node missed a heartbeat; watching it", "node", n.Name, "err", err)
+		return
+	}
+	if err := m.store.NodeSetState(ctx, n.Name, engine.NodeOffline); err != nil {
+		m.log.Error("cannot mark node offline", "node", n.Name, "err", err)
+		return
+	}
+	m.forget(n.Name)
+	m.log.Warn("node missed two heartbeats in a row; marked OFFLINE", "node", n.Name, "err", err)
+}

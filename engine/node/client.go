@@ -1,0 +1,90 @@
+package node
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/jobctl/jobctl/engine"
+)
+
+// Client speaks to other nodes' endpoints with the cluster token.
+type Client struct {
+	http  *http.Client
+	token string
+}
+
+// NewClient returns a client whose requests time out after timeout.
+func NewClient(token string, timeout time.Duration) *Client {
+	return &Client{http: &http.Client{Timeout: timeout}, token: token}
+}
+
+// Offer POSTs a dispatch offer and reads the node's verdict.
+func (c *Client) Offer(ctx context.Context, n *engine.Node, o engine.DispatchOffer) engine.OfferResult {
+	body, _ := json.Marshal(o)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, n.URL+"/v1/dispatch", bytes.NewReader(body))
+	if err != nil {
+		return engine.OfferResult{Verdict: engine.OfferError, Reason: err.Error()}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return engine.OfferResult{Verdict: engine.OfferError, Reason: err.Error()}
+	}
+	defer resp.Body.Close()
+	var answer struct {
+		Reason string `json:"reason"`
+		Error  string `json:"error"`
+	}
+	_ = json.NewDecoder(io.LimitReader(resp.Body, maxOfferBytes)).Decode(&answer)
+	switch resp.StatusCode {
+	case http.StatusNoContent:
+		return engine.OfferResult{Verdict: engine.OfferAccepted}
+	case http.StatusServiceUnavailable:
+		return engine.OfferResult{Verdict: engine.OfferDeclined, Reason: answer.Reason}
+	case http.StatusPreconditionFailed:
+		return engine.OfferResult{Verdict: engine.OfferRefused, Reason: answer.Reason}
+	case http.StatusConflict:
+		return engine.OfferResult{Verdict: engine.OfferGone, Reason: answer.Reason}
+	case http.StatusNotFound:
+		return engine.OfferResult{Verdict: engine.OfferUnknownJob, Reason: answer.Reason}
+	}
+	return engine.OfferResult{Verdict: engine.OfferError, Reason: fmt.Sprintf("HTTP %d %s", resp.StatusCode, answer.Error)}
+}
+
+// Heartbeat sends HEAD /v1/dispatch; nil means the node accepts work.
+func (c *Client) Heartbeat(ctx context.Context, n *engine.Node) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodHead, n.URL+"/v1/dispatch", nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("heartbeat answered HTTP %d", resp.StatusCode)
+	}
+	return nil
+}
+
+// offerer sends offers to other nodes over HTTP and to its own node
+// in-process, through the same acceptance code.
+type offerer struct {
+	self   *Node
+	client *Client
+}
+
+func (o *offerer) Offer(ctx context.Context, n *engine.Node, offer engine.DispatchOffer) engine.OfferResult {
+	if n.Name == o.self.cfg.Name {
+		return o.self.Accept(ctx, offer)
+	}
+	return o.client.Offer(ctx, n, offer)
+}

@@ -1,0 +1,188 @@
+package node
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mattn/go-shellwords"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/jobctl/jobctl/engine"
+)
+
+// Config is everything `jobctl serve` takes.
+type Config struct {
+	Name              string
+	Listen            string // host:port to bind; port 0 picks a free one
+	Advertise         string // URL other nodes use; derived from the bound address when empty
+	MaxLoad           float64
+	MaxJobs           int
+	Weight            int
+	Warmup            time.Duration
+	AcceptExceeding   bool
+	Exec              bool // run `exec` jobs: arbitrary commands from job input
+	Services          []Service
+	DispatchInterval  time.Duration // 0: not a dispatch candidate
+	LeaseTTL          time.Duration // 0: 3 × DispatchInterval
+	HeartbeatInterval time.Duration
+	Selector          string
+	PollInterval      time.Duration // how often running jobs are checked for operator requests
+	CancelGrace       time.Duration // SIGTERM → SIGKILL
+	ShutdownGrace     time.Duration // how long running jobs may finish on shutdown
+	MaxLoadAvg        float64       // overloaded above this load average; 0: cores × 2
+	ReservedMemory    int64         // overloaded with less free memory (bytes)
+	LogCap            int64         // bytes of log kept per job attempt
+	DSN               string        // passed to jobs as JOBCTL_DB
+}
+
+// Service maps a job type to the command that runs it.
+type Service struct {
+	Type    string
+	Argv    []string
+	Load    float64       // default load of jobs of this type; 0: 1.0
+	Timeout time.Duration // default timeout; 0: engine.DefaultJobTimeout
+}
+
+// Defaults returns the configuration of a node with nothing set.
+func Defaults() Config {
+	host, _ := os.Hostname()
+	return Config{
+		Name:              host,
+		Listen:            "127.0.0.1:7420",
+		MaxLoad:           float64(runtime.NumCPU()),
+		MaxJobs:           200,
+		Weight:            100,
+		Warmup:            10 * time.Minute,
+		AcceptExceeding:   true,
+		DispatchInterval:  2 * time.Second,
+		HeartbeatInterval: 60 * time.Second,
+		Selector:          "loadfactor",
+		PollInterval:      500 * time.Millisecond,
+		CancelGrace:       10 * time.Second,
+		ShutdownGrace:     30 * time.Second,
+		LogCap:            10 << 20,
+	}
+}
+
+// Validate reports the first setting that cannot work.
+func (c *Config) Validate() error {
+	switch {
+	case c.Name == "":
+		return errors.New("--node must not be empty")
+	case c.MaxLoad <= 0 || c.MaxLoad != c.MaxLoad:
+		return fmt.Errorf("--max-load must be a positive number, not %v", c.MaxLoad)
+	case c.MaxJobs < 1:
+		return fmt.Errorf("--max-jobs must be at least 1, not %d", c.MaxJobs)
+	case c.Weight < 1:
+		return fmt.Errorf("--weight must be at least 1, not %d", c.Weight)
+	case c.DispatchInterval < 0:
+		return errors.New("--dispatch-interval must not be negative")
+	case c.HeartbeatInterval <= 0:
+		return errors.New("--heartbeat-interval must be positive")
+	case c.DispatchInterval > 0 && c.LeaseTTL != 0 && c.LeaseTTL <= c.DispatchInterval:
+		// A TTL no longer than the interval lets the lease lapse between renewals.
+		return fmt.Errorf("--lease-timeout %s must be longer than --dispatch-interval %s", c.LeaseTTL, c.DispatchInterval)
+	}
+	seen := map[string]bool{}
+	for _, s := range c.Services {
+		if seen[s.Type] {
+			return fmt.Errorf("service %q is configured twice", s.Type)
+		}
+		seen[s.Type] = true
+	}
+	return nil
+}
+
+// leaseTTL is the configured TTL or three dispatch intervals.
+func (c *Config) leaseTTL() time.Duration {
+	if c.LeaseTTL > 0 {
+		return c.LeaseTTL
+	}
+	return 3 * c.DispatchInterval
+}
+
+// ParseServiceFlag reads one `--service TYPE=COMMAND`. The command is the
+// operator's own configuration, split into words like a shell would but
+// never run through one; job arguments are appended as separate words.
+func ParseServiceFlag(v string) (Service, error) {
+	typ, cmd, ok := strings.Cut(v, "=")
+	if !ok || typ == "" || cmd == "" {
+		return Service{}, fmt.Errorf("--service %q: want TYPE=COMMAND", v)
+	}
+	argv, err := shellwords.Parse(cmd)
+	if err != nil || len(argv) == 0 {
+		return Service{}, fmt.Errorf("--service %q: cannot split the command into words", v)
+	}
+	if reservedType(typ) {
+		return Service{}, fmt.Errorf("--service %q: %q is a built-in type", v, typ)
+	}
+	return Service{Type: typ, Argv: argv}, nil
+}
+
+func reservedType(t string) bool {
+	return t == engine.TypeNoop || t == engine.TypeSleep || t == engine.TypeExec
+}
+
+// fileConfig is the --config file: services by type.
+//
+//	services:
+//	  transcode:
+//	    command: ["/usr/local/bin/transcode", "--fast"]   # or one string, split into words
+//	    load: 2.5
+//	    timeout: 1h
+type fileConfig struct {
+	Services map[string]struct {
+		Command yaml.Node `yaml:"command"`
+		Load    float64   `yaml:"load"`
+		Timeout string    `yaml:"timeout"`
+	} `yaml:"services"`
+}
+
+// LoadConfigFile reads the services of a YAML config file.
+func LoadConfigFile(path string) ([]Service, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var fc fileConfig
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&fc); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var out []Service
+	for typ, sc := range fc.Services {
+		if reservedType(typ) {
+			return nil, fmt.Errorf("%s: service %q is a built-in type", path, typ)
+		}
+		s := Service{Type: typ, Load: sc.Load}
+		switch sc.Command.Kind {
+		case yaml.ScalarNode:
+			s.Argv, err = shellwords.Parse(sc.Command.Value)
+		case yaml.SequenceNode:
+			err = sc.Command.Decode(&s.Argv)
+		default:
+			err = errors.New("command must be a string or a list")
+		}
+		if err != nil || len(s.Argv) == 0 {
+			return nil, fmt.Errorf("%s: service %q: a command is required (%v)", path, typ, err)
+		}
+		if sc.Load < 0 || sc.Load != sc.Load {
+			return nil, fmt.Errorf("%s: service %q: load must be a non-negative number", path, typ)
+		}
+		if sc.Timeout != "" {
+			if s.Timeout, err = time.ParseDuration(sc.Timeout); err != nil || s.Timeout <= 0 {
+				return nil, fmt.Errorf("%s: service %q: timeout %q is not a positive duration", path, typ, sc.Timeout)
+			}
+		}
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(a, b Service) int { return strings.Compare(a.Type, b.Type) })
+	return out, nil
+}

@@ -1,0 +1,100 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/engine/runner"
+)
+
+// maxBackoff caps the delay before a retry.
+const maxBackoff = time.Hour
+
+// finish records how a run ended. Logs are flushed first, so whoever sees the
+// final state also sees the whole log. The result is written only while the
+// job is still this attempt on this node (fencing).
+func (n *Node) finish(ar *activeRun, res runner.Result) {
+	defer n.runsDone.Done()
+	defer n.forget(ar.job.ID, ar)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if ar.logs != nil {
+		if err := ar.logs.Close(ctx); err != nil {
+			n.log.Warn("lost part of a job's log", "job", ar.job.ID, "err", err)
+		}
+	}
+	for range 10 {
+		job, err := n.store.JobGet(ctx, ar.job.ID)
+		if err != nil {
+			n.log.Error("cannot record job result", "job", ar.job.ID, "err", err)
+			return
+		}
+		n.mu.Lock()
+		fenced, shutdown := ar.fenced, ar.shutdown
+		n.mu.Unlock()
+		if fenced || job.Attempt != ar.attempt || job.Node != n.cfg.Name || !job.HoldsLoad() && job.Status != engine.StatusWaiting {
+			n.log.Warn("dropped the result of a job taken from this node", "job", job.ID, "attempt", ar.attempt, "result", res.Reason)
+			return
+		}
+		u := outcome(job, res, shutdown)
+		u.Node = nil
+		if u.To == engine.StatusRestart {
+			u.Node = engine.Ptr("")
+		}
+		_, err = n.store.JobUpdate(ctx, u)
+		if errors.Is(err, engine.ErrConflict) {
+			continue // an operator changed it meanwhile (e.g. cancel): decide again
+		}
+		if err != nil {
+			n.log.Error("cannot record job result", "job", job.ID, "err", err)
+			return
+		}
+		n.metrics.completed.WithLabelValues(string(u.To)).Inc()
+		n.log.Info("job ended", "job", job.ID, "attempt", ar.attempt, "status", u.To, "result", res.Reason)
+		return
+	}
+	n.log.Error("gave up recording job result after repeated concurrent changes", "job", ar.job.ID)
+}
+
+// outcome maps a run's result to the job's next state (DESIGN.md §6).
+func outcome(job *engine.Job, res runner.Result, shutdown bool) engine.JobUpdate {
+	u := engine.JobUpdate{ID: job.ID, From: job.Status, Version: job.Version, MarkFinished: true,
+		Message: engine.Ptr(res.Reason)}
+	if res.ExitCode >= 0 {
+		u.ExitCode = engine.Ptr(res.ExitCode)
+	}
+	switch {
+	case shutdown:
+		u.To, u.MarkFinished, u.Message = engine.StatusRestart, false, engine.Ptr("node stopped while the job ran")
+	case job.Status == engine.StatusCancelling:
+		u.To, u.Message = engine.StatusCancelled, engine.Ptr("cancelled by operator")
+	case res.Outcome == runner.TimedOut || res.Outcome == runner.Cancelled:
+		u.To = engine.StatusCancelled
+	case res.Outcome == runner.Succeeded:
+		u.To = engine.StatusFinished
+	case res.Outcome == runner.SucceededWithWarning:
+		u.To, u.Message = engine.StatusWarning, engine.Ptr(res.Warning)
+	case job.Attempt < job.MaxAttempts:
+		delay := backoff(time.Duration(job.Backoff), job.Attempt)
+		u.To, u.MarkFinished, u.RunAfterSeconds = engine.StatusRestart, false, engine.Seconds(delay)
+		u.Message = engine.Ptr(res.Reason + "; retrying in " + delay.Round(time.Millisecond).String())
+	default:
+		u.To = engine.StatusFailed
+	}
+	return u
+}
+
+// backoff is the delay before retry number attempt: base doubling per
+// attempt, with ±25% jitter so failed jobs do not retry in lockstep.
+func backoff(base time.Duration, attempt int) time.Duration {
+	if base <= 0 {
+		return 0
+	}
+	d := float64(base) * math.Pow(2, float64(attempt-1))
+	d *= 0.75 + rand.Float64()/2
+	return min(time.Duration(d), maxBackoff)
+}

@@ -1,0 +1,43 @@
+package node
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// metrics are the node's Prometheus series, on a registry of its own so
+// several nodes in one process (tests) do not collide.
+type metrics struct {
+	registry   *prometheus.Registry
+	offers     *prometheus.CounterVec
+	completed  *prometheus.CounterVec
+	running    prometheus.Gauge
+	leaseHeld  prometheus.Gauge
+	rounds     prometheus.Counter
+	dispatched prometheus.Counter
+}
+
+func newMetrics() *metrics {
+	m := &metrics{
+		registry: prometheus.NewRegistry(),
+		offers: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "jobctl_node_offers_total",
+			Help: "Dispatch offers answered by this node, by verdict."}, []string{"verdict"}),
+		completed: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "jobctl_node_jobs_completed_total",
+			Help: "Job runs that ended on this node, by resulting status."}, []string{"status"}),
+		running: prometheus.NewGauge(prometheus.GaugeOpts{Name: "jobctl_node_jobs_running",
+			Help: "Jobs running on this node."}),
+		leaseHeld: prometheus.NewGauge(prometheus.GaugeOpts{Name: "jobctl_lease_held",
+			Help: "1 while this node holds the dispatcher lease."}),
+		rounds: prometheus.NewCounter(prometheus.CounterOpts{Name: "jobctl_dispatch_rounds_total",
+			Help: "Dispatch rounds run by this node as lease holder."}),
+		dispatched: prometheus.NewCounter(prometheus.CounterOpts{Name: "jobctl_dispatched_total",
+			Help: "Jobs this node's dispatcher placed on a node."}),
+	}
+	m.registry.MustRegister(m.offers, m.completed, m.running, m.leaseHeld, m.rounds, m.dispatched,
+		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	return m
+}
+
+func boolGauge(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

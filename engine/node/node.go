@@ -1,0 +1,308 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/engine/dispatch"
+	"github.com/jobctl/jobctl/engine/placement"
+)
+
+// touchInterval is how often a node reports that it is alive; a row not
+// touched for staleAfter no longer blocks a new process with the same name.
+const (
+	touchInterval = 2 * time.Second
+	staleAfter    = 3 * touchInterval
+)
+
+// Node is one running `jobctl serve`.
+type Node struct {
+	cfg      Config
+	store    engine.Store
+	clock    engine.Clock
+	log      *slog.Logger
+	token    string
+	handlers map[string]handler
+	metrics  *metrics
+
+	listener net.Listener
+	server   *http.Server
+	url      string
+
+	mu        sync.Mutex
+	accepting bool
+	load      float64 // sum of the loads of accepted jobs not yet ended
+	runs      map[int64]*activeRun
+	runsDone  sync.WaitGroup
+
+	holder *dispatch.LeaseHolder
+}
+
+// New checks the configuration and prepares a node; Run starts it.
+func New(cfg Config, store engine.Store, clock engine.Clock, log *slog.Logger) (*Node, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	handlers, err := buildHandlers(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Node{cfg: cfg, store: store, clock: clock, log: log.With("node", cfg.Name),
+		handlers: handlers, runs: map[int64]*activeRun{}, metrics: newMetrics()}, nil
+}
+
+// URL is the address other nodes reach this node at (valid after Listen).
+func (n *Node) URL() string { return n.url }
+
+// Listen binds the endpoint; done separately from Run so callers learn the
+// address (and bind errors) before anything is registered.
+func (n *Node) Listen() error {
+	l, err := net.Listen("tcp", n.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("cannot listen on %s: %w", n.cfg.Listen, err)
+	}
+	n.listener = l
+	n.url = n.cfg.Advertise
+	if n.url == "" {
+		n.url = advertisedURL(l.Addr().(*net.TCPAddr))
+	}
+	return nil
+}
+
+func advertisedURL(a *net.TCPAddr) string {
+	host := a.IP.String()
+	if a.IP.IsUnspecified() {
+		if h, err := os.Hostname(); err == nil {
+			host = h
+		}
+	}
+	return "http://" + net.JoinHostPort(host, fmt.Sprint(a.Port))
+}
+
+// Run registers the node and serves until ctx is cancelled, then shuts down
+// cleanly: it stops accepting, releases the lease, lets running jobs finish
+// within the shutdown grace and puts the rest back to RESTART.
+func (n *Node) Run(ctx context.Context) error {
+	if n.listener == nil {
+		if err := n.Listen(); err != nil {
+			return err
+		}
+	}
+	token, err := n.store.ClusterToken(ctx)
+	if err != nil {
+		return fmt.Errorf("cannot read the cluster token: %w", err)
+	}
+	n.token = token
+	if _, err := n.store.NodeRegister(ctx, engine.NodeRegisterParams{Node: n.row(), StaleAfter: staleAfter}); err != nil {
+		if errors.Is(err, engine.ErrNodeOnline) {
+			return fmt.Errorf("node %q is already online: stop it first or choose another --node name (%w)", n.cfg.Name, err)
+		}
+		return fmt.Errorf("cannot register node %q: %w", n.cfg.Name, err)
+	}
+	if err := n.recoverOwnJobs(ctx); err != nil {
+		return err
+	}
+	n.server = &http.Server{Handler: n.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- n.server.Serve(n.listener) }()
+
+	n.mu.Lock()
+	n.accepting = true
+	n.mu.Unlock()
+	n.log.Info("node online", "url", n.url, "max_load", n.cfg.MaxLoad, "services", n.serviceTypes(),
+		"dispatch_interval", n.cfg.DispatchInterval)
+
+	loops, stopLoops := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { n.touchLoop(loops) })
+	wg.Go(func() { n.reconcileLoop(loops) })
+	if n.cfg.DispatchInterval > 0 {
+		if err := n.startDispatching(loops, &wg); err != nil {
+			stopLoops()
+			wg.Wait()
+			return err
+		}
+	}
+
+	select {
+	case <-ctx.Done():
+	case err = <-serveErr:
+		n.log.Error("endpoint stopped", "err", err)
+	}
+	n.shutdown(stopLoops, &wg)
+	return err
+}
+
+// row is this node as registered in the store.
+func (n *Node) row() engine.Node {
+	services := make([]engine.NodeService, 0, len(n.handlers))
+	for _, t := range n.serviceTypes() {
+		h := n.handlers[t]
+		services = append(services, engine.NodeService{Type: t, Load: h.load, Timeout: engine.Duration(h.timeout)})
+	}
+	return engine.Node{
+		Name: n.cfg.Name, URL: n.url, MaxLoad: n.cfg.MaxLoad, MaxJobs: n.cfg.MaxJobs, Weight: n.cfg.Weight,
+		Warmup: engine.Duration(n.cfg.Warmup), AcceptExceeding: n.cfg.AcceptExceeding,
+		Candidate: n.cfg.DispatchInterval > 0, Services: services, State: engine.NodeOnline,
+		MaxLoadAvg: n.cfg.MaxLoadAvg, ReservedMemory: n.cfg.ReservedMemory, Cores: runtime.NumCPU(),
+	}
+}
+
+// recoverOwnJobs restarts jobs a former process of this node left behind:
+// they died with it (parent-death signal), so they must run again.
+func (n *Node) recoverOwnJobs(ctx context.Context) error {
+	jobs, err := n.store.JobList(ctx, engine.JobListParams{Node: n.cfg.Name,
+		Statuses: append([]engine.Status{engine.StatusWaiting}, engine.LoadHoldingStatuses...)})
+	if err != nil {
+		return err
+	}
+	for _, job := range jobs {
+		u := engine.JobUpdate{ID: job.ID, From: job.Status, Version: job.Version, To: engine.StatusRestart,
+			Node: engine.Ptr(""), Message: engine.Ptr("node " + n.cfg.Name + " restarted while it ran")}
+		if job.Status == engine.StatusCancelling {
+			u.To, u.MarkFinished, u.Message = engine.StatusCancelled, true, engine.Ptr("cancelled; node restarted")
+		}
+		if _, err := n.store.JobUpdate(ctx, u); err != nil && !errors.Is(err, engine.ErrConflict) {
+			return err
+		}
+		n.log.Warn("recovered job left by an earlier run of this node", "job", job.ID, "status", u.To)
+	}
+	return nil
+}
+
+func (n *Node) startDispatching(ctx context.Context, wg *sync.WaitGroup) error {
+	selector, err := placement.ParseSelector(n.cfg.Selector)
+	if err != nil {
+		return err
+	}
+	client := NewClient(n.token, 10*time.Second)
+	n.holder = dispatch.NewLeaseHolder(n.store, n.cfg.Name, n.cfg.leaseTTL(), n.clock, n.log)
+	d := dispatch.NewDispatcher(n.store, &offerer{self: n, client: client}, selector, n.clock, n.log)
+	wg.Go(func() { n.dispatchLoop(ctx, d) })
+	monitor := dispatch.NewMonitor(n.store, n.cfg.Name, client.Heartbeat, 10*time.Second, n.log)
+	wg.Go(func() {
+		every(ctx, n.cfg.HeartbeatInterval, func() {
+			if err := monitor.Beat(ctx); err != nil && ctx.Err() == nil {
+				n.log.Warn("heartbeat round failed", "err", err)
+			}
+		})
+	})
+	return nil
+}
+
+func (n *Node) dispatchLoop(ctx context.Context, d *dispatch.Dispatcher) {
+	every(ctx, n.cfg.DispatchInterval, func() {
+		held := n.holder.Renew(ctx)
+		n.metrics.leaseHeld.Set(boolGauge(held))
+		if !held {
+			return
+		}
+		stats, err := d.Round(ctx, n.holder.Trusted)
+		n.metrics.rounds.Inc()
+		n.metrics.dispatched.Add(float64(stats.Dispatched))
+		if err != nil && ctx.Err() == nil {
+			n.log.Warn("dispatch round ended early", "err", err, "dispatched", stats.Dispatched)
+		} else if stats.Dispatched+stats.Failed+stats.Recovered > 0 {
+			n.log.Debug("dispatch round", "considered", stats.Considered, "dispatched", stats.Dispatched,
+				"failed", stats.Failed, "recovered", stats.Recovered)
+		}
+	})
+}
+
+// every runs f now and then each interval until ctx ends; a slow f delays
+// the next run instead of piling runs up.
+func every(ctx context.Context, interval time.Duration, f func()) {
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			f()
+			t.Reset(interval)
+		}
+	}
+}
+
+// touchLoop reports liveness and health; a node that others marked OFFLINE
+// while it was alive (a partition, a stall) comes back ONLINE. Its jobs were
+// restarted elsewhere meanwhile; the reconcile loop stops its copies.
+func (n *Node) touchLoop(ctx context.Context) {
+	every(ctx, touchInterval, func() {
+		h := readHealth()
+		if err := n.store.NodeTouch(ctx, engine.NodeTouchParams{Name: n.cfg.Name, LoadAvg: h.loadAvg,
+			MemAvailable: h.memAvailable, Cores: runtime.NumCPU()}); err != nil {
+			if ctx.Err() == nil {
+				n.log.Warn("cannot report liveness", "err", err)
+			}
+			return
+		}
+		me, err := n.store.NodeGet(ctx, n.cfg.Name)
+		if err == nil && me.State == engine.NodeOffline {
+			n.log.Warn("this node was marked OFFLINE while alive; coming back online")
+			if err := n.store.NodeSetState(ctx, n.cfg.Name, engine.NodeOnline); err != nil && ctx.Err() == nil {
+				n.log.Warn("cannot set node online", "err", err)
+			}
+		}
+	})
+}
+
+func (n *Node) shutdown(stopLoops context.CancelFunc, wg *sync.WaitGroup) {
+	n.mu.Lock()
+	n.accepting = false
+	n.mu.Unlock()
+	stopLoops()
+	wg.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if n.holder != nil {
+		if err := n.holder.Release(ctx); err != nil {
+			n.log.Warn("cannot release the lease", "err", err)
+		} else {
+			n.log.Info("released the dispatcher lease")
+		}
+	}
+	n.drain()
+	if err := n.store.NodeSetState(ctx, n.cfg.Name, engine.NodeOffline); err != nil {
+		n.log.Warn("cannot mark node offline", "err", err)
+	}
+	if n.server != nil {
+		_ = n.server.Shutdown(ctx)
+	}
+	n.log.Info("node stopped")
+}
+
+// drain lets running jobs finish within the shutdown grace, then stops the
+// rest and puts them back to RESTART so another node runs them.
+func (n *Node) drain() {
+	done := make(chan struct{})
+	go func() { n.runsDone.Wait(); close(done) }()
+	n.mu.Lock()
+	running := len(n.runs)
+	n.mu.Unlock()
+	if running > 0 {
+		n.log.Info("waiting for running jobs to finish", "jobs", running, "grace", n.cfg.ShutdownGrace)
+	}
+	select {
+	case <-done:
+		return
+	case <-time.After(n.cfg.ShutdownGrace):
+	}
+	n.mu.Lock()
+	for _, ar := range n.runs {
+		ar.shutdown = true
+		ar.run.Cancel("node shutting down", n.cfg.CancelGrace)
+	}
+	n.mu.Unlock()
+	<-done
+}

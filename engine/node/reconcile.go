@@ -1,0 +1,77 @@
+package node
+
+import (
+	"context"
+
+	"github.com/jobctl/jobctl/engine"
+)
+
+// reconcileLoop follows operator requests made in the store — cancel, pause,
+// resume — for the jobs running here, and stops runs whose job was taken
+// from this node (recovered elsewhere after it was thought offline). One
+// query per poll covers all of the node's jobs.
+func (n *Node) reconcileLoop(ctx context.Context) {
+	every(ctx, n.cfg.PollInterval, func() {
+		if err := n.reconcile(ctx); err != nil && ctx.Err() == nil {
+			n.log.Warn("cannot check running jobs", "err", err)
+		}
+	})
+}
+
+func (n *Node) reconcile(ctx context.Context) error {
+	// Only runs started before the query can be judged by its answer.
+	n.mu.Lock()
+	started := make(map[int64]*activeRun, len(n.runs))
+	for id, ar := range n.runs {
+		if ar.run != nil {
+			started[id] = ar
+		}
+	}
+	n.mu.Unlock()
+	if len(started) == 0 {
+		return nil
+	}
+	jobs, err := n.store.JobList(ctx, engine.JobListParams{Node: n.cfg.Name,
+		Statuses: append([]engine.Status{engine.StatusWaiting}, engine.LoadHoldingStatuses...)})
+	if err != nil {
+		return err
+	}
+	current := make(map[int64]*engine.Job, len(jobs))
+	for _, j := range jobs {
+		current[j.ID] = j
+	}
+
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for id, ar := range started {
+		if n.runs[id] != ar || ar.fenced || ar.shutdown {
+			continue // ended meanwhile, or already being stopped for good
+		}
+		job := current[id]
+		switch {
+		case job == nil || job.Attempt != ar.attempt:
+			ar.fenced = true
+			n.log.Warn("job was taken from this node; stopping it", "job", id, "attempt", ar.attempt)
+			ar.run.Cancel("job was taken from this node", n.cfg.CancelGrace)
+		case job.Status == engine.StatusCancelling && !ar.cancelling:
+			ar.cancelling = true
+			n.log.Info("cancelling job", "job", id)
+			ar.run.Cancel("cancelled by operator", n.cfg.CancelGrace)
+		case job.Status == engine.StatusPaused && !ar.paused:
+			if err := ar.run.Pause(); err != nil {
+				n.log.Warn("cannot pause job", "job", id, "err", err)
+				continue
+			}
+			ar.paused = true
+			n.log.Info("paused job", "job", id)
+		case job.Status == engine.StatusRunning && ar.paused:
+			if err := ar.run.Resume(); err != nil {
+				n.log.Warn("cannot resume job", "job", id, "err", err)
+				continue
+			}
+			ar.paused = false
+			n.log.Info("resumed job", "job", id)
+		}
+	}
+	return nil
+}

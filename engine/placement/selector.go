@@ -1,0 +1,47 @@
+package placement
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jobctl/jobctl/engine"
+)
+
+// Selector orders a job's eligible nodes, best first; the dispatcher offers
+// the job to them in that order. Implementations are safe for concurrent
+// use; stateful ones (RoundRobin, Random) keep their state between calls.
+type Selector interface {
+	// Name is the --selector value that picks this ordering.
+	Name() string
+	// Order returns the nodes best first as a new slice; nodes is left as
+	// it is. now drives warm-up and state expiry.
+	Order(job *engine.Job, nodes []*engine.Node, now time.Time) []*engine.Node
+}
+
+// Selector names, as `jobctl serve --selector` takes them.
+const (
+	SelectorLoadFactor  = "loadfactor"
+	SelectorRandom      = "random"
+	SelectorRoundRobin  = "roundrobin"
+	SelectorLowerWeight = "lowerweight"
+)
+
+// SelectorNames lists the valid selector names, the default first.
+var SelectorNames = []string{SelectorLoadFactor, SelectorRandom, SelectorRoundRobin, SelectorLowerWeight}
+
+// ParseSelector returns a new selector for a name, case-insensitively.
+// Each call returns fresh state.
+func ParseSelector(name string) (Selector, error) {
+	switch strings.ToLower(strings.TrimSpace(name)) {
+	case SelectorLoadFactor:
+		return LoadFactor{}, nil
+	case SelectorRandom:
+		return NewRandom(nil), nil
+	case SelectorRoundRobin:
+		return NewRoundRobin(), nil
+	case SelectorLowerWeight:
+		return LowerWeight{}, nil
+	}
+	return nil, fmt.Errorf("unknown selector %q (valid: %s)", name, strings.Join(SelectorNames, ", "))
+}

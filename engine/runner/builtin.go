@@ -1,0 +1,74 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Builtin is an in-process handler such as noop or sleep. It must return
+// soon after ctx is done, and wait while its Gate is closed.
+type Builtin func(ctx context.Context, s Spec, gate *Gate, out Output) error
+
+// StartBuiltin runs b in its own goroutine and returns at once. Pause and
+// Resume close and open its Gate; Cancel and the timeout cancel its context.
+// A nil error ends the run Succeeded (exit code 0), an error Failed (exit
+// code 1, the error as Reason); a panic is recovered and fails the run
+// rather than the node.
+func StartBuiltin(s Spec, b Builtin, out Output) (*Run, error) {
+	if b == nil {
+		return nil, errors.New("runner: no builtin handler")
+	}
+	r := newRun(s, out)
+	ctx, cancel := context.WithCancel(context.Background())
+	bc := &builtinControl{cancel: cancel, out: r.out}
+	r.start(bc)
+	go func() {
+		err := callBuiltin(ctx, b, s, &bc.gate, r.out)
+		cancel()
+		r.finish(builtinEnding(err))
+	}()
+	return r, nil
+}
+
+func callBuiltin(ctx context.Context, b Builtin, s Spec, gate *Gate, out Output) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("panic: %v", v)
+		}
+	}()
+	return b(ctx, s, gate, out)
+}
+
+func builtinEnding(err error) ending {
+	switch {
+	case err == nil:
+		return ending{exitCode: 0, ok: true, reason: "finished"}
+	case errors.Is(err, context.Canceled):
+		return ending{exitCode: -1, reason: "stopped"}
+	default:
+		return ending{exitCode: 1, reason: err.Error()}
+	}
+}
+
+// builtinControl pauses and stops a builtin through its Gate and context.
+type builtinControl struct {
+	gate   Gate
+	cancel context.CancelFunc
+	out    *trackingOutput
+}
+
+func (b *builtinControl) pause() error  { b.gate.set(true); return nil }
+func (b *builtinControl) resume() error { b.gate.set(false); return nil }
+
+func (b *builtinControl) terminate(phrase string) {
+	b.out.logf("%s, stopping", phrase)
+	b.cancel()
+	b.gate.set(false)
+}
+
+// kill cannot force a goroutine; it only leaves a trace of the stuck handler.
+func (b *builtinControl) kill(grace time.Duration) {
+	b.out.logf("still running %s after being asked to stop; an in-process handler cannot be killed", grace)
+}

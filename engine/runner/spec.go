@@ -1,0 +1,37 @@
+package runner
+
+import "time"
+
+// DefaultGrace is how long a job may take to exit after SIGTERM when its
+// timeout stops it and Spec.Grace is zero.
+const DefaultGrace = 10 * time.Second
+
+// Spec says what to run.
+type Spec struct {
+	JobID   int64
+	Attempt int
+	// Argv is the command of a process handler; argv[0] is looked up in PATH
+	// (exec.LookPath) and exec'd directly. Builtins read their arguments here.
+	Argv []string
+	// Stdin is the payload JSON, written to the process's stdin.
+	Stdin []byte
+	// Env holds extra KEY=VALUE pairs on top of the node's environment and
+	// JOBCTL_JOB_ID / JOBCTL_ATTEMPT; later entries win.
+	Env []string
+	// Dir is the working directory; empty means the node's.
+	Dir string
+	// Timeout stops the run after this much wall-clock time since it started,
+	// paused time included, so a paused job cannot hold its slot forever.
+	// Zero means no timeout.
+	Timeout time.Duration
+	// Grace is the time between SIGTERM and SIGKILL when the timeout stops
+	// the run; zero means DefaultGrace.
+	Grace time.Duration
+}
+
+func (s Spec) grace() time.Duration {
+	if s.Grace > 0 {
+		return s.Grace
+	}
+	return DefaultGrace
+}
