@@ -51,6 +51,15 @@ within --shutdown-grace and puts the rest back in the queue.`,
   jobctl serve --dispatch-interval 0`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// Machine-dependent defaults are applied here, not in the flag
+			// definitions, so help and man pages read the same everywhere.
+			machine := node.Defaults()
+			if !cmd.Flags().Changed("node") {
+				opts.Config.Name = machine.Name
+			}
+			if !cmd.Flags().Changed("max-load") {
+				opts.Config.MaxLoad = machine.MaxLoad
+			}
 			for _, s := range opts.Services {
 				svc, err := node.ParseServiceFlag(s)
 				if err != nil {
@@ -79,10 +88,10 @@ within --shutdown-grace and puts the rest back in the queue.`,
 	}
 	c := &opts.Config
 	fl := cmd.Flags()
-	fl.StringVar(&c.Name, "node", c.Name, "name of this node, unique in the cluster")
+	fl.StringVar(&c.Name, "node", "", "name of this node, unique in the cluster (default: host name)")
 	fl.StringVar(&c.Listen, "listen", c.Listen, "address of the dispatch endpoint (port 0 picks a free one)")
 	fl.StringVar(&c.Advertise, "advertise", "", "URL other nodes reach this node at (default: from --listen)")
-	fl.Float64Var(&c.MaxLoad, "max-load", c.MaxLoad, "load this node carries at most (default: CPU threads)")
+	fl.Float64Var(&c.MaxLoad, "max-load", 0, "load this node carries at most (default: CPU threads)")
 	fl.IntVar(&c.MaxJobs, "max-jobs", c.MaxJobs, "jobs this node runs at once at most")
 	fl.IntVar(&c.Weight, "weight", c.Weight, "weight for the random, roundrobin and lowerweight selectors")
 	fl.DurationVar(&c.Warmup, "warmup", c.Warmup, "time after start over which the weight ramps up")

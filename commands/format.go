@@ -1,0 +1,116 @@
+package commands
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/fatih/color"
+)
+
+// palette colours text when stdout is a colour terminal and leaves it
+// alone otherwise.
+type palette struct{ on bool }
+
+func newPalette(ios *IOStreams) palette { return palette{on: ios.ColorEnabled()} }
+
+func (p palette) paint(s string, attrs ...color.Attribute) string {
+	if !p.on || s == "" {
+		return s
+	}
+	c := color.New(attrs...)
+	// fatih/color decides from os.Stdout by itself; the streams know better.
+	c.EnableColor()
+	return c.Sprint(s)
+}
+
+func (p palette) bold(s string) string   { return p.paint(s, color.Bold) }
+func (p palette) green(s string) string  { return p.paint(s, color.FgGreen) }
+func (p palette) red(s string) string    { return p.paint(s, color.FgRed) }
+func (p palette) yellow(s string) string { return p.paint(s, color.FgYellow) }
+func (p palette) gray(s string) string   { return p.paint(s, color.FgHiBlack) }
+
+// timeCell shows a time for its reader: an age like "5m" on a terminal,
+// RFC 3339 in UTC for scripts, and nothing for a time not reached yet.
+func timeCell(ios *IOStreams, now time.Time, t *time.Time) string {
+	if t == nil || t.IsZero() {
+		return ""
+	}
+	if !ios.OutIsTerminal {
+		return t.UTC().Format(time.RFC3339)
+	}
+	return age(now.Sub(*t))
+}
+
+// timeValue shows a time in a show block: local time, and its age on a
+// terminal.
+func timeValue(ios *IOStreams, now time.Time, t *time.Time) string {
+	if t == nil || t.IsZero() {
+		return ""
+	}
+	if !ios.OutIsTerminal {
+		return t.UTC().Format(time.RFC3339Nano)
+	}
+	d := now.Sub(*t)
+	if d < 0 {
+		return fmt.Sprintf("%s (in %s)", t.Local().Format(time.RFC3339), age(-d))
+	}
+	return fmt.Sprintf("%s (%s ago)", t.Local().Format(time.RFC3339), age(d))
+}
+
+// age renders a duration the way kubectl's AGE column does: one or two
+// units, coarser as it grows.
+func age(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < 10*time.Minute:
+		m, s := int(d.Minutes()), int(d.Seconds())%60
+		if s == 0 {
+			return fmt.Sprintf("%dm", m)
+		}
+		return fmt.Sprintf("%dm%ds", m, s)
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 8*time.Hour:
+		h, m := int(d.Hours()), int(d.Minutes())%60
+		if m == 0 {
+			return fmt.Sprintf("%dh", h)
+		}
+		return fmt.Sprintf("%dh%dm", h, m)
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+// formatFloat prints a load without noise: 1, 0.5, 2.25.
+func formatFloat(f float64) string {
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", f), "0"), ".")
+}
+
+// formatBytes prints a memory size in binary units; 0 means unknown.
+func formatBytes(b int64) string {
+	if b <= 0 {
+		return ""
+	}
+	const unit = 1024
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	v, i := float64(b), 0
+	for v >= unit && i < len(units)-1 {
+		v /= unit
+		i++
+	}
+	return fmt.Sprintf("%.1f%s", v, units[i])
+}
+
+// plural picks the word for a count.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

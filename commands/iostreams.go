@@ -1,0 +1,41 @@
+package commands
+
+import (
+	"bytes"
+	"io"
+	"os"
+
+	"golang.org/x/term"
+)
+
+// IOStreams are the standard streams of a command, with what is known
+// about the terminal, so output can be decorated for people and kept plain
+// for scripts.
+type IOStreams struct {
+	In            io.Reader
+	Out, ErrOut   io.Writer
+	OutIsTerminal bool
+	// NoColor turns colour off even on a terminal (NO_COLOR, TERM=dumb).
+	NoColor bool
+}
+
+// SystemIO returns the process's standard streams.
+func SystemIO() *IOStreams {
+	return &IOStreams{
+		In:            os.Stdin,
+		Out:           os.Stdout,
+		ErrOut:        os.Stderr,
+		OutIsTerminal: term.IsTerminal(int(os.Stdout.Fd())),
+		NoColor:       os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb",
+	}
+}
+
+// TestIO returns streams backed by buffers: stdin reads in, and the
+// returned buffers collect stdout and stderr. The output counts as piped.
+func TestIO(in string) (ios *IOStreams, stdout, stderr *bytes.Buffer) {
+	stdout, stderr = &bytes.Buffer{}, &bytes.Buffer{}
+	return &IOStreams{In: bytes.NewBufferString(in), Out: stdout, ErrOut: stderr}, stdout, stderr
+}
+
+// ColorEnabled reports whether stdout may carry ANSI colour.
+func (s *IOStreams) ColorEnabled() bool { return s.OutIsTerminal && !s.NoColor }

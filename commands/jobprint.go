@@ -1,0 +1,101 @@
+package commands
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/jobctl/jobctl/engine"
+)
+
+// printJobs prints jobs as a listing: ids with -q, a JSON array of the
+// objects `show -o json` prints, or a table.
+func printJobs(ios *IOStreams, o outputOptions, now time.Time, jobs []*engine.Job, withHeader bool) error {
+	switch {
+	case o.Quiet:
+		return printIDs(ios, jobs)
+	case o.Format == formatJSON:
+		if jobs == nil {
+			jobs = []*engine.Job{} // an empty listing is [], not null
+		}
+		return writeJSON(ios.Out, jobs)
+	}
+	t := jobTable(ios, o, now, jobs)
+	if !withHeader {
+		t.header = nil
+	}
+	return t.render()
+}
+
+func printIDs(ios *IOStreams, jobs []*engine.Job) error {
+	for _, j := range jobs {
+		if _, err := fmt.Fprintln(ios.Out, j.ID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// jobTable lays jobs out in the columns of `jobctl list`.
+func jobTable(ios *IOStreams, o outputOptions, now time.Time, jobs []*engine.Job) *table {
+	header := []string{"ID", "STATUS", "TYPE", "OPERATION", "NODE", "LOAD", "PROGRESS", "AGE"}
+	if o.wide() {
+		header = append(header, "KEY", "PARENT", "ATTEMPT", "STARTED", "FINISHED", "EXIT", "MESSAGE")
+	}
+	t := newTable(ios, header...)
+	p := newPalette(ios)
+	for _, j := range jobs {
+		row := []string{
+			strconv.FormatInt(j.ID, 10),
+			statusCell(p, j.Status),
+			j.Type,
+			j.Operation,
+			j.Node,
+			formatFloat(j.Load),
+			progressCell(j),
+			timeCell(ios, now, &j.CreatedAt),
+		}
+		if o.wide() {
+			row = append(row,
+				j.Key,
+				optionalInt(j.ParentID),
+				fmt.Sprintf("%d/%d", j.Attempt, j.MaxAttempts),
+				timeCell(ios, now, j.StartedAt),
+				timeCell(ios, now, j.FinishedAt),
+				optionalInt(j.ExitCode),
+				j.Message,
+			)
+		}
+		t.addRow(row...)
+	}
+	return t
+}
+
+// statusCell colours a job state by what it means for the operator.
+func statusCell(p palette, s engine.Status) string {
+	switch s {
+	case engine.StatusFinished:
+		return p.green(string(s))
+	case engine.StatusWarning, engine.StatusPaused, engine.StatusCancelling:
+		return p.yellow(string(s))
+	case engine.StatusFailed:
+		return p.red(string(s))
+	case engine.StatusCancelled, engine.StatusDeleted, engine.StatusInstantiated:
+		return p.gray(string(s))
+	}
+	return string(s)
+}
+
+func progressCell(j *engine.Job) string {
+	if j.Progress == 0 && j.Status != engine.StatusRunning {
+		return ""
+	}
+	return fmt.Sprintf("%d%%", j.Progress)
+}
+
+func optionalInt[T int | int64](v *T) string {
+	if v == nil {
+		return ""
+	}
+	return fmt.Sprint(*v)
+}

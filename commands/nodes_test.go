@@ -1,0 +1,161 @@
+package commands
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jobctl/jobctl/engine"
+)
+
+func (e *testEnv) registerNode(t *testing.T, name string) *engine.Node {
+	t.Helper()
+	n, err := e.store.NodeRegister(context.Background(), engine.NodeRegisterParams{Node: engine.Node{
+		Name: name, URL: "http://" + name + ":7420", MaxLoad: 4, MaxJobs: 200, Weight: 100, Candidate: true,
+		Services: []engine.NodeService{{Type: engine.TypeNoop}, {Type: engine.TypeSleep}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestNodesList(t *testing.T) {
+	e := newTestEnv(t)
+	n1 := e.registerNode(t, "n1")
+	e.registerNode(t, "n2")
+	e.move(t, e.insert(t, engine.JobInsertParams{Load: 1.5}), engine.StatusDispatching, engine.StatusRunning)
+	if ok, err := e.store.LeaseAcquire(context.Background(), "n1", time.Minute); err != nil || !ok {
+		t.Fatalf("lease: %v %v", ok, err)
+	}
+
+	for _, args := range [][]string{{"nodes"}, {"nodes", "list"}} {
+		if err := e.run(t, args...); err != nil {
+			t.Fatal(err)
+		}
+		got := e.stdout.String()
+		lines := strings.Split(strings.TrimSpace(got), "\n")
+		if len(lines) != 2 {
+			t.Fatalf("%v printed %q; want one row per node, no header", args, got)
+		}
+		want := fmt.Sprintf("n1\tONLINE\t1.5/4\t1\t100\tyes\t%s", rfc3339(&n1.LastSeen))
+		if lines[0] != want || !strings.HasPrefix(lines[1], "n2\tONLINE\t0/4\t0\t100\t\t") {
+			t.Errorf("%v printed\n%s\nwant first row %q", args, got, want)
+		}
+	}
+
+	if err := e.run(t, "nodes", "-o", "json"); err != nil {
+		t.Fatal(err)
+	}
+	var nodes []map[string]any
+	if err := json.Unmarshal(e.stdout.Bytes(), &nodes); err != nil || len(nodes) != 2 {
+		t.Fatalf("nodes -o json: %v\n%s", err, e.stdout.String())
+	}
+	for _, f := range []string{"name", "url", "state", "max_load", "load", "running", "weight", "dispatcher", "last_seen"} {
+		if _, ok := nodes[0][f]; !ok {
+			t.Errorf("nodes -o json lacks %q", f)
+		}
+	}
+	if nodes[0]["dispatcher"] != true || nodes[0]["load"] != 1.5 {
+		t.Errorf("node n1 = %v; want the dispatcher with load 1.5", nodes[0])
+	}
+
+	if err := e.run(t, "nodes", "list", "-q"); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.stdout.String(); got != "n1\nn2\n" {
+		t.Errorf("nodes -q = %q; want the names", got)
+	}
+}
+
+func TestNodesUnknownSubcommand(t *testing.T) {
+	e := newTestEnv(t)
+	err := e.run(t, "nodes", "lst")
+	if !errors.As(err, new(*UsageError)) || !strings.Contains(err.Error(), `did you mean "list"?`) {
+		t.Errorf("nodes lst: %v; want a UsageError suggesting list", err)
+	}
+}
+
+func TestNodesMaintenance(t *testing.T) {
+	e := newTestEnv(t)
+	e.registerNode(t, "n1")
+	ctx := context.Background()
+	state := func() engine.NodeState {
+		n, err := e.store.NodeGet(ctx, "n1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n.State
+	}
+	if err := e.run(t, "nodes", "maintenance", "n1", "on"); err != nil {
+		t.Fatal(err)
+	}
+	if state() != engine.NodeMaintenance || e.stdout.String() != "n1\tMAINTENANCE\n" {
+		t.Errorf("after on: %s, printed %q", state(), e.stdout.String())
+	}
+	if err := e.run(t, "nodes", "maintenance", "n1", "off"); err != nil {
+		t.Fatal(err)
+	}
+	if state() != engine.NodeOnline || e.stdout.String() != "n1\tONLINE\n" {
+		t.Errorf("after off: %s, printed %q", state(), e.stdout.String())
+	}
+	if err := e.run(t, "nodes", "maintenance", "n1", "off"); err == nil || !strings.Contains(err.Error(), "not in maintenance") {
+		t.Errorf("off when ONLINE: %v; want an error saying it is not in maintenance", err)
+	}
+	if err := e.run(t, "nodes", "maintenance", "n1", "maybe"); !errors.As(err, new(*UsageError)) {
+		t.Errorf("maybe: %v; want a UsageError", err)
+	}
+	if err := e.run(t, "nodes", "maintenance", "n1"); !errors.As(err, new(*UsageError)) {
+		t.Errorf("missing on|off: %v; want a UsageError", err)
+	}
+	if err := e.run(t, "nodes", "maintenance", "ghost", "on"); !errors.Is(err, engine.ErrNotFound) {
+		t.Errorf("unknown node: %v; want not found", err)
+	}
+}
+
+func TestNodesDrain(t *testing.T) {
+	e := newTestEnv(t)
+	e.registerNode(t, "n1")
+	running := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning)
+	e.insert(t, engine.JobInsertParams{}) // queued: not on the node
+
+	if err := e.run(t, "nodes", "drain", "n1", "-q"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := e.stdout.String(), fmt.Sprintf("n1\tMAINTENANCE\n%d\n", running.ID); got != want {
+		t.Errorf("drain printed %q; want %q", got, want)
+	}
+	if !strings.Contains(e.stderr.String(), "1 job still active on node n1") {
+		t.Errorf("stderr %q; want the count of active jobs", e.stderr.String())
+	}
+
+	err := e.run(t, "nodes", "drain", "n1", "--wait", "--timeout", "200ms")
+	var timeout *WaitTimeoutError
+	if !errors.As(err, &timeout) || len(timeout.Pending) != 1 || timeout.Pending[0] != running.ID {
+		t.Fatalf("drain --wait with a job left: %v; want a WaitTimeoutError naming job %d", err, running.ID)
+	}
+
+	out := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- nodesDrainRun(context.Background(), &NodesDrainOptions{
+			IO: &IOStreams{Out: out, ErrOut: out}, Store: e.f.Store, Clock: e.f.Clock,
+			Name: "n1", Wait: true, Interval: 10 * time.Millisecond,
+		})
+	}()
+	waitFor(t, "the drain to list the job", func() bool { return strings.Contains(out.String(), "still active") })
+	e.move(t, running, engine.StatusFinished)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(out.String(), "node n1 is drained: no job is active on it\n") {
+		t.Errorf("output %q; want it to end saying the node is drained", out.String())
+	}
+	if err := e.run(t, "nodes", "drain", "n1", "--timeout", "1m"); !errors.As(err, new(*UsageError)) {
+		t.Errorf("--timeout without --wait: %v; want a UsageError", err)
+	}
+}

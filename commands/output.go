@@ -1,0 +1,204 @@
+package commands
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+	"github.com/spf13/cobra"
+)
+
+// Output formats of listing and show commands.
+const (
+	formatTable = "table"
+	formatWide  = "wide"
+	formatJSON  = "json"
+)
+
+// formatValue is the -o flag; it refuses unknown formats while flags are
+// parsed, so a typo is a usage error before anything runs.
+type formatValue string
+
+func (v *formatValue) String() string { return string(*v) }
+func (v *formatValue) Type() string   { return "format" }
+func (v *formatValue) Set(s string) error {
+	switch s {
+	case formatTable, formatWide, formatJSON:
+		*v = formatValue(s)
+		return nil
+	}
+	return fmt.Errorf("must be table, wide or json")
+}
+
+// outputOptions are the -o and -q flags shared by listing and show commands.
+type outputOptions struct {
+	Format string
+	Quiet  bool
+}
+
+// addOutputFlags registers -o and, when quiet is true, -q on cmd, and
+// checks after parsing that they are not combined.
+func addOutputFlags(cmd *cobra.Command, o *outputOptions, quiet bool) {
+	o.Format = formatTable
+	cmd.Flags().VarP((*formatValue)(&o.Format), "output", "o", "output format: table, wide or json")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(
+		[]string{formatTable, formatWide, formatJSON}, cobra.ShellCompDirectiveNoFileComp))
+	if quiet {
+		cmd.Flags().BoolVarP(&o.Quiet, "quiet", "q", false, "print only ids, one per line")
+	}
+}
+
+// check refuses -q together with -o json.
+func (o *outputOptions) check(cmd *cobra.Command) error {
+	if o.Quiet && o.Format == formatJSON {
+		return usageErrorf(cmd, "-q and -o json cannot be combined; choose one")
+	}
+	return nil
+}
+
+func (o *outputOptions) wide() bool { return o.Format == formatWide }
+
+// writeJSON prints v as indented JSON followed by a newline.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// table collects rows and prints them for the reader at hand: aligned
+// columns under a header (bold on a colour terminal) for a person, plain
+// tab-separated lines without a header for a script.
+type table struct {
+	ios    *IOStreams
+	header []string
+	rows   [][]string
+}
+
+func newTable(ios *IOStreams, header ...string) *table {
+	return &table{ios: ios, header: header}
+}
+
+// addRow appends one row; cells may carry colour from a palette.
+func (t *table) addRow(cells ...string) { t.rows = append(t.rows, cells) }
+
+// render prints the table.
+func (t *table) render() error {
+	if !t.ios.OutIsTerminal {
+		var b strings.Builder
+		for _, row := range t.rows {
+			for i, c := range row {
+				if i > 0 {
+					b.WriteByte('\t')
+				}
+				b.WriteString(plainCell(c))
+			}
+			b.WriteByte('\n')
+		}
+		_, err := io.WriteString(t.ios.Out, b.String())
+		return err
+	}
+	var buf bytes.Buffer
+	tbl := tablewriter.NewTable(&buf,
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
+			Borders: tw.BorderNone,
+			Symbols: tw.NewSymbols(tw.StyleNone),
+			Settings: tw.Settings{
+				Separators: tw.Separators{BetweenRows: tw.Off, BetweenColumns: tw.Off},
+				Lines:      tw.Lines{ShowHeaderLine: tw.Off},
+			},
+		})),
+		tablewriter.WithConfig(tablewriter.Config{
+			Header: tw.CellConfig{
+				Alignment:  tw.CellAlignment{Global: tw.AlignLeft},
+				Formatting: tw.CellFormatting{AutoFormat: tw.Off},
+			},
+			Row: tw.CellConfig{
+				Alignment:  tw.CellAlignment{Global: tw.AlignLeft},
+				Formatting: tw.CellFormatting{AutoWrap: tw.WrapNone},
+			},
+		}),
+		tablewriter.WithPadding(tw.Padding{Right: "  ", Overwrite: true}),
+	)
+	if len(t.header) > 0 {
+		header := make([]string, len(t.header))
+		p := newPalette(t.ios)
+		for i, h := range t.header {
+			header[i] = p.bold(h)
+		}
+		tbl.Header(header)
+	}
+	for _, row := range t.rows {
+		cells := make([]string, len(row))
+		for i, c := range row {
+			if c == "" {
+				c = "-"
+			}
+			cells[i] = c
+		}
+		if err := tbl.Append(cells); err != nil {
+			return err
+		}
+	}
+	if err := tbl.Render(); err != nil {
+		return err
+	}
+	// The renderer pads the last column too; trailing blanks only get in
+	// the way of copying from the terminal.
+	var out strings.Builder
+	for line := range strings.Lines(buf.String()) {
+		out.WriteString(trimTrailingBlanks(strings.TrimSuffix(line, "\n")))
+		out.WriteByte('\n')
+	}
+	_, err := io.WriteString(t.ios.Out, out.String())
+	return err
+}
+
+// trailingBlanks matches the spaces and colour codes after a line's last
+// visible character.
+var trailingBlanks = regexp.MustCompile(`(?: |\x1b\[[0-9;]*m)+$`)
+
+// trimTrailingBlanks drops trailing spaces; when colour codes were among
+// them, one reset takes their place so no colour leaks into the next line.
+func trimTrailingBlanks(line string) string {
+	tail := trailingBlanks.FindString(line)
+	line = line[:len(line)-len(tail)]
+	if strings.Contains(tail, "\x1b") {
+		line += "\x1b[0m"
+	}
+	return line
+}
+
+// plainCell keeps a piped cell on its line and in its column.
+func plainCell(s string) string {
+	return strings.NewReplacer("\t", " ", "\n", " ", "\r", " ").Replace(s)
+}
+
+// keyValues prints a "key: value" block, the table form of show commands.
+type keyValues struct {
+	ios  *IOStreams
+	rows [][2]string
+}
+
+func (kv *keyValues) add(key, value string) { kv.rows = append(kv.rows, [2]string{key, value}) }
+
+func (kv *keyValues) render() error {
+	width := 0
+	for _, r := range kv.rows {
+		width = max(width, len(r[0]))
+	}
+	p := newPalette(kv.ios)
+	var b strings.Builder
+	for _, r := range kv.rows {
+		line := fmt.Sprintf("%s%s %s", p.bold(r[0]+":"), strings.Repeat(" ", width-len(r[0])), r[1])
+		b.WriteString(strings.TrimRight(line, " "))
+		b.WriteByte('\n')
+	}
+	_, err := io.WriteString(kv.ios.Out, b.String())
+	return err
+}

@@ -1,0 +1,77 @@
+package commands
+
+import (
+	"testing"
+	"time"
+)
+
+func TestAge(t *testing.T) {
+	cases := map[time.Duration]string{
+		-time.Second:                    "0s",
+		0:                               "0s",
+		59 * time.Second:                "59s",
+		90 * time.Second:                "1m30s",
+		5 * time.Minute:                 "5m",
+		42*time.Minute + 10*time.Second: "42m",
+		2*time.Hour + 5*time.Minute:     "2h5m",
+		3 * time.Hour:                   "3h",
+		30 * time.Hour:                  "30h",
+		72 * time.Hour:                  "3d",
+	}
+	for d, want := range cases {
+		if got := age(d); got != want {
+			t.Errorf("age(%s) = %q; want %q", d, got, want)
+		}
+	}
+}
+
+func TestFormatFloat(t *testing.T) {
+	cases := map[float64]string{0: "0", 1: "1", 0.5: "0.5", 2.25: "2.25", 10: "10", 1.0 / 3: "0.33"}
+	for f, want := range cases {
+		if got := formatFloat(f); got != want {
+			t.Errorf("formatFloat(%v) = %q; want %q", f, got, want)
+		}
+	}
+}
+
+func TestPipedCellsStayInColumns(t *testing.T) {
+	ios, stdout, _ := TestIO("")
+	tb := newTable(ios, "A", "B")
+	tb.addRow("1", "two\twords\nand lines")
+	if err := tb.render(); err != nil {
+		t.Fatal(err)
+	}
+	if got := stdout.String(); got != "1\ttwo words and lines\n" {
+		t.Errorf("piped row %q; want tabs and newlines inside a cell replaced", got)
+	}
+}
+
+func TestColorOnlyOnColorTerminal(t *testing.T) {
+	ios, _, _ := TestIO("")
+	if p := newPalette(ios); p.red("x") != "x" {
+		t.Error("colour on piped output")
+	}
+	ios.OutIsTerminal = true
+	if p := newPalette(ios); p.red("x") == "x" {
+		t.Error("no colour on a terminal")
+	}
+	ios.NoColor = true
+	if p := newPalette(ios); p.red("x") != "x" {
+		t.Error("colour despite NO_COLOR")
+	}
+}
+
+func TestTrimTrailingBlanks(t *testing.T) {
+	cases := map[string]string{
+		"a  b   ":                     "a  b",
+		"a":                           "a",
+		"\x1b[1mAGE\x1b[22m  \x1b[0m": "\x1b[1mAGE\x1b[0m",
+		"x \x1b[31mred\x1b[0m":        "x \x1b[31mred\x1b[0m",
+		"   ":                         "",
+	}
+	for in, want := range cases {
+		if got := trimTrailingBlanks(in); got != want {
+			t.Errorf("trimTrailingBlanks(%q) = %q; want %q", in, got, want)
+		}
+	}
+}

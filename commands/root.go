@@ -1,0 +1,108 @@
+package commands
+
+import (
+	"github.com/spf13/cobra"
+)
+
+// Help groups of the root command.
+const (
+	groupJobs    = "jobs"
+	groupCluster = "cluster"
+	groupAdmin   = "admin"
+)
+
+// NewRootCmd builds the jobctl command tree on f. version is what
+// `jobctl version` reports.
+func NewRootCmd(f *Factory, version string) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "jobctl <command>",
+		Short: "Dispatch jobs across a cluster of nodes and administer it",
+		Long: `jobctl is a distributed job-dispatch engine and its admin toolkit in one binary.
+
+'jobctl serve' makes this machine a node of the cluster; every other command
+talks to the cluster's database directly, so inspection works even when no
+node is up. The database is chosen by --db, else $JOBCTL_DB, else an SQLite
+file under $XDG_STATE_HOME/jobctl (created on first use).
+
+Exit codes: 0 success, 1 error, 2 usage error, 3 not found, 4 a waited-for
+job ended FAILED, CANCELLED or DELETED, 5 timed out waiting.`,
+		Example: `  # run a node that may execute commands
+  jobctl serve --exec
+
+  # submit a command and wait for it
+  jobctl submit --wait -- make test
+
+  # see what is queued and running
+  jobctl list --state queued,running`,
+		Args:          subcommandArgs,
+		RunE:          showHelp,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Version:       version,
+	}
+	root.SetIn(f.IO.In)
+	root.SetOut(f.IO.Out)
+	root.SetErr(f.IO.ErrOut)
+	root.SetVersionTemplate("jobctl version {{.Version}}\n")
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return &UsageError{Err: err, Command: cmd.CommandPath()}
+	})
+	root.PersistentFlags().StringVar(&f.dbFlag, "db", "",
+		"database: sqlite:PATH, postgres://… or mysql://… (default $JOBCTL_DB, else SQLite in the state directory)")
+
+	root.AddGroup(
+		&cobra.Group{ID: groupJobs, Title: "Job commands:"},
+		&cobra.Group{ID: groupCluster, Title: "Cluster commands:"},
+		&cobra.Group{ID: groupAdmin, Title: "Administration commands:"},
+	)
+	inGroup := func(id string, cmds ...*cobra.Command) {
+		for _, c := range cmds {
+			c.GroupID = id
+			root.AddCommand(c)
+		}
+	}
+	inGroup(groupJobs,
+		NewCmdSubmit(f, nil),
+		NewCmdList(f, nil),
+		NewCmdShow(f, nil),
+		NewCmdLogs(f, nil),
+		NewCmdWait(f, nil),
+	)
+	inGroup(groupJobs, newVerbCmds(f, nil)...)
+	inGroup(groupCluster,
+		newCmdServe(f),
+		NewCmdNodes(f),
+		NewCmdLease(f),
+	)
+	inGroup(groupAdmin,
+		NewCmdDB(f),
+		NewCmdVersion(f, version, nil),
+	)
+	// Added now rather than at Execute time, so generated docs include them.
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	root.SetHelpCommandGroupID(groupAdmin)
+	root.SetCompletionCommandGroupID(groupAdmin)
+	return root
+}
+
+// subcommandArgs refuses arguments to a command that only groups others:
+// cobra would otherwise show help and succeed on a mistyped subcommand.
+func subcommandArgs(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	msg := "unknown command %q for %q"
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2 // cobra's own default, applied only on its path
+	}
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		return usageErrorf(cmd, msg+"; did you mean %q?", args[0], cmd.CommandPath(), s[0])
+	}
+	return usageErrorf(cmd, msg, args[0], cmd.CommandPath())
+}
+
+// showHelp is the action of a command that only groups others.
+func showHelp(cmd *cobra.Command, args []string) error {
+	return cmd.Help()
+}

@@ -1,0 +1,66 @@
+package commands
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+)
+
+func TestServeParsesFlagsAndAppliesMachineDefaults(t *testing.T) {
+	t.Parallel()
+	ios, _, _ := TestIO("")
+	var got *ServeOptions
+	cmd := NewCmdServe(NewFactory(ios), func(o *ServeOptions) error { got = o; return nil })
+	cfg := filepath.Join(t.TempDir(), "services.yaml")
+	if err := os.WriteFile(cfg, []byte("services:\n  thumbs:\n    command: /usr/bin/thumbs\n    load: 0.5\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd.SetArgs([]string{"--exec", "--service", "transcode=/usr/bin/tc --fast", "--config", cfg,
+		"--dispatch-interval", "500ms", "--selector", "roundrobin", "--accept-exceeding=false"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	c := got.Config
+	host, _ := os.Hostname()
+	if c.Name != host || c.MaxLoad != float64(runtime.NumCPU()) {
+		t.Errorf("defaults: node %q max load %v, want %q and %d", c.Name, c.MaxLoad, host, runtime.NumCPU())
+	}
+	if !c.Exec || c.AcceptExceeding || c.DispatchInterval != 500*time.Millisecond || c.Selector != "roundrobin" {
+		t.Errorf("flags not applied: %+v", c)
+	}
+	if len(c.Services) != 2 || c.Services[0].Type != "transcode" || c.Services[1].Type != "thumbs" || c.Services[1].Load != 0.5 {
+		t.Errorf("services = %+v", c.Services)
+	}
+}
+
+func TestServeRefusesBadSettings(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"--max-load", "0"},
+		{"--max-load", "NaN"},
+		{"--max-jobs", "0"},
+		{"--node", ""},
+		{"--service", "transcode"},
+		{"--service", "exec=/bin/sh"},
+		{"--dispatch-interval", "1s", "--lease-timeout", "1s"},
+		{"--config", "/nonexistent/jobctl.yaml"},
+		{"--log-level", "loud"},
+		{"--dispatch-interval", "soon"},
+		{"extra-argument"},
+	} {
+		ios, _, _ := TestIO("")
+		cmd := NewCmdServe(NewFactory(ios), func(*ServeOptions) error { t.Errorf("%v: ran", args); return nil })
+		cmd.SetArgs(args)
+		cmd.SilenceErrors, cmd.SilenceUsage = true, true
+		err := cmd.Execute()
+		var usage *UsageError
+		if err == nil {
+			t.Errorf("serve %v: accepted", args)
+		} else if !errors.As(err, &usage) && args[0] != "--dispatch-interval" && args[0] != "extra-argument" {
+			t.Errorf("serve %v: %v is not a usage error", args, err)
+		}
+	}
+}

@@ -1,0 +1,138 @@
+package commands
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jobctl/jobctl/engine"
+	"github.com/spf13/cobra"
+)
+
+// ShowOptions are the parsed flags of `jobctl show`.
+type ShowOptions struct {
+	IO    *IOStreams
+	Store func(ctx context.Context) (engine.Store, error)
+	Clock engine.Clock
+
+	ID     int64
+	Output outputOptions
+}
+
+// NewCmdShow builds `jobctl show`. runF replaces the action in tests.
+func NewCmdShow(f *Factory, runF func(context.Context, *ShowOptions) error) *cobra.Command {
+	opts := &ShowOptions{IO: f.IO, Store: f.Store, Clock: f.Clock}
+	cmd := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show one job",
+		Long: `Show everything known about one job.
+
+-o json prints the job object that 'jobctl list -o json' lists; its fields
+are stable: id, type, operation, args, payload, load, status, node, key,
+parent_id, attempt, max_attempts, backoff, rollback, run_after, timeout,
+progress, progress_message, exit_code, message, version, creator,
+created_at, queued_at, started_at, finished_at. Exits 3 for an unknown id.`,
+		Example: `  # a job, readable
+  jobctl show 42
+
+  # its status, in a script
+  jobctl show 42 -o json | jq -r .status`,
+		Args: exactArgs(1, "a job id"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := parseID(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			if err := opts.Output.check(cmd); err != nil {
+				return err
+			}
+			opts.ID = id
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return showRun(cmd.Context(), opts)
+		},
+	}
+	addOutputFlags(cmd, &opts.Output, true)
+	return cmd
+}
+
+func showRun(ctx context.Context, opts *ShowOptions) error {
+	store, err := opts.Store(ctx)
+	if err != nil {
+		return err
+	}
+	j, err := store.JobGet(ctx, opts.ID)
+	if err != nil {
+		return err
+	}
+	switch {
+	case opts.Output.Quiet:
+		return printIDs(opts.IO, []*engine.Job{j})
+	case opts.Output.Format == formatJSON:
+		return writeJSON(opts.IO.Out, j)
+	}
+	ios, now := opts.IO, opts.Clock.Now()
+	kv := &keyValues{ios: ios}
+	kv.add("id", fmt.Sprint(j.ID))
+	kv.add("status", statusCell(newPalette(ios), j.Status))
+	if j.Message != "" {
+		kv.add("message", j.Message)
+	}
+	kv.add("type", j.Type)
+	if j.Operation != "" {
+		kv.add("operation", j.Operation)
+	}
+	if len(j.Args) > 0 {
+		kv.add("args", quoteArgs(j.Args))
+	}
+	kv.add("node", j.Node)
+	kv.add("load", formatFloat(j.Load))
+	kv.add("progress", progressValue(j))
+	kv.add("attempt", fmt.Sprintf("%d of %d", j.Attempt, j.MaxAttempts))
+	kv.add("exit code", optionalInt(j.ExitCode))
+	if j.Key != "" {
+		kv.add("key", j.Key)
+	}
+	if j.ParentID != nil {
+		kv.add("parent", fmt.Sprint(*j.ParentID))
+	}
+	if opts.Output.wide() {
+		kv.add("payload", string(j.Payload))
+		kv.add("backoff", time.Duration(j.Backoff).String())
+		kv.add("rollback", j.Rollback)
+		kv.add("version", fmt.Sprint(j.Version))
+	}
+	kv.add("timeout", time.Duration(j.Timeout).String())
+	kv.add("creator", j.Creator)
+	kv.add("created", timeValue(ios, now, &j.CreatedAt))
+	if j.RunAfter != nil {
+		kv.add("run after", timeValue(ios, now, j.RunAfter))
+	}
+	kv.add("queued", timeValue(ios, now, j.QueuedAt))
+	kv.add("started", timeValue(ios, now, j.StartedAt))
+	kv.add("finished", timeValue(ios, now, j.FinishedAt))
+	return kv.render()
+}
+
+func progressValue(j *engine.Job) string {
+	s := fmt.Sprintf("%d%%", j.Progress)
+	if j.ProgressMessage != "" {
+		s += " " + j.ProgressMessage
+	}
+	return s
+}
+
+// quoteArgs shows an argv so that each argument's boundaries are visible.
+func quoteArgs(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a == "" || strings.ContainsAny(a, " \t\n\"'\\$`") {
+			out[i] = fmt.Sprintf("%q", a)
+		} else {
+			out[i] = a
+		}
+	}
+	return strings.Join(out, " ")
+}

@@ -1,0 +1,334 @@
+package commands
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/user"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jobctl/jobctl/engine"
+	"github.com/spf13/cobra"
+)
+
+// SubmitOptions are the parsed flags of `jobctl submit`.
+type SubmitOptions struct {
+	IO    *IOStreams
+	Store func(ctx context.Context) (engine.Store, error)
+	Clock engine.Clock
+
+	Type        string
+	Operation   string
+	Args        []string
+	Load        *float64       // nil: the service's default, else 1
+	Timeout     *time.Duration // nil: the service's default, else engine.DefaultJobTimeout
+	Key         string
+	ParentID    *int64
+	MaxAttempts int
+	Backoff     time.Duration
+	Rollback    string
+	At          *time.Time     // run no earlier than this
+	In          *time.Duration // run no earlier than this long after now on the database clock
+	Hold        bool
+	Payload     json.RawMessage
+	Creator     string
+
+	Wait        bool
+	WaitTimeout time.Duration // 0: no limit
+	Output      outputOptions // of the final status line printed by --wait
+}
+
+// NewCmdSubmit builds `jobctl submit`. runF replaces the action in tests.
+func NewCmdSubmit(f *Factory, runF func(context.Context, *SubmitOptions) error) *cobra.Command {
+	opts := &SubmitOptions{IO: f.IO, Store: f.Store, Clock: f.Clock}
+	var atText, payloadText string
+	var timeout, in time.Duration
+	var load float64
+
+	cmd := &cobra.Command{
+		Use:   "submit [flags] [-- ARGS...]",
+		Short: "Submit a job and print its id",
+		Long: `Submit a job and print its id on the first line of stdout.
+
+With ARGS the job runs that command on a node started with --exec (type
+"exec"); with --type it runs that service, which gets ARGS appended to its
+own command line. The payload is given to the job as JSON on stdin.
+
+Unless given, the load and the timeout come from the service's settings on a
+registered node, else 1 and 8h. With --wait, submit waits like 'jobctl wait'
+and exits 4 when the job ends FAILED, CANCELLED or DELETED.`,
+		Example: `  # run a command on any node that allows exec
+  jobctl submit -- ./backup.sh --full
+
+  # a service job with a payload, retried up to 3 times
+  jobctl submit --type encode --load 2 --max-attempts 3 --payload '{"file":"a.mp4"}'
+
+  # payload from a file; jobs with the same key run one at a time
+  jobctl submit --type deploy --key web --payload @deploy.json
+
+  # hold the job until 'jobctl release', or start it in an hour
+  jobctl submit --hold -- make release
+  jobctl submit --in 1h -- make report
+
+  # submit and wait for the result (exit 4 when it fails)
+  jobctl submit --wait -- make test`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if dash := cmd.ArgsLenAtDash(); dash > 0 {
+				return usageErrorf(cmd, "unexpected argument %q before --; put the job's command after --", args[0])
+			}
+			opts.Args = args
+			if err := opts.Output.check(cmd); err != nil {
+				return err
+			}
+			opts.Type = strings.TrimSpace(opts.Type)
+			switch {
+			case opts.Type == "" && len(args) == 0:
+				return usageErrorf(cmd, "nothing to submit: give --type TYPE or a command after --")
+			case opts.Type == "":
+				opts.Type = engine.TypeExec
+			case opts.Type == engine.TypeExec && len(args) == 0:
+				return usageErrorf(cmd, "an exec job needs a command: give it after --")
+			}
+			if cmd.Flags().Changed("load") {
+				opts.Load = &load
+			}
+			if cmd.Flags().Changed("timeout") {
+				if timeout <= 0 {
+					return usageErrorf(cmd, "invalid --timeout %s: must be positive", timeout)
+				}
+				opts.Timeout = &timeout
+			}
+			if opts.MaxAttempts < 1 {
+				return usageErrorf(cmd, "invalid --max-attempts %d: must be at least 1", opts.MaxAttempts)
+			}
+			if opts.Backoff < 0 {
+				return usageErrorf(cmd, "invalid --backoff %s: must not be negative", opts.Backoff)
+			}
+			if cmd.Flags().Changed("parent") {
+				parent, _ := cmd.Flags().GetInt64("parent")
+				if parent <= 0 {
+					return usageErrorf(cmd, "invalid --parent %d: job ids are positive", parent)
+				}
+				opts.ParentID = &parent
+			}
+			if cmd.Flags().Changed("at") && cmd.Flags().Changed("in") {
+				return usageErrorf(cmd, "--at and --in both set the start time; give one")
+			}
+			if cmd.Flags().Changed("at") {
+				at, err := time.Parse(time.RFC3339, atText)
+				if err != nil {
+					return usageErrorf(cmd, "invalid --at %q: want RFC 3339 like 2030-01-02T15:04:05Z", atText)
+				}
+				opts.At = &at
+			}
+			if cmd.Flags().Changed("in") {
+				if in < 0 {
+					return usageErrorf(cmd, "invalid --in %s: must not be negative", in)
+				}
+				opts.In = &in
+			}
+			if opts.Hold && opts.Wait {
+				return usageErrorf(cmd, "--wait with --hold would wait until someone releases the job; submit held, then 'jobctl release' and 'jobctl wait'")
+			}
+			if cmd.Flags().Changed("wait-timeout") && !opts.Wait {
+				return usageErrorf(cmd, "--wait-timeout needs --wait")
+			}
+			if opts.WaitTimeout < 0 {
+				return usageErrorf(cmd, "invalid --wait-timeout %s: must not be negative", opts.WaitTimeout)
+			}
+			if cmd.Flags().Changed("payload") {
+				p, err := readPayload(payloadText, opts.IO.In)
+				if err != nil {
+					return usageErrorf(cmd, "invalid --payload: %v", err)
+				}
+				opts.Payload = p
+			}
+			opts.Creator = creator()
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return submitRun(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Type, "type", "", "job type (service) to run; exec when a command follows --")
+	fl.StringVar(&opts.Operation, "operation", "", "operation name, shown in listings")
+	fl.Var((*loadValue)(&load), "load", "load the job puts on its node (default: the service's, else 1)")
+	fl.StringVar(&opts.Key, "key", "", "jobs with the same key run one at a time, in submission order")
+	fl.Int64("parent", 0, "id of the parent job")
+	fl.IntVar(&opts.MaxAttempts, "max-attempts", 1, "how often the job is tried before it fails")
+	fl.DurationVar(&opts.Backoff, "backoff", 10*time.Second, "wait before the first retry; doubles with each further one")
+	fl.StringVar(&opts.Rollback, "rollback", "", "job type run once after the last attempt has failed")
+	fl.DurationVar(&timeout, "timeout", 0, "cancel the job after running this long (default: the service's, else 8h)")
+	fl.StringVar(&atText, "at", "", "do not start before this time (RFC 3339)")
+	fl.DurationVar(&in, "in", 0, "do not start before this long from now")
+	fl.BoolVar(&opts.Hold, "hold", false, "create the job held (INSTANTIATED) until 'jobctl release'")
+	fl.StringVar(&payloadText, "payload", "", "JSON payload, @FILE to read it from a file, or - for stdin")
+	fl.BoolVar(&opts.Wait, "wait", false, "wait until the job ends; exit 4 if it fails")
+	fl.DurationVar(&opts.WaitTimeout, "wait-timeout", 0, "with --wait, give up after this long (exit 5)")
+	addOutputFlags(cmd, &opts.Output, false)
+	fl.Lookup("output").Usage = "with --wait, format of the final status: table, wide or json"
+	return cmd
+}
+
+// loadValue is the --load flag: a finite, non-negative number, checked
+// while flags are parsed so a bad load is a usage error.
+type loadValue float64
+
+func (v *loadValue) String() string { return strconv.FormatFloat(float64(*v), 'g', -1, 64) }
+func (v *loadValue) Type() string   { return "number" }
+func (v *loadValue) Set(s string) error {
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	switch {
+	case err != nil:
+		return fmt.Errorf("not a number")
+	case math.IsNaN(f) || math.IsInf(f, 0):
+		return fmt.Errorf("must be a finite number")
+	case f < 0:
+		return fmt.Errorf("must not be negative")
+	}
+	*v = loadValue(f)
+	return nil
+}
+
+// readPayload reads --payload: inline JSON, @FILE, or - for stdin.
+func readPayload(arg string, stdin io.Reader) (json.RawMessage, error) {
+	var data []byte
+	switch {
+	case arg == "-":
+		b, err := io.ReadAll(stdin)
+		if err != nil {
+			return nil, fmt.Errorf("reading stdin: %w", err)
+		}
+		data = b
+	case strings.HasPrefix(arg, "@"):
+		b, err := os.ReadFile(arg[1:])
+		if err != nil {
+			return nil, err
+		}
+		data = b
+	default:
+		data = []byte(arg)
+	}
+	if !json.Valid(data) {
+		return nil, fmt.Errorf("not valid JSON")
+	}
+	return json.RawMessage(strings.TrimSpace(string(data))), nil
+}
+
+// creator names who submits: $USER@hostname.
+func creator() string {
+	name := os.Getenv("USER")
+	if name == "" {
+		if u, err := user.Current(); err == nil {
+			name = u.Username
+		}
+	}
+	host, _ := os.Hostname()
+	return name + "@" + host
+}
+
+func submitRun(ctx context.Context, opts *SubmitOptions) error {
+	store, err := opts.Store(ctx)
+	if err != nil {
+		return err
+	}
+	if opts.ParentID != nil {
+		if _, err := store.JobGet(ctx, *opts.ParentID); err != nil {
+			return fmt.Errorf("--parent: %w", err)
+		}
+	}
+	p := engine.JobInsertParams{
+		Type:        opts.Type,
+		Operation:   opts.Operation,
+		Args:        opts.Args,
+		Payload:     opts.Payload,
+		Load:        1,
+		Status:      engine.StatusQueued,
+		Key:         opts.Key,
+		ParentID:    opts.ParentID,
+		MaxAttempts: opts.MaxAttempts,
+		Backoff:     opts.Backoff,
+		Rollback:    opts.Rollback,
+		RunAfter:    opts.At,
+		Timeout:     engine.DefaultJobTimeout,
+		Creator:     opts.Creator,
+	}
+	if opts.Hold {
+		p.Status = engine.StatusInstantiated
+	}
+	svc, offered, err := serviceDefaults(ctx, store, opts.Type)
+	if err != nil {
+		return err
+	}
+	if !offered {
+		fmt.Fprintf(opts.IO.ErrOut, "jobctl: warning: no registered node offers type %q; the job waits until one does\n", opts.Type)
+	}
+	switch {
+	case opts.Load != nil:
+		p.Load = *opts.Load
+	case svc.Load > 0:
+		p.Load = svc.Load
+	}
+	switch {
+	case opts.Timeout != nil:
+		p.Timeout = *opts.Timeout
+	case svc.Timeout > 0:
+		p.Timeout = time.Duration(svc.Timeout)
+	}
+	if opts.In != nil {
+		// Every node judges run_after on the database's clock, so the
+		// delay counts from that clock too, not from this machine's.
+		now, err := store.Now(ctx)
+		if err != nil {
+			return err
+		}
+		at := now.Add(*opts.In)
+		p.RunAfter = &at
+	}
+	job, err := store.JobInsert(ctx, p)
+	if err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintln(opts.IO.Out, job.ID); err != nil {
+		return err
+	}
+	if !opts.Wait {
+		return nil
+	}
+	return waitRun(ctx, &WaitOptions{
+		IO: opts.IO, Store: opts.Store, Clock: opts.Clock, IDs: []int64{job.ID}, Timeout: opts.WaitTimeout, Output: opts.Output,
+	})
+}
+
+// serviceDefaults finds the settings a node gives jobs of a type,
+// preferring an ONLINE node, and whether any registered node offers it.
+func serviceDefaults(ctx context.Context, store engine.Store, jobType string) (engine.NodeService, bool, error) {
+	nodes, err := store.NodeList(ctx)
+	if err != nil {
+		return engine.NodeService{}, false, err
+	}
+	var found *engine.NodeService
+	for _, n := range nodes {
+		svc, ok := n.Service(jobType)
+		if !ok {
+			continue
+		}
+		if n.State == engine.NodeOnline {
+			return svc, true, nil
+		}
+		if found == nil {
+			found = &svc
+		}
+	}
+	if found == nil {
+		return engine.NodeService{}, false, nil
+	}
+	return *found, true, nil
+}

@@ -1,0 +1,108 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/jobctl/jobctl/engine"
+)
+
+func TestVerbParsing(t *testing.T) {
+	ios, _, _ := TestIO("")
+	for _, v := range engine.Verbs {
+		var got *VerbOptions
+		cmd := NewCmdVerb(&Factory{IO: ios}, v, func(_ context.Context, o *VerbOptions) error {
+			got = o
+			return nil
+		})
+		if err := execParse(cmd, "5", "6", "5"); err != nil {
+			t.Fatalf("%s: %v", v, err)
+		}
+		if got.Verb != v || !slices.Equal(got.IDs, []int64{5, 6}) {
+			t.Errorf("%s parsed %+v", v, got)
+		}
+		for _, args := range [][]string{{}, {"five"}, {"5", "-1"}} {
+			cmd := NewCmdVerb(&Factory{IO: ios}, v, func(context.Context, *VerbOptions) error { return nil })
+			if err := execParse(cmd, args...); !errors.As(err, new(*UsageError)) {
+				t.Errorf("%s %v: %v; want a UsageError", v, args, err)
+			}
+		}
+	}
+}
+
+func TestVerbRun(t *testing.T) {
+	e := newTestEnv(t)
+	queued := e.insert(t, engine.JobInsertParams{})
+	running := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning)
+	if err := e.run(t, "cancel", fmt.Sprint(queued.ID), fmt.Sprint(running.ID)); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("%d\tCANCELLED\n%d\tCANCELLING\n", queued.ID, running.ID)
+	if got := e.stdout.String(); got != want {
+		t.Errorf("cancel printed %q; want %q", got, want)
+	}
+	if err := e.run(t, "requeue", fmt.Sprint(queued.ID)); err != nil {
+		t.Fatal(err)
+	}
+	if j := e.get(t, queued.ID); j.Status != engine.StatusRestart {
+		t.Errorf("after requeue: %s; want RESTART", j.Status)
+	}
+}
+
+func TestVerbTerminal(t *testing.T) {
+	e := newTestEnv(t)
+	e.f.IO.OutIsTerminal, e.f.IO.NoColor = true, true
+	held := e.insert(t, engine.JobInsertParams{Status: engine.StatusInstantiated})
+	if err := e.run(t, "release", fmt.Sprint(held.ID)); err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("job %d: INSTANTIATED → QUEUED\n", held.ID); e.stdout.String() != want {
+		t.Errorf("release printed %q; want %q", e.stdout.String(), want)
+	}
+}
+
+func TestVerbBadInputChangesNothing(t *testing.T) {
+	e := newTestEnv(t)
+	a := e.insert(t, engine.JobInsertParams{})
+	done := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning, engine.StatusFinished)
+
+	err := e.run(t, "cancel", fmt.Sprint(a.ID), "999999")
+	if !errors.Is(err, engine.ErrNotFound) {
+		t.Fatalf("cancel with an unknown id: %v; want not found", err)
+	}
+	err = e.run(t, "cancel", fmt.Sprint(a.ID), fmt.Sprint(done.ID))
+	if !errors.Is(err, engine.ErrInvalidTransition) {
+		t.Fatalf("cancel with an ended job: %v; want a refused transition", err)
+	}
+	want := fmt.Sprintf("job %d is FINISHED and cannot become CANCELLED: nothing to cancel", done.ID)
+	if err.Error() != want {
+		t.Errorf("error %q; want %q", err, want)
+	}
+	if j := e.get(t, a.ID); j.Status != engine.StatusQueued || j.Version != a.Version {
+		t.Errorf("job %d is %s v%d after refused commands; want it untouched", a.ID, j.Status, j.Version)
+	}
+	if e.stdout.Len() != 0 {
+		t.Errorf("stdout %q; want nothing reported as changed", e.stdout.String())
+	}
+
+	// Several problems are reported together, and errors.Is sees each.
+	err = e.run(t, "delete", fmt.Sprint(a.ID), "999999")
+	if !errors.Is(err, engine.ErrNotFound) || !errors.Is(err, engine.ErrInvalidTransition) {
+		t.Errorf("error %v; want both the refusal and the unknown id", err)
+	}
+}
+
+func TestCancelCascadesToChildren(t *testing.T) {
+	e := newTestEnv(t)
+	parent := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning, engine.StatusWaiting)
+	child := e.insert(t, engine.JobInsertParams{ParentID: &parent.ID})
+	if err := e.run(t, "cancel", fmt.Sprint(parent.ID)); err != nil {
+		t.Fatal(err)
+	}
+	if j := e.get(t, child.ID); j.Status != engine.StatusCancelled {
+		t.Errorf("child is %s; want CANCELLED with its parent", j.Status)
+	}
+}

@@ -1,0 +1,158 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jobctl/jobctl/engine"
+	"github.com/spf13/cobra"
+)
+
+// Polling intervals of wait: quick at first, for short jobs, then
+// backing off so a long wait costs the database little.
+const (
+	waitFirstPoll = 200 * time.Millisecond
+	waitMaxPoll   = time.Second
+)
+
+// WaitOptions are the parsed flags of `jobctl wait`.
+type WaitOptions struct {
+	IO    *IOStreams
+	Store func(ctx context.Context) (engine.Store, error)
+	Clock engine.Clock
+
+	IDs     []int64
+	Timeout time.Duration // 0: no limit
+	Output  outputOptions
+}
+
+// NewCmdWait builds `jobctl wait`. runF replaces the action in tests.
+func NewCmdWait(f *Factory, runF func(context.Context, *WaitOptions) error) *cobra.Command {
+	opts := &WaitOptions{IO: f.IO, Store: f.Store, Clock: f.Clock}
+	cmd := &cobra.Command{
+		Use:   "wait ID...",
+		Short: "Wait until jobs end",
+		Long: `Wait until every given job has ended, then print their final states.
+
+Exits 0 when all ended FINISHED or WARNING, 4 when any ended FAILED,
+CANCELLED or DELETED, and 5 when --timeout passes first.`,
+		Example: `  # wait for two jobs
+  jobctl wait 41 42
+
+  # give up after ten minutes
+  jobctl wait 41 --timeout 10m || echo "not done: exit $?"`,
+		Args: minArgs(1, "a job id"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ids, err := parseIDs(cmd, args)
+			if err != nil {
+				return err
+			}
+			if opts.Timeout < 0 {
+				return usageErrorf(cmd, "invalid --timeout %s: must not be negative", opts.Timeout)
+			}
+			if err := opts.Output.check(cmd); err != nil {
+				return err
+			}
+			opts.IDs = ids
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return waitRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 0, "give up after this long and exit 5 (default: wait as long as it takes)")
+	addOutputFlags(cmd, &opts.Output, true)
+	return cmd
+}
+
+func waitRun(ctx context.Context, opts *WaitOptions) error {
+	store, err := opts.Store(ctx)
+	if err != nil {
+		return err
+	}
+	waitCtx := ctx
+	if opts.Timeout > 0 {
+		var cancel context.CancelFunc
+		waitCtx, cancel = context.WithTimeout(ctx, opts.Timeout)
+		defer cancel()
+	}
+	jobs, err := waitForJobs(waitCtx, store, opts.IDs)
+	timedOut := errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil
+	if err != nil && !timedOut {
+		return err
+	}
+	if err := printJobs(opts.IO, opts.Output, opts.Clock.Now(), jobs, true); err != nil {
+		return err
+	}
+	if timedOut {
+		var pending []int64
+		for _, j := range jobs {
+			if !j.Status.Terminal() {
+				pending = append(pending, j.ID)
+			}
+		}
+		return &WaitTimeoutError{Timeout: opts.Timeout, Pending: pending}
+	}
+	var failed []*engine.Job
+	for _, j := range jobs {
+		if !j.Status.Succeeded() {
+			failed = append(failed, j)
+		}
+	}
+	if len(failed) > 0 {
+		return &WaitFailedError{Jobs: failed}
+	}
+	return nil
+}
+
+// waitForJobs polls until every job is terminal and returns them in the
+// order of ids. An unknown id fails at once. When ctx ends first it returns
+// ctx's error with each job as last seen.
+func waitForJobs(ctx context.Context, store engine.Store, ids []int64) ([]*engine.Job, error) {
+	jobs := make([]*engine.Job, len(ids))
+	for i, id := range ids {
+		j, err := store.JobGet(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		jobs[i] = j
+	}
+	interval := waitFirstPoll
+	for {
+		done := true
+		for i, j := range jobs {
+			if j.Status.Terminal() {
+				continue
+			}
+			fresh, err := store.JobGet(ctx, j.ID)
+			if err != nil {
+				if ctx.Err() != nil {
+					return jobs, ctx.Err()
+				}
+				return nil, err
+			}
+			jobs[i] = fresh
+			done = done && fresh.Status.Terminal()
+		}
+		if done {
+			return jobs, nil
+		}
+		if err := sleepCtx(ctx, interval); err != nil {
+			return jobs, err
+		}
+		interval = min(interval*3/2, waitMaxPoll)
+	}
+}
+
+// sleepCtx sleeps for d or until ctx ends, returning ctx's error then.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

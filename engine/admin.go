@@ -1,0 +1,272 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Verb is an operator's action on a job (DESIGN.md §2): `jobctl cancel`,
+// `pause`, `resume`, `requeue`, `release` and `delete`.
+type Verb string
+
+// The admin verbs.
+const (
+	VerbCancel  Verb = "cancel"
+	VerbPause   Verb = "pause"
+	VerbResume  Verb = "resume"
+	VerbRequeue Verb = "requeue"
+	VerbRelease Verb = "release"
+	VerbDelete  Verb = "delete"
+)
+
+// Verbs lists every admin verb.
+var Verbs = []Verb{VerbCancel, VerbPause, VerbResume, VerbRequeue, VerbRelease, VerbDelete}
+
+// Messages the admin verbs leave on a job, saying why it is in its state.
+const (
+	MessageCancelled = "cancelled by operator"
+	MessagePaused    = "paused by operator"
+	MessageRequeued  = "requeued by operator"
+)
+
+// verbAttempts bounds how often ApplyVerb re-reads a job that keeps changing
+// under it; a job that changes ten times in a row is being worked on so
+// busily that the operator should look before trying again.
+const verbAttempts = 10
+
+// ParseVerb reads a verb name.
+func ParseVerb(s string) (Verb, error) {
+	for _, v := range Verbs {
+		if string(v) == s {
+			return v, nil
+		}
+	}
+	return "", fmt.Errorf("unknown verb %q (valid: cancel, pause, resume, requeue, release, delete)", s)
+}
+
+// Update computes the guarded update that applies the verb to the job as it
+// was read, or a *TransitionError saying why the verb does not apply now.
+func (v Verb) Update(j *Job) (JobUpdate, error) {
+	switch v {
+	case VerbCancel:
+		return CancelUpdate(j)
+	case VerbPause:
+		return PauseUpdate(j)
+	case VerbResume:
+		return ResumeUpdate(j)
+	case VerbRequeue:
+		return RequeueUpdate(j)
+	case VerbRelease:
+		return ReleaseUpdate(j)
+	case VerbDelete:
+		return DeleteUpdate(j)
+	}
+	return JobUpdate{}, fmt.Errorf("unknown verb %q", string(v))
+}
+
+// CancelUpdate stops a job. A job no node runs yet (held, queued, being
+// handed over, or paused before it started) ends CANCELLED at once; a job a
+// node runs or holds (running, paused while running, waiting for its
+// children) becomes CANCELLING, and its node stops the process and then
+// records CANCELLED.
+func CancelUpdate(j *Job) (JobUpdate, error) {
+	u := guarded(j)
+	u.Message = Ptr(MessageCancelled)
+	switch {
+	case j.Status.QueuedLike() || j.Status == StatusDispatching || (j.Status == StatusPaused && j.Node == ""):
+		u.To = StatusCancelled
+		u.MarkFinished = true
+	case j.Status == StatusRunning || j.Status == StatusPaused || j.Status == StatusWaiting:
+		u.To = StatusCancelling
+	case j.Status == StatusCancelling:
+		return refuse(j, StatusCancelled, "it is already being cancelled")
+	default:
+		return refuse(j, StatusCancelled, "nothing to cancel")
+	}
+	return u, nil
+}
+
+// PauseUpdate holds a job. A queued job is held back from dispatch (PAUSED
+// without a node); a running job keeps its node, which stops the process
+// until it is resumed.
+func PauseUpdate(j *Job) (JobUpdate, error) {
+	u := guarded(j)
+	u.To = StatusPaused
+	u.Message = Ptr(MessagePaused)
+	switch j.Status {
+	case StatusQueued, StatusRestart:
+		u.Node = Ptr("")
+	case StatusRunning:
+	case StatusInstantiated:
+		return refuse(j, StatusPaused, "it is held already; release it to let it run")
+	case StatusDispatching:
+		return refuse(j, StatusPaused, "it is being handed to a node; try again in a moment")
+	case StatusPaused:
+		return refuse(j, StatusPaused, "it is paused already")
+	case StatusWaiting:
+		return refuse(j, StatusPaused, "it is waiting for its children; pause those instead")
+	case StatusCancelling:
+		return refuse(j, StatusPaused, "it is being cancelled")
+	default:
+		return refuse(j, StatusPaused, "nothing to pause")
+	}
+	return u, nil
+}
+
+// ResumeUpdate undoes a pause: a job paused before it ran goes back to the
+// queue, a job paused while running continues on its node.
+func ResumeUpdate(j *Job) (JobUpdate, error) {
+	u := guarded(j)
+	u.Message = Ptr("")
+	switch {
+	case j.Status == StatusPaused && j.Node == "":
+		u.To = StatusQueued
+		u.MarkQueued = true
+	case j.Status == StatusPaused:
+		u.To = StatusRunning
+	case j.Status == StatusInstantiated:
+		return refuse(j, StatusQueued, "it is held, not paused; release it instead")
+	default:
+		return refuse(j, StatusQueued, "it is not paused; nothing to resume")
+	}
+	return u, nil
+}
+
+// RequeueUpdate runs an ended job again: it goes to RESTART (dispatched
+// before queued jobs) with its previous result cleared.
+func RequeueUpdate(j *Job) (JobUpdate, error) {
+	u := guarded(j)
+	u.To = StatusRestart
+	switch {
+	case j.Status == StatusDeleted:
+		return refuse(j, StatusRestart, "deleted jobs cannot be requeued; submit it again")
+	case !j.Status.Terminal():
+		return refuse(j, StatusRestart, "only ended jobs can be requeued; cancel it first")
+	}
+	u.Node = Ptr("")
+	u.ClearResult = true
+	u.Message = Ptr(MessageRequeued)
+	return u, nil
+}
+
+// ReleaseUpdate lets a job created held (INSTANTIATED) be dispatched.
+func ReleaseUpdate(j *Job) (JobUpdate, error) {
+	u := guarded(j)
+	u.To = StatusQueued
+	switch j.Status {
+	case StatusInstantiated:
+		u.MarkQueued = true
+		return u, nil
+	case StatusPaused:
+		return refuse(j, StatusQueued, "it is paused, not held; resume it instead")
+	}
+	return refuse(j, StatusQueued, "only held (INSTANTIATED) jobs can be released")
+}
+
+// DeleteUpdate marks an ended job DELETED; it stays in the store but leaves
+// listings and retention may remove it.
+func DeleteUpdate(j *Job) (JobUpdate, error) {
+	u := guarded(j)
+	u.To = StatusDeleted
+	switch {
+	case j.Status == StatusDeleted:
+		return refuse(j, StatusDeleted, "it is deleted already")
+	case !j.Status.Terminal():
+		return refuse(j, StatusDeleted, "only ended jobs can be deleted; cancel it first")
+	}
+	return u, nil
+}
+
+// guarded starts an update that applies only to the job as it was read.
+func guarded(j *Job) JobUpdate {
+	return JobUpdate{ID: j.ID, From: j.Status, Version: j.Version}
+}
+
+func refuse(j *Job, to Status, reason string) (JobUpdate, error) {
+	return JobUpdate{}, &TransitionError{ID: j.ID, From: j.Status, To: to, Reason: reason}
+}
+
+// ApplyVerb applies an admin verb to job id: it reads the job, computes the
+// guarded update and applies it, reading again and deciding anew when the
+// job changed in between (a lost race is never overwritten). Cancelling a
+// job also cancels its unfinished descendants; when some of them could not
+// be cancelled, ApplyVerb returns the cancelled job together with an error
+// naming them.
+func ApplyVerb(ctx context.Context, store Store, id int64, verb Verb) (*Job, error) {
+	j, err := applyOnce(ctx, store, id, verb)
+	if err != nil || verb != VerbCancel {
+		return j, err
+	}
+	if err := cancelDescendants(ctx, store, id, map[int64]bool{id: true}); err != nil {
+		return j, fmt.Errorf("job %d is %s, but not all its children were cancelled: %w", id, j.Status, err)
+	}
+	return j, nil
+}
+
+// applyOnce is ApplyVerb for one job, without its children.
+func applyOnce(ctx context.Context, store Store, id int64, verb Verb) (*Job, error) {
+	for range verbAttempts {
+		j, err := store.JobGet(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		u, err := verb.Update(j)
+		if err != nil {
+			return nil, err
+		}
+		j, err = store.JobUpdate(ctx, u)
+		if errors.Is(err, ErrConflict) {
+			continue
+		}
+		return j, err
+	}
+	return nil, fmt.Errorf("job %d kept changing while it was being %s; try again: %w", id, verb.PastTense(), ErrConflict)
+}
+
+// cancelDescendants cancels every unfinished job below parent. It goes on
+// past a child it cannot cancel, so one stuck child does not shield its
+// siblings, and returns what went wrong. seen guards against a parent cycle.
+func cancelDescendants(ctx context.Context, store Store, parent int64, seen map[int64]bool) error {
+	children, err := store.JobList(ctx, JobListParams{ParentID: &parent})
+	if err != nil {
+		return fmt.Errorf("listing the children of job %d: %w", parent, err)
+	}
+	var errs []error
+	for _, c := range children {
+		if seen[c.ID] {
+			continue
+		}
+		seen[c.ID] = true
+		if !c.Status.Terminal() && c.Status != StatusCancelling {
+			// A child that ended or started cancelling meanwhile needs nothing more.
+			if _, err := applyOnce(ctx, store, c.ID, VerbCancel); err != nil && !errors.Is(err, ErrInvalidTransition) {
+				errs = append(errs, err)
+			}
+		}
+		// A child that has ended may still have running children of its own.
+		if err := cancelDescendants(ctx, store, c.ID, seen); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// PastTense names what the verb does to a job, for messages ("cancelled").
+func (v Verb) PastTense() string {
+	switch v {
+	case VerbCancel:
+		return "cancelled"
+	case VerbPause:
+		return "paused"
+	case VerbResume:
+		return "resumed"
+	case VerbRequeue:
+		return "requeued"
+	case VerbRelease:
+		return "released"
+	case VerbDelete:
+		return "deleted"
+	}
+	return string(v)
+}

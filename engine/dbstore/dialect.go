@@ -1,0 +1,87 @@
+package dbstore
+
+import (
+	"fmt"
+	"time"
+)
+
+// dialect is everything that differs between the database backends. The
+// queries themselves are shared .sql files; a dialect only fills in the
+// fragments that differ (the clock) and says how a few statements behave.
+type dialect struct {
+	name   string // as engine.Store.Dialect reports it, and the sql/ folder name
+	driver string // database/sql driver name
+
+	// now is the SQL expression of the database's clock: UTC, sub-second,
+	// the time of the statement, not of its transaction.
+	now string
+	// nowPlus returns the SQL expression now + seconds, where seconds is a
+	// bound parameter holding a float. Durations travel as seconds because
+	// not every driver can bind a time.Duration.
+	nowPlus func(seconds string) string
+	// timeArg is how a Go time is bound so it compares correctly with now.
+	timeArg func(time.Time) any
+
+	// insertReturnsID: INSERT … RETURNING id gives the new id; otherwise
+	// the driver's LastInsertId does.
+	insertReturnsID bool
+	// migrationLock: Migrate holds the migrate_lock query's lock around its
+	// work on one connection. Without it, each migration's transaction must
+	// itself exclude other writers (SQLite's BEGIN IMMEDIATE).
+	migrationLock bool
+
+	maxOpenConns int
+}
+
+// sqliteTimeLayout is the text form of SQLite timestamps: the form
+// datetime('now', 'subsec') produces, UTC with milliseconds. Every stored
+// and bound time has exactly this width, so text comparison is time order.
+const sqliteTimeLayout = "2006-01-02 15:04:05.000"
+
+var sqliteDialect = &dialect{
+	name:   "sqlite",
+	driver: "sqlite",
+	now:    "datetime('now', 'subsec')",
+	nowPlus: func(seconds string) string {
+		// SQLite's 'now' is fixed for the whole statement, so now and now
+		// plus an offset agree within one statement.
+		return fmt.Sprintf("datetime('now', printf('%%+.3f seconds', %s), 'subsec')", seconds)
+	},
+	timeArg: func(t time.Time) any { return t.UTC().Format(sqliteTimeLayout) },
+	// RETURNING needs SQLite 3.35; the embedded one is newer.
+	insertReturnsID: true,
+	migrationLock:   false,
+	// WAL lets readers run beside the one writer; writers queue on the
+	// database lock (busy_timeout). A few connections keep a slow read from
+	// blocking a lease renewal.
+	maxOpenConns: 4,
+}
+
+var postgresDialect = &dialect{
+	name:   "postgres",
+	driver: "postgres",
+	// clock_timestamp(), not now(): now() is the start of the transaction.
+	now: "clock_timestamp()",
+	nowPlus: func(seconds string) string {
+		return fmt.Sprintf("(clock_timestamp() + make_interval(secs => %s))", seconds)
+	},
+	timeArg:         func(t time.Time) any { return t.UTC() },
+	insertReturnsID: true,
+	migrationLock:   true,
+	maxOpenConns:    10,
+}
+
+var mysqlDialect = &dialect{
+	name:   "mysql",
+	driver: "mysql",
+	// DATETIME columns hold UTC; UTC_TIMESTAMP is the statement's time.
+	now: "UTC_TIMESTAMP(6)",
+	nowPlus: func(seconds string) string {
+		return fmt.Sprintf("TIMESTAMPADD(MICROSECOND, ROUND(%s * 1000000), UTC_TIMESTAMP(6))", seconds)
+	},
+	// The driver writes times in its Loc, which Open sets to UTC.
+	timeArg:         func(t time.Time) any { return t.UTC() },
+	insertReturnsID: false,
+	migrationLock:   true,
+	maxOpenConns:    10,
+}

@@ -1,0 +1,196 @@
+package dbstore
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// validForms is appended to every DSN error so the operator sees what works.
+const validForms = "valid forms: sqlite:PATH (sqlite: alone for the default file), " +
+	"postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?PARAMS] (or postgresql://…), " +
+	"mysql://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?PARAMS]"
+
+// target is a parsed DSN: which backend, what to hand its driver, and how to
+// name the database in messages (never with a password).
+type target struct {
+	dialect    *dialect
+	driverDSN  string
+	display    string
+	sqlitePath string // the database file, for SQLite
+}
+
+// DefaultPath is where the SQLite database lives when no DSN names one:
+// $XDG_STATE_HOME/jobctl/jobctl.db, else ~/.local/state/jobctl/jobctl.db.
+// Without a known home directory it falls back to jobctl.db in the working
+// directory.
+func DefaultPath() string {
+	// The XDG spec says to ignore a relative XDG_STATE_HOME.
+	if dir := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(dir) {
+		return filepath.Join(dir, "jobctl", "jobctl.db")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		return "jobctl.db"
+	}
+	return filepath.Join(home, ".local", "state", "jobctl", "jobctl.db")
+}
+
+func parseDSN(dsn string) (*target, error) {
+	scheme, rest, ok := strings.Cut(dsn, ":")
+	if !ok {
+		return nil, fmt.Errorf("database %q has no scheme; %s", redact(dsn), validForms)
+	}
+	switch strings.ToLower(scheme) {
+	case "sqlite":
+		return parseSQLite(rest)
+	case "postgres", "postgresql":
+		return parsePostgres(dsn)
+	case "mysql":
+		return parseMySQL(dsn)
+	}
+	return nil, fmt.Errorf("database %q: unknown kind %q; %s", redact(dsn), scheme, validForms)
+}
+
+func parseSQLite(path string) (*target, error) {
+	switch {
+	case path == "":
+		path = DefaultPath()
+	case strings.HasPrefix(path, "//"):
+		// sqlite://x is ambiguous (host x, or a relative path?); one form only.
+		return nil, fmt.Errorf("database sqlite:%s: write sqlite:PATH, e.g. sqlite:/var/lib/jobctl/jobctl.db or sqlite:jobctl.db; %s", path, validForms)
+	case path == ":memory:" || strings.HasPrefix(path, "file:"):
+		return nil, fmt.Errorf("database sqlite:%s: only a database file path is supported, since every jobctl command opens the database anew; %s", path, validForms)
+	case strings.ContainsAny(path, "?#"):
+		return nil, fmt.Errorf("database sqlite:%s: the path may not contain '?' or '#'; %s", path, validForms)
+	case strings.HasPrefix(path, "~/"):
+		// No shell expands a tilde after "sqlite:"; do what was meant.
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return nil, fmt.Errorf("database sqlite:%s: %w", path, err)
+		}
+		path = filepath.Join(home, path[2:])
+	}
+	// busy_timeout: wait for the one writer instead of failing at once.
+	// _txlock=immediate: a write transaction takes the write lock when it
+	// begins, so two transactions cannot both read and then deadlock on
+	// upgrading to write (which SQLite reports as SQLITE_BUSY, at once).
+	params := url.Values{}
+	params.Set("_busy_timeout", "10000")
+	params.Set("_journal_mode", "WAL")
+	params.Set("_foreign_keys", "1")
+	params.Set("_synchronous", "NORMAL") // safe with WAL: a crash loses at most the last commits, never consistency
+	params.Set("_txlock", "immediate")
+	return &target{
+		dialect:    sqliteDialect,
+		driverDSN:  path + "?" + params.Encode(),
+		display:    "sqlite:" + path,
+		sqlitePath: path,
+	}, nil
+}
+
+func parsePostgres(dsn string) (*target, error) {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("database %s: %v; %s", redact(dsn), unwrapURLError(err), validForms)
+	}
+	if u.Host == "" && u.Query().Get("host") == "" {
+		return nil, fmt.Errorf("database %s: no host; %s", u.Redacted(), validForms)
+	}
+	q := u.Query()
+	// lib/pq insists on TLS unless told otherwise; behave like psql and
+	// other libpq clients instead: TLS when the server offers it.
+	if q.Get("sslmode") == "" && os.Getenv("PGSSLMODE") == "" {
+		q.Set("sslmode", "prefer")
+		u.RawQuery = q.Encode()
+	}
+	return &target{
+		dialect:   postgresDialect,
+		driverDSN: u.String(),
+		display:   redactURL(u),
+	}, nil
+}
+
+// redactURL names the database for messages: scheme, user, host and
+// database, without the password or parameters (which may hold secrets).
+func redactURL(u *url.URL) string {
+	c := *u
+	c.RawQuery = ""
+	c.Fragment = ""
+	if c.User != nil {
+		c.User = url.User(c.User.Username())
+	}
+	return c.String()
+}
+
+// redact hides what looks like a password in a DSN that did not parse.
+func redact(dsn string) string {
+	if u, err := url.Parse(dsn); err == nil && u.Host != "" {
+		return redactURL(u)
+	}
+	if scheme, rest, ok := strings.Cut(dsn, "://"); ok {
+		if at := strings.LastIndex(rest, "@"); at >= 0 {
+			if user, _, hasPass := strings.Cut(rest[:at], ":"); hasPass {
+				return scheme + "://" + user + ":xxxxx" + rest[at:]
+			}
+		}
+	}
+	return dsn
+}
+
+// unwrapURLError drops url.Error's echo of the whole URL, password and all.
+func unwrapURLError(err error) error {
+	if ue, ok := err.(*url.Error); ok {
+		return ue.Err
+	}
+	return err
+}
+
+func parseMySQL(dsn string) (*target, error) {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("database %s: %v; %s", redact(dsn), unwrapURLError(err), validForms)
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("database %s: no host; %s", redactURL(u), validForms)
+	}
+	dbName := strings.TrimPrefix(u.Path, "/")
+	if dbName == "" || strings.Contains(dbName, "/") {
+		return nil, fmt.Errorf("database %s: name one database, as in mysql://USER@HOST/DATABASE; %s", redactURL(u), validForms)
+	}
+	// The driver's own DSN syntax cannot carry every password; let it
+	// parse only the parameters and set who and where directly.
+	cfg, err := mysql.ParseDSN("/?" + u.RawQuery)
+	if err != nil {
+		return nil, fmt.Errorf("database %s: %v; %s", redactURL(u), err, validForms)
+	}
+	cfg.Net = "tcp"
+	cfg.Addr = u.Host
+	if u.Port() == "" {
+		cfg.Addr = net.JoinHostPort(u.Hostname(), "3306")
+	}
+	cfg.DBName = dbName
+	if u.User != nil {
+		cfg.User = u.User.Username()
+		cfg.Passwd, _ = u.User.Password()
+	}
+	// What the store relies on, whatever the DSN says:
+	cfg.ParseTime = true       // DATETIME as time.Time
+	cfg.Loc = time.UTC         // stored times are UTC
+	cfg.MultiStatements = true // a migration is one script
+	// Rows matched, not rows changed: an UPDATE that sets what is already
+	// there still counts, as on the other backends (a lease renewal in the
+	// same microsecond, a repeated progress report).
+	cfg.ClientFoundRows = true
+	return &target{
+		dialect:   mysqlDialect,
+		driverDSN: cfg.FormatDSN(),
+		display:   redactURL(u),
+	}, nil
+}

@@ -1,0 +1,322 @@
+package dbstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/jobctl/jobctl/engine"
+)
+
+// JobInsert creates a job. Status must be QUEUED or INSTANTIATED; MaxAttempts
+// 0 means 1 and Timeout 0 means engine.DefaultJobTimeout. queued_at is set
+// for a QUEUED job. A ParentID that names no job is a *NotFoundError.
+func (s *Store) JobInsert(ctx context.Context, p engine.JobInsertParams) (*engine.Job, error) {
+	a, err := s.jobInsertArgs(p)
+	if err != nil {
+		return nil, err
+	}
+	var job *engine.Job
+	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
+		if p.ParentID != nil {
+			if err := s.jobMustExist(ctx, tx, *p.ParentID); err != nil {
+				return fmt.Errorf("parent %w", err)
+			}
+		}
+		var id int64
+		if s.dialect.insertReturnsID {
+			if err := s.get(ctx, tx, &id, qJobInsert, a); err != nil {
+				return err
+			}
+		} else {
+			query, params, err := s.bind(tx, qJobInsert, a, false)
+			if err != nil {
+				return err
+			}
+			res, err := tx.ExecContext(ctx, query, params...)
+			if err != nil {
+				return err
+			}
+			if id, err = res.LastInsertId(); err != nil {
+				return err
+			}
+		}
+		job, err = s.jobGet(ctx, tx, id)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("insert job: %w", err)
+	}
+	return job, nil
+}
+
+// jobInsertArgs validates a new job and turns it into query parameters.
+func (s *Store) jobInsertArgs(p engine.JobInsertParams) (args, error) {
+	var problems []string
+	if strings.TrimSpace(p.Type) == "" {
+		problems = append(problems, "type is empty")
+	}
+	if math.IsNaN(p.Load) || math.IsInf(p.Load, 0) || p.Load < 0 {
+		problems = append(problems, fmt.Sprintf("load %v is not a number >= 0", p.Load))
+	}
+	if p.Status != engine.StatusQueued && p.Status != engine.StatusInstantiated {
+		problems = append(problems, fmt.Sprintf("status %q is neither QUEUED nor INSTANTIATED", p.Status))
+	}
+	if p.MaxAttempts < 0 {
+		problems = append(problems, fmt.Sprintf("max attempts %d is negative", p.MaxAttempts))
+	}
+	if p.Backoff < 0 {
+		problems = append(problems, fmt.Sprintf("backoff %s is negative", p.Backoff))
+	}
+	if p.Timeout < 0 {
+		problems = append(problems, fmt.Sprintf("timeout %s is negative", p.Timeout))
+	}
+	payload := strings.TrimSpace(string(p.Payload))
+	if payload == "" {
+		payload = "{}"
+	} else if !json.Valid([]byte(payload)) {
+		problems = append(problems, "payload is not valid JSON")
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("invalid job: %s", strings.Join(problems, "; "))
+	}
+	argv := p.Args
+	if argv == nil {
+		argv = []string{}
+	}
+	argsJSON, err := json.Marshal(argv)
+	if err != nil {
+		return nil, err
+	}
+	maxAttempts := max(p.MaxAttempts, 1)
+	timeout := p.Timeout
+	if timeout == 0 {
+		timeout = engine.DefaultJobTimeout
+	}
+	var runAfter any
+	if p.RunAfter != nil {
+		runAfter = s.dialect.timeArg(*p.RunAfter)
+	}
+	return args{
+		"type":            p.Type,
+		"operation":       p.Operation,
+		"args":            string(argsJSON),
+		"payload":         payload,
+		"load":            p.Load,
+		"status":          string(p.Status),
+		"job_key":         p.Key,
+		"parent_id":       p.ParentID,
+		"max_attempts":    maxAttempts,
+		"backoff_seconds": p.Backoff.Seconds(),
+		"rollback":        p.Rollback,
+		"run_after":       runAfter,
+		"timeout_seconds": timeout.Seconds(),
+		"creator":         p.Creator,
+		"queued":          p.Status == engine.StatusQueued,
+	}, nil
+}
+
+// JobGet returns the job, or a *NotFoundError.
+func (s *Store) JobGet(ctx context.Context, id int64) (*engine.Job, error) {
+	return s.jobGet(ctx, s.db, id)
+}
+
+func (s *Store) jobGet(ctx context.Context, q querier, id int64) (*engine.Job, error) {
+	var row jobRow
+	if err := s.get(ctx, q, &row, qJobGet, args{"id": id}); err != nil {
+		if isNoRows(err) {
+			return nil, jobNotFound(id)
+		}
+		return nil, fmt.Errorf("read job %d: %w", id, err)
+	}
+	return row.job()
+}
+
+// jobMustExist returns a *NotFoundError unless the job exists.
+func (s *Store) jobMustExist(ctx context.Context, q querier, id int64) error {
+	var n int64
+	if err := s.get(ctx, q, &n, qJobExists, args{"id": id}); err != nil {
+		return err
+	}
+	if n == 0 {
+		return jobNotFound(id)
+	}
+	return nil
+}
+
+// JobList returns the matching jobs ordered by id; with Limit, the newest
+// Limit of them (still oldest first).
+func (s *Store) JobList(ctx context.Context, p engine.JobListParams) ([]*engine.Job, error) {
+	// IN () is not valid SQL, so an unused list filter gets a dummy value
+	// and its "all" flag.
+	statuses := make([]string, 0, len(p.Statuses))
+	for _, st := range p.Statuses {
+		statuses = append(statuses, string(st))
+	}
+	if len(statuses) == 0 {
+		statuses = []string{""}
+	}
+	types := p.Types
+	if len(types) == 0 {
+		types = []string{""}
+	}
+	var parentID int64
+	if p.ParentID != nil {
+		parentID = *p.ParentID
+	}
+	a := args{
+		"all_statuses": len(p.Statuses) == 0,
+		"statuses":     statuses,
+		"all_types":    len(p.Types) == 0,
+		"types":        types,
+		"node":         p.Node,
+		"job_key":      p.Key,
+		"any_parent":   p.ParentID == nil,
+		"parent_id":    parentID,
+		"limit":        limitOrAll(p.Limit),
+	}
+	var rows []jobRow
+	if err := s.selectRows(ctx, s.db, &rows, qJobList, a, true); err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
+	}
+	slices.Reverse(rows) // the query reads newest first so LIMIT keeps the newest
+	return jobsFromRows(rows)
+}
+
+// JobUpdate applies one guarded transition (see engine.JobUpdate) and
+// returns the job as the transition left it. It returns a
+// *engine.TransitionError for a transition the state machine forbids,
+// engine.ErrConflict when the job no longer has the expected status and
+// version, and a *NotFoundError for an unknown job.
+func (s *Store) JobUpdate(ctx context.Context, u engine.JobUpdate) (*engine.Job, error) {
+	if err := u.Validate(); err != nil {
+		return nil, err
+	}
+	if u.RunAfterSeconds != nil && (math.IsNaN(*u.RunAfterSeconds) || math.IsInf(*u.RunAfterSeconds, 0)) {
+		return nil, fmt.Errorf("update job %d: run after %v seconds is not a number", u.ID, *u.RunAfterSeconds)
+	}
+	a := args{
+		"id":                u.ID,
+		"from":              string(u.From),
+		"version":           u.Version,
+		"to":                string(u.To),
+		"set_node":          u.Node != nil,
+		"node":              deref(u.Node),
+		"attempt_increment": 0,
+		"set_exit_code":     u.ExitCode != nil,
+		"exit_code":         u.ExitCode,
+		"set_message":       u.Message != nil,
+		"message":           deref(u.Message),
+		"set_run_after":     u.RunAfterSeconds != nil,
+		"run_after_seconds": deref(u.RunAfterSeconds),
+		"clear_result":      u.ClearResult,
+		"mark_queued":       u.MarkQueued,
+		"mark_started":      u.MarkStarted,
+		"mark_finished":     u.MarkFinished,
+	}
+	if u.IncrementAttempt {
+		a["attempt_increment"] = 1
+	}
+	var job *engine.Job
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		n, err := s.exec(ctx, tx, qJobUpdate, a)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			if err := s.jobMustExist(ctx, tx, u.ID); err != nil {
+				return err
+			}
+			return fmt.Errorf("job %d is no longer %s at version %d: %w", u.ID, u.From, u.Version, engine.ErrConflict)
+		}
+		// In the same transaction: the row is still as this update left it.
+		job, err = s.jobGet(ctx, tx, u.ID)
+		return err
+	})
+	if err != nil {
+		if isDomainError(err) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("update job %d: %w", u.ID, err)
+	}
+	return job, nil
+}
+
+// JobProgressSet records progress (clamped to 0–100) of a running attempt.
+// It returns engine.ErrConflict when the job has moved on — another attempt,
+// another node, or no longer running — and a *NotFoundError for an unknown job.
+func (s *Store) JobProgressSet(ctx context.Context, p engine.JobProgressParams) error {
+	a := args{
+		"id":       p.ID,
+		"attempt":  p.Attempt,
+		"node":     p.Node,
+		"progress": min(max(p.Progress, 0), 100),
+		"message":  p.Message,
+	}
+	n, err := s.exec(ctx, s.db, qJobProgressSet, a)
+	if err != nil {
+		return fmt.Errorf("set progress of job %d: %w", p.ID, err)
+	}
+	if n > 0 {
+		return nil
+	}
+	if err := s.jobMustExist(ctx, s.db, p.ID); err != nil {
+		return err
+	}
+	return fmt.Errorf("job %d attempt %d is no longer running on %q: %w", p.ID, p.Attempt, p.Node, engine.ErrConflict)
+}
+
+// JobListDispatchable returns one page of jobs in p.Status (QUEUED or
+// RESTART) whose run_after has passed on the database clock and that no
+// earlier unfinished job with the same key blocks, lowest id first, with ids
+// above p.AfterID. Limit 0 means no limit.
+func (s *Store) JobListDispatchable(ctx context.Context, p engine.JobDispatchableParams) ([]*engine.Job, error) {
+	if !p.Status.Dispatchable() {
+		return nil, fmt.Errorf("list dispatchable jobs: status %q is neither QUEUED nor RESTART", p.Status)
+	}
+	a := args{"status": string(p.Status), "after_id": p.AfterID, "limit": limitOrAll(p.Limit)}
+	var rows []jobRow
+	if err := s.selectRows(ctx, s.db, &rows, qJobListDispatchable, a, false); err != nil {
+		return nil, fmt.Errorf("list dispatchable jobs: %w", err)
+	}
+	return jobsFromRows(rows)
+}
+
+// JobLoadsByNode sums the load-holding jobs of every node: DISPATCHING,
+// RUNNING and CANCELLING jobs, and PAUSED jobs that still have a node.
+func (s *Store) JobLoadsByNode(ctx context.Context) (map[string]engine.NodeLoad, error) {
+	var rows []struct {
+		Node      string  `db:"node"`
+		TotalLoad float64 `db:"total_load"`
+		Running   int     `db:"running"`
+	}
+	if err := s.selectRows(ctx, s.db, &rows, qJobLoadsByNode, nil, false); err != nil {
+		return nil, fmt.Errorf("sum node loads: %w", err)
+	}
+	loads := make(map[string]engine.NodeLoad, len(rows))
+	for _, r := range rows {
+		loads[r.Node] = engine.NodeLoad{Load: r.TotalLoad, Running: r.Running}
+	}
+	return loads, nil
+}
+
+// isDomainError reports the errors callers branch on, which go out as they
+// are rather than wrapped in a "cannot …" message.
+func isDomainError(err error) bool {
+	return errors.Is(err, engine.ErrNotFound) || errors.Is(err, engine.ErrConflict) ||
+		errors.Is(err, engine.ErrInvalidTransition) || errors.Is(err, engine.ErrNodeOnline)
+}
+
+func deref[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
+}

@@ -1,0 +1,193 @@
+package dbstore
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/jobctl/jobctl/engine"
+	jobsql "github.com/jobctl/jobctl/sql"
+)
+
+// Migrate applies the pending migrations, each in its own transaction
+// together with its schema_migrations row. Processes starting together do
+// not race: on PostgreSQL they queue on an advisory lock; on SQLite every
+// migration transaction holds the write lock from its start and checks again
+// whether its migration is still pending. Applying twice is a no-op.
+func (s *Store) Migrate(ctx context.Context) error {
+	migrations, err := jobsql.Migrations(s.dialect.name)
+	if err != nil {
+		return err
+	}
+	err = s.withMigrationConn(ctx, func(conn *sqlx.Conn) error {
+		for _, m := range migrations {
+			err := s.migrationTx(ctx, conn, func(tx *sqlx.Tx) error {
+				applied, err := s.migrationApplied(ctx, tx, m.Version)
+				if err != nil || applied {
+					return err
+				}
+				if _, err := tx.ExecContext(ctx, m.Up); err != nil {
+					return err
+				}
+				_, err = s.exec(ctx, tx, qSchemaMigrationInsert, args{"version": m.Version, "name": m.Name})
+				return err
+			})
+			if err != nil {
+				return fmt.Errorf("migration %03d_%s: %w", m.Version, m.Name, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("migrate %s: %w", s.location, err)
+	}
+	return nil
+}
+
+// MigrateDown reverts the applied migrations above version target, newest
+// first, each in its own transaction. MigrateDown(ctx, 0) removes jobctl's
+// tables and their data.
+func (s *Store) MigrateDown(ctx context.Context, target int) error {
+	if target < 0 {
+		return fmt.Errorf("migrate down: target version %d is negative", target)
+	}
+	migrations, err := jobsql.Migrations(s.dialect.name)
+	if err != nil {
+		return err
+	}
+	err = s.withMigrationConn(ctx, func(conn *sqlx.Conn) error {
+		var applied []migrationRow
+		if err := s.selectRows(ctx, conn, &applied, qSchemaMigrationsList, nil, false); err != nil {
+			return err
+		}
+		for _, a := range applied {
+			if a.Version > len(migrations) && a.Version > target {
+				return fmt.Errorf("migration %03d_%s is applied but unknown to this jobctl, which cannot revert it", a.Version, a.Name)
+			}
+		}
+		for _, m := range slices.Backward(migrations) {
+			if m.Version <= target {
+				break
+			}
+			err := s.migrationTx(ctx, conn, func(tx *sqlx.Tx) error {
+				applied, err := s.migrationApplied(ctx, tx, m.Version)
+				if err != nil || !applied {
+					return err
+				}
+				if _, err := tx.ExecContext(ctx, m.Down); err != nil {
+					return err
+				}
+				_, err = s.exec(ctx, tx, qSchemaMigrationDelete, args{"version": m.Version})
+				return err
+			})
+			if err != nil {
+				return fmt.Errorf("revert migration %03d_%s: %w", m.Version, m.Name, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("migrate %s down to %d: %w", s.location, target, err)
+	}
+	return nil
+}
+
+// MigrationStatus lists every migration this jobctl knows, with when it was
+// applied (nil: pending), followed by any applied migration it does not know
+// (the database was migrated by a newer jobctl).
+func (s *Store) MigrationStatus(ctx context.Context) ([]engine.Migration, error) {
+	migrations, err := jobsql.Migrations(s.dialect.name)
+	if err != nil {
+		return nil, err
+	}
+	var exists int64
+	if err := s.get(ctx, s.db, &exists, qSchemaMigrationsExists, nil); err != nil {
+		return nil, fmt.Errorf("read migration status: %w", err)
+	}
+	applied := map[int]migrationRow{}
+	if exists > 0 {
+		var rows []migrationRow
+		if err := s.selectRows(ctx, s.db, &rows, qSchemaMigrationsList, nil, false); err != nil {
+			return nil, fmt.Errorf("read migration status: %w", err)
+		}
+		for _, r := range rows {
+			applied[r.Version] = r
+		}
+	}
+	out := make([]engine.Migration, 0, len(migrations))
+	for _, m := range migrations {
+		st := engine.Migration{Version: m.Version, Name: m.Name}
+		if r, ok := applied[m.Version]; ok {
+			st.AppliedAt = r.AppliedAt.ptr()
+			delete(applied, m.Version)
+		}
+		out = append(out, st)
+	}
+	unknown := make([]engine.Migration, 0, len(applied))
+	for _, r := range applied {
+		unknown = append(unknown, engine.Migration{Version: r.Version, Name: r.Name, AppliedAt: r.AppliedAt.ptr()})
+	}
+	slices.SortFunc(unknown, func(a, b engine.Migration) int { return a.Version - b.Version })
+	return append(out, unknown...), nil
+}
+
+// withMigrationConn runs fn on one dedicated connection holding the
+// dialect's migration lock, after making sure schema_migrations exists.
+func (s *Store) withMigrationConn(ctx context.Context, fn func(conn *sqlx.Conn) error) (err error) {
+	conn, err := s.db.Connx(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if s.dialect.migrationLock {
+		var locked int
+		if err := s.get(ctx, conn, &locked, qMigrateLock, nil); err != nil {
+			return fmt.Errorf("take the migration lock: %w", err)
+		}
+		if locked != 1 {
+			return fmt.Errorf("take the migration lock: another process held it too long")
+		}
+		defer func() {
+			// Unlock even when ctx is cancelled. If that fails, the session
+			// still holds the lock: discard the connection rather than give
+			// it back to the pool, so the server drops the lock with it.
+			var released any
+			if uerr := s.get(context.WithoutCancel(ctx), conn, &released, qMigrateUnlock, nil); uerr != nil {
+				_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+				err = errors.Join(err, fmt.Errorf("release the migration lock: %w", uerr))
+			}
+		}()
+	}
+	err = s.migrationTx(ctx, conn, func(tx *sqlx.Tx) error {
+		_, err := s.exec(ctx, tx, qSchemaMigrationsCreate, nil)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("create schema_migrations: %w", err)
+	}
+	return fn(conn)
+}
+
+func (s *Store) migrationTx(ctx context.Context, conn *sqlx.Conn, fn func(tx *sqlx.Tx) error) error {
+	tx, err := conn.BeginTxx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+func (s *Store) migrationApplied(ctx context.Context, q querier, version int) (bool, error) {
+	var n int64
+	if err := s.get(ctx, q, &n, qSchemaMigrationApplied, args{"version": version}); err != nil {
+		return false, err
+	}
+	return n > 0, nil
+}

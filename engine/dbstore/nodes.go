@@ -1,0 +1,179 @@
+package dbstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/jobctl/jobctl/engine"
+)
+
+// maxNodeName bounds node names, which are keys: every backend can index
+// this many bytes (a DNS host name has at most 253).
+const maxNodeName = 255
+
+// NodeRegister inserts the node or takes over its row, marks it ONLINE and
+// sets started_at and last_seen to the database's now. It returns an error
+// matching engine.ErrNodeOnline when the row is ONLINE and was seen within
+// p.StaleAfter: another live process uses the name.
+func (s *Store) NodeRegister(ctx context.Context, p engine.NodeRegisterParams) (*engine.Node, error) {
+	n := p.Node
+	if strings.TrimSpace(n.Name) == "" {
+		return nil, fmt.Errorf("register node: the name is empty")
+	}
+	if len(n.Name) > maxNodeName {
+		return nil, fmt.Errorf("register node %.40s…: the name is longer than %d bytes", n.Name, maxNodeName)
+	}
+	if p.StaleAfter < 0 {
+		return nil, fmt.Errorf("register node %s: stale-after %s is negative", n.Name, p.StaleAfter)
+	}
+	if math.IsNaN(n.MaxLoad) || math.IsInf(n.MaxLoad, 0) || n.MaxLoad < 0 {
+		return nil, fmt.Errorf("register node %s: max load %v is not a number >= 0", n.Name, n.MaxLoad)
+	}
+	for _, f := range []struct {
+		what  string
+		value int
+	}{{"max jobs", n.MaxJobs}, {"weight", n.Weight}, {"cores", n.Cores}} {
+		// 32-bit columns on every backend; refuse rather than let one clip.
+		if f.value < 0 || f.value > math.MaxInt32 {
+			return nil, fmt.Errorf("register node %s: %s %d is out of range", n.Name, f.what, f.value)
+		}
+	}
+	services := n.Services
+	if services == nil {
+		services = []engine.NodeService{}
+	}
+	servicesJSON, err := json.Marshal(services)
+	if err != nil {
+		return nil, fmt.Errorf("register node %s: %w", n.Name, err)
+	}
+	a := args{
+		"name":                 n.Name,
+		"url":                  n.URL,
+		"max_load":             n.MaxLoad,
+		"max_jobs":             n.MaxJobs,
+		"weight":               n.Weight,
+		"warmup_seconds":       time.Duration(n.Warmup).Seconds(),
+		"accept_exceeding":     n.AcceptExceeding,
+		"candidate":            n.Candidate,
+		"services":             string(servicesJSON),
+		"load_avg":             n.LoadAvg,
+		"max_load_avg":         n.MaxLoadAvg,
+		"mem_available":        n.MemAvailable,
+		"reserved_memory":      n.ReservedMemory,
+		"cores":                n.Cores,
+		"stale_offset_seconds": -p.StaleAfter.Seconds(),
+	}
+	var node *engine.Node
+	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
+		inserted, err := s.exec(ctx, tx, qNodeInsertAbsent, a)
+		if err != nil {
+			return err
+		}
+		if inserted == 0 {
+			taken, err := s.exec(ctx, tx, qNodeTakeover, a)
+			if err != nil {
+				return err
+			}
+			if taken == 0 {
+				return s.nodeOnlineError(ctx, tx, n.Name, p.StaleAfter)
+			}
+		}
+		node, err = s.nodeGet(ctx, tx, n.Name)
+		return err
+	})
+	if err != nil {
+		if isDomainError(err) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("register node %s: %w", n.Name, err)
+	}
+	return node, nil
+}
+
+// nodeOnlineError explains why a registration was refused: how long ago the
+// live holder of the name was seen, and how long until it counts as gone.
+func (s *Store) nodeOnlineError(ctx context.Context, q querier, name string, staleAfter time.Duration) error {
+	node, err := s.nodeGet(ctx, q, name)
+	if err != nil {
+		return err
+	}
+	var now dbTime
+	if err := s.get(ctx, q, &now, qDBNow, nil); err != nil {
+		return err
+	}
+	age := now.Time.Sub(node.LastSeen).Round(time.Millisecond)
+	return fmt.Errorf("%w: %q is ONLINE and was last seen %s ago; stop that process or wait %s until it counts as gone",
+		engine.ErrNodeOnline, name, age, (staleAfter - age).Round(time.Millisecond))
+}
+
+// NodeGet returns the node with its live load, or a *NotFoundError.
+func (s *Store) NodeGet(ctx context.Context, name string) (*engine.Node, error) {
+	return s.nodeGet(ctx, s.db, name)
+}
+
+func (s *Store) nodeGet(ctx context.Context, q querier, name string) (*engine.Node, error) {
+	var row nodeRow
+	if err := s.get(ctx, q, &row, qNodeGet, args{"name": name}); err != nil {
+		if isNoRows(err) {
+			return nil, nodeNotFound(name)
+		}
+		return nil, fmt.Errorf("read node %s: %w", name, err)
+	}
+	return row.node()
+}
+
+// NodeList returns every node ordered by name, with Load and Running from
+// its load-holding jobs and Dispatcher set for the valid lease holder.
+func (s *Store) NodeList(ctx context.Context) ([]*engine.Node, error) {
+	var rows []nodeRow
+	if err := s.selectRows(ctx, s.db, &rows, qNodeList, nil, false); err != nil {
+		return nil, fmt.Errorf("list nodes: %w", err)
+	}
+	nodes := make([]*engine.Node, 0, len(rows))
+	for i := range rows {
+		n, err := rows[i].node()
+		if err != nil {
+			return nil, err
+		}
+		nodes = append(nodes, n)
+	}
+	return nodes, nil
+}
+
+// NodeTouch sets last_seen to the database's now and records the node's
+// reported health; a *NotFoundError for an unknown node. It leaves the
+// state alone: marking a node OFFLINE or back is the heartbeat's decision.
+func (s *Store) NodeTouch(ctx context.Context, p engine.NodeTouchParams) error {
+	a := args{"name": p.Name, "load_avg": p.LoadAvg, "mem_available": p.MemAvailable, "cores": p.Cores}
+	n, err := s.exec(ctx, s.db, qNodeTouch, a)
+	if err != nil {
+		return fmt.Errorf("touch node %s: %w", p.Name, err)
+	}
+	if n == 0 {
+		return nodeNotFound(p.Name)
+	}
+	return nil
+}
+
+// NodeSetState changes a node's state; a *NotFoundError for an unknown node.
+func (s *Store) NodeSetState(ctx context.Context, name string, state engine.NodeState) error {
+	switch state {
+	case engine.NodeOnline, engine.NodeOffline, engine.NodeMaintenance, engine.NodeError:
+	default:
+		return fmt.Errorf("set state of node %s: unknown state %q (valid: ONLINE, OFFLINE, MAINTENANCE, ERROR)", name, state)
+	}
+	n, err := s.exec(ctx, s.db, qNodeSetState, args{"name": name, "state": string(state)})
+	if err != nil {
+		return fmt.Errorf("set state of node %s: %w", name, err)
+	}
+	if n == 0 {
+		return nodeNotFound(name)
+	}
+	return nil
+}

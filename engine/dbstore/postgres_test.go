@@ -1,0 +1,102 @@
+package dbstore
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+
+	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/engine/storetest"
+)
+
+// postgresBaseDSN is the test server; each test works in its own schema.
+func postgresBaseDSN() string {
+	if dsn := os.Getenv("JOBCTL_TEST_POSTGRES"); dsn != "" {
+		return dsn
+	}
+	return "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+}
+
+// postgresSchemaDSN creates a fresh schema, dropped when the test ends, and
+// returns a DSN whose connections work in it. An unreachable server fails
+// the test: these tests are never skipped.
+func postgresSchemaDSN(t *testing.T) string {
+	t.Helper()
+	base := postgresBaseDSN()
+	admin, err := sqlx.Open("postgres", base)
+	if err != nil {
+		t.Fatalf("PostgreSQL test DSN (JOBCTL_TEST_POSTGRES): %v", err)
+	}
+	if err := admin.PingContext(t.Context()); err != nil {
+		_ = admin.Close()
+		t.Fatalf("PostgreSQL at %s is unreachable (set JOBCTL_TEST_POSTGRES): %v", redact(base), err)
+	}
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	schema := "jobctl_test_" + hex.EncodeToString(b)
+	if _, err := admin.ExecContext(t.Context(), "CREATE SCHEMA "+pq.QuoteIdentifier(schema)); err != nil {
+		_ = admin.Close()
+		t.Fatalf("create schema: %v", err)
+	}
+	t.Cleanup(func() {
+		defer admin.Close()
+		if _, err := admin.Exec("DROP SCHEMA " + pq.QuoteIdentifier(schema) + " CASCADE"); err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+		}
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+func openPostgres(t *testing.T, dsn string) *Store {
+	t.Helper()
+	s, err := Open(t.Context(), dsn)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	// Close before the schema is dropped (cleanups run last-in first-out).
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func TestPostgresConformance(t *testing.T) {
+	t.Parallel()
+	storetest.Run(t, func(t *testing.T) engine.Store {
+		return migrated(t, openPostgres(t, postgresSchemaDSN(t)))
+	})
+}
+
+func TestPostgresConcurrentMigrate(t *testing.T) {
+	t.Parallel()
+	dsn := postgresSchemaDSN(t)
+	testConcurrentMigrate(t, func() *Store { return openPostgres(t, dsn) })
+}
+
+func TestPostgresMigrateDownAndUp(t *testing.T) {
+	t.Parallel()
+	testMigrateDownAndUp(t, migrated(t, openPostgres(t, postgresSchemaDSN(t))))
+}
+
+func TestPostgresLocationHidesSecrets(t *testing.T) {
+	t.Parallel()
+	dsn := postgresSchemaDSN(t)
+	s := openPostgres(t, dsn)
+	if s.Dialect() != "postgres" {
+		t.Errorf("Dialect = %q", s.Dialect())
+	}
+	if loc := s.Location(); strings.Contains(loc, "?") || !strings.HasPrefix(loc, "postgres") {
+		t.Errorf("Location = %q, want the URL without parameters", loc)
+	}
+}

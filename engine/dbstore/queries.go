@@ -1,0 +1,120 @@
+package dbstore
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"text/template"
+
+	jobsql "github.com/jobctl/jobctl/sql"
+)
+
+// Query names: the files of sql/queries without ".sql".
+const (
+	qDBNow                  = "db_now"
+	qJobInsert              = "job_insert"
+	qJobGet                 = "job_get"
+	qJobExists              = "job_exists"
+	qJobList                = "job_list"
+	qJobUpdate              = "job_update"
+	qJobProgressSet         = "job_progress_set"
+	qJobListDispatchable    = "job_list_dispatchable"
+	qJobLoadsByNode         = "job_loads_by_node"
+	qJobLogAppend           = "job_log_append"
+	qJobLogList             = "job_log_list"
+	qNodeInsertAbsent       = "node_insert_absent"
+	qNodeTakeover           = "node_takeover"
+	qNodeGet                = "node_get"
+	qNodeList               = "node_list"
+	qNodeTouch              = "node_touch"
+	qNodeSetState           = "node_set_state"
+	qLeaseAcquire           = "lease_acquire"
+	qLeaseRelease           = "lease_release"
+	qLeaseGet               = "lease_get"
+	qSettingGet             = "setting_get"
+	qSettingInsertAbsent    = "setting_insert_absent"
+	qSchemaMigrationsCreate = "schema_migrations_create"
+	qSchemaMigrationsExists = "schema_migrations_exists"
+	qSchemaMigrationsList   = "schema_migrations_list"
+	qSchemaMigrationApplied = "schema_migration_applied"
+	qSchemaMigrationInsert  = "schema_migration_insert"
+	qSchemaMigrationDelete  = "schema_migration_delete"
+	qMigrateLock            = "migrate_lock"
+	qMigrateUnlock          = "migrate_unlock"
+)
+
+// requiredQueries are the queries every dialect must have; loading fails
+// without one, so a missing file shows at Open, not deep in a dispatch round.
+var requiredQueries = []string{
+	qDBNow, qJobInsert, qJobGet, qJobExists, qJobList, qJobUpdate, qJobProgressSet,
+	qJobListDispatchable, qJobLoadsByNode, qJobLogAppend, qJobLogList, qNodeInsertAbsent, qNodeTakeover, qNodeGet,
+	qNodeList, qNodeTouch, qNodeSetState, qLeaseAcquire, qLeaseRelease, qLeaseGet, qSettingGet,
+	qSettingInsertAbsent, qSchemaMigrationsCreate, qSchemaMigrationsExists, qSchemaMigrationsList,
+	qSchemaMigrationApplied, qSchemaMigrationInsert, qSchemaMigrationDelete,
+}
+
+// loadQueries renders every query of the dialect: the .sql files are
+// templates in which {{now}} and {{nowPlus ":param"}} become the dialect's
+// clock and {{template "name"}} includes another file.
+func loadQueries(d *dialect) (map[string]string, error) {
+	files, err := jobsql.Queries(d.name)
+	if err != nil {
+		return nil, err
+	}
+	root := template.New("").Option("missingkey=error").Funcs(template.FuncMap{
+		"now":     func() string { return d.now },
+		"nowPlus": d.nowPlus,
+	})
+	names := make([]string, 0, len(files))
+	for name, body := range files {
+		if _, err := root.New(name).Parse(body); err != nil {
+			return nil, fmt.Errorf("sql/queries %s (%s): %w", name, d.name, err)
+		}
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	out := make(map[string]string, len(files))
+	for _, name := range names {
+		var b strings.Builder
+		if err := root.ExecuteTemplate(&b, name, nil); err != nil {
+			return nil, fmt.Errorf("sql/queries %s (%s): %w", name, d.name, err)
+		}
+		q := strings.TrimSpace(b.String())
+		if err := checkColons(q); err != nil {
+			return nil, fmt.Errorf("sql/queries %s (%s): %w", name, d.name, err)
+		}
+		out[name] = q
+	}
+	required := requiredQueries
+	if d.migrationLock {
+		required = append(slices.Clip(required), qMigrateLock, qMigrateUnlock)
+	}
+	for _, name := range required {
+		if _, ok := out[name]; !ok {
+			return nil, fmt.Errorf("sql/queries: no %s.sql for %s", name, d.name)
+		}
+	}
+	return out, nil
+}
+
+// checkColons refuses a ':' that does not start a :parameter. Queries are
+// bound by name (sqlx), which reads every ':' outside of "::" as the start of
+// a parameter, even in a comment or a string literal; a stray one would
+// silently shift the parameters.
+func checkColons(q string) error {
+	for i := 0; i < len(q); i++ {
+		if q[i] != ':' {
+			continue
+		}
+		if i+1 < len(q) && q[i+1] == ':' {
+			i++ // "::" is a literal ':'
+			continue
+		}
+		if i+1 < len(q) && (q[i+1] == '_' || q[i+1] >= 'a' && q[i+1] <= 'z' || q[i+1] >= 'A' && q[i+1] <= 'Z') {
+			continue
+		}
+		line := strings.Count(q[:i], "\n") + 1
+		return fmt.Errorf("line %d: ':' that does not start a :parameter (write '::' for a literal colon)", line)
+	}
+	return nil
+}

@@ -1,0 +1,219 @@
+package dbstore
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/jobctl/jobctl/engine"
+)
+
+// dbTime scans a timestamp from any backend: PostgreSQL hands over a
+// time.Time, SQLite the text of sqliteTimeLayout. NULL leaves Valid false.
+// Times always come out in UTC.
+type dbTime struct {
+	Time  time.Time
+	Valid bool
+}
+
+// Scan implements sql.Scanner.
+func (t *dbTime) Scan(v any) error {
+	switch x := v.(type) {
+	case nil:
+		*t = dbTime{}
+		return nil
+	case time.Time:
+		*t = dbTime{Time: x.UTC(), Valid: true}
+		return nil
+	case string:
+		return t.parse(x)
+	case []byte:
+		return t.parse(string(x))
+	}
+	return fmt.Errorf("cannot read %T as a timestamp", v)
+}
+
+func (t *dbTime) parse(s string) error {
+	// The layout with optional fractional digits also reads whole seconds.
+	p, err := time.ParseInLocation("2006-01-02 15:04:05.999999999", s, time.UTC)
+	if err != nil {
+		return fmt.Errorf("cannot read %q as a timestamp: %w", s, err)
+	}
+	*t = dbTime{Time: p, Valid: true}
+	return nil
+}
+
+// ptr is the time as the optional field of a domain type.
+func (t dbTime) ptr() *time.Time {
+	if !t.Valid {
+		return nil
+	}
+	v := t.Time
+	return &v
+}
+
+// seconds converts stored float seconds back to a duration, rounding to the
+// nanosecond so 0.1s does not come back as 99.999999ms.
+func seconds(s float64) engine.Duration {
+	return engine.Duration(time.Duration(math.Round(s * float64(time.Second))))
+}
+
+// jobRow is a jobs row as the database returns it.
+type jobRow struct {
+	ID              int64   `db:"id"`
+	Type            string  `db:"type"`
+	Operation       string  `db:"operation"`
+	Args            string  `db:"args"`
+	Payload         string  `db:"payload"`
+	Load            float64 `db:"job_load"`
+	Status          string  `db:"status"`
+	Node            string  `db:"node"`
+	Key             string  `db:"job_key"`
+	ParentID        *int64  `db:"parent_id"`
+	Attempt         int     `db:"attempt"`
+	MaxAttempts     int     `db:"max_attempts"`
+	BackoffSeconds  float64 `db:"backoff_seconds"`
+	Rollback        string  `db:"rollback"`
+	RunAfter        dbTime  `db:"run_after"`
+	TimeoutSeconds  float64 `db:"timeout_seconds"`
+	Progress        int     `db:"progress"`
+	ProgressMessage string  `db:"progress_message"`
+	ExitCode        *int64  `db:"exit_code"`
+	Message         string  `db:"message"`
+	Version         int64   `db:"version"`
+	Creator         string  `db:"creator"`
+	CreatedAt       dbTime  `db:"created_at"`
+	QueuedAt        dbTime  `db:"queued_at"`
+	StartedAt       dbTime  `db:"started_at"`
+	FinishedAt      dbTime  `db:"finished_at"`
+}
+
+func (r *jobRow) job() (*engine.Job, error) {
+	j := &engine.Job{
+		ID:              r.ID,
+		Type:            r.Type,
+		Operation:       r.Operation,
+		Payload:         json.RawMessage(r.Payload),
+		Load:            r.Load,
+		Status:          engine.Status(r.Status),
+		Node:            r.Node,
+		Key:             r.Key,
+		ParentID:        r.ParentID,
+		Attempt:         r.Attempt,
+		MaxAttempts:     r.MaxAttempts,
+		Backoff:         seconds(r.BackoffSeconds),
+		Rollback:        r.Rollback,
+		RunAfter:        r.RunAfter.ptr(),
+		Timeout:         seconds(r.TimeoutSeconds),
+		Progress:        r.Progress,
+		ProgressMessage: r.ProgressMessage,
+		Message:         r.Message,
+		Version:         r.Version,
+		Creator:         r.Creator,
+		CreatedAt:       r.CreatedAt.Time,
+		QueuedAt:        r.QueuedAt.ptr(),
+		StartedAt:       r.StartedAt.ptr(),
+		FinishedAt:      r.FinishedAt.ptr(),
+	}
+	if r.ExitCode != nil {
+		j.ExitCode = engine.Ptr(int(*r.ExitCode))
+	}
+	if err := json.Unmarshal([]byte(r.Args), &j.Args); err != nil {
+		return nil, fmt.Errorf("job %d: stored args are not a JSON list of strings: %w", r.ID, err)
+	}
+	if j.Args == nil {
+		j.Args = []string{}
+	}
+	return j, nil
+}
+
+func jobsFromRows(rows []jobRow) ([]*engine.Job, error) {
+	jobs := make([]*engine.Job, 0, len(rows))
+	for i := range rows {
+		j, err := rows[i].job()
+		if err != nil {
+			return nil, err
+		}
+		jobs = append(jobs, j)
+	}
+	return jobs, nil
+}
+
+// nodeRow is a nodes row with the live figures of node_select.
+type nodeRow struct {
+	Name            string  `db:"name"`
+	URL             string  `db:"url"`
+	MaxLoad         float64 `db:"max_load"`
+	MaxJobs         int     `db:"max_jobs"`
+	Weight          int     `db:"weight"`
+	WarmupSeconds   float64 `db:"warmup_seconds"`
+	AcceptExceeding bool    `db:"accept_exceeding"`
+	Candidate       bool    `db:"candidate"`
+	Services        string  `db:"services"`
+	State           string  `db:"state"`
+	StartedAt       dbTime  `db:"started_at"`
+	LastSeen        dbTime  `db:"last_seen"`
+	LoadAvg         float64 `db:"load_avg"`
+	MaxLoadAvg      float64 `db:"max_load_avg"`
+	MemAvailable    int64   `db:"mem_available"`
+	ReservedMemory  int64   `db:"reserved_memory"`
+	Cores           int     `db:"cores"`
+	TotalLoad       float64 `db:"total_load"`
+	Running         int     `db:"running"`
+	Dispatcher      int     `db:"dispatcher"`
+}
+
+func (r *nodeRow) node() (*engine.Node, error) {
+	n := &engine.Node{
+		Name:            r.Name,
+		URL:             r.URL,
+		MaxLoad:         r.MaxLoad,
+		MaxJobs:         r.MaxJobs,
+		Weight:          r.Weight,
+		Warmup:          seconds(r.WarmupSeconds),
+		AcceptExceeding: r.AcceptExceeding,
+		Candidate:       r.Candidate,
+		State:           engine.NodeState(r.State),
+		StartedAt:       r.StartedAt.Time,
+		LastSeen:        r.LastSeen.Time,
+		LoadAvg:         r.LoadAvg,
+		MaxLoadAvg:      r.MaxLoadAvg,
+		MemAvailable:    r.MemAvailable,
+		ReservedMemory:  r.ReservedMemory,
+		Cores:           r.Cores,
+		Load:            r.TotalLoad,
+		Running:         r.Running,
+		Dispatcher:      r.Dispatcher != 0,
+	}
+	if err := json.Unmarshal([]byte(r.Services), &n.Services); err != nil {
+		return nil, fmt.Errorf("node %s: stored services are not a JSON list: %w", r.Name, err)
+	}
+	if n.Services == nil {
+		n.Services = []engine.NodeService{}
+	}
+	return n, nil
+}
+
+// logRow is a job_logs row.
+type logRow struct {
+	Seq       int64  `db:"seq"`
+	JobID     int64  `db:"job_id"`
+	Attempt   int    `db:"attempt"`
+	Data      []byte `db:"data"`
+	CreatedAt dbTime `db:"created_at"`
+}
+
+// leaseRow is the lease row read with the database clock.
+type leaseRow struct {
+	Owner     string `db:"owner"`
+	ExpiresAt dbTime `db:"expires_at"`
+	Now       dbTime `db:"db_now"`
+}
+
+// migrationRow is a schema_migrations row.
+type migrationRow struct {
+	Version   int    `db:"version"`
+	Name      string `db:"name"`
+	AppliedAt dbTime `db:"applied_at"`
+}

@@ -1,0 +1,137 @@
+package dbstore
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/engine/storetest"
+)
+
+// openSQLite opens and migrates a store on a new file in a temporary directory.
+func openSQLite(t *testing.T, path string) *Store {
+	t.Helper()
+	s, err := Open(t.Context(), "sqlite:"+path)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func migrated(t *testing.T, s *Store) *Store {
+	t.Helper()
+	if err := s.Migrate(t.Context()); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	return s
+}
+
+func TestSQLiteConformance(t *testing.T) {
+	t.Parallel()
+	storetest.Run(t, func(t *testing.T) engine.Store {
+		return migrated(t, openSQLite(t, filepath.Join(t.TempDir(), "jobctl.db")))
+	})
+}
+
+func TestSQLiteOpenPreparesFile(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "state", "jobctl")
+	path := filepath.Join(dir, "jobctl.db")
+	s := migrated(t, openSQLite(t, path))
+
+	info, err := os.Stat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if perm := info.Mode().Perm(); perm != 0o700 {
+		t.Errorf("directory mode %o, want 700", perm)
+	}
+	info, err = os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if perm := info.Mode().Perm(); perm != 0o600 {
+		t.Errorf("database file mode %o, want 600: it holds the cluster token", perm)
+	}
+	if s.Dialect() != "sqlite" || s.Location() != "sqlite:"+path {
+		t.Errorf("Dialect, Location = %q, %q", s.Dialect(), s.Location())
+	}
+	// Every connection of the pool has the settings, not just the first.
+	conns := make([]*sqlx.Conn, 0, 3)
+	for range 3 {
+		c, err := s.DB().Connx(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	for i, c := range conns {
+		var journal string
+		var fk, busy int
+		if err := c.GetContext(t.Context(), &journal, "PRAGMA journal_mode"); err != nil {
+			t.Fatal(err)
+		}
+		_ = c.GetContext(t.Context(), &fk, "PRAGMA foreign_keys")
+		_ = c.GetContext(t.Context(), &busy, "PRAGMA busy_timeout")
+		if journal != "wal" || fk != 1 || busy < 1000 {
+			t.Errorf("connection %d: journal_mode %s, foreign_keys %d, busy_timeout %d; want wal, 1, >= 1000", i, journal, fk, busy)
+		}
+		_ = c.Close()
+	}
+}
+
+// TestSQLiteConcurrentMigrate has two processes' stores on one new file
+// migrate at the same time.
+func TestSQLiteConcurrentMigrate(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "jobctl.db")
+	testConcurrentMigrate(t, func() *Store { return openSQLite(t, path) })
+}
+
+func TestSQLiteMigrateDownAndUp(t *testing.T) {
+	t.Parallel()
+	testMigrateDownAndUp(t, migrated(t, openSQLite(t, filepath.Join(t.TempDir(), "jobctl.db"))))
+}
+
+// TestSQLiteWritersAcrossStores has two stores on one file, as two jobctl
+// processes would, write at once: the busy timeout and immediate
+// transactions make them queue rather than fail.
+func TestSQLiteWritersAcrossStores(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "jobctl.db")
+	a := migrated(t, openSQLite(t, path))
+	b := openSQLite(t, path)
+	var wg sync.WaitGroup
+	errs := make(chan error, 40)
+	for i := range 40 {
+		s := a
+		if i%2 == 1 {
+			s = b
+		}
+		wg.Go(func() {
+			j, err := s.JobInsert(context.Background(), engine.JobInsertParams{Type: "noop", Status: engine.StatusQueued})
+			if err == nil {
+				_, err = s.JobUpdate(context.Background(), engine.JobUpdate{ID: j.ID, From: j.Status, Version: j.Version,
+					To: engine.StatusDispatching, Node: engine.Ptr("n1")})
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	jobs, err := b.JobList(t.Context(), engine.JobListParams{Statuses: []engine.Status{engine.StatusDispatching}})
+	if err != nil || len(jobs) != 40 {
+		t.Errorf("JobList = %d jobs, %v; want 40", len(jobs), err)
+	}
+}

@@ -1,0 +1,258 @@
+package dbstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"    // also the database/sql driver "postgres"
+	_ "modernc.org/sqlite" // database/sql driver "sqlite"
+	// The "mysql" driver registers through dsn.go's import of its config.
+
+	"github.com/jobctl/jobctl/engine"
+)
+
+// Store is the SQL implementation of engine.Store for every supported
+// backend. It is safe for concurrent use.
+type Store struct {
+	db       *sqlx.DB
+	dialect  *dialect
+	queries  map[string]string
+	location string
+}
+
+var _ engine.Store = (*Store)(nil)
+
+// Open connects to the database named by dsn: "sqlite:PATH" ("sqlite:"
+// alone for DefaultPath), "postgres://…", "postgresql://…" or "mysql://…"
+// (MySQL 8.0.13+ or MariaDB 10.2+). For SQLite it
+// creates the file's directory. It checks that the database answers but
+// does not migrate it: call Migrate.
+func Open(ctx context.Context, dsn string) (*Store, error) {
+	t, err := parseDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	queries, err := loadQueries(t.dialect)
+	if err != nil {
+		return nil, err
+	}
+	if t.sqlitePath != "" {
+		if err := prepareSQLiteFile(t.sqlitePath); err != nil {
+			return nil, fmt.Errorf("cannot open sqlite database %s: %w", t.sqlitePath, err)
+		}
+	}
+	db, err := sqlx.Open(t.dialect.driver, t.driverDSN)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open %s database %s: %w", t.dialect.name, t.display, err)
+	}
+	db.SetMaxOpenConns(t.dialect.maxOpenConns)
+	db.SetMaxIdleConns(t.dialect.maxOpenConns)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	if err := ping(ctx, db); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("cannot connect to %s database %s: %w", t.dialect.name, t.display, err)
+	}
+	return &Store{db: db, dialect: t.dialect, queries: queries, location: t.display}, nil
+}
+
+// prepareSQLiteFile creates the database's directory, private to the user,
+// and the file itself readable by the user only: it holds the cluster token.
+// SQLite gives its -wal and -shm files the same permissions.
+func prepareSQLiteFile(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// Close closes the database connections.
+func (s *Store) Close() error { return s.db.Close() }
+
+// DB is the underlying connection pool, for tests and maintenance commands.
+func (s *Store) DB() *sqlx.DB { return s.db }
+
+// Location names the database for people: the SQLite DSN with its path, or
+// the server URL without password or parameters.
+func (s *Store) Location() string { return s.location }
+
+// Dialect names the backend: "sqlite", "postgres" or "mysql".
+func (s *Store) Dialect() string { return s.dialect.name }
+
+// Now is the database's clock, in UTC.
+func (s *Store) Now(ctx context.Context) (time.Time, error) {
+	var now dbTime
+	if err := s.get(ctx, s.db, &now, qDBNow, nil); err != nil {
+		return time.Time{}, fmt.Errorf("read database clock: %w", err)
+	}
+	return now.Time, nil
+}
+
+// querier is what the query helpers need: the pool, a transaction, or one
+// dedicated connection.
+type querier interface {
+	sqlx.QueryerContext
+	sqlx.ExecerContext
+	Rebind(query string) string
+}
+
+// args are the named parameters of one query.
+type args map[string]any
+
+// bind turns the named query into the driver's positional form. With in,
+// slice parameters expand for "x IN (:list)".
+func (s *Store) bind(q querier, name string, arg any, in bool) (string, []any, error) {
+	text, ok := s.queries[name]
+	if !ok {
+		// loadQueries checks every name used here, so this is a bug.
+		return "", nil, fmt.Errorf("no query %s for %s", name, s.dialect.name)
+	}
+	if arg == nil {
+		arg = args{}
+	}
+	query, params, err := sqlx.Named(text, arg)
+	if err != nil {
+		return "", nil, fmt.Errorf("query %s: %w", name, err)
+	}
+	if in {
+		if query, params, err = sqlx.In(query, params...); err != nil {
+			return "", nil, fmt.Errorf("query %s: %w", name, err)
+		}
+	}
+	return q.Rebind(query), params, nil
+}
+
+// get runs a query that returns one row into dest.
+func (s *Store) get(ctx context.Context, q querier, dest any, name string, arg any) error {
+	query, params, err := s.bind(q, name, arg, false)
+	if err != nil {
+		return err
+	}
+	return sqlx.GetContext(ctx, q, dest, query, params...)
+}
+
+// selectRows runs a query that returns rows into the slice dest; in as for bind.
+func (s *Store) selectRows(ctx context.Context, q querier, dest any, name string, arg any, in bool) error {
+	query, params, err := s.bind(q, name, arg, in)
+	if err != nil {
+		return err
+	}
+	return sqlx.SelectContext(ctx, q, dest, query, params...)
+}
+
+// exec runs a statement and returns how many rows it changed.
+func (s *Store) exec(ctx context.Context, q querier, name string, arg any) (int64, error) {
+	query, params, err := s.bind(q, name, arg, false)
+	if err != nil {
+		return 0, err
+	}
+	res, err := q.ExecContext(ctx, query, params...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// inTx runs fn in a transaction and commits it if fn succeeds. On SQLite the
+// transaction holds the write lock from its start (_txlock=immediate).
+//
+// A transaction the database aborted as a deadlock victim (InnoDB picks
+// one even among single-row updates of the same job, through its secondary
+// indexes) changed nothing and is run again, a few times at most.
+func (s *Store) inTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
+	for attempt := 1; ; attempt++ {
+		err := s.tryTx(ctx, fn)
+		if err == nil || attempt == 5 || !isDeadlock(err) || ctx.Err() != nil {
+			return err
+		}
+		time.Sleep(time.Duration(attempt) * 5 * time.Millisecond)
+	}
+}
+
+func (s *Store) tryTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// isDeadlock reports an error by which the database aborted a transaction
+// to break a deadlock: MySQL 1213, PostgreSQL 40P01 and 40001.
+func isDeadlock(err error) bool {
+	var my *mysql.MySQLError
+	if errors.As(err, &my) {
+		return my.Number == 1213
+	}
+	var pg *pq.Error
+	if errors.As(err, &pg) {
+		return pg.Code == "40P01" || pg.Code == "40001"
+	}
+	return false
+}
+
+// noLimit stands for "all rows" where a query takes a LIMIT: every backend
+// accepts a large number there, not all accept NULL or -1.
+const noLimit = int64(1) << 62
+
+func limitOrAll(n int) int64 {
+	if n <= 0 {
+		return noLimit
+	}
+	return int64(n)
+}
+
+func jobNotFound(id int64) error {
+	return &engine.NotFoundError{What: "job", ID: strconv.FormatInt(id, 10)}
+}
+
+func nodeNotFound(name string) error {
+	return &engine.NotFoundError{What: "node", ID: name}
+}
+
+// isNoRows reports a query that found no row.
+func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
+
+// ping checks that the database answers. A fresh SQLite file that another
+// process is creating and switching to WAL at the same moment answers
+// SQLITE_BUSY while opening a connection, before any busy timeout applies:
+// that is retried for as long as a busy timeout would wait.
+func ping(ctx context.Context, db *sqlx.DB) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for delay := 10 * time.Millisecond; ; delay = min(2*delay, 500*time.Millisecond) {
+		err := db.PingContext(ctx)
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(delay):
+		}
+	}
+}
+
+// isBusy reports an SQLite "database is locked" error (SQLITE_BUSY and its
+// extended codes).
+func isBusy(err error) bool {
+	var coded interface{ Code() int }
+	return errors.As(err, &coded) && coded.Code()&0xff == 5
+}

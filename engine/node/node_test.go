@@ -1,0 +1,332 @@
+package node
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/engine/dbstore"
+	"github.com/jobctl/jobctl/engine/runner"
+)
+
+// testNode is a node accepting work on a fresh SQLite store, without its
+// background loops, so tests drive the handshake directly.
+func testNode(t *testing.T, mutate func(*Config)) (*Node, engine.Store) {
+	t.Helper()
+	ctx := context.Background()
+	s, err := dbstore.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "node.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Defaults()
+	cfg.Name, cfg.MaxLoad, cfg.Exec = "n1", 2, true
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	n, err := New(cfg, s, engine.SystemClock{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.token, n.accepting = "secret-token", true
+	t.Cleanup(func() { n.runsDone.Wait() })
+	return n, s
+}
+
+// offerFor inserts a job and marks it DISPATCHING to node n1, as the
+// dispatcher does before it offers.
+func offerFor(t *testing.T, s engine.Store, p engine.JobInsertParams) engine.DispatchOffer {
+	t.Helper()
+	ctx := context.Background()
+	p.Status = engine.StatusQueued
+	job, err := s.JobInsert(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job, err = s.JobUpdate(ctx, engine.JobUpdate{ID: job.ID, From: job.Status, Version: job.Version,
+		To: engine.StatusDispatching, Node: engine.Ptr("n1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return engine.DispatchOffer{JobID: job.ID, Attempt: job.Attempt, Version: job.Version, Type: job.Type, Load: job.Load}
+}
+
+func waitJob(t *testing.T, s engine.Store, id int64, done func(*engine.Job) bool) *engine.Job {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		j, err := s.JobGet(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if done(j) {
+			return j
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %d stuck in %s", id, j.Status)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestEndpointAuthenticatesDispatchRequests(t *testing.T) {
+	t.Parallel()
+	n, _ := testNode(t, nil)
+	srv := httptest.NewServer(n.Handler())
+	defer srv.Close()
+	body := `{"job_id":1,"attempt":0,"version":1,"type":"noop","load":1}`
+	for _, auth := range []string{"", "Bearer wrong", "secret-token", "Basic secret-token"} {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/dispatch", strings.NewReader(body))
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("POST with Authorization %q: %d, want 401", auth, resp.StatusCode)
+		}
+	}
+	req, _ := http.NewRequest(http.MethodHead, srv.URL+"/v1/dispatch", nil)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("HEAD without token answered %v %v, want 401", resp, err)
+	}
+	if err := NewClient("secret-token", time.Second).Heartbeat(context.Background(), &engine.Node{URL: srv.URL}); err != nil {
+		t.Errorf("heartbeat with the token: %v", err)
+	}
+	if err := NewClient("wrong", time.Second).Heartbeat(context.Background(), &engine.Node{URL: srv.URL}); err == nil {
+		t.Error("heartbeat with a wrong token succeeded")
+	}
+	resp, err := http.Get(srv.URL + "/healthz")
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("healthz: %v %v", resp, err)
+	}
+	resp.Body.Close()
+}
+
+func TestOfferOverHTTPStartsTheJobAndRecordsItsEnd(t *testing.T) {
+	t.Parallel()
+	n, s := testNode(t, nil)
+	srv := httptest.NewServer(n.Handler())
+	defer srv.Close()
+	client := NewClient("secret-token", 5*time.Second)
+	o := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeExec, Args: []string{"sh", "-c", "echo out; echo err >&2; exit 7"}, Load: 1, MaxAttempts: 1})
+	if res := client.Offer(context.Background(), &engine.Node{URL: srv.URL}, o); res.Verdict != engine.OfferAccepted {
+		t.Fatalf("offer: %+v, want accepted", res)
+	}
+	j := waitJob(t, s, o.JobID, func(j *engine.Job) bool { return j.Status.Terminal() })
+	if j.Status != engine.StatusFailed || j.ExitCode == nil || *j.ExitCode != 7 || j.Attempt != 1 || j.Node != "n1" {
+		t.Fatalf("job = %s exit %v attempt %d node %q, want FAILED exit 7 attempt 1 on n1", j.Status, j.ExitCode, j.Attempt, j.Node)
+	}
+	chunks, err := s.JobLogList(context.Background(), engine.JobLogListParams{JobID: o.JobID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	for _, c := range chunks {
+		log.Write(c.Data)
+	}
+	if !strings.Contains(log.String(), "out") || !strings.Contains(log.String(), "err") {
+		t.Fatalf("log = %q, want stdout and stderr", log.String())
+	}
+}
+
+func TestOfferVerdicts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	n, s := testNode(t, func(c *Config) { c.Exec = false; c.AcceptExceeding = false })
+	srv := httptest.NewServer(n.Handler())
+	defer srv.Close()
+	remote := NewClient("secret-token", 5*time.Second)
+	offer := func(o engine.DispatchOffer) (inProcess, overHTTP engine.OfferResult) {
+		return n.Accept(ctx, o), remote.Offer(ctx, &engine.Node{URL: srv.URL}, o)
+	}
+
+	exec := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeExec, Args: []string{"true"}, Load: 1})
+	if a, b := offer(exec); a.Verdict != engine.OfferRefused || b.Verdict != engine.OfferRefused {
+		t.Errorf("exec without --exec: %v / %v, want refused (412)", a, b)
+	}
+	badSleep := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeSleep, Payload: []byte(`{"duration":"soon"}`), Load: 1})
+	if a := n.Accept(ctx, badSleep); a.Verdict != engine.OfferRefused {
+		t.Errorf("sleep with an invalid payload: %v, want refused", a)
+	}
+	huge := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeNoop, Load: 3})
+	if a, b := offer(huge); a.Verdict != engine.OfferDeclined || b.Verdict != engine.OfferDeclined {
+		t.Errorf("oversized job without --accept-exceeding: %v / %v, want declined", a, b)
+	}
+	unknown := engine.DispatchOffer{JobID: 999999, Version: 1, Type: engine.TypeNoop, Load: 1}
+	if a, b := offer(unknown); a.Verdict != engine.OfferUnknownJob || b.Verdict != engine.OfferUnknownJob {
+		t.Errorf("unknown job: %v / %v, want unknown (404)", a, b)
+	}
+	stale := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeNoop, Load: 1})
+	stale.Version--
+	if a, b := offer(stale); a.Verdict != engine.OfferGone || b.Verdict != engine.OfferGone {
+		t.Errorf("offer of an older version: %v / %v, want gone (409)", a, b)
+	}
+	if j, _ := s.JobGet(ctx, stale.JobID); j.Status != engine.StatusDispatching || j.Attempt != 0 {
+		t.Errorf("a refused stale offer changed the job: %s attempt %d", j.Status, j.Attempt)
+	}
+
+	// Two sleeps of load 1 fill max load 2; the third is declined as busy.
+	for i := range 3 {
+		o := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeSleep, Payload: []byte(`"30s"`), Load: 1})
+		res := n.Accept(ctx, o)
+		want := engine.OfferAccepted
+		if i == 2 {
+			want = engine.OfferDeclined
+		}
+		if res.Verdict != want {
+			t.Fatalf("sleep %d: %v, want %v", i, res, want)
+		}
+	}
+	n.mu.Lock()
+	for _, ar := range n.runs {
+		ar.shutdown = true
+		ar.run.Cancel("test over", time.Second)
+	}
+	n.mu.Unlock()
+}
+
+func TestReconcileFollowsCancelPauseResumeAndTakeover(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	n, s := testNode(t, nil)
+	o := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeSleep, Payload: []byte(`"60s"`), Load: 1})
+	if res := n.Accept(ctx, o); res.Verdict != engine.OfferAccepted {
+		t.Fatal(res)
+	}
+	set := func(to engine.Status) {
+		j, _ := s.JobGet(ctx, o.JobID)
+		if _, err := s.JobUpdate(ctx, engine.JobUpdate{ID: j.ID, From: j.Status, Version: j.Version, To: to}); err != nil {
+			t.Fatal(err)
+		}
+		if err := n.reconcile(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func() *runner.Run {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		return n.runs[o.JobID].run
+	}()
+	set(engine.StatusPaused)
+	if !run.Paused() {
+		t.Fatal("a job paused in the store was not paused")
+	}
+	set(engine.StatusRunning)
+	if run.Paused() {
+		t.Fatal("a job resumed in the store stayed paused")
+	}
+	set(engine.StatusCancelling)
+	j := waitJob(t, s, o.JobID, func(j *engine.Job) bool { return j.Status.Terminal() })
+	if j.Status != engine.StatusCancelled {
+		t.Fatalf("cancelled job ended %s", j.Status)
+	}
+
+	// A job taken from this node (restarted elsewhere) is stopped and its result dropped.
+	o2 := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeSleep, Payload: []byte(`"60s"`), Load: 1})
+	if res := n.Accept(ctx, o2); res.Verdict != engine.OfferAccepted {
+		t.Fatal(res)
+	}
+	j2, _ := s.JobGet(ctx, o2.JobID)
+	if _, err := s.JobUpdate(ctx, engine.JobUpdate{ID: j2.ID, From: j2.Status, Version: j2.Version, To: engine.StatusRestart, Node: engine.Ptr("")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	n.runsDone.Wait()
+	if j, _ := s.JobGet(ctx, o2.JobID); j.Status != engine.StatusRestart {
+		t.Fatalf("the node overwrote a job taken from it: %s", j.Status)
+	}
+}
+
+func TestOutcome(t *testing.T) {
+	t.Parallel()
+	running := &engine.Job{ID: 1, Status: engine.StatusRunning, Version: 3, Attempt: 1, MaxAttempts: 1}
+	retrying := &engine.Job{ID: 1, Status: engine.StatusRunning, Version: 3, Attempt: 1, MaxAttempts: 3, Backoff: engine.Duration(time.Second)}
+	cancelling := &engine.Job{ID: 1, Status: engine.StatusCancelling, Version: 3, Attempt: 1, MaxAttempts: 3}
+	tests := []struct {
+		name     string
+		job      *engine.Job
+		res      runner.Result
+		shutdown bool
+		want     engine.Status
+	}{
+		{"success", running, runner.Result{Outcome: runner.Succeeded}, false, engine.StatusFinished},
+		{"warning", running, runner.Result{Outcome: runner.SucceededWithWarning, Warning: "w"}, false, engine.StatusWarning},
+		{"failure", running, runner.Result{Outcome: runner.Failed, ExitCode: 2}, false, engine.StatusFailed},
+		{"failure with attempts left", retrying, runner.Result{Outcome: runner.Failed, ExitCode: 2}, false, engine.StatusRestart},
+		{"timeout", running, runner.Result{Outcome: runner.TimedOut, ExitCode: -1}, false, engine.StatusCancelled},
+		{"operator cancel", cancelling, runner.Result{Outcome: runner.Cancelled, ExitCode: -1}, false, engine.StatusCancelled},
+		{"cancel wins over success", cancelling, runner.Result{Outcome: runner.Succeeded}, false, engine.StatusCancelled},
+		{"node shutdown", running, runner.Result{Outcome: runner.Cancelled, ExitCode: -1}, true, engine.StatusRestart},
+	}
+	for _, tt := range tests {
+		u := outcome(tt.job, tt.res, tt.shutdown)
+		if u.To != tt.want || u.From != tt.job.Status || u.Version != tt.job.Version {
+			t.Errorf("%s: %s → %s (v%d), want → %s (v%d)", tt.name, u.From, u.To, u.Version, tt.want, tt.job.Version)
+		}
+		if err := u.Validate(); err != nil {
+			t.Errorf("%s: %v", tt.name, err)
+		}
+		if (u.ExitCode != nil) != (tt.res.ExitCode >= 0) {
+			t.Errorf("%s: exit code %v for result exit %d", tt.name, u.ExitCode, tt.res.ExitCode)
+		}
+	}
+	if u := outcome(retrying, runner.Result{Outcome: runner.Failed, ExitCode: 1}, false); u.RunAfterSeconds == nil || *u.RunAfterSeconds < 0.75 || *u.RunAfterSeconds > 1.25 {
+		t.Errorf("first retry after %v s, want 1s ± 25%%", u.RunAfterSeconds)
+	}
+}
+
+func TestServiceConfiguration(t *testing.T) {
+	t.Parallel()
+	s, err := ParseServiceFlag(`transcode=/usr/bin/tc --preset "very fast"`)
+	if err != nil || s.Type != "transcode" || len(s.Argv) != 3 || s.Argv[2] != "very fast" {
+		t.Fatalf("ParseServiceFlag = %+v, %v", s, err)
+	}
+	for _, bad := range []string{"transcode", "=cmd", "x=", "exec=/bin/true", `x="unclosed`} {
+		if _, err := ParseServiceFlag(bad); err == nil {
+			t.Errorf("ParseServiceFlag(%q) accepted", bad)
+		}
+	}
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	writeFile(t, good, "services:\n  transcode:\n    command: [\"/usr/bin/tc\", \"--fast\"]\n    load: 2.5\n    timeout: 1h\n  thumbs:\n    command: /usr/bin/thumbs -q\n")
+	svcs, err := LoadConfigFile(good)
+	if err != nil || len(svcs) != 2 || svcs[0].Type != "thumbs" || svcs[1].Load != 2.5 || svcs[1].Timeout != time.Hour || len(svcs[0].Argv) != 2 {
+		t.Fatalf("LoadConfigFile = %+v, %v", svcs, err)
+	}
+	for name, body := range map[string]string{
+		"unknown-field.yaml": "services:\n  x:\n    command: a\n    lod: 1\n",
+		"no-command.yaml":    "services:\n  x:\n    load: 1\n",
+		"bad-timeout.yaml":   "services:\n  x:\n    command: a\n    timeout: soon\n",
+		"builtin.yaml":       "services:\n  sleep:\n    command: a\n",
+	} {
+		p := filepath.Join(dir, name)
+		writeFile(t, p, body)
+		if _, err := LoadConfigFile(p); err == nil {
+			t.Errorf("%s accepted", name)
+		}
+	}
+}
+
+func writeFile(t *testing.T, path, body string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}

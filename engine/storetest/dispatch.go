@@ -1,0 +1,151 @@
+package storetest
+
+import (
+	"maps"
+	"testing"
+	"time"
+
+	"github.com/jobctl/jobctl/engine"
+)
+
+var dispatchTests = []subtest{
+	{"DispatchablePaging", testDispatchablePaging},
+	{"DispatchableRunAfter", testDispatchableRunAfter},
+	{"DispatchableKeyBlocking", testDispatchableKeyBlocking},
+	{"DispatchableRefusesOtherStatus", testDispatchableRefusesOtherStatus},
+	{"LoadsByNode", testLoadsByNode},
+}
+
+func dispatchable(t *testing.T, s engine.Store, status engine.Status, afterID int64, limit int) []*engine.Job {
+	t.Helper()
+	jobs, err := s.JobListDispatchable(t.Context(), engine.JobDispatchableParams{Status: status, AfterID: afterID, Limit: limit})
+	if err != nil {
+		t.Fatalf("JobListDispatchable(%s, after %d, limit %d): %v", status, afterID, limit, err)
+	}
+	return jobs
+}
+
+// restart takes a QUEUED job through a declined dispatch to RESTART.
+func restart(t *testing.T, s engine.Store, j *engine.Job) *engine.Job {
+	t.Helper()
+	j = move(t, s, j, engine.StatusDispatching, func(u *engine.JobUpdate) { u.Node = engine.Ptr("n1") })
+	return move(t, s, j, engine.StatusRestart, func(u *engine.JobUpdate) { u.Node = engine.Ptr("") })
+}
+
+func testDispatchablePaging(t *testing.T, s engine.Store) {
+	q1 := queued(t, s, 1)
+	q2 := queued(t, s, 1)
+	r1 := restart(t, s, queued(t, s, 1))
+	q3 := queued(t, s, 1)
+	insert(t, s, engine.JobInsertParams{Status: engine.StatusInstantiated})
+	q4 := queued(t, s, 1)
+	q5 := queued(t, s, 1)
+	start(t, s, queued(t, s, 1), "n1")
+
+	page1 := dispatchable(t, s, engine.StatusQueued, 0, 2)
+	wantIDs(t, "QUEUED page 1", page1, q1, q2)
+	page2 := dispatchable(t, s, engine.StatusQueued, q2.ID, 2)
+	wantIDs(t, "QUEUED page 2", page2, q3, q4)
+	page3 := dispatchable(t, s, engine.StatusQueued, q4.ID, 2)
+	wantIDs(t, "QUEUED page 3", page3, q5)
+	wantIDs(t, "QUEUED past the end", dispatchable(t, s, engine.StatusQueued, q5.ID, 2))
+	wantIDs(t, "QUEUED without limit", dispatchable(t, s, engine.StatusQueued, 0, 0), q1, q2, q3, q4, q5)
+	wantIDs(t, "RESTART", dispatchable(t, s, engine.StatusRestart, 0, 10), r1)
+	if len(page1) > 0 && page1[0].Status != engine.StatusQueued {
+		t.Errorf("listed job has status %s", page1[0].Status)
+	}
+}
+
+func testDispatchableRunAfter(t *testing.T, s engine.Store) {
+	now := dbNow(t, s)
+	past := insert(t, s, engine.JobInsertParams{RunAfter: engine.Ptr(now.Add(-time.Second))})
+	insert(t, s, engine.JobInsertParams{RunAfter: engine.Ptr(now.Add(time.Hour))}) // never listed here
+	open := queued(t, s, 1)
+	soonAt := now.Add(400 * time.Millisecond)
+	soon := insert(t, s, engine.JobInsertParams{RunAfter: &soonAt})
+	// A retry's backoff, set relative to the database clock: one still
+	// waiting, one whose backoff has passed.
+	move(t, s, move(t, s, queued(t, s, 1), engine.StatusDispatching, func(u *engine.JobUpdate) { u.Node = engine.Ptr("n1") }),
+		engine.StatusRestart, func(u *engine.JobUpdate) { u.RunAfterSeconds = engine.Seconds(time.Hour) })
+	elapsed := move(t, s, move(t, s, queued(t, s, 1), engine.StatusDispatching, func(u *engine.JobUpdate) { u.Node = engine.Ptr("n1") }),
+		engine.StatusRestart, func(u *engine.JobUpdate) { u.RunAfterSeconds = engine.Seconds(-time.Second) })
+
+	if dbNow(t, s).Before(soonAt) {
+		wantIDs(t, "QUEUED before run_after", dispatchable(t, s, engine.StatusQueued, 0, 0), past, open)
+	}
+	wantIDs(t, "RESTART with backoff", dispatchable(t, s, engine.StatusRestart, 0, 0), elapsed)
+	waitDBClockPast(t, s, soonAt)
+	wantIDs(t, "QUEUED after run_after", dispatchable(t, s, engine.StatusQueued, 0, 0), past, open, soon)
+}
+
+func testDispatchableKeyBlocking(t *testing.T, s engine.Store) {
+	a1 := insert(t, s, engine.JobInsertParams{Key: "a"})
+	a2 := insert(t, s, engine.JobInsertParams{Key: "a"})
+	b1 := insert(t, s, engine.JobInsertParams{Key: "b"})
+	free1 := queued(t, s, 1)
+	insert(t, s, engine.JobInsertParams{Key: "a"}) // behind a1 and a2 throughout
+	free2 := queued(t, s, 1)
+	// A held job blocks the later jobs of its key.
+	h1 := insert(t, s, engine.JobInsertParams{Key: "h", Status: engine.StatusInstantiated})
+	h2 := insert(t, s, engine.JobInsertParams{Key: "h"})
+	// A retrying head runs before the next job of its key.
+	r1 := restart(t, s, insert(t, s, engine.JobInsertParams{Key: "r"}))
+	r2 := insert(t, s, engine.JobInsertParams{Key: "r"})
+	// Jobs that ended, however they ended, block nothing.
+	for _, end := range []engine.Status{engine.StatusFailed, engine.StatusCancelled} {
+		j := start(t, s, insert(t, s, engine.JobInsertParams{Key: "e"}), "n1")
+		move(t, s, j, end, func(u *engine.JobUpdate) { u.MarkFinished = true })
+	}
+	e := insert(t, s, engine.JobInsertParams{Key: "e"})
+
+	wantIDs(t, "first of each key", dispatchable(t, s, engine.StatusQueued, 0, 0), a1, b1, free1, free2, e)
+	wantIDs(t, "RESTART head of its key", dispatchable(t, s, engine.StatusRestart, 0, 0), r1)
+
+	// The head running still blocks its key.
+	a1 = start(t, s, a1, "n1")
+	wantIDs(t, "head running", dispatchable(t, s, engine.StatusQueued, 0, 0), b1, free1, free2, e)
+	// The head finished: the next of its key, in submission order.
+	move(t, s, a1, engine.StatusFinished, func(u *engine.JobUpdate) { u.MarkFinished = true })
+	wantIDs(t, "head finished", dispatchable(t, s, engine.StatusQueued, 0, 0), a2, b1, free1, free2, e)
+	// Paging skips blocked jobs too.
+	wantIDs(t, "page after a2", dispatchable(t, s, engine.StatusQueued, a2.ID, 2), b1, free1)
+
+	move(t, s, h1, engine.StatusCancelled, nil)
+	move(t, s, r1, engine.StatusCancelled, nil)
+	wantIDs(t, "held and restart heads cancelled", dispatchable(t, s, engine.StatusQueued, 0, 0), a2, b1, free1, free2, h2, r2, e)
+}
+
+func testDispatchableRefusesOtherStatus(t *testing.T, s engine.Store) {
+	queued(t, s, 1)
+	for _, st := range []engine.Status{engine.StatusRunning, engine.StatusInstantiated, ""} {
+		if jobs, err := s.JobListDispatchable(t.Context(), engine.JobDispatchableParams{Status: st}); err == nil {
+			t.Errorf("JobListDispatchable(%q) = %d jobs, want an error", st, len(jobs))
+		}
+	}
+}
+
+func testLoadsByNode(t *testing.T, s engine.Store) {
+	// Load-holding: DISPATCHING, RUNNING, CANCELLING, and PAUSED on a node.
+	move(t, s, queued(t, s, 1.5), engine.StatusDispatching, func(u *engine.JobUpdate) { u.Node = engine.Ptr("n1") })
+	start(t, s, queued(t, s, 2), "n1")
+	move(t, s, start(t, s, queued(t, s, 1), "n2"), engine.StatusCancelling, nil)
+	move(t, s, start(t, s, queued(t, s, 4), "n2"), engine.StatusPaused, nil)
+	// Not load-holding.
+	move(t, s, queued(t, s, 8), engine.StatusPaused, nil)
+	move(t, s, start(t, s, queued(t, s, 16), "n1"), engine.StatusWaiting, nil)
+	move(t, s, start(t, s, queued(t, s, 32), "n1"), engine.StatusFinished, func(u *engine.JobUpdate) { u.MarkFinished = true })
+	queued(t, s, 64)
+	restart(t, s, queued(t, s, 128))
+
+	got, err := s.JobLoadsByNode(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]engine.NodeLoad{
+		"n1": {Load: 3.5, Running: 2},
+		"n2": {Load: 5, Running: 2},
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("JobLoadsByNode = %v, want %v", got, want)
+	}
+}

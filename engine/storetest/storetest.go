@@ -1,0 +1,173 @@
+// Package storetest is the conformance suite of engine.Store: one set of
+// subtests that every store implementation must pass, so the SQLite and
+// PostgreSQL stores (and any in-memory one) behave the same to the
+// dispatcher, the runner and the CLI.
+//
+// A store's own tests call Run with a function that opens a fresh, migrated,
+// empty store:
+//
+//	func TestStore(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) engine.Store { return openTestStore(t) })
+//	}
+package storetest
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/jobctl/jobctl/engine"
+)
+
+// OpenFunc returns a fresh, migrated, empty store and registers its cleanup
+// with t. It fails the test (never skips) when the store cannot be opened.
+type OpenFunc func(t *testing.T) engine.Store
+
+type subtest struct {
+	name string
+	fn   func(t *testing.T, s engine.Store)
+}
+
+// Run runs every conformance subtest, each in parallel on its own store.
+func Run(t *testing.T, open OpenFunc) {
+	var all []subtest
+	for _, group := range [][]subtest{
+		metaTests, jobTests, updateTests, dispatchTests, progressTests, logTests, nodeTests,
+		leaseTests, tokenTests,
+	} {
+		all = append(all, group...)
+	}
+	for _, st := range all {
+		t.Run(st.name, func(t *testing.T) {
+			t.Parallel()
+			st.fn(t, open(t))
+		})
+	}
+}
+
+// insert creates a job, failing the test on error.
+func insert(t *testing.T, s engine.Store, p engine.JobInsertParams) *engine.Job {
+	t.Helper()
+	if p.Type == "" {
+		p.Type = engine.TypeNoop
+	}
+	if p.Status == "" {
+		p.Status = engine.StatusQueued
+	}
+	j, err := s.JobInsert(t.Context(), p)
+	if err != nil {
+		t.Fatalf("JobInsert(%+v): %v", p, err)
+	}
+	return j
+}
+
+// queued creates a QUEUED job of type noop with the given load.
+func queued(t *testing.T, s engine.Store, load float64) *engine.Job {
+	t.Helper()
+	return insert(t, s, engine.JobInsertParams{Load: load})
+}
+
+// move applies one transition from the job's current status and version;
+// edit sets the optional fields. It fails the test on error.
+func move(t *testing.T, s engine.Store, j *engine.Job, to engine.Status, edit func(u *engine.JobUpdate)) *engine.Job {
+	t.Helper()
+	u := engine.JobUpdate{ID: j.ID, From: j.Status, Version: j.Version, To: to}
+	if edit != nil {
+		edit(&u)
+	}
+	got, err := s.JobUpdate(t.Context(), u)
+	if err != nil {
+		t.Fatalf("JobUpdate(%+v): %v", u, err)
+	}
+	return got
+}
+
+// start takes a QUEUED or RESTART job to RUNNING on node, as the dispatcher
+// and the node do: DISPATCHING with a new attempt, then RUNNING.
+func start(t *testing.T, s engine.Store, j *engine.Job, node string) *engine.Job {
+	t.Helper()
+	j = move(t, s, j, engine.StatusDispatching, func(u *engine.JobUpdate) {
+		u.Node = engine.Ptr(node)
+		u.IncrementAttempt = true
+	})
+	return move(t, s, j, engine.StatusRunning, func(u *engine.JobUpdate) { u.MarkStarted = true })
+}
+
+func get(t *testing.T, s engine.Store, id int64) *engine.Job {
+	t.Helper()
+	j, err := s.JobGet(t.Context(), id)
+	if err != nil {
+		t.Fatalf("JobGet(%d): %v", id, err)
+	}
+	return j
+}
+
+func dbNow(t *testing.T, s engine.Store) time.Time {
+	t.Helper()
+	now, err := s.Now(t.Context())
+	if err != nil {
+		t.Fatalf("Now: %v", err)
+	}
+	return now
+}
+
+// waitDBClockPast waits until the database's clock is after deadline. Waits
+// are measured on the database clock, as the store's own time checks are.
+func waitDBClockPast(t *testing.T, s engine.Store, deadline time.Time) {
+	t.Helper()
+	giveUp := time.Now().Add(30 * time.Second)
+	for {
+		now := dbNow(t, s)
+		if now.After(deadline) {
+			return
+		}
+		if time.Now().After(giveUp) {
+			t.Fatalf("database clock %s never passed %s", now, deadline)
+		}
+		time.Sleep(min(deadline.Sub(now), 50*time.Millisecond) + time.Millisecond)
+	}
+}
+
+func ids(jobs []*engine.Job) []int64 {
+	out := make([]int64, len(jobs))
+	for i, j := range jobs {
+		out[i] = j.ID
+	}
+	return out
+}
+
+func wantIDs(t *testing.T, what string, jobs []*engine.Job, want ...*engine.Job) {
+	t.Helper()
+	got := ids(jobs)
+	w := ids(want)
+	if len(got) != len(w) {
+		t.Errorf("%s: got ids %v, want %v", what, got, w)
+		return
+	}
+	for i := range got {
+		if got[i] != w[i] {
+			t.Errorf("%s: got ids %v, want %v", what, got, w)
+			return
+		}
+	}
+}
+
+func wantErrIs(t *testing.T, what string, err, target error) {
+	t.Helper()
+	if !errors.Is(err, target) {
+		t.Errorf("%s: got error %v, want one matching %q", what, err, target)
+	}
+}
+
+// within reports whether t lies in [from, to].
+func within(t, from, to time.Time) bool { return !t.Before(from) && !t.After(to) }
+
+func wantUTC(t *testing.T, what string, v time.Time) {
+	t.Helper()
+	if v.IsZero() {
+		t.Errorf("%s is zero", what)
+	}
+	if v.Location() != time.UTC {
+		t.Errorf("%s = %s is not in UTC", what, v)
+	}
+}

@@ -1,0 +1,3 @@
+SELECT {{template "job_columns"}}
+FROM jobs
+WHERE id = :id

@@ -1,0 +1,7 @@
+-- The load-holding jobs of each node. A PAUSED job holds load only while it
+-- has a node, i.e. it was paused while running.
+SELECT node, SUM(job_load) AS total_load, COUNT(*) AS running
+FROM jobs
+WHERE status IN ('DISPATCHING', 'RUNNING', 'CANCELLING')
+   OR (status = 'PAUSED' AND node <> '')
+GROUP BY node

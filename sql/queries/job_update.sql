@@ -1,0 +1,24 @@
+-- One guarded transition. It changes the row only while the job still has
+-- the status and version the caller read, so a lost race changes nothing.
+-- Each optional field is switched on by its own flag; unset fields keep
+-- their value.
+UPDATE jobs SET
+    status           = :to,
+    version          = version + 1,
+    node             = CASE WHEN :set_node THEN :node ELSE node END,
+    attempt          = attempt + :attempt_increment,
+    exit_code        = CASE WHEN :set_exit_code THEN :exit_code
+                            WHEN :clear_result THEN NULL
+                            ELSE exit_code END,
+    message          = CASE WHEN :set_message THEN :message ELSE message END,
+    run_after        = CASE WHEN :set_run_after THEN {{nowPlus ":run_after_seconds"}}
+                            WHEN :clear_result THEN NULL
+                            ELSE run_after END,
+    progress         = CASE WHEN :clear_result THEN 0 ELSE progress END,
+    progress_message = CASE WHEN :clear_result THEN '' ELSE progress_message END,
+    finished_at      = CASE WHEN :mark_finished THEN {{now}}
+                            WHEN :clear_result THEN NULL
+                            ELSE finished_at END,
+    queued_at        = CASE WHEN :mark_queued THEN {{now}} ELSE queued_at END,
+    started_at       = CASE WHEN :mark_started THEN {{now}} ELSE started_at END
+WHERE id = :id AND status = :from AND version = :version

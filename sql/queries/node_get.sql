@@ -1,0 +1,2 @@
+{{template "node_select"}}
+WHERE n.name = :name

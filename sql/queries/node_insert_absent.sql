@@ -1,0 +1,9 @@
+-- A new node. When the name exists already this changes nothing, and
+-- node_takeover decides whether the new process may have it.
+INSERT INTO nodes (name, url, max_load, max_jobs, weight, warmup_seconds, accept_exceeding, candidate,
+                   services, state, started_at, last_seen, load_avg, max_load_avg, mem_available,
+                   reserved_memory, cores)
+VALUES (:name, :url, :max_load, :max_jobs, :weight, :warmup_seconds, :accept_exceeding, :candidate,
+        :services, 'ONLINE', {{now}}, {{now}}, :load_avg, :max_load_avg, :mem_available,
+        :reserved_memory, :cores)
+ON CONFLICT (name) DO NOTHING

@@ -1,0 +1,2 @@
+{{template "node_select"}}
+ORDER BY n.name

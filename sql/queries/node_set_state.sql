@@ -1,0 +1,1 @@
+UPDATE nodes SET state = :state WHERE name = :name

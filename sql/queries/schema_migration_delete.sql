@@ -1,0 +1,1 @@
+DELETE FROM schema_migrations WHERE version = :version
