@@ -16,12 +16,12 @@ type OfferVerdict int
 
 // Offer verdicts, each with the HTTP status the endpoint answers with.
 const (
-	OfferAccepted OfferVerdict = iota // 204: the node runs it
-	OfferDeclined                     // 503: busy or not ready; try the next node
-	OfferRefused                      // 412: the job can never run there; it fails
-	OfferGone                         // 409: the job moved on meanwhile (cancelled, redispatched)
-	OfferUnknownJob                   // 404: no such job
-	OfferError                        // no answer, or an unexpected one; treated as a decline
+	OfferAccepted   OfferVerdict = iota // 204: the node runs it
+	OfferDeclined                       // 503: busy or not ready; try the next node
+	OfferRefused                        // 412: the job can never run there; it fails
+	OfferGone                           // 409: the job moved on meanwhile (cancelled, redispatched)
+	OfferUnknownJob                     // 404: no such job
+	OfferError                          // no answer, or an unexpected one; treated as a decline
 )
 
 func (v OfferVerdict) String() string {
