@@ -51,3 +51,32 @@ func TestJobOfAKilledNodeRunsAgainElsewhereExactlyOnce(t *testing.T) {
 		}
 	}
 }
+
+// A cleanly stopped node lets running jobs finish within its shutdown grace,
+// then stops the rest and puts them back in the queue for another node.
+func TestCleanShutdownPutsUnfinishedJobsBackInTheQueue(t *testing.T) {
+	t.Parallel()
+	c := sqliteCluster(t)
+	n := c.serve("leaving", "--exec", "--shutdown-grace", "1s", "--cancel-grace", "1s")
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	long := c.submit("--", "sh", "-c", `echo $$ > "$1.tmp"; mv "$1.tmp" "$1"; exec sleep 60`, "sh", pidFile)
+	short := c.submit("--", "sleep", "0.5")
+	c.waitStatus(long, "RUNNING", 20*time.Second)
+	c.waitStatus(short, "RUNNING", 20*time.Second)
+	var pid int
+	c.eventually(10*time.Second, "the long job to write its pid", func() bool {
+		b, err := os.ReadFile(pidFile)
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil && pid > 0
+	})
+	n.stop(t, syscall.SIGTERM)
+	if j := c.show(short); j.Status != "FINISHED" {
+		t.Errorf("a job that ends within the shutdown grace is %s, want FINISHED", j.Status)
+	}
+	if j := c.show(long); j.Status != "RESTART" || j.Node != "" {
+		t.Errorf("a job cut off by shutdown = %s on %q, want RESTART with no node", j.Status, j.Node)
+	}
+	if processAlive(pid) {
+		t.Errorf("the cut-off job's process %d outlived its node", pid)
+	}
+}

@@ -149,15 +149,6 @@ func (c *cluster) show(id string) jobView {
 	return j
 }
 
-func (c *cluster) jobs() []jobView {
-	c.t.Helper()
-	var js []jobView
-	if err := json.Unmarshal([]byte(c.ok("list", "-o", "json", "--limit", "10000")), &js); err != nil {
-		c.t.Fatalf("list: %v", err)
-	}
-	return js
-}
-
 type nodeView struct {
 	Name       string  `json:"name"`
 	State      string  `json:"state"`

@@ -68,10 +68,10 @@ func outcome(job *engine.Job, res runner.Result, shutdown bool) engine.JobUpdate
 		u.ExitCode = engine.Ptr(res.ExitCode)
 	}
 	switch {
-	case shutdown:
-		u.To, u.MarkFinished, u.Message = engine.StatusRestart, false, engine.Ptr("node stopped while the job ran")
 	case job.Status == engine.StatusCancelling:
 		u.To, u.Message = engine.StatusCancelled, engine.Ptr("cancelled by operator")
+	case shutdown:
+		u.To, u.MarkFinished, u.Message = engine.StatusRestart, false, engine.Ptr("node stopped while the job ran")
 	case res.Outcome == runner.TimedOut || res.Outcome == runner.Cancelled:
 		u.To = engine.StatusCancelled
 	case res.Outcome == runner.Succeeded:

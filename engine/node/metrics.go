@@ -1,6 +1,9 @@
 package node
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
 
 // metrics are the node's Prometheus series, on a registry of its own so
 // several nodes in one process (tests) do not collide.
@@ -31,7 +34,7 @@ func newMetrics() *metrics {
 			Help: "Jobs this node's dispatcher placed on a node."}),
 	}
 	m.registry.MustRegister(m.offers, m.completed, m.running, m.leaseHeld, m.rounds, m.dispatched,
-		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 

@@ -121,24 +121,35 @@ func (n *Node) Run(ctx context.Context) error {
 	n.log.Info("node online", "url", n.url, "max_load", n.cfg.MaxLoad, "services", n.serviceTypes(),
 		"dispatch_interval", n.cfg.DispatchInterval)
 
-	loops, stopLoops := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() { n.touchLoop(loops) })
-	wg.Go(func() { n.reconcileLoop(loops) })
+	// Housekeeping (liveness, operator requests) goes on while running jobs
+	// drain at shutdown; dispatching stops first.
+	housekeeping, stopHousekeeping := context.WithCancel(context.Background())
+	var houseWG sync.WaitGroup
+	houseWG.Go(func() { n.touchLoop(housekeeping) })
+	houseWG.Go(func() { n.reconcileLoop(housekeeping) })
+	dispatching, stopDispatching := context.WithCancel(context.Background())
+	var dispatchWG sync.WaitGroup
 	if n.cfg.DispatchInterval > 0 {
-		if err := n.startDispatching(loops, &wg); err != nil {
-			stopLoops()
-			wg.Wait()
-			return err
+		err = n.startDispatching(dispatching, &dispatchWG)
+	}
+	if err == nil {
+		select {
+		case <-ctx.Done():
+		case err = <-serveErr:
+			n.log.Error("endpoint stopped", "err", err)
 		}
 	}
 
-	select {
-	case <-ctx.Done():
-	case err = <-serveErr:
-		n.log.Error("endpoint stopped", "err", err)
-	}
-	n.shutdown(stopLoops, &wg)
+	n.mu.Lock()
+	n.accepting = false
+	n.mu.Unlock()
+	stopDispatching()
+	dispatchWG.Wait()
+	n.releaseLease()
+	n.drain()
+	stopHousekeeping()
+	houseWG.Wait()
+	n.goOffline()
 	return err
 }
 
@@ -257,22 +268,24 @@ func (n *Node) touchLoop(ctx context.Context) {
 	})
 }
 
-func (n *Node) shutdown(stopLoops context.CancelFunc, wg *sync.WaitGroup) {
-	n.mu.Lock()
-	n.accepting = false
-	n.mu.Unlock()
-	stopLoops()
-	wg.Wait()
+// releaseLease hands the lease over at once instead of letting it expire.
+func (n *Node) releaseLease() {
+	if n.holder == nil {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if n.holder != nil {
-		if err := n.holder.Release(ctx); err != nil {
-			n.log.Warn("cannot release the lease", "err", err)
-		} else {
-			n.log.Info("released the dispatcher lease")
-		}
+	if err := n.holder.Release(ctx); err != nil {
+		n.log.Warn("cannot release the lease", "err", err)
+		return
 	}
-	n.drain()
+	n.log.Info("released the dispatcher lease")
+}
+
+// goOffline marks the node OFFLINE and stops its endpoint.
+func (n *Node) goOffline() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
 	if err := n.store.NodeSetState(ctx, n.cfg.Name, engine.NodeOffline); err != nil {
 		n.log.Warn("cannot mark node offline", "err", err)
 	}
