@@ -170,19 +170,12 @@ func (r *round) recoverOfflineNodes() error {
 		if n.State != engine.NodeOffline || n.Running == 0 {
 			continue
 		}
-		jobs, err := r.store.JobList(r.ctx, engine.JobListParams{Node: n.Name, Statuses: append([]engine.Status{engine.StatusWaiting}, engine.LoadHoldingStatuses...)})
+		jobs, err := r.store.JobList(r.ctx, engine.JobListParams{Node: n.Name, Statuses: engine.RecoverableStatuses})
 		if err != nil {
 			return err
 		}
 		for _, job := range jobs {
-			if !job.HoldsLoad() && job.Status != engine.StatusWaiting {
-				continue
-			}
-			u := engine.JobUpdate{ID: job.ID, From: job.Status, Version: job.Version, To: engine.StatusRestart,
-				Node: engine.Ptr(""), Message: engine.Ptr("node " + n.Name + " went offline")}
-			if job.Status == engine.StatusCancelling {
-				u.To, u.MarkFinished, u.Message = engine.StatusCancelled, true, engine.Ptr("cancelled; node "+n.Name+" went offline")
-			}
+			u := engine.RecoverUpdate(job, "node "+n.Name+" went offline")
 			if _, err := r.store.JobUpdate(r.ctx, u); err != nil && !errors.Is(err, engine.ErrConflict) {
 				return err
 			}

@@ -171,17 +171,12 @@ func (n *Node) row() engine.Node {
 // recoverOwnJobs restarts jobs a former process of this node left behind:
 // they died with it (parent-death signal), so they must run again.
 func (n *Node) recoverOwnJobs(ctx context.Context) error {
-	jobs, err := n.store.JobList(ctx, engine.JobListParams{Node: n.cfg.Name,
-		Statuses: append([]engine.Status{engine.StatusWaiting}, engine.LoadHoldingStatuses...)})
+	jobs, err := n.store.JobList(ctx, engine.JobListParams{Node: n.cfg.Name, Statuses: engine.RecoverableStatuses})
 	if err != nil {
 		return err
 	}
 	for _, job := range jobs {
-		u := engine.JobUpdate{ID: job.ID, From: job.Status, Version: job.Version, To: engine.StatusRestart,
-			Node: engine.Ptr(""), Message: engine.Ptr("node " + n.cfg.Name + " restarted while it ran")}
-		if job.Status == engine.StatusCancelling {
-			u.To, u.MarkFinished, u.Message = engine.StatusCancelled, true, engine.Ptr("cancelled; node restarted")
-		}
+		u := engine.RecoverUpdate(job, "node "+n.cfg.Name+" restarted while it ran")
 		if _, err := n.store.JobUpdate(ctx, u); err != nil && !errors.Is(err, engine.ErrConflict) {
 			return err
 		}

@@ -31,8 +31,7 @@ func (n *Node) reconcile(ctx context.Context) error {
 	if len(started) == 0 {
 		return nil
 	}
-	jobs, err := n.store.JobList(ctx, engine.JobListParams{Node: n.cfg.Name,
-		Statuses: append([]engine.Status{engine.StatusWaiting}, engine.LoadHoldingStatuses...)})
+	jobs, err := n.store.JobList(ctx, engine.JobListParams{Node: n.cfg.Name, Statuses: engine.RecoverableStatuses})
 	if err != nil {
 		return err
 	}

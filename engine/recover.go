@@ -1,0 +1,16 @@
+package engine
+
+// RecoverUpdate takes a job away from a node that is gone (marked OFFLINE,
+// or restarted): its processes died with the node, so the job runs again,
+// except that a job being cancelled simply ends CANCELLED. The attempt
+// number is left as it is, so any late result of the lost run is fenced off.
+func RecoverUpdate(j *Job, why string) JobUpdate {
+	u := JobUpdate{ID: j.ID, From: j.Status, Version: j.Version, To: StatusRestart, Node: Ptr(""), Message: Ptr(why)}
+	if j.Status == StatusCancelling {
+		u.To, u.MarkFinished, u.Message = StatusCancelled, true, Ptr("cancelled; "+why)
+	}
+	return u
+}
+
+// RecoverableStatuses are the states of jobs a gone node leaves behind.
+var RecoverableStatuses = append([]Status{StatusWaiting}, LoadHoldingStatuses...)
