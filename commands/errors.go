@@ -62,7 +62,8 @@ func (e *WaitTimeoutError) Error() string {
 	if len(ids) > 1 {
 		noun = "jobs"
 	}
-	return fmt.Sprintf("timed out after %s waiting for %s %s; wait longer with --timeout", e.Timeout, noun, strings.Join(ids, ", "))
+	return fmt.Sprintf("timed out after %s waiting for %s %s; wait again with 'jobctl wait %s'",
+		e.Timeout, noun, strings.Join(ids, ", "), strings.Join(ids, " "))
 }
 
 // jobOutcome says briefly why a job ended as it did: its message, else its

@@ -66,7 +66,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"wait", "2"}, exitOK, ""},
 		{[]string{"list"}, exitOK, ""},
 		{[]string{"wait", "1", "2"}, exitJobFailed, "jobctl: job 1 ended FAILED\n"},
-		{[]string{"wait", "3", "--timeout", "200ms"}, exitTimeout, "jobctl: timed out after 200ms waiting for job 3; wait longer with --timeout\n"},
+		{[]string{"wait", "3", "--timeout", "200ms"}, exitTimeout, "jobctl: timed out after 200ms waiting for job 3; wait again with 'jobctl wait 3'\n"},
 		{[]string{"show", "987654321"}, exitNotFound, "jobctl: job 987654321 not found\n"},
 		{[]string{"cancel", "3", "987654321"}, exitNotFound, "jobctl: job 987654321 not found\n"},
 		{[]string{"submit", "--load", "nope", "--", "true"}, exitUsage, "jobctl: invalid argument \"nope\" for \"--load\" flag: not a number (see 'jobctl submit --help')\n"},
