@@ -16,7 +16,9 @@ import (
 func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // newStore is a fresh migrated SQLite store.
-func newStore(t *testing.T) engine.Store {
+func newStore(t *testing.T) engine.Store { return newBenchStore(t) }
+
+func newBenchStore(t testing.TB) engine.Store {
 	t.Helper()
 	ctx := context.Background()
 	s, err := dbstore.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "test.db"))
@@ -49,6 +51,10 @@ func (c *fixedClock) Advance(d time.Duration) {
 }
 
 func addNode(t *testing.T, s engine.Store, name string, maxLoad float64, types ...string) {
+	addNodeB(t, s, name, maxLoad, types...)
+}
+
+func addNodeB(t testing.TB, s engine.Store, name string, maxLoad float64, types ...string) {
 	t.Helper()
 	if len(types) == 0 {
 		types = []string{engine.TypeSleep}
