@@ -49,9 +49,10 @@ type Store interface {
 	// JobLogList returns the chunks after AfterSeq, oldest first.
 	JobLogList(ctx context.Context, p JobLogListParams) ([]LogChunk, error)
 
-	// NodeRegister inserts or takes over the node row and marks it ONLINE.
-	// It returns ErrNodeOnline when the row is ONLINE and was seen within
-	// StaleAfter, i.e. another live process uses the name.
+	// NodeRegister inserts or takes over the node row and marks it ONLINE
+	// (a node in MAINTENANCE stays so). It returns ErrNodeOnline when the row
+	// is not OFFLINE and was seen within StaleAfter, i.e. another live
+	// process uses the name.
 	NodeRegister(ctx context.Context, p NodeRegisterParams) (*Node, error)
 	// NodeGet returns a *NotFoundError for an unknown name.
 	NodeGet(ctx context.Context, name string) (*Node, error)

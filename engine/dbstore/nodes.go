@@ -19,7 +19,7 @@ const maxNodeName = 255
 
 // NodeRegister inserts the node or takes over its row, marks it ONLINE and
 // sets started_at and last_seen to the database's now. It returns an error
-// matching engine.ErrNodeOnline when the row is ONLINE and was seen within
+// matching engine.ErrNodeOnline when the row is not OFFLINE and was seen within
 // p.StaleAfter: another live process uses the name.
 func (s *Store) NodeRegister(ctx context.Context, p engine.NodeRegisterParams) (*engine.Node, error) {
 	n := p.Node
@@ -108,8 +108,8 @@ func (s *Store) nodeOnlineError(ctx context.Context, q querier, name string, sta
 		return err
 	}
 	age := now.Time.Sub(node.LastSeen).Round(time.Millisecond)
-	return fmt.Errorf("%w: %q is ONLINE and was last seen %s ago; stop that process or wait %s until it counts as gone",
-		engine.ErrNodeOnline, name, age, (staleAfter - age).Round(time.Millisecond))
+	return fmt.Errorf("%w: %q is %s and was last seen %s ago; stop that process or wait %s until it counts as gone",
+		engine.ErrNodeOnline, name, node.State, age, (staleAfter - age).Round(time.Millisecond))
 }
 
 // NodeGet returns the node with its live load, or a *NotFoundError.

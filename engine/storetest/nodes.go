@@ -14,6 +14,7 @@ var nodeTests = []subtest{
 	{"NodeRegisterFields", testNodeRegisterFields},
 	{"NodeRegisterOnlineConflict", testNodeRegisterOnlineConflict},
 	{"NodeRegisterStaleTakeover", testNodeRegisterStaleTakeover},
+	{"NodeRegisterKeepsMaintenance", testNodeRegisterKeepsMaintenance},
 	{"NodeRegisterInvalid", testNodeRegisterInvalid},
 	{"NodeTouchAndState", testNodeTouchAndState},
 	{"NodeNotFound", testNodeNotFound},
@@ -109,16 +110,35 @@ func testNodeRegisterOnlineConflict(t *testing.T, s engine.Store) {
 		t.Errorf("a refused registration changed the node:\n now  %+v\n want %+v", got, first)
 	}
 
-	// A node that is not ONLINE is taken over even when seen recently:
-	// it was stopped cleanly or marked down.
-	for _, st := range []engine.NodeState{engine.NodeOffline, engine.NodeError, engine.NodeMaintenance} {
+	// A live node in maintenance or in error still holds its name.
+	for _, st := range []engine.NodeState{engine.NodeMaintenance, engine.NodeError} {
 		if err := s.NodeSetState(t.Context(), "alpha", st); err != nil {
 			t.Fatal(err)
 		}
-		n := register(t, s, impostor, time.Minute)
-		if n.State != engine.NodeOnline || n.URL != impostor.URL {
-			t.Errorf("takeover of a %s node: state %s url %s", st, n.State, n.URL)
-		}
+		_, err := s.NodeRegister(t.Context(), engine.NodeRegisterParams{Node: impostor, StaleAfter: time.Minute})
+		wantErrIs(t, "registering the name of a live "+string(st)+" node", err, engine.ErrNodeOnline)
+	}
+
+	// An OFFLINE node is taken over even when seen recently: it was stopped
+	// cleanly or marked down.
+	if err := s.NodeSetState(t.Context(), "alpha", engine.NodeOffline); err != nil {
+		t.Fatal(err)
+	}
+	n := register(t, s, impostor, time.Minute)
+	if n.State != engine.NodeOnline || n.URL != impostor.URL {
+		t.Errorf("takeover of an OFFLINE node: state %s url %s", n.State, n.URL)
+	}
+}
+
+// Maintenance is the operator's word: it outlives a restart of the node.
+func testNodeRegisterKeepsMaintenance(t *testing.T, s engine.Store) {
+	register(t, s, sampleNode("alpha"), 0)
+	if err := s.NodeSetState(t.Context(), "alpha", engine.NodeMaintenance); err != nil {
+		t.Fatal(err)
+	}
+	// StaleAfter 0: the row counts as gone at once, as after a crash.
+	if n := register(t, s, sampleNode("alpha"), 0); n.State != engine.NodeMaintenance {
+		t.Errorf("a node in maintenance came back %s after a restart", n.State)
 	}
 }
 

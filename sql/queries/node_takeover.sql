@@ -1,5 +1,6 @@
 -- A new process takes over the node's row, unless a live process still
--- holds the name (ONLINE and seen recently). Changing no row means it is taken.
+-- holds the name (not OFFLINE and seen recently). Changing no row means it
+-- is taken. Maintenance set by an operator outlives a restart.
 UPDATE nodes SET
     url              = :url,
     max_load         = :max_load,
@@ -9,7 +10,7 @@ UPDATE nodes SET
     accept_exceeding = :accept_exceeding,
     candidate        = :candidate,
     services         = :services,
-    state            = 'ONLINE',
+    state            = CASE WHEN state = 'MAINTENANCE' THEN 'MAINTENANCE' ELSE 'ONLINE' END,
     started_at       = {{now}},
     last_seen        = {{now}},
     load_avg         = :load_avg,
@@ -18,4 +19,4 @@ UPDATE nodes SET
     reserved_memory  = :reserved_memory,
     cores            = :cores
 WHERE name = :name
-  AND NOT (state = 'ONLINE' AND last_seen > {{nowPlus ":stale_offset_seconds"}})
+  AND NOT (state <> 'OFFLINE' AND last_seen > {{nowPlus ":stale_offset_seconds"}})
