@@ -183,7 +183,15 @@ func maxOverlap(spans [][2]time.Time) int {
 
 func TestTwoNodesOnPostgresShareWorkByLoadFactor(t *testing.T) {
 	t.Parallel()
-	c := postgresCluster(t)
+	testTwoNodesShareWorkByLoadFactor(t, postgresCluster(t))
+}
+
+func TestTwoNodesOnMariaDBShareWorkByLoadFactor(t *testing.T) {
+	t.Parallel()
+	testTwoNodesShareWorkByLoadFactor(t, mysqlCluster(t))
+}
+
+func testTwoNodesShareWorkByLoadFactor(t *testing.T, c *cluster) {
 	c.serve("big", "--exec", "--max-load", "4")
 	c.serve("small", "--exec", "--max-load", "2")
 	c.eventually(10*time.Second, "one node to hold the lease", func() bool { return c.lease().Valid })

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	_ "github.com/go-sql-driver/mysql"
 	_ "github.com/lib/pq"
 )
 
@@ -68,9 +69,7 @@ func postgresCluster(t *testing.T) *cluster {
 		t.Fatalf("postgres: %v", err)
 	}
 	t.Cleanup(func() { admin.Close() })
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	name := "jobctl_e2e_" + hex.EncodeToString(b[:])
+	name := "jobctl_e2e_" + randomSuffix()
 	if _, err := admin.Exec("CREATE DATABASE " + name); err != nil {
 		t.Fatalf("postgres is required for this test (set JOBCTL_TEST_POSTGRES): %v", err)
 	}
@@ -81,6 +80,39 @@ func postgresCluster(t *testing.T) *cluster {
 	}
 	u.Path = "/" + name
 	return &cluster{t: t, dsn: u.String()}
+}
+
+// mysqlCluster uses a fresh MariaDB/MySQL database, dropped afterwards.
+// An unreachable server fails the test.
+func mysqlCluster(t *testing.T) *cluster {
+	t.Helper()
+	base := os.Getenv("JOBCTL_TEST_MYSQL")
+	if base == "" {
+		base = "mysql://root@127.0.0.1:3306/test"
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatalf("JOBCTL_TEST_MYSQL: %v", err)
+	}
+	pass, _ := u.User.Password()
+	admin, err := sql.Open("mysql", fmt.Sprintf("%s:%s@tcp(%s)/", u.User.Username(), pass, u.Host))
+	if err != nil {
+		t.Fatalf("mysql: %v", err)
+	}
+	t.Cleanup(func() { admin.Close() })
+	name := "jobctl_e2e_" + randomSuffix()
+	if _, err := admin.Exec("CREATE DATABASE " + name); err != nil {
+		t.Fatalf("MariaDB is required for this test (set JOBCTL_TEST_MYSQL): %v", err)
+	}
+	t.Cleanup(func() { _, _ = admin.Exec("DROP DATABASE IF EXISTS " + name) })
+	u.Path = "/" + name
+	return &cluster{t: t, dsn: u.String()}
+}
+
+func randomSuffix() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // result is one finished jobctl command.

@@ -113,6 +113,11 @@ func (n *Node) start(ctx context.Context, h handler, o engine.DispatchOffer, ar 
 	}
 	n.mu.Lock()
 	ar.run = run
+	if n.stopping {
+		// Accepted just as the shutdown grace ran out: put it back too.
+		ar.shutdown = true
+		run.Cancel("node shutting down", n.cfg.CancelGrace)
+	}
 	n.mu.Unlock()
 	n.metrics.running.Inc()
 	n.log.Info("job started", "job", job.ID, "type", job.Type, "attempt", job.Attempt, "load", job.Load)

@@ -40,6 +40,7 @@ type Node struct {
 
 	mu        sync.Mutex
 	accepting bool
+	stopping  bool    // the shutdown grace is over: runs still going are stopped
 	load      float64 // sum of the loads of accepted jobs not yet ended
 	runs      map[int64]*activeRun
 	runsDone  sync.WaitGroup
@@ -307,9 +308,12 @@ func (n *Node) drain() {
 	case <-time.After(n.cfg.ShutdownGrace):
 	}
 	n.mu.Lock()
+	n.stopping = true
 	for _, ar := range n.runs {
-		ar.shutdown = true
-		ar.run.Cancel("node shutting down", n.cfg.CancelGrace)
+		if ar.run != nil { // one still starting is stopped by start itself
+			ar.shutdown = true
+			ar.run.Cancel("node shutting down", n.cfg.CancelGrace)
+		}
 	}
 	n.mu.Unlock()
 	<-done

@@ -43,7 +43,7 @@ func (n *Node) reconcile(ctx context.Context) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	for id, ar := range started {
-		if n.runs[id] != ar || ar.fenced || ar.shutdown {
+		if n.runs[id] != ar || ar.fenced || ar.shutdown || ended(ar) {
 			continue // ended meanwhile, or already being stopped for good
 		}
 		job := current[id]
@@ -73,4 +73,15 @@ func (n *Node) reconcile(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// ended reports whether the run's process is over (its result may not be
+// recorded yet).
+func ended(ar *activeRun) bool {
+	select {
+	case <-ar.run.Done():
+		return true
+	default:
+		return false
+	}
 }
