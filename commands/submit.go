@@ -31,7 +31,6 @@ type SubmitOptions struct {
 	ParentID    *int64
 	MaxAttempts int
 	Backoff     time.Duration
-	Rollback    string
 	At          *time.Time     // run no earlier than this
 	In          *time.Duration // run no earlier than this long after now on the database clock
 	Hold        bool
@@ -164,7 +163,6 @@ and exits 4 when the job ends FAILED, CANCELLED or DELETED.`,
 	fl.Int64("parent", 0, "id of the parent job")
 	fl.IntVar(&opts.MaxAttempts, "max-attempts", 1, "how often the job is tried before it fails")
 	fl.DurationVar(&opts.Backoff, "backoff", 10*time.Second, "wait before the first retry; doubles with each further one")
-	fl.StringVar(&opts.Rollback, "rollback", "", "job type run once after the last attempt has failed")
 	fl.DurationVar(&timeout, "timeout", 0, "cancel the job after running this long (default: the service's, else 8h)")
 	fl.StringVar(&atText, "at", "", "do not start before this time (RFC 3339)")
 	fl.DurationVar(&in, "in", 0, "do not start before this long from now")
@@ -255,7 +253,6 @@ func submitRun(ctx context.Context, opts *SubmitOptions) error {
 		ParentID:    opts.ParentID,
 		MaxAttempts: opts.MaxAttempts,
 		Backoff:     opts.Backoff,
-		Rollback:    opts.Rollback,
 		RunAfter:    opts.At,
 		Timeout:     engine.DefaultJobTimeout,
 		Creator:     opts.Creator,

@@ -47,7 +47,7 @@ func TestSubmitParsing(t *testing.T) {
 	}
 
 	o, err = parseSubmit(t, "", "--type", "encode", "--operation", "transcode", "--load", "2.5",
-		"--key", "k1", "--parent", "9", "--max-attempts", "3", "--backoff", "1m", "--rollback", "cleanup",
+		"--key", "k1", "--parent", "9", "--max-attempts", "3", "--backoff", "1m",
 		"--timeout", "90s", "--at", "2030-05-06T07:08:09Z", "--hold")
 	if err != nil {
 		t.Fatal(err)
@@ -60,8 +60,8 @@ func TestSubmitParsing(t *testing.T) {
 		t.Errorf("load %v; want 2.5", o.Load)
 	case o.Key != "k1", o.ParentID == nil || *o.ParentID != 9, o.MaxAttempts != 3:
 		t.Errorf("key/parent/attempts: %q %v %d", o.Key, o.ParentID, o.MaxAttempts)
-	case o.Backoff != time.Minute, o.Rollback != "cleanup", o.Timeout == nil || *o.Timeout != 90*time.Second:
-		t.Errorf("backoff/rollback/timeout: %s %q %v", o.Backoff, o.Rollback, o.Timeout)
+	case o.Backoff != time.Minute, o.Timeout == nil || *o.Timeout != 90*time.Second:
+		t.Errorf("backoff/timeout: %s %v", o.Backoff, o.Timeout)
 	case o.At == nil || !o.At.Equal(at), o.In != nil, !o.Hold:
 		t.Errorf("at/in/hold: %v %v %v", o.At, o.In, o.Hold)
 	}
