@@ -26,7 +26,9 @@ func NewCmdNodesMaintenance(f *Factory, runF func(context.Context, *NodesMainten
 		Use:   "maintenance NAME on|off",
 		Short: "Take a node out of dispatch, or bring it back",
 		Long: `Put a node in maintenance (on): the dispatcher sends it no new jobs, while
-the jobs it runs go on. 'off' makes it ONLINE again. To also wait for its
+the jobs it runs go on. Maintenance outlives restarts of the node, and the
+node going OFFLINE and coming back. 'off' ends it: an ONLINE node takes jobs
+again, while an OFFLINE or ERROR one stays as it is. To also wait for its
 jobs to end, use 'jobctl nodes drain'.`,
 		Example: `  # no new jobs for worker-3
   jobctl nodes maintenance worker-3 on
@@ -66,14 +68,15 @@ func nodesMaintenanceRun(ctx context.Context, opts *NodesMaintenanceOptions) err
 	if err != nil {
 		return err
 	}
-	if n.State != engine.NodeMaintenance {
+	if !n.Maintenance {
 		return fmt.Errorf("node %s is %s, not in maintenance; nothing to turn off", n.Name, n.State)
 	}
-	if err := store.NodeSetState(ctx, n.Name, engine.NodeOnline); err != nil {
+	// Only the flag: whether the node is healthy is for the node and the
+	// heartbeat to say, so an OFFLINE node stays OFFLINE.
+	if err := store.NodeSetMaintenance(ctx, n.Name, false); err != nil {
 		return err
 	}
-	printNodeState(opts.IO, n.Name, n.State, engine.NodeOnline)
-	return nil
+	return printMaintenance(ctx, store, opts.IO, n)
 }
 
 // enterMaintenance puts a node in maintenance unless it is already and
@@ -83,22 +86,49 @@ func enterMaintenance(ctx context.Context, store engine.Store, ios *IOStreams, n
 	if err != nil {
 		return nil, err
 	}
-	if n.State == engine.NodeMaintenance {
+	if n.Maintenance {
 		fmt.Fprintf(ios.ErrOut, "node %s is in maintenance already\n", n.Name)
 		return n, nil
 	}
-	if err := store.NodeSetState(ctx, n.Name, engine.NodeMaintenance); err != nil {
+	if err := store.NodeSetMaintenance(ctx, n.Name, true); err != nil {
 		return nil, err
 	}
-	printNodeState(ios, n.Name, n.State, engine.NodeMaintenance)
-	return n, nil
+	return n, printMaintenance(ctx, store, ios, n)
 }
 
-func printNodeState(ios *IOStreams, name string, from, to engine.NodeState) {
-	if ios.OutIsTerminal {
-		p := newPalette(ios)
-		fmt.Fprintf(ios.Out, "node %s: %s → %s\n", name, nodeStateCell(p, from), nodeStateCell(p, to))
-		return
+// printMaintenance reports a change of the maintenance flag with the state
+// the node shows now, read back from the store. A node that is not ONLINE
+// shows its health rather than MAINTENANCE, so a note says what the flag
+// will do once it is back.
+func printMaintenance(ctx context.Context, store engine.Store, ios *IOStreams, before *engine.Node) error {
+	after, err := store.NodeGet(ctx, before.Name)
+	if err != nil {
+		return err
 	}
-	fmt.Fprintf(ios.Out, "%s\t%s\n", name, to)
+	switch {
+	case !ios.OutIsTerminal:
+		fmt.Fprintf(ios.Out, "%s\t%s\n", after.Name, after.State)
+	case before.State != after.State:
+		p := newPalette(ios)
+		fmt.Fprintf(ios.Out, "node %s: %s → %s\n", after.Name, nodeStateCell(p, before.State), nodeStateCell(p, after.State))
+	default:
+		p := newPalette(ios)
+		fmt.Fprintf(ios.Out, "node %s: %s, maintenance %s\n", after.Name, nodeStateCell(p, after.State), onOff(after.Maintenance))
+	}
+	if after.State == engine.NodeOnline || after.State == engine.NodeMaintenance {
+		return nil
+	}
+	if after.Maintenance {
+		fmt.Fprintf(ios.ErrOut, "node %s is %s; it stays out of dispatch when it is back ONLINE\n", after.Name, after.State)
+	} else {
+		fmt.Fprintf(ios.ErrOut, "node %s is %s; it takes jobs again when it is back ONLINE\n", after.Name, after.State)
+	}
+	return nil
+}
+
+func onOff(on bool) string {
+	if on {
+		return "on"
+	}
+	return "off"
 }

@@ -106,6 +106,50 @@ func TestNodesMaintenance(t *testing.T) {
 	if err := e.run(t, "nodes", "maintenance", "n1", "off"); err == nil || !strings.Contains(err.Error(), "not in maintenance") {
 		t.Errorf("off when ONLINE: %v; want an error saying it is not in maintenance", err)
 	}
+	// Only the flag changes: a node the heartbeat marked OFFLINE keeps
+	// maintenance, and turning it off does not claim the node is ONLINE.
+	if err := e.run(t, "nodes", "maintenance", "n1", "on"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.run(t, "nodes", "maintenance", "n1", "on"); err != nil || !strings.Contains(e.stderr.String(), "in maintenance already") {
+		t.Errorf("on twice: %v, stderr %q; want a note that it is in maintenance already", err, e.stderr.String())
+	}
+	if err := e.store.NodeSetState(ctx, "n1", engine.NodeOffline); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.NodeSetState(ctx, "n1", engine.NodeOnline); err != nil {
+		t.Fatal(err)
+	}
+	if state() != engine.NodeMaintenance {
+		t.Errorf("after OFFLINE and back ONLINE: %s; want maintenance kept", state())
+	}
+	if err := e.store.NodeSetState(ctx, "n1", engine.NodeOffline); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.run(t, "nodes", "maintenance", "n1", "off"); err != nil {
+		t.Fatal(err)
+	}
+	if state() != engine.NodeOffline || e.stdout.String() != "n1\tOFFLINE\n" ||
+		!strings.Contains(e.stderr.String(), "takes jobs again when it is back ONLINE") {
+		t.Errorf("off when OFFLINE: %s, printed %q, %q; want it OFFLINE still", state(), e.stdout.String(), e.stderr.String())
+	}
+	if err := e.run(t, "nodes", "maintenance", "n1", "off"); err == nil || !strings.Contains(err.Error(), "n1 is OFFLINE, not in maintenance") {
+		t.Errorf("off twice: %v; want an error saying it is not in maintenance", err)
+	}
+	if err := e.run(t, "nodes", "maintenance", "n1", "on"); err != nil {
+		t.Fatal(err)
+	}
+	if state() != engine.NodeOffline || e.stdout.String() != "n1\tOFFLINE\n" ||
+		!strings.Contains(e.stderr.String(), "stays out of dispatch when it is back ONLINE") {
+		t.Errorf("on when OFFLINE: %s, printed %q, %q", state(), e.stdout.String(), e.stderr.String())
+	}
+	if err := e.store.NodeSetState(ctx, "n1", engine.NodeOnline); err != nil {
+		t.Fatal(err)
+	}
+	if state() != engine.NodeMaintenance {
+		t.Errorf("maintenance set while OFFLINE, then back ONLINE: %s; want MAINTENANCE", state())
+	}
+
 	if err := e.run(t, "nodes", "maintenance", "n1", "maybe"); !errors.As(err, new(*UsageError)) {
 		t.Errorf("maybe: %v; want a UsageError", err)
 	}
@@ -114,6 +158,32 @@ func TestNodesMaintenance(t *testing.T) {
 	}
 	if err := e.run(t, "nodes", "maintenance", "ghost", "on"); !errors.Is(err, engine.ErrNotFound) {
 		t.Errorf("unknown node: %v; want not found", err)
+	}
+}
+
+func TestNodesMaintenanceTerminal(t *testing.T) {
+	e := newTestEnv(t)
+	e.f.IO.OutIsTerminal, e.f.IO.NoColor = true, true
+	e.registerNode(t, "n1")
+	for _, c := range []struct{ args, want string }{
+		{"on", "node n1: ONLINE → MAINTENANCE\n"},
+		{"off", "node n1: MAINTENANCE → ONLINE\n"},
+	} {
+		if err := e.run(t, "nodes", "maintenance", "n1", c.args); err != nil {
+			t.Fatal(err)
+		}
+		if got := e.stdout.String(); got != c.want {
+			t.Errorf("%s printed %q; want %q", c.args, got, c.want)
+		}
+	}
+	if err := e.store.NodeSetState(context.Background(), "n1", engine.NodeError); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.run(t, "nodes", "maintenance", "n1", "on"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := e.stdout.String(), "node n1: ERROR, maintenance on\n"; got != want {
+		t.Errorf("on when ERROR printed %q; want %q", got, want)
 	}
 }
 
@@ -131,6 +201,9 @@ func TestNodesDrain(t *testing.T) {
 	}
 	if !strings.Contains(e.stderr.String(), "1 job still active on node n1") {
 		t.Errorf("stderr %q; want the count of active jobs", e.stderr.String())
+	}
+	if n, err := e.store.NodeGet(context.Background(), "n1"); err != nil || !n.Maintenance || n.State != engine.NodeMaintenance {
+		t.Fatalf("after drain: %+v, %v; want n1 in maintenance", n, err)
 	}
 
 	err := e.run(t, "nodes", "drain", "n1", "--wait", "--timeout", "200ms")

@@ -41,6 +41,9 @@ func TestServeRefusesBadSettings(t *testing.T) {
 	for _, args := range [][]string{
 		{"--max-load", "0"},
 		{"--max-load", "NaN"},
+		{"--max-load", "Inf"},
+		{"--selector", "bogus"},
+		{"--max-load-avg", "-1"},
 		{"--max-jobs", "0"},
 		{"--node", ""},
 		{"--service", "transcode"},

@@ -6,13 +6,20 @@ import (
 	"time"
 )
 
-// NodeState is the administrative and health state of a node.
+// NodeState is the state of a node as placement and the CLI see it: its
+// health (ONLINE, OFFLINE, ERROR), which the node itself and the heartbeat
+// monitor set, with MAINTENANCE standing in for ONLINE while an operator
+// holds the node out of dispatch.
 type NodeState string
 
 // Node states.
 const (
-	NodeOnline      NodeState = "ONLINE"
-	NodeOffline     NodeState = "OFFLINE"
+	NodeOnline  NodeState = "ONLINE"
+	NodeOffline NodeState = "OFFLINE"
+	// NodeMaintenance is never stored: a node shows it when it is ONLINE
+	// and its Maintenance flag is on. The flag is a separate column so that
+	// no health write (a clean shutdown, the monitor marking the node
+	// OFFLINE, the node coming back ONLINE) can clear an operator's choice.
 	NodeMaintenance NodeState = "MAINTENANCE"
 	NodeError       NodeState = "ERROR"
 )
@@ -35,9 +42,10 @@ type Node struct {
 	Weight          int           `json:"weight" db:"weight"`
 	Warmup          Duration      `json:"warmup" db:"-"`
 	AcceptExceeding bool          `json:"accept_exceeding" db:"accept_exceeding"`
-	Candidate       bool          `json:"candidate" db:"candidate"` // takes part in the lease election
-	Services        []NodeService `json:"services" db:"-"`          // job types this node runs
-	State           NodeState     `json:"state" db:"state"`
+	Candidate       bool          `json:"candidate" db:"candidate"`     // takes part in the lease election
+	Services        []NodeService `json:"services" db:"-"`              // job types this node runs
+	State           NodeState     `json:"state" db:"state"`             // health; MAINTENANCE when ONLINE with Maintenance on
+	Maintenance     bool          `json:"maintenance" db:"maintenance"` // set by an operator; outlives health changes and restarts
 	StartedAt       time.Time     `json:"started_at" db:"started_at"`
 	LastSeen        time.Time     `json:"last_seen" db:"last_seen"`
 
@@ -53,6 +61,14 @@ type Node struct {
 	Running    int     `json:"running" db:"-"`
 	Dispatcher bool    `json:"dispatcher" db:"-"` // holds the lease now
 }
+
+// A node touches its row every NodeTouchInterval. One not touched for
+// NodeStaleAfter is gone: its name may be taken by a new process, and its
+// jobs may be recovered once heartbeats also marked it OFFLINE.
+const (
+	NodeTouchInterval = 2 * time.Second
+	NodeStaleAfter    = 3 * NodeTouchInterval
+)
 
 // NodeService is one job type a node runs, with the defaults its
 // configuration gives jobs of that type (zero: not configured).

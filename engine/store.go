@@ -38,8 +38,12 @@ type Store interface {
 	JobProgressSet(ctx context.Context, p JobProgressParams) error
 	// JobListDispatchable returns one page of jobs with the given status
 	// (QUEUED or RESTART) whose run_after has passed on the database clock
-	// and that no earlier unfinished job with the same key blocks, oldest
-	// (lowest id) first, with ids above AfterID.
+	// and that their key does not block, oldest (lowest id) first, with ids
+	// above AfterID. A job with a key is blocked while any other job of that
+	// key is earlier and not terminal, or active whatever its place: in
+	// DISPATCHING, RUNNING, CANCELLING or WAITING, or PAUSED on a node. The
+	// second rule keeps a requeued old job from running beside a later job
+	// of its key.
 	JobListDispatchable(ctx context.Context, p JobDispatchableParams) ([]*Job, error)
 	// JobLoadsByNode sums the load-holding jobs of every node.
 	JobLoadsByNode(ctx context.Context) (map[string]NodeLoad, error)
@@ -49,10 +53,11 @@ type Store interface {
 	// JobLogList returns the chunks after AfterSeq, oldest first.
 	JobLogList(ctx context.Context, p JobLogListParams) ([]LogChunk, error)
 
-	// NodeRegister inserts or takes over the node row and marks it ONLINE
-	// (a node in MAINTENANCE stays so). It returns ErrNodeOnline when the row
-	// is not OFFLINE and was seen within StaleAfter, i.e. another live
-	// process uses the name.
+	// NodeRegister inserts or takes over the node row and marks it ONLINE.
+	// The maintenance flag survives a takeover, so a node an operator holds
+	// out of dispatch stays out across a restart; a new row starts without
+	// it. It returns ErrNodeOnline when the row is held by a live process:
+	// its state is not OFFLINE and it was seen within StaleAfter.
 	NodeRegister(ctx context.Context, p NodeRegisterParams) (*Node, error)
 	// NodeGet returns a *NotFoundError for an unknown name.
 	NodeGet(ctx context.Context, name string) (*Node, error)
@@ -60,8 +65,13 @@ type Store interface {
 	NodeList(ctx context.Context) ([]*Node, error)
 	// NodeTouch records that the node is alive, with its reported health.
 	NodeTouch(ctx context.Context, p NodeTouchParams) error
-	// NodeSetState changes a node's state; *NotFoundError for an unknown name.
+	// NodeSetState records a node's health: ONLINE, OFFLINE or ERROR only
+	// (MAINTENANCE is an error: use NodeSetMaintenance). It never changes
+	// the maintenance flag. *NotFoundError for an unknown name.
 	NodeSetState(ctx context.Context, name string, state NodeState) error
+	// NodeSetMaintenance sets or clears a node's maintenance flag, leaving
+	// its health state alone; *NotFoundError for an unknown name.
+	NodeSetMaintenance(ctx context.Context, name string, on bool) error
 
 	// LeaseAcquire acquires or renews the lease for owner for ttl (DESIGN.md
 	// §3); true iff owner holds it now.
@@ -150,8 +160,8 @@ type LogChunk struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
-// NodeRegisterParams describe a starting node; Node.State, StartedAt and
-// LastSeen are set by the store.
+// NodeRegisterParams describe a starting node; Node.State, Maintenance,
+// StartedAt and LastSeen are set by the store.
 type NodeRegisterParams struct {
 	Node       Node
 	StaleAfter time.Duration

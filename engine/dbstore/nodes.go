@@ -18,9 +18,11 @@ import (
 const maxNodeName = 255
 
 // NodeRegister inserts the node or takes over its row, marks it ONLINE and
-// sets started_at and last_seen to the database's now. It returns an error
-// matching engine.ErrNodeOnline when the row is not OFFLINE and was seen within
-// p.StaleAfter: another live process uses the name.
+// sets started_at and last_seen to the database's now. A taken-over row
+// keeps its maintenance flag; a new one starts without (p.Node.Maintenance
+// is ignored). It returns an error matching engine.ErrNodeOnline when the row
+// is not OFFLINE and was seen within p.StaleAfter: another live process uses
+// the name.
 func (s *Store) NodeRegister(ctx context.Context, p engine.NodeRegisterParams) (*engine.Node, error) {
 	n := p.Node
 	if strings.TrimSpace(n.Name) == "" {
@@ -161,16 +163,34 @@ func (s *Store) NodeTouch(ctx context.Context, p engine.NodeTouchParams) error {
 	return nil
 }
 
-// NodeSetState changes a node's state; a *NotFoundError for an unknown node.
+// NodeSetState records a node's health, ONLINE, OFFLINE or ERROR, and
+// leaves its maintenance flag alone; a *NotFoundError for an unknown node.
 func (s *Store) NodeSetState(ctx context.Context, name string, state engine.NodeState) error {
 	switch state {
-	case engine.NodeOnline, engine.NodeOffline, engine.NodeMaintenance, engine.NodeError:
+	case engine.NodeOnline, engine.NodeOffline, engine.NodeError:
+	case engine.NodeMaintenance:
+		// Not a stored state: storing it would let the next health write
+		// end the maintenance.
+		return fmt.Errorf("set state of node %s: MAINTENANCE is not a health state; use NodeSetMaintenance", name)
 	default:
-		return fmt.Errorf("set state of node %s: unknown state %q (valid: ONLINE, OFFLINE, MAINTENANCE, ERROR)", name, state)
+		return fmt.Errorf("set state of node %s: unknown state %q (valid: ONLINE, OFFLINE, ERROR)", name, state)
 	}
 	n, err := s.exec(ctx, s.db, qNodeSetState, args{"name": name, "state": string(state)})
 	if err != nil {
 		return fmt.Errorf("set state of node %s: %w", name, err)
+	}
+	if n == 0 {
+		return nodeNotFound(name)
+	}
+	return nil
+}
+
+// NodeSetMaintenance sets or clears a node's maintenance flag and leaves its
+// health state alone; a *NotFoundError for an unknown node.
+func (s *Store) NodeSetMaintenance(ctx context.Context, name string, on bool) error {
+	n, err := s.exec(ctx, s.db, qNodeSetMaintenance, args{"name": name, "maintenance": on})
+	if err != nil {
+		return fmt.Errorf("set maintenance of node %s: %w", name, err)
 	}
 	if n == 0 {
 		return nodeNotFound(name)

@@ -28,6 +28,7 @@ const (
 	qNodeList               = "node_list"
 	qNodeTouch              = "node_touch"
 	qNodeSetState           = "node_set_state"
+	qNodeSetMaintenance     = "node_set_maintenance"
 	qLeaseAcquire           = "lease_acquire"
 	qLeaseRelease           = "lease_release"
 	qLeaseGet               = "lease_get"
@@ -48,7 +49,7 @@ const (
 var requiredQueries = []string{
 	qDBNow, qJobInsert, qJobGet, qJobExists, qJobList, qJobUpdate, qJobProgressSet,
 	qJobListDispatchable, qJobLoadsByNode, qJobLogAppend, qJobLogList, qNodeInsertAbsent, qNodeTakeover, qNodeGet,
-	qNodeList, qNodeTouch, qNodeSetState, qLeaseAcquire, qLeaseRelease, qLeaseGet, qSettingGet,
+	qNodeList, qNodeTouch, qNodeSetState, qNodeSetMaintenance, qLeaseAcquire, qLeaseRelease, qLeaseGet, qSettingGet,
 	qSettingInsertAbsent, qSchemaMigrationsCreate, qSchemaMigrationsExists, qSchemaMigrationsList,
 	qSchemaMigrationApplied, qSchemaMigrationInsert, qSchemaMigrationDelete,
 }

@@ -152,6 +152,7 @@ type nodeRow struct {
 	Candidate       bool    `db:"candidate"`
 	Services        string  `db:"services"`
 	State           string  `db:"state"`
+	Maintenance     bool    `db:"maintenance"`
 	StartedAt       dbTime  `db:"started_at"`
 	LastSeen        dbTime  `db:"last_seen"`
 	LoadAvg         float64 `db:"load_avg"`
@@ -174,7 +175,8 @@ func (r *nodeRow) node() (*engine.Node, error) {
 		Warmup:          seconds(r.WarmupSeconds),
 		AcceptExceeding: r.AcceptExceeding,
 		Candidate:       r.Candidate,
-		State:           engine.NodeState(r.State),
+		State:           nodeState(engine.NodeState(r.State), r.Maintenance),
+		Maintenance:     r.Maintenance,
 		StartedAt:       r.StartedAt.Time,
 		LastSeen:        r.LastSeen.Time,
 		LoadAvg:         r.LoadAvg,
@@ -193,6 +195,17 @@ func (r *nodeRow) node() (*engine.Node, error) {
 		n.Services = []engine.NodeService{}
 	}
 	return n, nil
+}
+
+// nodeState is the state a node shows: its stored health, except that an
+// ONLINE node with the maintenance flag on shows MAINTENANCE, which keeps it
+// out of placement. An OFFLINE or ERROR node shows that, flag or not: its
+// health is the more pressing news, and it takes no work either way.
+func nodeState(stored engine.NodeState, maintenance bool) engine.NodeState {
+	if stored == engine.NodeOnline && maintenance {
+		return engine.NodeMaintenance
+	}
+	return stored
 }
 
 // logRow is a job_logs row.

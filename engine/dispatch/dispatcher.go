@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/placement"
@@ -32,6 +33,8 @@ type Dispatcher struct {
 	clock    engine.Clock
 	log      *slog.Logger
 	pageSize int
+	// staleAfter: an OFFLINE node silent this long has its jobs recovered.
+	staleAfter time.Duration
 
 	mu sync.Mutex
 	// reserved remembers oversized jobs with the node that is to run them
@@ -44,7 +47,7 @@ type Dispatcher struct {
 func NewDispatcher(store engine.Store, offerer Offerer, selector placement.Selector, clock engine.Clock, log *slog.Logger) *Dispatcher {
 	return &Dispatcher{
 		store: store, offerer: offerer, selector: selector, clock: clock, log: log,
-		pageSize: DefaultPageSize, reserved: map[int64]string{},
+		pageSize: DefaultPageSize, staleAfter: engine.NodeStaleAfter, reserved: map[int64]string{},
 	}
 }
 
@@ -54,6 +57,10 @@ func (d *Dispatcher) SetPageSize(n int) {
 		d.pageSize = n
 	}
 }
+
+// SetNodeStaleAfter changes how long an OFFLINE node must have been silent
+// before its jobs are recovered (default engine.NodeStaleAfter).
+func (d *Dispatcher) SetNodeStaleAfter(v time.Duration) { d.staleAfter = v }
 
 // RoundStats counts what one round did.
 type RoundStats struct {
@@ -72,7 +79,10 @@ type round struct {
 	byName  map[string]*engine.Node
 	// siblingsRunning caches, per parent, whether any child already runs.
 	siblingsRunning map[int64]bool
-	stats           RoundStats
+	// unreachable are nodes whose endpoint did not answer this round: they
+	// get no more offers until the next one.
+	unreachable map[string]bool
+	stats       RoundStats
 }
 
 // Round places every dispatchable job it can. trusted is asked before every
@@ -80,7 +90,7 @@ type round struct {
 func (d *Dispatcher) Round(ctx context.Context, trusted func() bool) (RoundStats, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	r := &round{Dispatcher: d, ctx: ctx, trusted: trusted, siblingsRunning: map[int64]bool{}}
+	r := &round{Dispatcher: d, ctx: ctx, trusted: trusted, siblingsRunning: map[int64]bool{}, unreachable: map[string]bool{}}
 	if err := r.reclaimStaleDispatches(); err != nil {
 		return r.stats, err
 	}
@@ -162,12 +172,24 @@ func (r *round) loadNodes() error {
 	return nil
 }
 
-// recoverOfflineNodes restarts the load-holding jobs of nodes marked OFFLINE:
-// their processes died with the node (or the node will kill them when it sees
-// the job taken away), and fencing rejects any late result of theirs.
+// recoverOfflineNodes restarts the load-holding jobs of nodes marked OFFLINE
+// that have also stopped touching the database: their processes died with
+// the node, and fencing rejects any late result of theirs. A node marked
+// OFFLINE by heartbeats that still reaches the database is alive (it will
+// mark itself ONLINE again), so its jobs are left to it.
 func (r *round) recoverOfflineNodes() error {
+	var now time.Time
 	for _, n := range r.nodes {
 		if n.State != engine.NodeOffline || n.Running == 0 {
+			continue
+		}
+		if now.IsZero() {
+			var err error
+			if now, err = r.store.Now(r.ctx); err != nil {
+				return err
+			}
+		}
+		if now.Sub(n.LastSeen) < r.staleAfter {
 			continue
 		}
 		jobs, err := r.store.JobList(r.ctx, engine.JobListParams{Node: n.Name, Statuses: engine.RecoverableStatuses})
@@ -243,6 +265,9 @@ func (r *round) place(job *engine.Job) error {
 	order := r.selector.Order(job, p.Eligible, r.clock.Now())
 	origin := job.Status
 	for _, n := range order {
+		if r.unreachable[n.Name] {
+			continue
+		}
 		if !r.trusted() {
 			return r.putBack(job, origin, ErrUntrusted)
 		}
@@ -282,6 +307,9 @@ func (r *round) place(job *engine.Job) error {
 			return nil
 		case engine.OfferGone, engine.OfferUnknownJob:
 			return nil
+		case engine.OfferError:
+			r.unreachable[n.Name] = true
+			r.log.Warn("node did not answer an offer", "node", n.Name, "job", job.ID, "err", res.Reason)
 		}
 		// Declined or unreachable: the next candidate.
 	}

@@ -170,12 +170,24 @@ func TestStaleDispatchesAndJobsOfOfflineNodesAreRecovered(t *testing.T) {
 		t.Fatal(err)
 	}
 	nodes := &fakeNodes{store: s}
-	stats, err := newDispatcher(s, nodes).Round(ctx, always)
+	d := newDispatcher(s, nodes)
+	d.SetNodeStaleAfter(time.Hour)
+	stats, err := d.Round(ctx, always)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if stats.Recovered != 2 {
-		t.Fatalf("recovered %d, want 2", stats.Recovered)
+	// The stale dispatch is reclaimed at once; the running job stays while
+	// its node, marked OFFLINE, still touches the database.
+	if j := jobOf(t, s, running.ID); stats.Recovered != 1 || j.Status != engine.StatusRunning || j.Node != "dead" {
+		t.Fatalf("recovered %d; running job %s on %q, want it left on its recently seen node", stats.Recovered, j.Status, j.Node)
+	}
+	d.SetNodeStaleAfter(0)
+	stats, err = d.Round(ctx, always)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.Recovered != 1 {
+		t.Fatalf("recovered %d, want the running job of the silent node", stats.Recovered)
 	}
 	for _, id := range []int64{stuck.ID, running.ID} {
 		if j := jobOf(t, s, id); j.Status != engine.StatusRunning || j.Node != "live" {

@@ -47,9 +47,16 @@ func (n *Node) Accept(ctx context.Context, o engine.DispatchOffer) engine.OfferR
 		n.mu.Unlock()
 		return n.verdict(engine.OfferDeclined, d.Reason)
 	}
+	if _, busy := n.runs[o.JobID]; busy {
+		// A run of this job taken from this node may still be stopping:
+		// two runs of one job never overlap here.
+		n.mu.Unlock()
+		return n.verdict(engine.OfferDeclined, "not-ready: an earlier run of this job is still stopping")
+	}
 	n.load += o.Load
 	ar := &activeRun{load: o.Load, attempt: o.Attempt + 1}
 	n.runs[o.JobID] = ar // a placeholder until started; counts against max jobs
+	n.runsDone.Add(1)    // under the lock with accepting, so a shutdown's drain waits for it
 	n.mu.Unlock()
 
 	res := n.start(ctx, h, o, ar)
@@ -100,7 +107,6 @@ func (n *Node) start(ctx context.Context, h handler, o engine.DispatchOffer, ar 
 
 	// From here on the job is RUNNING on this node: whatever happens, its
 	// end is recorded by finish.
-	n.runsDone.Add(1)
 	var run *runner.Run
 	if h.builtin != nil {
 		run, err = runner.StartBuiltin(spec, h.builtin, out)
@@ -132,12 +138,14 @@ func (n *Node) start(ctx context.Context, h handler, o engine.DispatchOffer, ar 
 // forget drops a run from the node's books and frees its load.
 func (n *Node) forget(id int64, ar *activeRun) {
 	n.mu.Lock()
-	if n.runs[id] == ar {
-		delete(n.runs, id)
-		n.load -= ar.load
-		if len(n.runs) == 0 {
-			n.load = 0 // no float drift once idle
-		}
+	defer n.mu.Unlock()
+	if n.runs[id] != ar {
+		return
 	}
-	n.mu.Unlock()
+	delete(n.runs, id)
+	n.load -= ar.load
+	if len(n.runs) == 0 {
+		n.load = 0 // no float drift once idle
+	}
+	n.runsDone.Done()
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/engine/placement"
 )
 
 // Config is everything `jobctl serve` takes.
@@ -75,7 +77,7 @@ func (c *Config) Validate() error {
 	switch {
 	case c.Name == "":
 		return errors.New("--node must not be empty")
-	case c.MaxLoad <= 0 || c.MaxLoad != c.MaxLoad:
+	case c.MaxLoad <= 0 || math.IsNaN(c.MaxLoad) || math.IsInf(c.MaxLoad, 0):
 		return fmt.Errorf("--max-load must be a positive number, not %v", c.MaxLoad)
 	case c.MaxJobs < 1:
 		return fmt.Errorf("--max-jobs must be at least 1, not %d", c.MaxJobs)
@@ -88,6 +90,18 @@ func (c *Config) Validate() error {
 	case c.DispatchInterval > 0 && c.LeaseTTL != 0 && c.LeaseTTL <= c.DispatchInterval:
 		// A TTL no longer than the interval lets the lease lapse between renewals.
 		return fmt.Errorf("--lease-timeout %s must be longer than --dispatch-interval %s", c.LeaseTTL, c.DispatchInterval)
+	}
+	if _, err := placement.ParseSelector(c.Selector); err != nil {
+		return fmt.Errorf("--selector: %w", err)
+	}
+	if c.MaxLoadAvg < 0 || math.IsNaN(c.MaxLoadAvg) || math.IsInf(c.MaxLoadAvg, 0) {
+		return fmt.Errorf("--max-load-avg must be a number >= 0, not %v", c.MaxLoadAvg)
+	}
+	if c.ReservedMemory < 0 {
+		return fmt.Errorf("--reserved-memory must not be negative")
+	}
+	if c.PollInterval <= 0 || c.CancelGrace < 0 || c.ShutdownGrace < 0 {
+		return errors.New("--poll-interval must be positive, --cancel-grace and --shutdown-grace not negative")
 	}
 	seen := map[string]bool{}
 	for _, s := range c.Services {

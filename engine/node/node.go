@@ -17,13 +17,6 @@ import (
 	"github.com/jobctl/jobctl/engine/placement"
 )
 
-// touchInterval is how often a node reports that it is alive; a row not
-// touched for staleAfter no longer blocks a new process with the same name.
-const (
-	touchInterval = 2 * time.Second
-	staleAfter    = 3 * touchInterval
-)
-
 // Node is one running `jobctl serve`.
 type Node struct {
 	cfg      Config
@@ -103,7 +96,7 @@ func (n *Node) Run(ctx context.Context) error {
 		return fmt.Errorf("cannot read the cluster token: %w", err)
 	}
 	n.token = token
-	if _, err := n.store.NodeRegister(ctx, engine.NodeRegisterParams{Node: n.row(), StaleAfter: staleAfter}); err != nil {
+	if _, err := n.store.NodeRegister(ctx, engine.NodeRegisterParams{Node: n.row(), StaleAfter: engine.NodeStaleAfter}); err != nil {
 		if errors.Is(err, engine.ErrNodeOnline) {
 			return fmt.Errorf("node %q is already online: stop it first or choose another --node name (%w)", n.cfg.Name, err)
 		}
@@ -191,7 +184,9 @@ func (n *Node) startDispatching(ctx context.Context, wg *sync.WaitGroup) error {
 	if err != nil {
 		return err
 	}
-	client := NewClient(n.token, 10*time.Second)
+	// An offer must not outlast the lease's trust: a node that does not
+	// answer costs a round at most this long.
+	client := NewClient(n.token, min(max(n.cfg.leaseTTL()/3, time.Second), 10*time.Second))
 	n.holder = dispatch.NewLeaseHolder(n.store, n.cfg.Name, n.cfg.leaseTTL(), n.clock, n.log)
 	d := dispatch.NewDispatcher(n.store, &offerer{self: n, client: client}, selector, n.clock, n.log)
 	wg.Go(func() { n.dispatchLoop(ctx, d) })
@@ -245,7 +240,7 @@ func every(ctx context.Context, interval time.Duration, f func()) {
 // while it was alive (a partition, a stall) comes back ONLINE. Its jobs were
 // restarted elsewhere meanwhile; the reconcile loop stops its copies.
 func (n *Node) touchLoop(ctx context.Context) {
-	every(ctx, touchInterval, func() {
+	every(ctx, engine.NodeTouchInterval, func() {
 		h := readHealth()
 		if err := n.store.NodeTouch(ctx, engine.NodeTouchParams{Name: n.cfg.Name, LoadAvg: h.loadAvg,
 			MemAvailable: h.memAvailable, Cores: runtime.NumCPU()}); err != nil {
@@ -253,6 +248,9 @@ func (n *Node) touchLoop(ctx context.Context) {
 				n.log.Warn("cannot report liveness", "err", err)
 			}
 			return
+		}
+		if err := n.recoverOrphans(ctx); err != nil && ctx.Err() == nil {
+			n.log.Warn("cannot check for orphaned jobs", "err", err)
 		}
 		me, err := n.store.NodeGet(ctx, n.cfg.Name)
 		if err == nil && me.State == engine.NodeOffline {

@@ -330,3 +330,83 @@ func writeFile(t *testing.T, path, body string) {
 		t.Fatal(err)
 	}
 }
+
+func TestAJobIsNeverRunTwiceOnOneNode(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	n, s := testNode(t, nil)
+	o := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeSleep, Payload: []byte(`"60s"`), Load: 1})
+	if res := n.Accept(ctx, o); res.Verdict != engine.OfferAccepted {
+		t.Fatal(res)
+	}
+	// The job is taken away and offered to this node again while its first
+	// run has not ended yet (say, within its cancel grace).
+	j, _ := s.JobGet(ctx, o.JobID)
+	j, err := s.JobUpdate(ctx, engine.RecoverUpdate(j, "test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err = s.JobUpdate(ctx, engine.JobUpdate{ID: j.ID, From: j.Status, Version: j.Version, To: engine.StatusDispatching, Node: engine.Ptr("n1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := engine.DispatchOffer{JobID: j.ID, Attempt: j.Attempt, Version: j.Version, Type: j.Type, Load: j.Load}
+	if res := n.Accept(ctx, again); res.Verdict != engine.OfferDeclined {
+		t.Fatalf("second offer while the first run lives: %v, want declined", res)
+	}
+	n.mu.Lock()
+	if len(n.runs) != 1 || n.load != 1 {
+		t.Errorf("books after the refused offer: %d runs, load %v; want 1 and 1", len(n.runs), n.load)
+	}
+	n.mu.Unlock()
+	if err := n.reconcile(ctx); err != nil { // stops the run taken away
+		t.Fatal(err)
+	}
+	n.runsDone.Wait()
+	if res := n.Accept(ctx, again); res.Verdict != engine.OfferAccepted {
+		t.Fatalf("offer after the first run ended: %v, want accepted", res)
+	}
+	j = waitJob(t, s, o.JobID, func(j *engine.Job) bool { return j.Status == engine.StatusRunning })
+	if j.Attempt != 2 {
+		t.Fatalf("attempt %d, want 2", j.Attempt)
+	}
+	n.mu.Lock()
+	for _, ar := range n.runs {
+		ar.shutdown = true
+		ar.run.Cancel("test over", time.Second)
+	}
+	n.mu.Unlock()
+}
+
+func TestOrphanedJobsAreRecovered(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	n, s := testNode(t, nil)
+	// RUNNING on this node in the store, but no run here: its result was
+	// never recorded.
+	o := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeNoop, Load: 1})
+	j, _ := s.JobGet(ctx, o.JobID)
+	if _, err := s.JobUpdate(ctx, engine.JobUpdate{ID: j.ID, From: j.Status, Version: j.Version, To: engine.StatusRunning, IncrementAttempt: true}); err != nil {
+		t.Fatal(err)
+	}
+	// A job that runs here for real is left alone.
+	live := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeSleep, Payload: []byte(`"60s"`), Load: 1})
+	if res := n.Accept(ctx, live); res.Verdict != engine.OfferAccepted {
+		t.Fatal(res)
+	}
+	if err := n.recoverOrphans(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if j, _ := s.JobGet(ctx, o.JobID); j.Status != engine.StatusRestart || j.Node != "" {
+		t.Errorf("orphan = %s on %q, want RESTART with no node", j.Status, j.Node)
+	}
+	if j, _ := s.JobGet(ctx, live.JobID); j.Status != engine.StatusRunning {
+		t.Errorf("a job that runs here became %s", j.Status)
+	}
+	n.mu.Lock()
+	for _, ar := range n.runs {
+		ar.shutdown = true
+		ar.run.Cancel("test over", time.Second)
+	}
+	n.mu.Unlock()
+}

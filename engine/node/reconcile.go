@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"errors"
 
 	"github.com/jobctl/jobctl/engine"
 )
@@ -48,7 +49,7 @@ func (n *Node) reconcile(ctx context.Context) error {
 		}
 		job := current[id]
 		switch {
-		case job == nil || job.Attempt != ar.attempt:
+		case job == nil || !n.owns(job, ar):
 			ar.fenced = true
 			n.log.Warn("job was taken from this node; stopping it", "job", id, "attempt", ar.attempt)
 			ar.run.Cancel("job was taken from this node", n.cfg.CancelGrace)
@@ -84,4 +85,48 @@ func ended(ar *activeRun) bool {
 	default:
 		return false
 	}
+}
+
+// recoverOrphans restarts jobs the store says run here that this node has
+// no run for: their result could not be recorded (the database was away for
+// too long), so nothing else would ever end them. A job accepted meanwhile
+// is safe: its run is on the books before the job becomes RUNNING, and a
+// job that ended meanwhile has a new version, so the guarded update misses.
+func (n *Node) recoverOrphans(ctx context.Context) error {
+	jobs, err := n.store.JobList(ctx, engine.JobListParams{Node: n.cfg.Name, Statuses: []engine.Status{
+		engine.StatusRunning, engine.StatusPaused, engine.StatusCancelling, engine.StatusWaiting}})
+	if err != nil {
+		return err
+	}
+	for _, job := range jobs {
+		n.mu.Lock()
+		_, known := n.runs[job.ID]
+		n.mu.Unlock()
+		if known {
+			continue
+		}
+		_, err := n.store.JobUpdate(ctx, engine.RecoverUpdate(job, "node "+n.cfg.Name+" lost track of the run"))
+		if err != nil && !errors.Is(err, engine.ErrConflict) {
+			return err
+		}
+		if err == nil {
+			n.log.Warn("recovered a job this node no longer runs", "job", job.ID)
+		}
+	}
+	return nil
+}
+
+// owns reports whether the job, as stored, is still the run ar: this node,
+// this attempt, started and not ended. A job recovered and offered anew —
+// even to this node — is DISPATCHING with the same attempt number until it
+// starts again, and is no longer ar's.
+func (n *Node) owns(job *engine.Job, ar *activeRun) bool {
+	if job.Node != n.cfg.Name || job.Attempt != ar.attempt {
+		return false
+	}
+	switch job.Status {
+	case engine.StatusRunning, engine.StatusPaused, engine.StatusCancelling, engine.StatusWaiting:
+		return true
+	}
+	return false
 }

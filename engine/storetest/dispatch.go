@@ -12,6 +12,7 @@ var dispatchTests = []subtest{
 	{"DispatchablePaging", testDispatchablePaging},
 	{"DispatchableRunAfter", testDispatchableRunAfter},
 	{"DispatchableKeyBlocking", testDispatchableKeyBlocking},
+	{"DispatchableKeyBlockedByLaterActive", testDispatchableKeyBlockedByLaterActive},
 	{"DispatchableRefusesOtherStatus", testDispatchableRefusesOtherStatus},
 	{"LoadsByNode", testLoadsByNode},
 }
@@ -113,6 +114,47 @@ func testDispatchableKeyBlocking(t *testing.T, s engine.Store) {
 	move(t, s, h1, engine.StatusCancelled, nil)
 	move(t, s, r1, engine.StatusCancelled, nil)
 	wantIDs(t, "held and restart heads cancelled", dispatchable(t, s, engine.StatusQueued, 0, 0), a2, b1, free1, free2, h2, r2, e)
+}
+
+// A requeued old job of a key waits while a later job of that key is
+// active: jobs of one key never run side by side, whatever their order.
+func testDispatchableKeyBlockedByLaterActive(t *testing.T, s engine.Store) {
+	j1 := start(t, s, insert(t, s, engine.JobInsertParams{Key: "k"}), "n1")
+	j1 = move(t, s, j1, engine.StatusFinished, func(u *engine.JobUpdate) { u.MarkFinished = true })
+	j2 := start(t, s, insert(t, s, engine.JobInsertParams{Key: "k"}), "n2")
+	free := restart(t, s, queued(t, s, 1))
+	u, err := engine.RequeueUpdate(j1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j1, err = s.JobUpdate(t.Context(), u); err != nil {
+		t.Fatalf("requeue job %d: %v", u.ID, err)
+	}
+	restarting := func() []*engine.Job { return dispatchable(t, s, engine.StatusRestart, 0, 0) }
+
+	wantIDs(t, "requeued while a later job of its key runs", restarting(), free)
+	// Every way of being active blocks it.
+	j2 = move(t, s, j2, engine.StatusPaused, nil)
+	wantIDs(t, "later job paused on its node", restarting(), free)
+	j2 = move(t, s, j2, engine.StatusRunning, nil)
+	j2 = move(t, s, j2, engine.StatusWaiting, nil)
+	wantIDs(t, "later job waiting for its children", restarting(), free)
+	j2 = move(t, s, j2, engine.StatusCancelling, nil)
+	wantIDs(t, "later job being cancelled", restarting(), free)
+	move(t, s, j2, engine.StatusCancelled, func(u *engine.JobUpdate) { u.MarkFinished = true })
+	wantIDs(t, "later job ended", restarting(), j1, free)
+
+	// A later job being dispatched blocks it too.
+	j3 := move(t, s, insert(t, s, engine.JobInsertParams{Key: "k"}), engine.StatusDispatching, func(u *engine.JobUpdate) {
+		u.Node = engine.Ptr("n2")
+		u.IncrementAttempt = true
+	})
+	wantIDs(t, "later job dispatching", restarting(), free)
+	// Sent back to the queue, the later job waits behind the requeued one,
+	// which no longer waits for it.
+	move(t, s, j3, engine.StatusQueued, func(u *engine.JobUpdate) { u.Node = engine.Ptr("") })
+	wantIDs(t, "later job queued again", restarting(), j1, free)
+	wantIDs(t, "the later queued job waits", dispatchable(t, s, engine.StatusQueued, 0, 0))
 }
 
 func testDispatchableRefusesOtherStatus(t *testing.T, s engine.Store) {

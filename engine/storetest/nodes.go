@@ -15,6 +15,9 @@ var nodeTests = []subtest{
 	{"NodeRegisterOnlineConflict", testNodeRegisterOnlineConflict},
 	{"NodeRegisterStaleTakeover", testNodeRegisterStaleTakeover},
 	{"NodeRegisterKeepsMaintenance", testNodeRegisterKeepsMaintenance},
+	{"NodeMaintenanceOutlivesHealth", testNodeMaintenanceOutlivesHealth},
+	{"NodeSetStateRefusesMaintenance", testNodeSetStateRefusesMaintenance},
+	{"NodeListShowsMaintenanceOnlyOnline", testNodeListShowsMaintenanceOnlyOnline},
 	{"NodeRegisterInvalid", testNodeRegisterInvalid},
 	{"NodeTouchAndState", testNodeTouchAndState},
 	{"NodeNotFound", testNodeNotFound},
@@ -64,7 +67,7 @@ func getNode(t *testing.T, s engine.Store, name string) *engine.Node {
 // wantConfig compares what a node registered with what the store holds.
 func wantConfig(t *testing.T, got *engine.Node, want engine.Node) {
 	t.Helper()
-	want.State, want.StartedAt, want.LastSeen = got.State, got.StartedAt, got.LastSeen
+	want.State, want.Maintenance, want.StartedAt, want.LastSeen = got.State, got.Maintenance, got.StartedAt, got.LastSeen
 	want.Load, want.Running, want.Dispatcher = got.Load, got.Running, got.Dispatcher
 	if !reflect.DeepEqual(*got, want) {
 		t.Errorf("stored node differs:\n got  %+v\n want %+v", *got, want)
@@ -76,8 +79,8 @@ func testNodeRegisterFields(t *testing.T, s engine.Store) {
 	n := register(t, s, sampleNode("alpha"), time.Minute)
 	after := dbNow(t, s)
 	wantConfig(t, n, sampleNode("alpha"))
-	if n.State != engine.NodeOnline {
-		t.Errorf("State = %s, want ONLINE", n.State)
+	if n.State != engine.NodeOnline || n.Maintenance {
+		t.Errorf("State = %s, Maintenance = %v; want ONLINE without maintenance", n.State, n.Maintenance)
 	}
 	wantUTC(t, "StartedAt", n.StartedAt)
 	wantUTC(t, "LastSeen", n.LastSeen)
@@ -95,6 +98,13 @@ func testNodeRegisterFields(t *testing.T, s engine.Store) {
 	if bare.Services == nil || len(bare.Services) != 0 {
 		t.Errorf("Services = %#v, want an empty, non-nil list", bare.Services)
 	}
+
+	// Maintenance is the operator's to set, never the registering process's.
+	eager := sampleNode("eager")
+	eager.Maintenance = true
+	if n := register(t, s, eager, time.Minute); n.Maintenance || n.State != engine.NodeOnline {
+		t.Errorf("a new node asking for maintenance: State %s, Maintenance %v; want ONLINE without", n.State, n.Maintenance)
+	}
 }
 
 func testNodeRegisterOnlineConflict(t *testing.T, s engine.Store) {
@@ -111,13 +121,15 @@ func testNodeRegisterOnlineConflict(t *testing.T, s engine.Store) {
 	}
 
 	// A live node in maintenance or in error still holds its name.
-	for _, st := range []engine.NodeState{engine.NodeMaintenance, engine.NodeError} {
-		if err := s.NodeSetState(t.Context(), "alpha", st); err != nil {
-			t.Fatal(err)
-		}
-		_, err := s.NodeRegister(t.Context(), engine.NodeRegisterParams{Node: impostor, StaleAfter: time.Minute})
-		wantErrIs(t, "registering the name of a live "+string(st)+" node", err, engine.ErrNodeOnline)
+	setMaintenance(t, s, "alpha", true)
+	_, err = s.NodeRegister(t.Context(), engine.NodeRegisterParams{Node: impostor, StaleAfter: time.Minute})
+	wantErrIs(t, "registering the name of a live node in maintenance", err, engine.ErrNodeOnline)
+	setMaintenance(t, s, "alpha", false)
+	if err := s.NodeSetState(t.Context(), "alpha", engine.NodeError); err != nil {
+		t.Fatal(err)
 	}
+	_, err = s.NodeRegister(t.Context(), engine.NodeRegisterParams{Node: impostor, StaleAfter: time.Minute})
+	wantErrIs(t, "registering the name of a live ERROR node", err, engine.ErrNodeOnline)
 
 	// An OFFLINE node is taken over even when seen recently: it was stopped
 	// cleanly or marked down.
@@ -130,15 +142,112 @@ func testNodeRegisterOnlineConflict(t *testing.T, s engine.Store) {
 	}
 }
 
-// Maintenance is the operator's word: it outlives a restart of the node.
+func setMaintenance(t *testing.T, s engine.Store, name string, on bool) {
+	t.Helper()
+	if err := s.NodeSetMaintenance(t.Context(), name, on); err != nil {
+		t.Fatalf("NodeSetMaintenance(%s, %v): %v", name, on, err)
+	}
+}
+
+func setState(t *testing.T, s engine.Store, name string, state engine.NodeState) {
+	t.Helper()
+	if err := s.NodeSetState(t.Context(), name, state); err != nil {
+		t.Fatalf("NodeSetState(%s, %s): %v", name, state, err)
+	}
+}
+
+// wantState checks the state a node shows and its maintenance flag.
+func wantState(t *testing.T, what string, n *engine.Node, state engine.NodeState, maintenance bool) {
+	t.Helper()
+	if n.State != state || n.Maintenance != maintenance {
+		t.Errorf("%s: State %s, Maintenance %v; want %s, %v", what, n.State, n.Maintenance, state, maintenance)
+	}
+}
+
+// Maintenance is the operator's word: it outlives a restart of the node,
+// whether the process stopped cleanly or crashed.
 func testNodeRegisterKeepsMaintenance(t *testing.T, s engine.Store) {
 	register(t, s, sampleNode("alpha"), 0)
-	if err := s.NodeSetState(t.Context(), "alpha", engine.NodeMaintenance); err != nil {
+	setMaintenance(t, s, "alpha", true)
+	// StaleAfter 0: the row counts as gone at once, as after a crash.
+	wantState(t, "after a crash and restart", register(t, s, sampleNode("alpha"), 0), engine.NodeMaintenance, true)
+
+	// A clean shutdown marks the node OFFLINE; the next process takes the
+	// row over at once and finds the flag still on.
+	setState(t, s, "alpha", engine.NodeOffline)
+	wantState(t, "after a clean restart", register(t, s, sampleNode("alpha"), time.Hour), engine.NodeMaintenance, true)
+
+	// A takeover does not set the flag either.
+	setMaintenance(t, s, "alpha", false)
+	setState(t, s, "alpha", engine.NodeOffline)
+	wantState(t, "restart out of maintenance", register(t, s, sampleNode("alpha"), time.Hour), engine.NodeOnline, false)
+}
+
+// Health writes, the node's own and the heartbeat monitor's, never clear an
+// operator's maintenance, and the flag never changes the stored health.
+func testNodeMaintenanceOutlivesHealth(t *testing.T, s engine.Store) {
+	register(t, s, sampleNode("alpha"), time.Minute)
+	setMaintenance(t, s, "alpha", true)
+	wantState(t, "maintenance on", getNode(t, s, "alpha"), engine.NodeMaintenance, true)
+	// Setting it twice is no error.
+	setMaintenance(t, s, "alpha", true)
+
+	setState(t, s, "alpha", engine.NodeOffline)
+	wantState(t, "marked OFFLINE in maintenance", getNode(t, s, "alpha"), engine.NodeOffline, true)
+	setState(t, s, "alpha", engine.NodeOnline)
+	wantState(t, "back ONLINE in maintenance", getNode(t, s, "alpha"), engine.NodeMaintenance, true)
+	setState(t, s, "alpha", engine.NodeError)
+	wantState(t, "ERROR in maintenance", getNode(t, s, "alpha"), engine.NodeError, true)
+
+	// Clearing the flag leaves the health as it is: an ERROR node stays so.
+	setMaintenance(t, s, "alpha", false)
+	wantState(t, "maintenance off while ERROR", getNode(t, s, "alpha"), engine.NodeError, false)
+	setState(t, s, "alpha", engine.NodeOnline)
+	wantState(t, "back ONLINE", getNode(t, s, "alpha"), engine.NodeOnline, false)
+}
+
+func testNodeSetStateRefusesMaintenance(t *testing.T, s engine.Store) {
+	register(t, s, sampleNode("alpha"), time.Minute)
+	err := s.NodeSetState(t.Context(), "alpha", engine.NodeMaintenance)
+	if err == nil || errors.Is(err, engine.ErrNotFound) || !strings.Contains(err.Error(), "NodeSetMaintenance") {
+		t.Errorf("NodeSetState(MAINTENANCE) = %v, want a refusal pointing to NodeSetMaintenance", err)
+	}
+	wantState(t, "after the refusal", getNode(t, s, "alpha"), engine.NodeOnline, false)
+}
+
+// The list shows MAINTENANCE only for a node that is ONLINE; the flag is
+// there for every node that has it.
+func testNodeListShowsMaintenanceOnlyOnline(t *testing.T, s engine.Store) {
+	for _, name := range []string{"alpha", "bravo", "charlie", "delta"} {
+		register(t, s, sampleNode(name), time.Minute)
+	}
+	for _, name := range []string{"alpha", "bravo", "charlie"} {
+		setMaintenance(t, s, name, true)
+	}
+	setState(t, s, "bravo", engine.NodeOffline)
+	setState(t, s, "charlie", engine.NodeError)
+
+	nodes, err := s.NodeList(t.Context())
+	if err != nil {
 		t.Fatal(err)
 	}
-	// StaleAfter 0: the row counts as gone at once, as after a crash.
-	if n := register(t, s, sampleNode("alpha"), 0); n.State != engine.NodeMaintenance {
-		t.Errorf("a node in maintenance came back %s after a restart", n.State)
+	type shown struct {
+		Name        string
+		State       engine.NodeState
+		Maintenance bool
+	}
+	var got []shown
+	for _, n := range nodes {
+		got = append(got, shown{n.Name, n.State, n.Maintenance})
+	}
+	want := []shown{
+		{"alpha", engine.NodeMaintenance, true},
+		{"bravo", engine.NodeOffline, true},
+		{"charlie", engine.NodeError, true},
+		{"delta", engine.NodeOnline, false},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("NodeList = %+v, want %+v", got, want)
 	}
 }
 
@@ -196,19 +305,17 @@ func testNodeTouchAndState(t *testing.T, s engine.Store) {
 		t.Errorf("touch changed more than health and last_seen: %+v", got)
 	}
 
-	if err := s.NodeSetState(t.Context(), "alpha", engine.NodeMaintenance); err != nil {
-		t.Fatal(err)
-	}
-	if got := getNode(t, s, "alpha"); got.State != engine.NodeMaintenance {
-		t.Errorf("State = %s, want MAINTENANCE", got.State)
-	}
-	// Touching does not undo an operator's state.
+	setMaintenance(t, s, "alpha", true)
+	// Touching does not undo an operator's maintenance, nor another state.
 	if err := s.NodeTouch(t.Context(), engine.NodeTouchParams{Name: "alpha"}); err != nil {
 		t.Fatal(err)
 	}
-	if got := getNode(t, s, "alpha"); got.State != engine.NodeMaintenance {
-		t.Errorf("after touch: State = %s, want MAINTENANCE", got.State)
+	wantState(t, "after touch", getNode(t, s, "alpha"), engine.NodeMaintenance, true)
+	setState(t, s, "alpha", engine.NodeError)
+	if err := s.NodeTouch(t.Context(), engine.NodeTouchParams{Name: "alpha"}); err != nil {
+		t.Fatal(err)
 	}
+	wantState(t, "ERROR after touch", getNode(t, s, "alpha"), engine.NodeError, true)
 	err = s.NodeSetState(t.Context(), "alpha", engine.NodeState("BOGUS"))
 	if err == nil || errors.Is(err, engine.ErrNotFound) {
 		t.Errorf("NodeSetState(BOGUS) = %v, want a refusal", err)
@@ -223,6 +330,13 @@ func testNodeNotFound(t *testing.T, s engine.Store) {
 	}
 	wantErrIs(t, "NodeTouch(ghost)", s.NodeTouch(t.Context(), engine.NodeTouchParams{Name: "ghost"}), engine.ErrNotFound)
 	wantErrIs(t, "NodeSetState(ghost)", s.NodeSetState(t.Context(), "ghost", engine.NodeOffline), engine.ErrNotFound)
+	for _, on := range []bool{true, false} {
+		err := s.NodeSetMaintenance(t.Context(), "ghost", on)
+		wantErrIs(t, "NodeSetMaintenance(ghost)", err, engine.ErrNotFound)
+		if !errors.As(err, &nf) || nf.What != "node" || nf.ID != "ghost" {
+			t.Errorf("NodeSetMaintenance(ghost, %v) = %v, want *NotFoundError for node ghost", on, err)
+		}
+	}
 }
 
 func testNodeListLoadAndDispatcher(t *testing.T, s engine.Store) {

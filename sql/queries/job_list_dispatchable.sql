@@ -1,5 +1,9 @@
--- A job with a key waits while an earlier job of the same key is unfinished,
--- so jobs of one key run one at a time in submission order.
+-- A job with a key waits while another job of the same key is earlier and
+-- unfinished, so jobs of one key run one at a time in submission order. It
+-- also waits while another job of its key is active, whatever its id, so a
+-- requeued old job cannot run beside a later job of its key. Active means
+-- DISPATCHING, RUNNING, CANCELLING, WAITING for children, or PAUSED on a
+-- node.
 SELECT {{template "job_columns"}}
 FROM jobs
 WHERE status = :status
@@ -7,9 +11,11 @@ WHERE status = :status
   AND id > :after_id
   AND NOT (job_key <> '' AND EXISTS (
       SELECT 1
-      FROM jobs earlier
-      WHERE earlier.job_key = jobs.job_key
-        AND earlier.id < jobs.id
-        AND earlier.status NOT IN ('FINISHED', 'WARNING', 'FAILED', 'CANCELLED', 'DELETED')))
+      FROM jobs other
+      WHERE other.job_key = jobs.job_key
+        AND other.id <> jobs.id
+        AND ((other.id < jobs.id AND other.status NOT IN ('FINISHED', 'WARNING', 'FAILED', 'CANCELLED', 'DELETED'))
+             OR other.status IN ('DISPATCHING', 'RUNNING', 'CANCELLING', 'WAITING')
+             OR (other.status = 'PAUSED' AND other.node <> ''))))
 ORDER BY id
 LIMIT :limit

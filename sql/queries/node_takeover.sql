@@ -1,6 +1,7 @@
 -- A new process takes over the node's row, unless a live process still
 -- holds the name (not OFFLINE and seen recently). Changing no row means it
--- is taken. Maintenance set by an operator outlives a restart.
+-- is taken. The maintenance flag is left alone, so an operator's
+-- maintenance outlives a restart.
 UPDATE nodes SET
     url              = :url,
     max_load         = :max_load,
@@ -10,7 +11,7 @@ UPDATE nodes SET
     accept_exceeding = :accept_exceeding,
     candidate        = :candidate,
     services         = :services,
-    state            = CASE WHEN state = 'MAINTENANCE' THEN 'MAINTENANCE' ELSE 'ONLINE' END,
+    state            = 'ONLINE',
     started_at       = {{now}},
     last_seen        = {{now}},
     load_avg         = :load_avg,

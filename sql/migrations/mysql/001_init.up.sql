@@ -61,7 +61,10 @@ CREATE TABLE nodes (
     accept_exceeding BOOLEAN      NOT NULL DEFAULT TRUE,
     candidate        BOOLEAN      NOT NULL DEFAULT FALSE,
     services         LONGTEXT     NOT NULL,  -- JSON array of services
+    -- Health as the node and the heartbeat see it; maintenance is the
+    -- operator's separate flag, so no health write can clear it.
     state            VARCHAR(16)  NOT NULL,
+    maintenance      BOOLEAN      NOT NULL DEFAULT FALSE,
     started_at       DATETIME(6)  NOT NULL,
     last_seen        DATETIME(6)  NOT NULL,
     load_avg         DOUBLE       NOT NULL DEFAULT 0,
@@ -69,7 +72,7 @@ CREATE TABLE nodes (
     mem_available    BIGINT       NOT NULL DEFAULT 0,
     reserved_memory  BIGINT       NOT NULL DEFAULT 0,
     cores            INT          NOT NULL DEFAULT 0,
-    CONSTRAINT nodes_state CHECK (state IN ('ONLINE', 'OFFLINE', 'MAINTENANCE', 'ERROR'))
+    CONSTRAINT nodes_state CHECK (state IN ('ONLINE', 'OFFLINE', 'ERROR'))
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
 
 -- The dispatcher lease: exactly one row, taken with one conditional UPDATE.

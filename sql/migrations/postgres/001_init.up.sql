@@ -59,7 +59,10 @@ CREATE TABLE nodes (
     accept_exceeding BOOLEAN          NOT NULL DEFAULT TRUE,
     candidate        BOOLEAN          NOT NULL DEFAULT FALSE,
     services         TEXT             NOT NULL DEFAULT '[]', -- JSON array of services
-    state            TEXT             NOT NULL CHECK (state IN ('ONLINE', 'OFFLINE', 'MAINTENANCE', 'ERROR')),
+    -- Health as the node and the heartbeat see it; maintenance is the
+    -- operator's separate flag, so no health write can clear it.
+    state            TEXT             NOT NULL CHECK (state IN ('ONLINE', 'OFFLINE', 'ERROR')),
+    maintenance      BOOLEAN          NOT NULL DEFAULT FALSE,
     started_at       TIMESTAMPTZ      NOT NULL,
     last_seen        TIMESTAMPTZ      NOT NULL,
     load_avg         DOUBLE PRECISION NOT NULL DEFAULT 0,

@@ -61,7 +61,10 @@ CREATE TABLE nodes (
     accept_exceeding INTEGER NOT NULL DEFAULT 1,
     candidate        INTEGER NOT NULL DEFAULT 0,
     services         TEXT    NOT NULL DEFAULT '[]', -- JSON array of services
-    state            TEXT    NOT NULL CHECK (state IN ('ONLINE', 'OFFLINE', 'MAINTENANCE', 'ERROR')),
+    -- Health as the node and the heartbeat see it; maintenance is the
+    -- operator's separate flag, so no health write can clear it.
+    state            TEXT    NOT NULL CHECK (state IN ('ONLINE', 'OFFLINE', 'ERROR')),
+    maintenance      INTEGER NOT NULL DEFAULT 0,
     started_at       TEXT    NOT NULL,
     last_seen        TEXT    NOT NULL,
     load_avg         REAL    NOT NULL DEFAULT 0,
