@@ -42,10 +42,10 @@ type LeaseShowOptions struct {
 
 // leaseView is the stable JSON form of the lease.
 type leaseView struct {
-	Owner            string    `json:"owner"`
-	ExpiresAt        time.Time `json:"expires_at"`
-	Valid            bool      `json:"valid"`
-	RemainingSeconds float64   `json:"remaining_seconds"`
+	Owner            string     `json:"owner"`
+	ExpiresAt        *time.Time `json:"expires_at"` // null when nobody holds it
+	Valid            bool       `json:"valid"`
+	RemainingSeconds float64    `json:"remaining_seconds"`
 }
 
 // NewCmdLeaseShow builds `jobctl lease show`. runF replaces the action in tests.
@@ -80,7 +80,10 @@ func leaseShowRun(ctx context.Context, opts *LeaseShowOptions) error {
 	if err != nil {
 		return err
 	}
-	v := leaseView{Owner: l.Owner, ExpiresAt: l.ExpiresAt, Valid: l.Valid(), RemainingSeconds: l.Remaining().Seconds()}
+	v := leaseView{Owner: l.Owner, Valid: l.Valid(), RemainingSeconds: l.Remaining().Seconds()}
+	if l.Owner != "" {
+		v.ExpiresAt = &l.ExpiresAt
+	}
 	if opts.Output.Format == formatJSON {
 		return writeJSON(opts.IO.Out, v)
 	}
