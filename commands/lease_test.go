@@ -48,7 +48,7 @@ func TestLease(t *testing.T) {
 	if err := e.run(t, "lease"); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(e.stdout.String(), "owner:     n1\n") || !strings.Contains(e.stdout.String(), "valid:     yes\n") {
+	if !strings.HasPrefix(e.stdout.String(), "owner\tn1\n") || !strings.Contains(e.stdout.String(), "valid\tyes\n") {
 		t.Errorf("lease printed %q", e.stdout.String())
 	}
 

@@ -187,7 +187,17 @@ type keyValues struct {
 
 func (kv *keyValues) add(key, value string) { kv.rows = append(kv.rows, [2]string{key, value}) }
 
+// render aligns "key: value" lines for a terminal; piped, each line is
+// key TAB value, like every other piped output.
 func (kv *keyValues) render() error {
+	if !kv.ios.OutIsTerminal {
+		var b strings.Builder
+		for _, r := range kv.rows {
+			b.WriteString(r[0] + "\t" + r[1] + "\n")
+		}
+		_, err := io.WriteString(kv.ios.Out, b.String())
+		return err
+	}
 	width := 0
 	for _, r := range kv.rows {
 		width = max(width, len(r[0]))

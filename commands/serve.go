@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -49,7 +50,7 @@ within --shutdown-grace and puts the rest back in the queue.`,
 
   # A worker that never dispatches
   jobctl serve --dispatch-interval 0`,
-		Args: cobra.NoArgs,
+		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// Machine-dependent defaults are applied here, not in the flag
 			// definitions, so help and man pages read the same everywhere.
@@ -114,8 +115,10 @@ within --shutdown-grace and puts the rest back in the queue.`,
 
 func parseLogLevel(s string) (slog.Level, error) {
 	var l slog.Level
-	err := l.UnmarshalText([]byte(strings.ToLower(s)))
-	return l, err
+	if err := l.UnmarshalText([]byte(strings.ToLower(s))); err != nil {
+		return l, fmt.Errorf("--log-level %q: want debug, info, warn or error", s)
+	}
+	return l, nil
 }
 
 func serveRun(ctx context.Context, opts *ServeOptions) error {

@@ -42,23 +42,23 @@ func TestShowPiped(t *testing.T) {
 		t.Fatal(err)
 	}
 	nano := func(t *time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
-	want := fmt.Sprintf(`id:        %d
-status:    FAILED
-type:      encode
-operation: scale
-args:      "in file.mp4" -q
-node:      n1
-load:      1
-progress:  0%%
-attempt:   1 of 3
-exit code: 3
-key:       k
-timeout:   8h0m0s
-creator:
-created:   %s
-queued:    %s
-started:   %s
-finished:  %s
+	want := fmt.Sprintf(`id	%d
+status	FAILED
+type	encode
+operation	scale
+args	"in file.mp4" -q
+node	n1
+load	1
+progress	0%%
+attempt	1 of 3
+exit code	3
+key	k
+timeout	8h0m0s
+creator	
+created	%s
+queued	%s
+started	%s
+finished	%s
 `, j.ID, nano(&j.CreatedAt), nano(j.QueuedAt), nano(j.StartedAt), nano(j.FinishedAt))
 	if got := e.stdout.String(); got != want {
 		t.Errorf("show:\n%s\nwant:\n%s", got, want)
@@ -77,7 +77,7 @@ func TestShowQuietAndWide(t *testing.T) {
 	if err := e.run(t, "show", fmt.Sprint(j.ID), "-o", "wide"); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(e.stdout.String(), `payload:   {"a":1}`) {
+	if !strings.Contains(e.stdout.String(), "payload\t{\"a\":1}\n") {
 		t.Errorf("show -o wide lacks the payload:\n%s", e.stdout.String())
 	}
 }

@@ -39,7 +39,6 @@ type SubmitOptions struct {
 
 	Wait        bool
 	WaitTimeout time.Duration // 0: no limit
-	Output      outputOptions // of the final status line printed by --wait
 }
 
 // NewCmdSubmit builds `jobctl submit`. runF replaces the action in tests.
@@ -60,7 +59,8 @@ own command line. The payload is given to the job as JSON on stdin.
 
 Unless given, the load and the timeout come from the service's settings on a
 registered node, else 1 and 8h. With --wait, submit waits like 'jobctl wait'
-and exits 4 when the job ends FAILED, CANCELLED or DELETED.`,
+and exits 4 when the job ends FAILED, CANCELLED or DELETED; stdout still
+holds only the id, the final status goes to stderr.`,
 		Example: `  # run a command on any node that allows exec
   jobctl submit -- ./backup.sh --full
 
@@ -82,9 +82,6 @@ and exits 4 when the job ends FAILED, CANCELLED or DELETED.`,
 				return usageErrorf(cmd, "unexpected argument %q before --; put the job's command after --", args[0])
 			}
 			opts.Args = args
-			if err := opts.Output.check(cmd); err != nil {
-				return err
-			}
 			opts.Type = strings.TrimSpace(opts.Type)
 			switch {
 			case opts.Type == "" && len(args) == 0:
@@ -170,8 +167,6 @@ and exits 4 when the job ends FAILED, CANCELLED or DELETED.`,
 	fl.StringVar(&payloadText, "payload", "", "JSON payload, @FILE to read it from a file, or - for stdin")
 	fl.BoolVar(&opts.Wait, "wait", false, "wait until the job ends; exit 4 if it fails")
 	fl.DurationVar(&opts.WaitTimeout, "wait-timeout", 0, "with --wait, give up after this long (exit 5)")
-	addOutputFlags(cmd, &opts.Output, false)
-	fl.Lookup("output").Usage = "with --wait, format of the final status: table, wide or json"
 	return cmd
 }
 
@@ -299,8 +294,12 @@ func submitRun(ctx context.Context, opts *SubmitOptions) error {
 	if !opts.Wait {
 		return nil
 	}
+	// stdout carries the id alone, so ID=$(jobctl submit --wait …) works;
+	// the final status line is for the person watching.
+	status := *opts.IO
+	status.Out, status.OutIsTerminal = opts.IO.ErrOut, false
 	return waitRun(ctx, &WaitOptions{
-		IO: opts.IO, Store: opts.Store, Clock: opts.Clock, IDs: []int64{job.ID}, Timeout: opts.WaitTimeout, Output: opts.Output,
+		IO: &status, Store: opts.Store, Clock: opts.Clock, IDs: []int64{job.ID}, Timeout: opts.WaitTimeout,
 	})
 }
 

@@ -85,9 +85,10 @@ func NewCmdVerb(f *Factory, verb engine.Verb, runF func(context.Context, *VerbOp
 	opts := &VerbOptions{IO: f.IO, Store: f.Store, Verb: verb}
 	help := verbHelp[verb]
 	return &cobra.Command{
-		Use:     string(verb) + " ID...",
-		Short:   help.short,
-		Long:    help.long + "\n\nWhen any of the jobs is unknown or cannot be " + verb.PastTense() + " now, none is changed.",
+		Use:   string(verb) + " ID...",
+		Short: help.short,
+		Long: help.long + "\n\nA job already " + verb.PastTense() + " (or past the point where it could be) is left as it is and\n" +
+			"counts as done. When any job is unknown or cannot be " + verb.PastTense() + " now, none is changed.",
 		Example: help.example,
 		Args:    minArgs(1, "a job id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -115,7 +116,7 @@ func verbRun(ctx context.Context, opts *VerbOptions) error {
 	var errs []error
 	for i, id := range opts.IDs {
 		j, err := store.JobGet(ctx, id)
-		if err == nil {
+		if err == nil && !opts.Verb.AlreadyDone(j) {
 			_, err = opts.Verb.Update(j)
 		}
 		if err != nil {
@@ -128,7 +129,13 @@ func verbRun(ctx context.Context, opts *VerbOptions) error {
 	}
 	p := newPalette(opts.IO)
 	for i, id := range opts.IDs {
-		j, err := engine.ApplyVerb(ctx, store, id, opts.Verb)
+		var j *engine.Job
+		var err error
+		if opts.Verb.AlreadyDone(before[i]) {
+			j = before[i] // nothing to do: report where it is
+		} else {
+			j, err = engine.ApplyVerb(ctx, store, id, opts.Verb)
+		}
 		if j != nil {
 			if opts.IO.OutIsTerminal {
 				fmt.Fprintf(opts.IO.Out, "job %d: %s → %s\n", id, statusCell(p, before[i].Status), statusCell(p, j.Status))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/jobctl/jobctl/engine"
@@ -73,13 +74,12 @@ func TestVerbBadInputChangesNothing(t *testing.T) {
 	if !errors.Is(err, engine.ErrNotFound) {
 		t.Fatalf("cancel with an unknown id: %v; want not found", err)
 	}
-	err = e.run(t, "cancel", fmt.Sprint(a.ID), fmt.Sprint(done.ID))
+	err = e.run(t, "pause", fmt.Sprint(a.ID), fmt.Sprint(done.ID))
 	if !errors.Is(err, engine.ErrInvalidTransition) {
-		t.Fatalf("cancel with an ended job: %v; want a refused transition", err)
+		t.Fatalf("pause with an ended job: %v; want a refused transition", err)
 	}
-	want := fmt.Sprintf("job %d is FINISHED and cannot become CANCELLED: nothing to cancel", done.ID)
-	if err.Error() != want {
-		t.Errorf("error %q; want %q", err, want)
+	if !strings.HasPrefix(err.Error(), fmt.Sprintf("job %d is FINISHED and cannot become PAUSED", done.ID)) {
+		t.Errorf("error %q does not say which job and why", err)
 	}
 	if j := e.get(t, a.ID); j.Status != engine.StatusQueued || j.Version != a.Version {
 		t.Errorf("job %d is %s v%d after refused commands; want it untouched", a.ID, j.Status, j.Version)
@@ -92,6 +92,27 @@ func TestVerbBadInputChangesNothing(t *testing.T) {
 	err = e.run(t, "delete", fmt.Sprint(a.ID), "999999")
 	if !errors.Is(err, engine.ErrNotFound) || !errors.Is(err, engine.ErrInvalidTransition) {
 		t.Errorf("error %v; want both the refusal and the unknown id", err)
+	}
+}
+
+// Repeating a verb, or cancelling a job that ended meanwhile, is not an
+// error: the job already is where the verb would take it.
+func TestVerbAlreadyDoneIsNotAnError(t *testing.T) {
+	e := newTestEnv(t)
+	queued := e.insert(t, engine.JobInsertParams{})
+	done := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning, engine.StatusFinished)
+	if err := e.run(t, "cancel", fmt.Sprint(queued.ID), fmt.Sprint(done.ID)); err != nil {
+		t.Fatalf("cancel of a queued and an ended job: %v", err)
+	}
+	want := fmt.Sprintf("%d\tCANCELLED\n%d\tFINISHED\n", queued.ID, done.ID)
+	if e.stdout.String() != want {
+		t.Errorf("stdout %q; want %q", e.stdout.String(), want)
+	}
+	if j := e.get(t, done.ID); j.Status != engine.StatusFinished || j.Version != done.Version {
+		t.Errorf("the ended job changed: %s v%d", j.Status, j.Version)
+	}
+	if err := e.run(t, "cancel", fmt.Sprint(queued.ID)); err != nil {
+		t.Errorf("cancelling again: %v", err)
 	}
 }
 

@@ -252,6 +252,28 @@ func cancelDescendants(ctx context.Context, store Store, parent int64, seen map[
 	return errors.Join(errs...)
 }
 
+// AlreadyDone reports whether the job already is where the verb would take
+// it, so applying the verb again is a no-op rather than an error: scripts
+// can repeat a verb, and a job that ended between 'list' and 'cancel' needs
+// no cancelling.
+func (v Verb) AlreadyDone(j *Job) bool {
+	switch v {
+	case VerbCancel:
+		return j.Status.Terminal() || j.Status == StatusCancelling
+	case VerbPause:
+		return j.Status == StatusPaused
+	case VerbResume:
+		return j.Status == StatusQueued || j.Status == StatusRestart || j.Status == StatusDispatching || j.Status == StatusRunning
+	case VerbRequeue:
+		return j.Status == StatusRestart || j.Status == StatusQueued
+	case VerbRelease:
+		return j.Status != StatusInstantiated
+	case VerbDelete:
+		return j.Status == StatusDeleted
+	}
+	return false
+}
+
 // PastTense names what the verb does to a job, for messages ("cancelled").
 func (v Verb) PastTense() string {
 	switch v {

@@ -201,7 +201,7 @@ func (r *round) recoverOfflineNodes() error {
 			if _, err := r.store.JobUpdate(r.ctx, u); err != nil && !errors.Is(err, engine.ErrConflict) {
 				return err
 			}
-			r.log.Warn("recovered job of offline node", "job", job.ID, "node", n.Name, "status", u.To)
+			r.log.Warn("recovered job of offline node", "job", job.ID, "from", n.Name, "status", u.To)
 			r.stats.Recovered++
 		}
 		n.Load, n.Running = 0, 0
@@ -284,7 +284,7 @@ func (r *round) place(job *engine.Job) error {
 		res := r.offerer.Offer(r.ctx, n, engine.DispatchOffer{
 			JobID: job.ID, Attempt: job.Attempt, Version: job.Version, Type: job.Type, Load: job.Load,
 		})
-		r.log.Debug("offered job", "job", job.ID, "node", n.Name, "verdict", res.Verdict, "reason", res.Reason)
+		r.log.Debug("offered job", "job", job.ID, "target", n.Name, "verdict", res.Verdict, "reason", res.Reason)
 		switch res.Verdict {
 		case engine.OfferAccepted:
 			n.Load += job.Load
@@ -309,7 +309,7 @@ func (r *round) place(job *engine.Job) error {
 			return nil
 		case engine.OfferError:
 			r.unreachable[n.Name] = true
-			r.log.Warn("node did not answer an offer", "node", n.Name, "job", job.ID, "err", res.Reason)
+			r.log.Warn("node did not answer an offer", "target", n.Name, "job", job.ID, "err", res.Reason)
 		}
 		// Declined or unreachable: the next candidate.
 	}
@@ -355,6 +355,6 @@ func (r *round) reserveForOversized(job *engine.Job) {
 	}
 	if best != nil {
 		r.reserved[job.ID] = best.Name
-		r.log.Info("oversized job waits for a node to drain", "job", job.ID, "load", job.Load, "node", best.Name, "max_load", best.MaxLoad)
+		r.log.Info("oversized job waits for a node to drain", "job", job.ID, "load", job.Load, "target", best.Name, "max_load", best.MaxLoad)
 	}
 }

@@ -71,13 +71,13 @@ func (m *Monitor) record(ctx context.Context, n *engine.Node, err error) {
 	missed := m.watched[n.Name]
 	m.mu.Unlock()
 	if missed < 2 {
-		m.log.Warn("node missed a heartbeat; watching it", "node", n.Name, "err", err)
+		m.log.Warn("node missed a heartbeat; watching it", "peer", n.Name, "err", err)
 		return
 	}
 	if err := m.store.NodeSetState(ctx, n.Name, engine.NodeOffline); err != nil {
-		m.log.Error("cannot mark node offline", "node", n.Name, "err", err)
+		m.log.Error("cannot mark node offline", "peer", n.Name, "err", err)
 		return
 	}
 	m.forget(n.Name)
-	m.log.Warn("node missed two heartbeats in a row; marked OFFLINE", "node", n.Name, "err", err)
+	m.log.Warn("node missed two heartbeats in a row; marked OFFLINE", "peer", n.Name, "err", err)
 }

@@ -98,7 +98,7 @@ func (n *Node) Run(ctx context.Context) error {
 	n.token = token
 	if _, err := n.store.NodeRegister(ctx, engine.NodeRegisterParams{Node: n.row(), StaleAfter: engine.NodeStaleAfter}); err != nil {
 		if errors.Is(err, engine.ErrNodeOnline) {
-			return fmt.Errorf("node %q is already online: stop it first or choose another --node name (%w)", n.cfg.Name, err)
+			return fmt.Errorf("%w, or choose another --node name", err)
 		}
 		return fmt.Errorf("cannot register node %q: %w", n.cfg.Name, err)
 	}
