@@ -109,6 +109,7 @@ within --shutdown-grace and puts the rest back in the queue.`,
 	fl.DurationVar(&c.ShutdownGrace, "shutdown-grace", c.ShutdownGrace, "time running jobs may finish when the node stops")
 	fl.Float64Var(&c.MaxLoadAvg, "max-load-avg", 0, "no new jobs while the load average is above this (default: cores × 2)")
 	fl.Int64Var(&c.ReservedMemory, "reserved-memory", 0, "no new jobs while free memory is under this many bytes")
+	fl.BoolVar(&c.MetricsAuth, "metrics-auth", false, "/metrics asks for the cluster token like /v1/dispatch")
 	fl.StringVar(&opts.LogLevel, "log-level", "info", "debug, info, warn or error")
 	return cmd
 }

@@ -41,6 +41,7 @@ type Config struct {
 	ReservedMemory    int64         // overloaded with less free memory (bytes)
 	LogCap            int64         // bytes of log kept per job attempt
 	DSN               string        // passed to jobs as JOBCTL_DB
+	MetricsAuth       bool          // /metrics asks for the cluster token too
 }
 
 // Service maps a job type to the command that runs it.

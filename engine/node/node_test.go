@@ -110,11 +110,36 @@ func TestEndpointAuthenticatesDispatchRequests(t *testing.T) {
 	if err := NewClient("wrong", time.Second).Heartbeat(context.Background(), &engine.Node{URL: srv.URL}); err == nil {
 		t.Error("heartbeat with a wrong token succeeded")
 	}
-	resp, err := http.Get(srv.URL + "/healthz")
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("healthz: %v %v", resp, err)
+	for _, open := range []string{"/healthz", "/metrics"} {
+		resp, err := http.Get(srv.URL + open)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %v %v", open, resp, err)
+		}
+		resp.Body.Close()
+	}
+}
+
+func TestMetricsCanAskForTheToken(t *testing.T) {
+	t.Parallel()
+	n, _ := testNode(t, func(c *Config) { c.MetricsAuth = true })
+	srv := httptest.NewServer(n.Handler())
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/metrics")
+	if err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("/metrics without the token: %v %v, want 401", resp, err)
 	}
 	resp.Body.Close()
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer secret-token")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("/metrics with the token: %v %v", resp, err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), "jobctl_node_jobs_running") {
+		t.Errorf("metrics lack jobctl_node_jobs_running:\n%.300s", body)
+	}
 }
 
 func TestOfferOverHTTPStartsTheJobAndRecordsItsEnd(t *testing.T) {

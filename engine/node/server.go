@@ -20,7 +20,11 @@ func (n *Node) Handler() http.Handler {
 	mux.HandleFunc("POST /v1/dispatch", n.authenticated(n.handleDispatch))
 	mux.HandleFunc("HEAD /v1/dispatch", n.authenticated(n.handleHeartbeat))
 	mux.HandleFunc("GET /healthz", n.handleHealth)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(n.metrics.registry, promhttp.HandlerOpts{}))
+	metrics := promhttp.HandlerFor(n.metrics.registry, promhttp.HandlerOpts{})
+	if n.cfg.MetricsAuth {
+		metrics = n.authenticated(metrics.ServeHTTP)
+	}
+	mux.Handle("GET /metrics", metrics)
 	return mux
 }
 
