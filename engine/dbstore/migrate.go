@@ -25,7 +25,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 	}
 	err = s.withMigrationConn(ctx, func(conn *sqlx.Conn) error {
 		for _, m := range migrations {
-			err := s.migrationTx(ctx, conn, func(tx *sqlx.Tx) error {
+			err := runTx(ctx, conn, func(tx *sqlx.Tx) error {
 				applied, err := s.migrationApplied(ctx, tx, m.Version)
 				if err != nil || applied {
 					return err
@@ -73,7 +73,7 @@ func (s *Store) MigrateDown(ctx context.Context, target int) error {
 			if m.Version <= target {
 				break
 			}
-			err := s.migrationTx(ctx, conn, func(tx *sqlx.Tx) error {
+			err := runTx(ctx, conn, func(tx *sqlx.Tx) error {
 				applied, err := s.migrationApplied(ctx, tx, m.Version)
 				if err != nil || !applied {
 					return err
@@ -162,7 +162,7 @@ func (s *Store) withMigrationConn(ctx context.Context, fn func(conn *sqlx.Conn) 
 			}
 		}()
 	}
-	err = s.migrationTx(ctx, conn, func(tx *sqlx.Tx) error {
+	err = runTx(ctx, conn, func(tx *sqlx.Tx) error {
 		_, err := s.exec(ctx, tx, qSchemaMigrationsCreate, nil)
 		return err
 	})
@@ -170,18 +170,6 @@ func (s *Store) withMigrationConn(ctx context.Context, fn func(conn *sqlx.Conn) 
 		return fmt.Errorf("create schema_migrations: %w", err)
 	}
 	return fn(conn)
-}
-
-func (s *Store) migrationTx(ctx context.Context, conn *sqlx.Conn, fn func(tx *sqlx.Tx) error) error {
-	tx, err := conn.BeginTxx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	return tx.Commit()
 }
 
 func (s *Store) migrationApplied(ctx context.Context, q querier, version int) (bool, error) {

@@ -184,7 +184,18 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 }
 
 func (s *Store) tryTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
-	tx, err := s.db.BeginTxx(ctx, nil)
+	return runTx(ctx, s.db, fn)
+}
+
+// txBeginner is a pool or a single connection that starts transactions.
+type txBeginner interface {
+	BeginTxx(ctx context.Context, opts *sql.TxOptions) (*sqlx.Tx, error)
+}
+
+// runTx runs fn in one transaction: committed when fn succeeds, rolled back
+// otherwise.
+func runTx(ctx context.Context, b txBeginner, fn func(tx *sqlx.Tx) error) error {
+	tx, err := b.BeginTxx(ctx, nil)
 	if err != nil {
 		return err
 	}
