@@ -201,12 +201,18 @@ func (n *Node) startDispatching(ctx context.Context, wg *sync.WaitGroup) error {
 	return nil
 }
 
+// quickRound is the pause before the next round when the last one placed
+// work: nodes that finish short jobs within a round have room again at once,
+// and waiting a whole interval would cap throughput at one round's worth of
+// capacity per interval.
+const quickRound = 50 * time.Millisecond
+
 func (n *Node) dispatchLoop(ctx context.Context, d *dispatch.Dispatcher) {
-	every(ctx, n.cfg.DispatchInterval, func() {
+	repeat(ctx, func() time.Duration {
 		held := n.holder.Renew(ctx)
 		n.metrics.leaseHeld.Set(boolGauge(held))
 		if !held {
-			return
+			return n.cfg.DispatchInterval
 		}
 		stats, err := d.Round(ctx, n.holder.Trusted)
 		n.metrics.rounds.Inc()
@@ -217,12 +223,21 @@ func (n *Node) dispatchLoop(ctx context.Context, d *dispatch.Dispatcher) {
 			n.log.Debug("dispatch round", "considered", stats.Considered, "dispatched", stats.Dispatched,
 				"failed", stats.Failed, "recovered", stats.Recovered)
 		}
+		if stats.Dispatched > 0 {
+			return min(quickRound, n.cfg.DispatchInterval)
+		}
+		return n.cfg.DispatchInterval
 	})
 }
 
 // every runs f now and then each interval until ctx ends; a slow f delays
 // the next run instead of piling runs up.
 func every(ctx context.Context, interval time.Duration, f func()) {
+	repeat(ctx, func() time.Duration { f(); return interval })
+}
+
+// repeat runs f now and again after each delay f returns, until ctx ends.
+func repeat(ctx context.Context, f func() time.Duration) {
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
@@ -230,8 +245,7 @@ func every(ctx context.Context, interval time.Duration, f func()) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			f()
-			t.Reset(interval)
+			t.Reset(f())
 		}
 	}
 }
