@@ -110,6 +110,9 @@ within --shutdown-grace and puts the rest back in the queue.`,
 	fl.Float64Var(&c.MaxLoadAvg, "max-load-avg", 0, "no new jobs while the load average is above this (default: cores × 2)")
 	fl.Int64Var(&c.ReservedMemory, "reserved-memory", 0, "no new jobs while free memory is under this many bytes")
 	fl.BoolVar(&c.MetricsAuth, "metrics-auth", false, "/metrics asks for the cluster token like /v1/dispatch")
+	fl.StringVar(&c.TLS.CertFile, "tls-cert", "", "serve the endpoint over HTTPS with this certificate (PEM)")
+	fl.StringVar(&c.TLS.KeyFile, "tls-key", "", "the key of --tls-cert (PEM)")
+	fl.StringVar(&c.TLS.CAFile, "tls-ca", "", "CA bundle to verify other nodes' HTTPS endpoints (default: the system's)")
 	fl.StringVar(&opts.LogLevel, "log-level", "info", "debug, info, warn or error")
 	return cmd
 }

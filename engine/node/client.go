@@ -3,6 +3,7 @@ package node
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -18,9 +19,12 @@ type Client struct {
 	token string
 }
 
-// NewClient returns a client whose requests time out after timeout.
-func NewClient(token string, timeout time.Duration) *Client {
-	return &Client{http: &http.Client{Timeout: timeout}, token: token}
+// NewClient returns a client whose requests time out after timeout and that
+// verifies HTTPS endpoints with tlsConfig (nil: the system's roots).
+func NewClient(token string, timeout time.Duration, tlsConfig *tls.Config) *Client {
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.TLSClientConfig = tlsConfig
+	return &Client{http: &http.Client{Timeout: timeout, Transport: transport}, token: token}
 }
 
 // Offer POSTs a dispatch offer and reads the node's verdict.

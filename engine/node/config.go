@@ -42,6 +42,7 @@ type Config struct {
 	LogCap            int64         // bytes of log kept per job attempt
 	DSN               string        // passed to jobs as JOBCTL_DB
 	MetricsAuth       bool          // /metrics asks for the cluster token too
+	TLS               TLS
 }
 
 // Service maps a job type to the command that runs it.
@@ -103,6 +104,12 @@ func (c *Config) Validate() error {
 	}
 	if c.PollInterval <= 0 || c.CancelGrace < 0 || c.ShutdownGrace < 0 {
 		return errors.New("--poll-interval must be positive, --cancel-grace and --shutdown-grace not negative")
+	}
+	if _, err := c.TLS.serverConfig(); err != nil {
+		return err
+	}
+	if _, err := c.TLS.clientConfig(); err != nil {
+		return err
 	}
 	seen := map[string]bool{}
 	for _, s := range c.Services {

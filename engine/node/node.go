@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -60,26 +61,34 @@ func (n *Node) URL() string { return n.url }
 // Listen binds the endpoint; done separately from Run so callers learn the
 // address (and bind errors) before anything is registered.
 func (n *Node) Listen() error {
+	tlsConfig, err := n.cfg.TLS.serverConfig()
+	if err != nil {
+		return err
+	}
 	l, err := net.Listen("tcp", n.cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("cannot listen on %s: %w", n.cfg.Listen, err)
 	}
+	scheme := "http"
+	if tlsConfig != nil {
+		l, scheme = tls.NewListener(l, tlsConfig), "https"
+	}
 	n.listener = l
 	n.url = n.cfg.Advertise
 	if n.url == "" {
-		n.url = advertisedURL(l.Addr().(*net.TCPAddr))
+		n.url = scheme + "://" + advertisedHost(l.Addr().(*net.TCPAddr))
 	}
 	return nil
 }
 
-func advertisedURL(a *net.TCPAddr) string {
+func advertisedHost(a *net.TCPAddr) string {
 	host := a.IP.String()
 	if a.IP.IsUnspecified() {
 		if h, err := os.Hostname(); err == nil {
 			host = h
 		}
 	}
-	return "http://" + net.JoinHostPort(host, fmt.Sprint(a.Port))
+	return net.JoinHostPort(host, fmt.Sprint(a.Port))
 }
 
 // Run registers the node and serves until ctx is cancelled, then shuts down
@@ -186,7 +195,11 @@ func (n *Node) startDispatching(ctx context.Context, wg *sync.WaitGroup) error {
 	}
 	// An offer must not outlast the lease's trust: a node that does not
 	// answer costs a round at most this long.
-	client := NewClient(n.token, min(max(n.cfg.leaseTTL()/3, time.Second), 10*time.Second))
+	tlsConfig, err := n.cfg.TLS.clientConfig()
+	if err != nil {
+		return err
+	}
+	client := NewClient(n.token, min(max(n.cfg.leaseTTL()/3, time.Second), 10*time.Second), tlsConfig)
 	n.holder = dispatch.NewLeaseHolder(n.store, n.cfg.Name, n.cfg.leaseTTL(), n.clock, n.log)
 	d := dispatch.NewDispatcher(n.store, &offerer{self: n, client: client}, selector, n.clock, n.log)
 	wg.Go(func() { n.dispatchLoop(ctx, d) })

@@ -104,10 +104,10 @@ func TestEndpointAuthenticatesDispatchRequests(t *testing.T) {
 	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("HEAD without token answered %v %v, want 401", resp, err)
 	}
-	if err := NewClient("secret-token", time.Second).Heartbeat(context.Background(), &engine.Node{URL: srv.URL}); err != nil {
+	if err := NewClient("secret-token", time.Second, nil).Heartbeat(context.Background(), &engine.Node{URL: srv.URL}); err != nil {
 		t.Errorf("heartbeat with the token: %v", err)
 	}
-	if err := NewClient("wrong", time.Second).Heartbeat(context.Background(), &engine.Node{URL: srv.URL}); err == nil {
+	if err := NewClient("wrong", time.Second, nil).Heartbeat(context.Background(), &engine.Node{URL: srv.URL}); err == nil {
 		t.Error("heartbeat with a wrong token succeeded")
 	}
 	for _, open := range []string{"/healthz", "/metrics"} {
@@ -147,7 +147,7 @@ func TestOfferOverHTTPStartsTheJobAndRecordsItsEnd(t *testing.T) {
 	n, s := testNode(t, nil)
 	srv := httptest.NewServer(n.Handler())
 	defer srv.Close()
-	client := NewClient("secret-token", 5*time.Second)
+	client := NewClient("secret-token", 5*time.Second, nil)
 	o := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeExec, Args: []string{"sh", "-c", "echo out; echo err >&2; exit 7"}, Load: 1, MaxAttempts: 1})
 	if res := client.Offer(context.Background(), &engine.Node{URL: srv.URL}, o); res.Verdict != engine.OfferAccepted {
 		t.Fatalf("offer: %+v, want accepted", res)
@@ -175,7 +175,7 @@ func TestOfferVerdicts(t *testing.T) {
 	n, s := testNode(t, func(c *Config) { c.Exec = false; c.AcceptExceeding = false })
 	srv := httptest.NewServer(n.Handler())
 	defer srv.Close()
-	remote := NewClient("secret-token", 5*time.Second)
+	remote := NewClient("secret-token", 5*time.Second, nil)
 	offer := func(o engine.DispatchOffer) (inProcess, overHTTP engine.OfferResult) {
 		return n.Accept(ctx, o), remote.Offer(ctx, &engine.Node{URL: srv.URL}, o)
 	}
