@@ -217,12 +217,7 @@ func TestOfferVerdicts(t *testing.T) {
 			t.Fatalf("sleep %d: %v, want %v", i, res, want)
 		}
 	}
-	n.mu.Lock()
-	for _, ar := range n.runs {
-		ar.shutdown = true
-		ar.run.Cancel("test over", time.Second)
-	}
-	n.mu.Unlock()
+	stopRuns(n)
 }
 
 func TestReconcileFollowsCancelPauseResumeAndTakeover(t *testing.T) {
@@ -395,12 +390,7 @@ func TestAJobIsNeverRunTwiceOnOneNode(t *testing.T) {
 	if j.Attempt != 2 {
 		t.Fatalf("attempt %d, want 2", j.Attempt)
 	}
-	n.mu.Lock()
-	for _, ar := range n.runs {
-		ar.shutdown = true
-		ar.run.Cancel("test over", time.Second)
-	}
-	n.mu.Unlock()
+	stopRuns(n)
 }
 
 func TestOrphanedJobsAreRecovered(t *testing.T) {
@@ -428,10 +418,15 @@ func TestOrphanedJobsAreRecovered(t *testing.T) {
 	if j, _ := s.JobGet(ctx, live.JobID); j.Status != engine.StatusRunning {
 		t.Errorf("a job that runs here became %s", j.Status)
 	}
+	stopRuns(n)
+}
+
+// stopRuns ends a test's runs the way a node shutdown does.
+func stopRuns(n *Node) {
 	n.mu.Lock()
+	defer n.mu.Unlock()
 	for _, ar := range n.runs {
 		ar.shutdown = true
 		ar.run.Cancel("test over", time.Second)
 	}
-	n.mu.Unlock()
 }
