@@ -91,6 +91,7 @@ until interrupted; -o json then prints one JSON object per line.`,
 	fl.IntVar(&opts.Filter.Limit, "limit", defaultListLimit, "show at most this many of the newest jobs (0: all)")
 	fl.BoolVarP(&opts.Watch, "watch", "w", false, "keep printing jobs as they change, until interrupted")
 	addOutputFlags(cmd, &opts.Output, true)
+	_ = cmd.RegisterFlagCompletionFunc("node", completeNodeNames(f))
 	_ = cmd.RegisterFlagCompletionFunc("state", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		names := []string{"all"}
 		for _, s := range engine.AllStatuses {

@@ -26,8 +26,9 @@ type LogsOptions struct {
 func NewCmdLogs(f *Factory, runF func(context.Context, *LogsOptions) error) *cobra.Command {
 	opts := &LogsOptions{IO: f.IO, Store: f.Store, Interval: logsPollInterval}
 	cmd := &cobra.Command{
-		Use:   "logs ID",
-		Short: "Print a job's output",
+		ValidArgsFunction: completeJobIDs(f),
+		Use:               "logs ID",
+		Short:             "Print a job's output",
 		Long: `Print what a job wrote to stdout and stderr, as stored in the database, so it
 works from any machine. With -f, keep printing new output until the job ends.`,
 		Example: `  # everything job 42 printed

@@ -29,8 +29,9 @@ type NodesDrainOptions struct {
 func NewCmdNodesDrain(f *Factory, runF func(context.Context, *NodesDrainOptions) error) *cobra.Command {
 	opts := &NodesDrainOptions{IO: f.IO, Store: f.Store, Clock: f.Clock, Interval: drainPollInterval}
 	cmd := &cobra.Command{
-		Use:   "drain NAME",
-		Short: "Put a node in maintenance and report its remaining jobs",
+		ValidArgsFunction: completeNodeNames(f),
+		Use:               "drain NAME",
+		Short:             "Put a node in maintenance and report its remaining jobs",
 		Long: `Put a node in maintenance so it gets no new jobs, then list the jobs still
 active on it (running, paused, being cancelled, or waiting for children).
 With --wait, wait until none is left, so the node can be stopped safely;

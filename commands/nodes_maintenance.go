@@ -22,7 +22,14 @@ type NodesMaintenanceOptions struct {
 // the action in tests.
 func NewCmdNodesMaintenance(f *Factory, runF func(context.Context, *NodesMaintenanceOptions) error) *cobra.Command {
 	opts := &NodesMaintenanceOptions{IO: f.IO, Store: f.Store}
+	nodeNames := completeNodeNames(f)
 	return &cobra.Command{
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			if len(args) == 1 {
+				return []cobra.Completion{"on", "off"}, cobra.ShellCompDirectiveNoFileComp
+			}
+			return nodeNames(cmd, args, toComplete)
+		},
 		Use:   "maintenance NAME on|off",
 		Short: "Take a node out of dispatch, or bring it back",
 		Long: `Put a node in maintenance (on): the dispatcher sends it no new jobs, while
@@ -35,8 +42,7 @@ jobs to end, use 'jobctl nodes drain'.`,
 
   # back in service
   jobctl nodes maintenance worker-3 off`,
-		Args:      exactArgs(2, "a node name and on or off"),
-		ValidArgs: []string{"on", "off"},
+		Args: exactArgs(2, "a node name and on or off"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
 			switch strings.ToLower(args[1]) {

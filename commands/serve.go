@@ -114,6 +114,9 @@ within --shutdown-grace and puts the rest back in the queue.`,
 	fl.StringVar(&c.TLS.KeyFile, "tls-key", "", "the key of --tls-cert (PEM)")
 	fl.StringVar(&c.TLS.CAFile, "tls-ca", "", "CA bundle to verify other nodes' HTTPS endpoints (default: the system's)")
 	fl.StringVar(&opts.LogLevel, "log-level", "info", "debug, info, warn or error")
+	_ = cmd.RegisterFlagCompletionFunc("selector", completeSelectors)
+	_ = cmd.RegisterFlagCompletionFunc("log-level", cobra.FixedCompletions(
+		[]string{"debug", "info", "warn", "error"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 

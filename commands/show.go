@@ -24,8 +24,9 @@ type ShowOptions struct {
 func NewCmdShow(f *Factory, runF func(context.Context, *ShowOptions) error) *cobra.Command {
 	opts := &ShowOptions{IO: f.IO, Store: f.Store, Clock: f.Clock}
 	cmd := &cobra.Command{
-		Use:   "show ID",
-		Short: "Show one job",
+		ValidArgsFunction: completeJobIDs(f),
+		Use:               "show ID",
+		Short:             "Show one job",
 		Long: `Show everything known about one job.
 
 -o json prints the job object that 'jobctl list -o json' lists; its fields

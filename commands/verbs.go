@@ -72,6 +72,17 @@ and can no longer be requeued.`,
 
 // newVerbCmds builds one command per admin verb. runF replaces the action
 // in tests.
+// verbCompletionStates are the states of the jobs a verb's completion offers.
+var verbCompletionStates = map[engine.Verb][]engine.Status{
+	engine.VerbCancel: {engine.StatusInstantiated, engine.StatusQueued, engine.StatusRestart, engine.StatusDispatching,
+		engine.StatusRunning, engine.StatusPaused, engine.StatusWaiting},
+	engine.VerbPause:   {engine.StatusQueued, engine.StatusRestart, engine.StatusRunning},
+	engine.VerbResume:  {engine.StatusPaused},
+	engine.VerbRequeue: {engine.StatusFinished, engine.StatusWarning, engine.StatusFailed, engine.StatusCancelled},
+	engine.VerbRelease: {engine.StatusInstantiated},
+	engine.VerbDelete:  {engine.StatusFinished, engine.StatusWarning, engine.StatusFailed, engine.StatusCancelled},
+}
+
 func newVerbCmds(f *Factory, runF func(context.Context, *VerbOptions) error) []*cobra.Command {
 	cmds := make([]*cobra.Command, len(engine.Verbs))
 	for i, v := range engine.Verbs {
@@ -85,8 +96,9 @@ func NewCmdVerb(f *Factory, verb engine.Verb, runF func(context.Context, *VerbOp
 	opts := &VerbOptions{IO: f.IO, Store: f.Store, Verb: verb}
 	help := verbHelp[verb]
 	return &cobra.Command{
-		Use:   string(verb) + " ID...",
-		Short: help.short,
+		ValidArgsFunction: completeJobIDs(f, verbCompletionStates[verb]...),
+		Use:               string(verb) + " ID...",
+		Short:             help.short,
 		Long: help.long + "\n\nA job already " + verb.PastTense() + " (or past the point where it could be) is left as it is and\n" +
 			"counts as done. When any job is unknown or cannot be " + verb.PastTense() + " now, none is changed.",
 		Example: help.example,

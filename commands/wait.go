@@ -31,8 +31,9 @@ type WaitOptions struct {
 func NewCmdWait(f *Factory, runF func(context.Context, *WaitOptions) error) *cobra.Command {
 	opts := &WaitOptions{IO: f.IO, Store: f.Store, Clock: f.Clock}
 	cmd := &cobra.Command{
-		Use:   "wait ID...",
-		Short: "Wait until jobs end",
+		ValidArgsFunction: completeJobIDs(f),
+		Use:               "wait ID...",
+		Short:             "Wait until jobs end",
 		Long: `Wait until every given job has ended, then print their final states.
 
 Exits 0 when all ended FINISHED or WARNING, 4 when any ended FAILED,

@@ -1,0 +1,77 @@
+package commands
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/engine/placement"
+)
+
+// completionLimit bounds how many job ids a completion offers: the newest.
+const completionLimit = 200
+
+// completeJobIDs offers the ids of the newest jobs in the given states (all
+// but DELETED when none), each described by its status and type.
+func completeJobIDs(f *Factory, states ...engine.Status) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		ctx := cmd.Context()
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		store, err := f.Store(ctx)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
+		}
+		if len(states) == 0 {
+			states = slices.DeleteFunc(slices.Clone(engine.AllStatuses), func(s engine.Status) bool { return s == engine.StatusDeleted })
+		}
+		jobs, err := store.JobList(ctx, engine.JobListParams{Statuses: states, Limit: completionLimit})
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
+		}
+		var out []cobra.Completion
+		for i := len(jobs) - 1; i >= 0; i-- { // newest first
+			id := fmt.Sprint(jobs[i].ID)
+			if slices.Contains(args, id) {
+				continue
+			}
+			out = append(out, cobra.CompletionWithDesc(id, string(jobs[i].Status)+" "+jobs[i].Type))
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder
+	}
+}
+
+// completeNodeNames offers registered node names for the first argument.
+func completeNodeNames(f *Factory) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		ctx := cmd.Context()
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		store, err := f.Store(ctx)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
+		}
+		nodes, err := store.NodeList(ctx)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
+		}
+		out := make([]cobra.Completion, len(nodes))
+		for i, n := range nodes {
+			out[i] = cobra.CompletionWithDesc(n.Name, string(n.State))
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// completeSelectors offers the --selector names.
+func completeSelectors(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	return slices.Clone(placement.SelectorNames), cobra.ShellCompDirectiveNoFileComp
+}
