@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
@@ -69,6 +70,9 @@ func logsRun(ctx context.Context, opts *LogsOptions) error {
 	job, err := store.JobGet(ctx, opts.ID)
 	if err != nil {
 		return err
+	}
+	if opts.Attempt > job.Attempt && !opts.Follow {
+		return &engine.NotFoundError{What: "attempt", ID: fmt.Sprintf("%d of job %d (it has made %d)", opts.Attempt, job.ID, job.Attempt)}
 	}
 	var after int64
 	for {

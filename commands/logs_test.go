@@ -21,7 +21,8 @@ func (e *testEnv) appendLog(t *testing.T, id int64, attempt int, data string) {
 
 func TestLogs(t *testing.T) {
 	e := newTestEnv(t)
-	j := e.insert(t, engine.JobInsertParams{})
+	j := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning,
+		engine.StatusRestart, engine.StatusDispatching, engine.StatusRunning) // on its second attempt
 	e.appendLog(t, j.ID, 1, "first try\n")
 	e.appendLog(t, j.ID, 2, "second \x00binary\n")
 	if err := e.run(t, "logs", fmt.Sprint(j.ID)); err != nil {
@@ -69,5 +70,14 @@ func TestLogsFollow(t *testing.T) {
 	}
 	if strings.Count(out.String(), "three") != 1 {
 		t.Error("a chunk was printed twice")
+	}
+}
+
+func TestLogsOfAnAttemptNotMadeIsNotFound(t *testing.T) {
+	e := newTestEnv(t)
+	j := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning, engine.StatusFinished)
+	err := e.run(t, "logs", fmt.Sprint(j.ID), "--attempt", "2")
+	if !errors.Is(err, engine.ErrNotFound) {
+		t.Fatalf("logs --attempt 2 of a job that ran once: %v; want not found", err)
 	}
 }
