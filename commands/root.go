@@ -83,7 +83,29 @@ job ended FAILED, CANCELLED or DELETED, 5 timed out waiting.`,
 	root.InitDefaultCompletionCmd()
 	root.SetHelpCommandGroupID(groupAdmin)
 	root.SetCompletionCommandGroupID(groupAdmin)
+	completionUsage(root)
 	return root
+}
+
+// completionUsage makes cobra's completion commands report bad arguments as
+// usage errors (exit 2) like every other command, and refuse an unknown
+// shell instead of printing help.
+func completionUsage(root *cobra.Command) {
+	for _, c := range root.Commands() {
+		if c.Name() != "completion" {
+			continue
+		}
+		c.Args = subcommandArgs
+		c.RunE = showHelp
+		c.Example = `  # load completions into the current bash session
+  source <(jobctl completion bash)
+
+  # install them for zsh
+  jobctl completion zsh > "${fpath[1]}/_jobctl"`
+		for _, shell := range c.Commands() {
+			shell.Args = exactArgs(0, "no arguments")
+		}
+	}
 }
 
 // subcommandArgs refuses arguments to a command that only groups others:
