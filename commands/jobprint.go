@@ -59,7 +59,7 @@ func jobTable(ios *IOStreams, o outputOptions, now time.Time, jobs []*engine.Job
 			row = append(row,
 				j.Key,
 				optionalInt(j.ParentID),
-				fmt.Sprintf("%d/%d", j.Attempt, j.MaxAttempts),
+				fmt.Sprintf("%d/%d", j.Attempt-j.AttemptBase, j.MaxAttempts),
 				timeCell(ios, now, j.StartedAt),
 				timeCell(ios, now, j.FinishedAt),
 				optionalInt(j.ExitCode),

@@ -91,7 +91,11 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 	kv.add("node", j.Node)
 	kv.add("load", formatFloat(j.Load))
 	kv.add("progress", progressValue(j))
-	kv.add("attempt", fmt.Sprintf("%d of %d", j.Attempt, j.MaxAttempts))
+	attempt := fmt.Sprintf("%d of %d", j.Attempt-j.AttemptBase, j.MaxAttempts)
+	if j.AttemptBase > 0 {
+		attempt += fmt.Sprintf(" since requeued (%d runs in all)", j.Attempt)
+	}
+	kv.add("attempt", attempt)
 	kv.add("exit code", optionalInt(j.ExitCode))
 	if j.Key != "" {
 		kv.add("key", j.Key)

@@ -146,6 +146,7 @@ func RequeueUpdate(j *Job) (JobUpdate, error) {
 	}
 	u.Node = Ptr("")
 	u.ClearResult = true
+	u.RebaseAttempts = true // a fresh set of attempts
 	u.Message = Ptr(MessageRequeued)
 	return u, nil
 }

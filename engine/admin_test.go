@@ -172,8 +172,8 @@ func TestRequeueUpdateClearsResult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !u.ClearResult || u.Node == nil || *u.Node != "" {
-		t.Errorf("requeue = %+v; want the result and node cleared", u)
+	if !u.ClearResult || u.Node == nil || *u.Node != "" || !u.RebaseAttempts {
+		t.Errorf("requeue = %+v; want the result and node cleared and a fresh set of attempts", u)
 	}
 }
 

@@ -31,7 +31,8 @@ type Job struct {
 	Key             string          `json:"key" db:"job_key"`
 	ParentID        *int64          `json:"parent_id" db:"parent_id"`
 	Attempt         int             `json:"attempt" db:"attempt"`
-	MaxAttempts     int             `json:"max_attempts" db:"max_attempts"`
+	MaxAttempts     int             `json:"max_attempts" db:"max_attempts"` // attempts allowed since submit or the last requeue
+	AttemptBase     int             `json:"attempt_base" db:"attempt_base"` // attempts made before the last requeue
 	Backoff         Duration        `json:"backoff" db:"-"`
 	Rollback        string          `json:"rollback" db:"rollback"`
 	RunAfter        *time.Time      `json:"run_after" db:"run_after"`
@@ -47,6 +48,11 @@ type Job struct {
 	StartedAt       *time.Time      `json:"started_at" db:"started_at"`
 	FinishedAt      *time.Time      `json:"finished_at" db:"finished_at"`
 }
+
+// AttemptsLeft is how many more runs the job may make before a failure is
+// final. Attempt itself only ever grows (it fences off late results), so a
+// requeue gives a fresh budget by moving AttemptBase up to it.
+func (j *Job) AttemptsLeft() int { return j.MaxAttempts - (j.Attempt - j.AttemptBase) }
 
 // HoldsLoad reports whether the job counts against its node's load now.
 func (j *Job) HoldsLoad() bool {

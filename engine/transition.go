@@ -18,6 +18,7 @@ type JobUpdate struct {
 
 	Node             *string  // "" clears the node
 	IncrementAttempt bool     // a new run starts
+	RebaseAttempts   bool     // a requeue: max attempts count again from the current attempt
 	ExitCode         *int     // set; ClearResult clears it
 	Message          *string  // why the job is in its new state
 	RunAfterSeconds  *float64 // run_after = database now + seconds

@@ -73,6 +73,7 @@ type jobRow struct {
 	ParentID        *int64  `db:"parent_id"`
 	Attempt         int     `db:"attempt"`
 	MaxAttempts     int     `db:"max_attempts"`
+	AttemptBase     int     `db:"attempt_base"`
 	BackoffSeconds  float64 `db:"backoff_seconds"`
 	Rollback        string  `db:"rollback"`
 	RunAfter        dbTime  `db:"run_after"`
@@ -102,6 +103,7 @@ func (r *jobRow) job() (*engine.Job, error) {
 		ParentID:        r.ParentID,
 		Attempt:         r.Attempt,
 		MaxAttempts:     r.MaxAttempts,
+		AttemptBase:     r.AttemptBase,
 		Backoff:         seconds(r.BackoffSeconds),
 		Rollback:        r.Rollback,
 		RunAfter:        r.RunAfter.ptr(),

@@ -105,8 +105,8 @@ func outcome(job *engine.Job, res runner.Result, shutdown bool) engine.JobUpdate
 		u.To = engine.StatusFinished
 	case res.Outcome == runner.SucceededWithWarning:
 		u.To, u.Message = engine.StatusWarning, engine.Ptr(res.Warning)
-	case job.Attempt < job.MaxAttempts:
-		delay := backoff(time.Duration(job.Backoff), job.Attempt)
+	case job.AttemptsLeft() > 0:
+		delay := backoff(time.Duration(job.Backoff), job.Attempt-job.AttemptBase)
 		u.To, u.MarkFinished, u.RunAfterSeconds = engine.StatusRestart, false, engine.Seconds(delay)
 		u.Message = engine.Ptr(res.Reason + "; retrying in " + delay.Round(time.Millisecond).String())
 	default:

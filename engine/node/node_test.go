@@ -279,6 +279,7 @@ func TestOutcome(t *testing.T) {
 	running := &engine.Job{ID: 1, Status: engine.StatusRunning, Version: 3, Attempt: 1, MaxAttempts: 1}
 	retrying := &engine.Job{ID: 1, Status: engine.StatusRunning, Version: 3, Attempt: 1, MaxAttempts: 3, Backoff: engine.Duration(time.Second)}
 	cancelling := &engine.Job{ID: 1, Status: engine.StatusCancelling, Version: 3, Attempt: 1, MaxAttempts: 3}
+	requeued := &engine.Job{ID: 1, Status: engine.StatusRunning, Version: 9, Attempt: 4, AttemptBase: 3, MaxAttempts: 2}
 	tests := []struct {
 		name     string
 		job      *engine.Job
@@ -290,6 +291,7 @@ func TestOutcome(t *testing.T) {
 		{"warning", running, runner.Result{Outcome: runner.SucceededWithWarning, Warning: "w"}, false, engine.StatusWarning},
 		{"failure", running, runner.Result{Outcome: runner.Failed, ExitCode: 2}, false, engine.StatusFailed},
 		{"failure with attempts left", retrying, runner.Result{Outcome: runner.Failed, ExitCode: 2}, false, engine.StatusRestart},
+		{"failure after a requeue, attempts left", requeued, runner.Result{Outcome: runner.Failed, ExitCode: 2}, false, engine.StatusRestart},
 		{"timeout", running, runner.Result{Outcome: runner.TimedOut, ExitCode: -1}, false, engine.StatusCancelled},
 		{"operator cancel", cancelling, runner.Result{Outcome: runner.Cancelled, ExitCode: -1}, false, engine.StatusCancelled},
 		{"cancel wins over success", cancelling, runner.Result{Outcome: runner.Succeeded}, false, engine.StatusCancelled},

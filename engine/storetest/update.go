@@ -14,6 +14,7 @@ import (
 var updateTests = []subtest{
 	{"JobUpdateFields", testJobUpdateFields},
 	{"JobUpdateClearResult", testJobUpdateClearResult},
+	{"JobUpdateRebaseAttempts", testJobUpdateRebaseAttempts},
 	{"JobUpdateStaleVersion", testJobUpdateStaleVersion},
 	{"JobUpdateStatusChanged", testJobUpdateStatusChanged},
 	{"JobUpdateInvalidTransition", testJobUpdateInvalidTransition},
@@ -137,6 +138,22 @@ func testJobUpdateClearResult(t *testing.T, s engine.Store) {
 	if j.StartedAt == nil || j.Attempt != 1 || j.Node != "n1" || j.Message != "cancelled by alice" {
 		t.Errorf("requeue should keep started_at, attempt, node and message: %+v", j)
 	}
+}
+
+// A requeue gives a fresh set of attempts: the base moves up to the attempt
+// made so far, which itself never goes back (it fences late results).
+func testJobUpdateRebaseAttempts(t *testing.T, s engine.Store) {
+	j := start(t, s, queued(t, s, 1), "n1")
+	j = move(t, s, j, engine.StatusFailed, func(u *engine.JobUpdate) { u.MarkFinished = true })
+	if j.AttemptBase != 0 || j.AttemptsLeft() != 0 {
+		t.Fatalf("after one failed attempt of one: base %d, left %d", j.AttemptBase, j.AttemptsLeft())
+	}
+	failed := j
+	j = move(t, s, j, engine.StatusRestart, func(u *engine.JobUpdate) { u.RebaseAttempts = true })
+	if j.Attempt != 1 || j.AttemptBase != 1 || j.AttemptsLeft() != 1 {
+		t.Errorf("requeued: attempt %d, base %d, left %d; want 1, 1, 1", j.Attempt, j.AttemptBase, j.AttemptsLeft())
+	}
+	sameExcept(t, "rebase", failed, j, "AttemptBase")
 }
 
 func testJobUpdateStaleVersion(t *testing.T, s engine.Store) {

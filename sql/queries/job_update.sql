@@ -1,12 +1,15 @@
 -- One guarded transition. It changes the row only while the job still has
 -- the status and version the caller read, so a lost race changes nothing.
 -- Each optional field is switched on by its own flag; unset fields keep
--- their value.
+-- their value. (MySQL assigns left to right with updated values, so no
+-- assignment here may read a column changed before it in the same call;
+-- a requeue rebases attempts but never increments them.)
 UPDATE jobs SET
     status           = :to,
     version          = version + 1,
     node             = CASE WHEN :set_node THEN :node ELSE node END,
     attempt          = attempt + :attempt_increment,
+    attempt_base     = CASE WHEN :rebase_attempts THEN attempt ELSE attempt_base END,
     exit_code        = CASE WHEN :set_exit_code THEN :exit_code
                             WHEN :clear_result THEN NULL
                             ELSE exit_code END,

@@ -18,6 +18,7 @@ CREATE TABLE jobs (
     parent_id        BIGINT       NULL,
     attempt          INT          NOT NULL DEFAULT 0,
     max_attempts     INT          NOT NULL DEFAULT 1,
+    attempt_base     INT          NOT NULL DEFAULT 0,  -- attempts made before the last requeue
     backoff_seconds  DOUBLE       NOT NULL DEFAULT 0,
     rollback         TEXT         NOT NULL,
     run_after        DATETIME(6)  NULL,

@@ -20,6 +20,7 @@ CREATE TABLE jobs (
     parent_id        INTEGER REFERENCES jobs (id) ON DELETE SET NULL,
     attempt          INTEGER NOT NULL DEFAULT 0,
     max_attempts     INTEGER NOT NULL DEFAULT 1,
+    attempt_base     INTEGER NOT NULL DEFAULT 0,  -- attempts made before the last requeue
     backoff_seconds  REAL    NOT NULL DEFAULT 0,
     rollback         TEXT    NOT NULL DEFAULT '',
     run_after        TEXT,
