@@ -233,8 +233,12 @@ func submitRun(ctx context.Context, opts *SubmitOptions) error {
 		return err
 	}
 	if opts.ParentID != nil {
-		if _, err := store.JobGet(ctx, *opts.ParentID); err != nil {
+		parent, err := store.JobGet(ctx, *opts.ParentID)
+		if err != nil {
 			return fmt.Errorf("--parent: %w", err)
+		}
+		if parent.Status.Terminal() {
+			return fmt.Errorf("--parent: job %d has ended (%s); a child belongs to an unfinished job", parent.ID, parent.Status)
 		}
 	}
 	p := engine.JobInsertParams{

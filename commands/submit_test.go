@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"fmt"
 	"encoding/json"
 	"errors"
 	"os"
@@ -255,5 +256,17 @@ func TestSubmitWait(t *testing.T) {
 	}
 	if !strings.Contains(e.stderr.String(), "\n"+id+"\tQUEUED\t") {
 		t.Errorf("stderr %q; want the job's status row", e.stderr.String())
+	}
+}
+
+func TestSubmitRefusesAnEndedParent(t *testing.T) {
+	e := newTestEnv(t)
+	done := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning, engine.StatusFinished)
+	err := e.run(t, "submit", "--parent", fmt.Sprint(done.ID), "--", "true")
+	if err == nil || !strings.Contains(err.Error(), "has ended") {
+		t.Fatalf("submit with an ended parent: %v; want a refusal", err)
+	}
+	if jobs, _ := e.store.JobList(context.Background(), engine.JobListParams{}); len(jobs) != 1 {
+		t.Errorf("the refused submit created a job: %d jobs", len(jobs))
 	}
 }
