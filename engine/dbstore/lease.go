@@ -19,7 +19,11 @@ func (s *Store) LeaseAcquire(ctx context.Context, owner string, ttl time.Duratio
 	if ttl <= 0 {
 		return false, fmt.Errorf("acquire lease: ttl %s is not positive", ttl)
 	}
-	n, err := s.exec(ctx, s.db, qLeaseAcquire, args{"owner": owner, "ttl_seconds": ttl.Seconds()})
+	pool, err := s.leasePool()
+	if err != nil {
+		return false, fmt.Errorf("acquire lease for %s: %w", owner, err)
+	}
+	n, err := s.exec(ctx, pool, qLeaseAcquire, args{"owner": owner, "ttl_seconds": ttl.Seconds()})
 	if err != nil {
 		return false, fmt.Errorf("acquire lease for %s: %w", owner, err)
 	}
@@ -30,7 +34,11 @@ func (s *Store) LeaseAcquire(ctx context.Context, owner string, ttl time.Duratio
 // it, so a successor takes over at once. An empty owner releases it whoever
 // holds it (operator override). It reports whether anything changed.
 func (s *Store) LeaseRelease(ctx context.Context, owner string) (bool, error) {
-	n, err := s.exec(ctx, s.db, qLeaseRelease, args{"owner": owner})
+	pool, err := s.leasePool()
+	if err != nil {
+		return false, fmt.Errorf("release lease: %w", err)
+	}
+	n, err := s.exec(ctx, pool, qLeaseRelease, args{"owner": owner})
 	if err != nil {
 		return false, fmt.Errorf("release lease: %w", err)
 	}

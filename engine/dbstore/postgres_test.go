@@ -1,12 +1,14 @@
 package dbstore
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"net/url"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
@@ -98,5 +100,29 @@ func TestPostgresLocationHidesSecrets(t *testing.T) {
 	}
 	if loc := s.Location(); strings.Contains(loc, "?") || !strings.HasPrefix(loc, "postgres") {
 		t.Errorf("Location = %q, want the URL without parameters", loc)
+	}
+}
+
+// A node whose main pool is exhausted by job work still renews its lease:
+// the lease has a connection of its own (DESIGN.md §3, known bugs).
+func TestPostgresLeaseRenewsWithTheMainPoolExhausted(t *testing.T) {
+	t.Parallel()
+	s := migrated(t, openPostgres(t, postgresSchemaDSN(t)))
+	s.DB().SetMaxOpenConns(2)
+	for range 2 {
+		conn, err := s.DB().Conn(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = conn.Close() })
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+	defer cancel()
+	ok, err := s.LeaseAcquire(ctx, "busy-node", 10*time.Second)
+	if err != nil || !ok {
+		t.Fatalf("LeaseAcquire with the main pool exhausted: %v, %v; want the lease", ok, err)
+	}
+	if ok, err := s.LeaseRelease(ctx, "busy-node"); err != nil || !ok {
+		t.Fatalf("LeaseRelease with the main pool exhausted: %v, %v", ok, err)
 	}
 }

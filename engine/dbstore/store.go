@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -26,6 +27,13 @@ type Store struct {
 	dialect  *dialect
 	queries  map[string]string
 	location string
+
+	// The lease is acquired and released on a pool of its own, so a node
+	// whose main pool is busy with job work still renews in time.
+	driverDSN string
+	leaseOnce sync.Once
+	leaseDB   *sqlx.DB
+	leaseErr  error
 }
 
 var _ engine.Store = (*Store)(nil)
@@ -60,7 +68,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("cannot connect to %s database %s: %w", t.dialect.name, t.display, err)
 	}
-	return &Store{db: db, dialect: t.dialect, queries: queries, location: t.display}, nil
+	return &Store{db: db, dialect: t.dialect, queries: queries, location: t.display, driverDSN: t.driverDSN}, nil
 }
 
 // prepareSQLiteFile creates the database's directory, private to the user,
@@ -81,7 +89,30 @@ func prepareSQLiteFile(path string) error {
 }
 
 // Close closes the database connections.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	err := s.db.Close()
+	if s.leaseDB != nil {
+		err = errors.Join(err, s.leaseDB.Close())
+	}
+	return err
+}
+
+// leasePool returns the lease's own one-connection pool, opened on first use
+// (most commands never touch the lease).
+func (s *Store) leasePool() (*sqlx.DB, error) {
+	s.leaseOnce.Do(func() {
+		db, err := sqlx.Open(s.dialect.driver, s.driverDSN)
+		if err != nil {
+			s.leaseErr = err
+			return
+		}
+		db.SetMaxOpenConns(1)
+		db.SetMaxIdleConns(1)
+		db.SetConnMaxIdleTime(5 * time.Minute)
+		s.leaseDB = db
+	})
+	return s.leaseDB, s.leaseErr
+}
 
 // DB is the underlying connection pool, for tests and maintenance commands.
 func (s *Store) DB() *sqlx.DB { return s.db }
