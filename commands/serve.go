@@ -19,6 +19,7 @@ type ServeOptions struct {
 	Factory    *Factory
 	Config     node.Config
 	Services   []string // --service TYPE=COMMAND
+	Prefer     []string // --prefer TYPE=NODE[,NODE...][@THRESHOLD]
 	ConfigFile string
 	LogLevel   string
 }
@@ -61,6 +62,13 @@ within --shutdown-grace and puts the rest back in the queue.`,
 			if !cmd.Flags().Changed("max-load") {
 				opts.Config.MaxLoad = machine.MaxLoad
 			}
+			for _, p := range opts.Prefer {
+				pref, err := node.ParsePreferFlag(p)
+				if err != nil {
+					return usageErrorf(cmd, "%v", err)
+				}
+				opts.Config.Preferred = append(opts.Config.Preferred, pref)
+			}
 			for _, s := range opts.Services {
 				svc, err := node.ParseServiceFlag(s)
 				if err != nil {
@@ -69,11 +77,12 @@ within --shutdown-grace and puts the rest back in the queue.`,
 				opts.Config.Services = append(opts.Config.Services, svc)
 			}
 			if opts.ConfigFile != "" {
-				svcs, err := node.LoadConfigFile(opts.ConfigFile)
+				fc, err := node.LoadConfigFile(opts.ConfigFile)
 				if err != nil {
 					return usageErrorf(cmd, "--config: %v", err)
 				}
-				opts.Config.Services = append(opts.Config.Services, svcs...)
+				opts.Config.Services = append(opts.Config.Services, fc.Services...)
+				opts.Config.Preferred = append(opts.Config.Preferred, fc.Preferred...)
 			}
 			if err := opts.Config.Validate(); err != nil {
 				return usageErrorf(cmd, "%v", err)
@@ -103,7 +112,8 @@ within --shutdown-grace and puts the rest back in the queue.`,
 	fl.BoolVar(&c.AcceptExceeding, "accept-exceeding", c.AcceptExceeding, "accept a job whose load alone exceeds --max-load")
 	fl.BoolVar(&c.Exec, "exec", false, "run exec jobs (arbitrary commands from job input)")
 	fl.StringArrayVar(&opts.Services, "service", nil, "job type and the command that runs it, TYPE=COMMAND (repeatable)")
-	fl.StringVar(&opts.ConfigFile, "config", "", "YAML file with services")
+	fl.StringVar(&opts.ConfigFile, "config", "", "YAML file with services and preferred nodes")
+	fl.StringArrayVar(&opts.Prefer, "prefer", nil, "send jobs of TYPE to these nodes first while their load factor is under THRESHOLD (default 1), TYPE=NODE[,NODE...][@THRESHOLD] (repeatable)")
 	fl.DurationVar(&c.PollInterval, "poll-interval", c.PollInterval, "how often running jobs are checked for cancel, pause and resume")
 	fl.DurationVar(&c.CancelGrace, "cancel-grace", c.CancelGrace, "time between SIGTERM and SIGKILL when a job is stopped")
 	fl.DurationVar(&c.ShutdownGrace, "shutdown-grace", c.ShutdownGrace, "time running jobs may finish when the node stops")

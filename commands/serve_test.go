@@ -19,7 +19,7 @@ func TestServeParsesFlagsAndAppliesMachineDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd.SetArgs([]string{"--exec", "--service", "transcode=/usr/bin/tc --fast", "--config", cfg,
-		"--dispatch-interval", "500ms", "--selector", "roundrobin", "--accept-exceeding=false"})
+		"--dispatch-interval", "500ms", "--selector", "roundrobin", "--accept-exceeding=false", "--prefer", "transcode=big@0.5"})
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
@@ -30,6 +30,9 @@ func TestServeParsesFlagsAndAppliesMachineDefaults(t *testing.T) {
 	}
 	if !c.Exec || c.AcceptExceeding || c.DispatchInterval != 500*time.Millisecond || c.Selector != "roundrobin" {
 		t.Errorf("flags not applied: %+v", c)
+	}
+	if len(c.Preferred) != 1 || c.Preferred[0].Type != "transcode" || c.Preferred[0].Threshold != 0.5 {
+		t.Errorf("preferred = %+v", c.Preferred)
 	}
 	if len(c.Services) != 2 || c.Services[0].Type != "transcode" || c.Services[1].Type != "thumbs" || c.Services[1].Load != 0.5 {
 		t.Errorf("services = %+v", c.Services)
@@ -43,6 +46,8 @@ func TestServeRefusesBadSettings(t *testing.T) {
 		{"--max-load", "NaN"},
 		{"--max-load", "Inf"},
 		{"--selector", "bogus"},
+		{"--prefer", "transcode"},
+		{"--prefer", "transcode=big@0"},
 		{"--max-load-avg", "-1"},
 		{"--max-jobs", "0"},
 		{"--node", ""},

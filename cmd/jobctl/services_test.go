@@ -51,3 +51,22 @@ func TestServicesFromFlagsAndConfigRunWithTheJobsArguments(t *testing.T) {
 		t.Errorf("exec job without an --exec node: exit %d, stderr %q; want a warning", r.code, r.stderr)
 	}
 }
+
+// --prefer sends a type's jobs to the named nodes first.
+func TestPreferredNodesGetTheirTypeFirst(t *testing.T) {
+	t.Parallel()
+	c := sqliteCluster(t)
+	// Equal nodes: by load factor the tie goes to the first name, "alpha".
+	c.serve("alpha", "--prefer", "noop=beta", "--dispatch-interval", "0")
+	c.serve("beta", "--prefer", "noop=beta")
+	id := c.submit("--type", "noop")
+	c.ok("wait", id, "--timeout", "30s")
+	if j := c.show(id); j.Node != "beta" {
+		t.Fatalf("a noop job ran on %q, want the preferred beta", j.Node)
+	}
+	id = c.submit("--type", "sleep", "--payload", `"0s"`)
+	c.ok("wait", id, "--timeout", "30s")
+	if j := c.show(id); j.Node != "alpha" {
+		t.Fatalf("a sleep job ran on %q, want alpha: the preference is for noop only", j.Node)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,8 +31,9 @@ type Config struct {
 	AcceptExceeding   bool
 	Exec              bool // run `exec` jobs: arbitrary commands from job input
 	Services          []Service
-	DispatchInterval  time.Duration // 0: not a dispatch candidate
-	LeaseTTL          time.Duration // 0: 3 × DispatchInterval
+	Preferred         []placement.Preferred // nodes a job type goes to first, per type
+	DispatchInterval  time.Duration         // 0: not a dispatch candidate
+	LeaseTTL          time.Duration         // 0: 3 × DispatchInterval
 	HeartbeatInterval time.Duration
 	Selector          string
 	PollInterval      time.Duration // how often running jobs are checked for operator requests
@@ -111,6 +113,18 @@ func (c *Config) Validate() error {
 	if _, err := c.TLS.clientConfig(); err != nil {
 		return err
 	}
+	preferred := map[string]bool{}
+	for _, p := range c.Preferred {
+		switch {
+		case p.Type == "" || len(p.Nodes) == 0:
+			return errors.New("--prefer needs a job type and at least one node")
+		case !(p.Threshold > 0) || math.IsInf(p.Threshold, 0):
+			return fmt.Errorf("--prefer %s: the threshold must be a load factor above 0, not %v", p.Type, p.Threshold)
+		case preferred[p.Type]:
+			return fmt.Errorf("--prefer %s is given twice", p.Type)
+		}
+		preferred[p.Type] = true
+	}
 	seen := map[string]bool{}
 	for _, s := range c.Services {
 		if seen[s.Type] {
@@ -147,41 +161,86 @@ func ParseServiceFlag(v string) (Service, error) {
 	return Service{Type: typ, Argv: argv}, nil
 }
 
+// DefaultPreferThreshold is the load factor under which a preferred node
+// goes first when --prefer names none: while it is not full.
+const DefaultPreferThreshold = 1.0
+
+// ParsePreferFlag reads one `--prefer TYPE=NODE[,NODE…][@THRESHOLD]`: jobs of
+// TYPE go to the listed nodes first while their load factor is under the
+// threshold.
+func ParsePreferFlag(v string) (placement.Preferred, error) {
+	typ, rest, ok := strings.Cut(v, "=")
+	if !ok || typ == "" || rest == "" {
+		return placement.Preferred{}, fmt.Errorf("--prefer %q: want TYPE=NODE[,NODE...][@THRESHOLD]", v)
+	}
+	p := placement.Preferred{Type: typ, Threshold: DefaultPreferThreshold}
+	if names, threshold, ok := strings.Cut(rest, "@"); ok {
+		f, err := strconv.ParseFloat(threshold, 64)
+		if err != nil {
+			return placement.Preferred{}, fmt.Errorf("--prefer %q: threshold %q is not a number", v, threshold)
+		}
+		rest, p.Threshold = names, f
+	}
+	for _, n := range strings.Split(rest, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			p.Nodes = append(p.Nodes, n)
+		}
+	}
+	if len(p.Nodes) == 0 {
+		return placement.Preferred{}, fmt.Errorf("--prefer %q: name at least one node", v)
+	}
+	return p, nil
+}
+
 func reservedType(t string) bool {
 	return t == engine.TypeNoop || t == engine.TypeSleep || t == engine.TypeExec
 }
 
-// fileConfig is the --config file: services by type.
+// FileConfig is what a --config file sets.
+type FileConfig struct {
+	Services  []Service
+	Preferred []placement.Preferred
+}
+
+// fileConfig is the --config file:
 //
 //	services:
 //	  transcode:
 //	    command: ["/usr/local/bin/transcode", "--fast"]   # or one string, split into words
 //	    load: 2.5
 //	    timeout: 1h
+//	preferred:
+//	  transcode:
+//	    nodes: [big1, big2]
+//	    threshold: 0.8      # load factor; default 1 (while not full)
 type fileConfig struct {
 	Services map[string]struct {
 		Command yaml.Node `yaml:"command"`
 		Load    float64   `yaml:"load"`
 		Timeout string    `yaml:"timeout"`
 	} `yaml:"services"`
+	Preferred map[string]struct {
+		Nodes     []string `yaml:"nodes"`
+		Threshold *float64 `yaml:"threshold"`
+	} `yaml:"preferred"`
 }
 
-// LoadConfigFile reads the services of a YAML config file.
-func LoadConfigFile(path string) ([]Service, error) {
+// LoadConfigFile reads the services and node preferences of a YAML file.
+func LoadConfigFile(path string) (FileConfig, error) {
+	var out FileConfig
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	var fc fileConfig
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&fc); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return out, fmt.Errorf("%s: %w", path, err)
 	}
-	var out []Service
 	for typ, sc := range fc.Services {
 		if reservedType(typ) {
-			return nil, fmt.Errorf("%s: service %q is a built-in type", path, typ)
+			return out, fmt.Errorf("%s: service %q is a built-in type", path, typ)
 		}
 		s := Service{Type: typ, Load: sc.Load}
 		switch sc.Command.Kind {
@@ -193,18 +252,29 @@ func LoadConfigFile(path string) ([]Service, error) {
 			err = errors.New("command must be a string or a list")
 		}
 		if err != nil || len(s.Argv) == 0 {
-			return nil, fmt.Errorf("%s: service %q: a command is required (%v)", path, typ, err)
+			return out, fmt.Errorf("%s: service %q: a command is required (%v)", path, typ, err)
 		}
 		if sc.Load < 0 || sc.Load != sc.Load {
-			return nil, fmt.Errorf("%s: service %q: load must be a non-negative number", path, typ)
+			return out, fmt.Errorf("%s: service %q: load must be a non-negative number", path, typ)
 		}
 		if sc.Timeout != "" {
 			if s.Timeout, err = time.ParseDuration(sc.Timeout); err != nil || s.Timeout <= 0 {
-				return nil, fmt.Errorf("%s: service %q: timeout %q is not a positive duration", path, typ, sc.Timeout)
+				return out, fmt.Errorf("%s: service %q: timeout %q is not a positive duration", path, typ, sc.Timeout)
 			}
 		}
-		out = append(out, s)
+		out.Services = append(out.Services, s)
 	}
-	slices.SortFunc(out, func(a, b Service) int { return strings.Compare(a.Type, b.Type) })
+	slices.SortFunc(out.Services, func(a, b Service) int { return strings.Compare(a.Type, b.Type) })
+	for typ, pc := range fc.Preferred {
+		p := placement.Preferred{Type: typ, Nodes: pc.Nodes, Threshold: DefaultPreferThreshold}
+		if pc.Threshold != nil {
+			p.Threshold = *pc.Threshold
+		}
+		if len(p.Nodes) == 0 {
+			return out, fmt.Errorf("%s: preferred %q: list at least one node", path, typ)
+		}
+		out.Preferred = append(out.Preferred, p)
+	}
+	slices.SortFunc(out.Preferred, func(a, b placement.Preferred) int { return strings.Compare(a.Type, b.Type) })
 	return out, nil
 }

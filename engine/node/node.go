@@ -193,6 +193,10 @@ func (n *Node) startDispatching(ctx context.Context, wg *sync.WaitGroup) error {
 	if err != nil {
 		return err
 	}
+	for _, p := range n.cfg.Preferred {
+		p.Inner = selector
+		selector = p
+	}
 	// An offer must not outlast the lease's trust: a node that does not
 	// answer costs a round at most this long.
 	tlsConfig, err := n.cfg.TLS.clientConfig()
