@@ -70,7 +70,11 @@ func nodesDrainRun(ctx context.Context, opts *NodesDrainOptions) error {
 	if err != nil {
 		return err
 	}
-	if _, err := enterMaintenance(ctx, store, opts.IO, opts.Name); err != nil {
+	// stdout lists only the active jobs (ids with -q), so the state change
+	// is reported on stderr.
+	notes := *opts.IO
+	notes.Out, notes.OutIsTerminal = opts.IO.ErrOut, false
+	if _, err := enterMaintenance(ctx, store, &notes, opts.Name); err != nil {
 		return err
 	}
 	active, err := activeJobs(ctx, store, opts.Name)
@@ -116,8 +120,7 @@ func nodesDrainRun(ctx context.Context, opts *NodesDrainOptions) error {
 // activeJobs are the jobs that keep a node busy: those holding load on it
 // and parents on it waiting for their children, whose process still runs.
 func activeJobs(ctx context.Context, store engine.Store, node string) ([]*engine.Job, error) {
-	statuses := append([]engine.Status{engine.StatusWaiting}, engine.LoadHoldingStatuses...)
-	jobs, err := store.JobList(ctx, engine.JobListParams{Node: node, Statuses: statuses})
+	jobs, err := store.JobList(ctx, engine.JobListParams{Node: node, Statuses: engine.RecoverableStatuses})
 	if err != nil {
 		return nil, err
 	}

@@ -196,8 +196,11 @@ func TestNodesDrain(t *testing.T) {
 	if err := e.run(t, "nodes", "drain", "n1", "-q"); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := e.stdout.String(), fmt.Sprintf("n1\tMAINTENANCE\n%d\n", running.ID); got != want {
-		t.Errorf("drain printed %q; want %q", got, want)
+	if got, want := e.stdout.String(), fmt.Sprintf("%d\n", running.ID); got != want {
+		t.Errorf("drain printed %q; want only the active job's id", got)
+	}
+	if !strings.Contains(e.stderr.String(), "n1\tMAINTENANCE\n") {
+		t.Errorf("stderr %q; want the node's new state", e.stderr.String())
 	}
 	if !strings.Contains(e.stderr.String(), "1 job still active on node n1") {
 		t.Errorf("stderr %q; want the count of active jobs", e.stderr.String())
