@@ -83,6 +83,9 @@ func nodesDrainRun(ctx context.Context, opts *NodesDrainOptions) error {
 	}
 	if len(active) == 0 {
 		fmt.Fprintf(opts.IO.ErrOut, "node %s is drained: no job is active on it\n", opts.Name)
+		if opts.Output.Format == formatJSON {
+			return writeJSON(opts.IO.Out, []*engine.Job{})
+		}
 		return nil
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "%d %s still active on node %s:\n", len(active), plural(len(active), "job", "jobs"), opts.Name)

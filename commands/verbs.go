@@ -141,13 +141,9 @@ func verbRun(ctx context.Context, opts *VerbOptions) error {
 	}
 	p := newPalette(opts.IO)
 	for i, id := range opts.IDs {
-		var j *engine.Job
-		var err error
-		if opts.Verb.AlreadyDone(before[i]) {
-			j = before[i] // nothing to do: report where it is
-		} else {
-			j, err = engine.ApplyVerb(ctx, store, id, opts.Verb)
-		}
+		// A job already done is reported as it is (and a cancel still
+		// reaches children left unfinished).
+		j, err := engine.ApplyVerb(ctx, store, id, opts.Verb)
 		if j != nil {
 			if opts.IO.OutIsTerminal {
 				fmt.Fprintf(opts.IO.Out, "job %d: %s → %s\n", id, statusCell(p, before[i].Status), statusCell(p, j.Status))

@@ -127,3 +127,24 @@ func TestCancelCascadesToChildren(t *testing.T) {
 		t.Errorf("child is %s; want CANCELLED with its parent", j.Status)
 	}
 }
+
+func TestRepeatedCancelReachesLeftoverChildren(t *testing.T) {
+	e := newTestEnv(t)
+	parent := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning, engine.StatusFinished)
+	child := e.insert(t, engine.JobInsertParams{ParentID: &parent.ID}) // left queued under an ended parent
+	if err := e.run(t, "cancel", fmt.Sprint(parent.ID)); err != nil {
+		t.Fatal(err)
+	}
+	if j := e.get(t, child.ID); j.Status != engine.StatusCancelled {
+		t.Errorf("child of an ended parent is %s after cancel; want CANCELLED", j.Status)
+	}
+}
+
+func TestReleaseOfAPausedJobSaysToResume(t *testing.T) {
+	e := newTestEnv(t)
+	paused := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusPaused)
+	err := e.run(t, "release", fmt.Sprint(paused.ID))
+	if !errors.Is(err, engine.ErrInvalidTransition) || !strings.Contains(err.Error(), "resume") {
+		t.Errorf("release of a paused job: %v; want a refusal pointing to resume", err)
+	}
+}

@@ -212,6 +212,9 @@ func applyOnce(ctx context.Context, store Store, id int64, verb Verb) (*Job, err
 		if err != nil {
 			return nil, err
 		}
+		if verb.AlreadyDone(j) {
+			return j, nil
+		}
 		u, err := verb.Update(j)
 		if err != nil {
 			return nil, err
@@ -268,7 +271,9 @@ func (v Verb) AlreadyDone(j *Job) bool {
 	case VerbRequeue:
 		return j.Status == StatusRestart || j.Status == StatusQueued
 	case VerbRelease:
-		return j.Status != StatusInstantiated
+		// A paused job is not held: 'resume' is what it needs, and saying
+		// so beats a silent success.
+		return j.Status != StatusInstantiated && j.Status != StatusPaused
 	case VerbDelete:
 		return j.Status == StatusDeleted
 	}

@@ -407,8 +407,9 @@ func TestApplyVerbRaceOneWinner(t *testing.T) {
 	s := newStore(t)
 	j := insertJob(t, s, nil)
 
-	// Operators pausing the same job at once: exactly one pause applies;
-	// the others see it paused already and change nothing.
+	// Operators pausing the same job at once: exactly one pause applies
+	// (the version moves by one); the others see it paused already, change
+	// nothing and succeed, since the job is where they wanted it.
 	const operators = 8
 	var wg sync.WaitGroup
 	errs := make([]error, operators)
@@ -416,17 +417,10 @@ func TestApplyVerbRaceOneWinner(t *testing.T) {
 		wg.Go(func() { _, errs[i] = engine.ApplyVerb(ctx, s, j.ID, engine.VerbPause) })
 	}
 	wg.Wait()
-	won := 0
 	for _, err := range errs {
-		switch {
-		case err == nil:
-			won++
-		case !errors.Is(err, engine.ErrInvalidTransition):
-			t.Errorf("losing pause: %v; want ErrInvalidTransition", err)
+		if err != nil {
+			t.Errorf("a concurrent pause failed: %v; want it to find the job paused", err)
 		}
-	}
-	if won != 1 {
-		t.Errorf("%d pauses applied; want exactly 1", won)
 	}
 	got, err := s.JobGet(ctx, j.ID)
 	if err != nil {

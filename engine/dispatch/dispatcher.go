@@ -38,8 +38,8 @@ type Dispatcher struct {
 
 	mu sync.Mutex
 	// reserved remembers oversized jobs with the node that is to run them
-	// (the priority list): later rounds retry them there first, and no other
-	// job is placed on that node meanwhile, so it drains and they are not starved.
+	// (the priority list): no other job is placed on that node meanwhile, so
+	// it drains and the oversized job runs there as soon as it is idle.
 	reserved map[int64]string
 }
 
@@ -82,7 +82,9 @@ type round struct {
 	// unreachable are nodes whose endpoint did not answer this round: they
 	// get no more offers until the next one.
 	unreachable map[string]bool
-	stats       RoundStats
+	// seen are the jobs found dispatchable this round.
+	seen  map[int64]bool
+	stats RoundStats
 }
 
 // Round places every dispatchable job it can. trusted is asked before every
@@ -100,7 +102,7 @@ func (d *Dispatcher) Round(ctx context.Context, trusted func() bool) (RoundStats
 	if err := r.recoverOfflineNodes(); err != nil {
 		return r.stats, err
 	}
-	if err := r.retryReserved(); err != nil {
+	if err := r.pruneReservations(); err != nil {
 		return r.stats, err
 	}
 	var workflows []*engine.Job
@@ -113,9 +115,6 @@ func (d *Dispatcher) Round(ctx context.Context, trusted func() bool) (RoundStats
 			}
 			for _, job := range page {
 				after = job.ID
-				if _, waiting := d.reserved[job.ID]; waiting {
-					continue // tried first, above
-				}
 				if job.Type == engine.TypeWorkflow {
 					workflows = append(workflows, job)
 					continue
@@ -136,6 +135,34 @@ func (d *Dispatcher) Round(ctx context.Context, trusted func() bool) (RoundStats
 		}
 	}
 	return r.stats, nil
+}
+
+// pruneReservations frees the nodes kept for oversized jobs that are no
+// longer dispatchable — placed, cancelled, or now blocked by their key —
+// judged by the same query that pages dispatchable jobs.
+func (r *round) pruneReservations() error {
+	for id := range r.reserved {
+		job, err := r.store.JobGet(r.ctx, id)
+		if errors.Is(err, engine.ErrNotFound) {
+			delete(r.reserved, id)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		still := false
+		if job.Status.Dispatchable() {
+			page, err := r.store.JobListDispatchable(r.ctx, engine.JobDispatchableParams{Status: job.Status, AfterID: id - 1, Limit: 1})
+			if err != nil {
+				return err
+			}
+			still = len(page) == 1 && page[0].ID == id
+		}
+		if !still {
+			delete(r.reserved, id)
+		}
+	}
+	return nil
 }
 
 // reclaimStaleDispatches puts back jobs left DISPATCHING by an earlier round
@@ -205,24 +232,6 @@ func (r *round) recoverOfflineNodes() error {
 			r.stats.Recovered++
 		}
 		n.Load, n.Running = 0, 0
-	}
-	return nil
-}
-
-// retryReserved offers remembered oversized jobs to their node first.
-func (r *round) retryReserved() error {
-	for id := range r.reserved {
-		job, err := r.store.JobGet(r.ctx, id)
-		if err != nil || !job.Status.Dispatchable() {
-			if err != nil && !errors.Is(err, engine.ErrNotFound) {
-				return err
-			}
-			delete(r.reserved, id)
-			continue
-		}
-		if err := r.place(job); err != nil {
-			return err
-		}
 	}
 	return nil
 }

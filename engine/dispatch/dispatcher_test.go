@@ -278,3 +278,53 @@ func TestMonitorMarksANodeOfflineAfterTwoMissedHeartbeats(t *testing.T) {
 		t.Fatal("two misses in a row did not mark the node offline")
 	}
 }
+
+func TestAReservationEndsWhenItsJobIsBlockedByItsKey(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	addNode(t, s, "big", 4)
+	nodes := &fakeNodes{store: s}
+	d := newDispatcher(s, nodes)
+	busy := addJob(t, s, engine.TypeSleep, 1)
+	if _, err := d.Round(ctx, always); err != nil {
+		t.Fatal(err)
+	}
+	huge, err := s.JobInsert(ctx, engine.JobInsertParams{Type: engine.TypeSleep, Load: 10, Key: "k", Status: engine.StatusQueued})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Round(ctx, always); err != nil { // huge waits for big to drain
+		t.Fatal(err)
+	}
+	// A job of the same key starts (say, requeued): huge may not run beside it,
+	// so it no longer holds big for itself.
+	other, err := s.JobInsert(ctx, engine.JobInsertParams{Type: engine.TypeSleep, Load: 1, Key: "k", Status: engine.StatusQueued})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, _ := s.JobUpdate(ctx, engine.JobUpdate{ID: other.ID, From: other.Status, Version: other.Version, To: engine.StatusDispatching, Node: engine.Ptr("big")})
+	if _, err := s.JobUpdate(ctx, engine.JobUpdate{ID: o.ID, From: o.Status, Version: o.Version, To: engine.StatusRunning, IncrementAttempt: true}); err != nil {
+		t.Fatal(err)
+	}
+	small := addJob(t, s, engine.TypeSleep, 1)
+	if _, err := d.Round(ctx, always); err != nil {
+		t.Fatal(err)
+	}
+	if j := jobOf(t, s, small.ID); j.Status != engine.StatusRunning || j.Node != "big" {
+		t.Errorf("small job = %s on %q; want it on big, no longer held for a key-blocked job", j.Status, j.Node)
+	}
+	// Even once big is idle, huge stays queued while its key is busy.
+	for _, id := range []int64{busy.ID, small.ID} {
+		j := jobOf(t, s, id)
+		if _, err := s.JobUpdate(ctx, engine.JobUpdate{ID: j.ID, From: j.Status, Version: j.Version, To: engine.StatusFinished}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := d.Round(ctx, always); err != nil {
+		t.Fatal(err)
+	}
+	if j := jobOf(t, s, huge.ID); j.Status != engine.StatusQueued {
+		t.Errorf("oversized job = %s while another job of its key runs; want QUEUED", j.Status)
+	}
+}

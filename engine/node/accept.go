@@ -41,6 +41,10 @@ func (n *Node) Accept(ctx context.Context, o engine.DispatchOffer) engine.OfferR
 		n.mu.Unlock()
 		return n.verdict(engine.OfferDeclined, "not-ready")
 	}
+	if n.maintenance {
+		n.mu.Unlock()
+		return n.verdict(engine.OfferDeclined, "not-ready: in maintenance")
+	}
 	d := placement.Accept(placement.AcceptInput{MaxLoad: n.cfg.MaxLoad, Load: n.load, Running: len(n.runs),
 		MaxJobs: n.cfg.MaxJobs, JobLoad: o.Load, AcceptExceeding: n.cfg.AcceptExceeding})
 	if !d.Accept {

@@ -34,10 +34,14 @@ type Node struct {
 
 	mu        sync.Mutex
 	accepting bool
-	stopping  bool    // the shutdown grace is over: runs still going are stopped
-	load      float64 // sum of the loads of accepted jobs not yet ended
-	runs      map[int64]*activeRun
-	runsDone  sync.WaitGroup
+	stopping  bool // the shutdown grace is over: runs still going are stopped
+	// maintenance mirrors the node's flag in the store (refreshed with each
+	// touch): a dispatcher that read the node list before it was set may
+	// still offer work, which is then declined.
+	maintenance bool
+	load        float64 // sum of the loads of accepted jobs not yet ended
+	runs        map[int64]*activeRun
+	runsDone    sync.WaitGroup
 
 	holder *dispatch.LeaseHolder
 }
@@ -207,7 +211,10 @@ func (n *Node) startDispatching(ctx context.Context, wg *sync.WaitGroup) error {
 	n.holder = dispatch.NewLeaseHolder(n.store, n.cfg.Name, n.cfg.leaseTTL(), n.clock, n.log)
 	d := dispatch.NewDispatcher(n.store, &offerer{self: n, client: client}, selector, n.clock, n.log)
 	wg.Go(func() { n.dispatchLoop(ctx, d) })
-	monitor := dispatch.NewMonitor(n.store, n.cfg.Name, client.Heartbeat, 10*time.Second, n.log)
+	// Heartbeats get a client of their own: a node slow to answer is not
+	// dead, and the offers' short timeout would say it is.
+	beats := NewClient(n.token, heartbeatTimeout, tlsConfig)
+	monitor := dispatch.NewMonitor(n.store, n.cfg.Name, beats.Heartbeat, heartbeatTimeout, n.log)
 	wg.Go(func() {
 		every(ctx, n.cfg.HeartbeatInterval, func() {
 			if err := monitor.Beat(ctx); err != nil && ctx.Err() == nil {
@@ -217,6 +224,9 @@ func (n *Node) startDispatching(ctx context.Context, wg *sync.WaitGroup) error {
 	})
 	return nil
 }
+
+// heartbeatTimeout is how long a node has to answer a heartbeat.
+const heartbeatTimeout = 10 * time.Second
 
 // quickRound is the pause before the next round when the last one placed
 // work: nodes that finish short jobs within a round have room again at once,
@@ -284,6 +294,11 @@ func (n *Node) touchLoop(ctx context.Context) {
 			n.log.Warn("cannot check for orphaned jobs", "err", err)
 		}
 		me, err := n.store.NodeGet(ctx, n.cfg.Name)
+		if err == nil {
+			n.mu.Lock()
+			n.maintenance = me.Maintenance
+			n.mu.Unlock()
+		}
 		if err == nil && me.State == engine.NodeOffline {
 			n.log.Warn("this node was marked OFFLINE while alive; coming back online")
 			if err := n.store.NodeSetState(ctx, n.cfg.Name, engine.NodeOnline); err != nil && ctx.Err() == nil {

@@ -466,3 +466,19 @@ func stopRuns(n *Node) {
 		ar.run.Cancel("test over", time.Second)
 	}
 }
+
+func TestANodeInMaintenanceDeclinesOffers(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	n, s := testNode(t, nil)
+	n.mu.Lock()
+	n.maintenance = true // as the touch loop mirrors it from the store
+	n.mu.Unlock()
+	o := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeNoop, Load: 1})
+	if res := n.Accept(ctx, o); res.Verdict != engine.OfferDeclined {
+		t.Fatalf("offer to a node in maintenance: %v, want declined", res)
+	}
+	if j, _ := s.JobGet(ctx, o.JobID); j.Status != engine.StatusDispatching || j.Attempt != 0 {
+		t.Errorf("a declined offer changed the job: %s attempt %d", j.Status, j.Attempt)
+	}
+}
