@@ -76,15 +76,12 @@ type round struct {
 	ctx     context.Context
 	trusted func() bool
 	nodes   []*engine.Node
-	byName  map[string]*engine.Node
 	// siblingsRunning caches, per parent, whether any child already runs.
 	siblingsRunning map[int64]bool
 	// unreachable are nodes whose endpoint did not answer this round: they
 	// get no more offers until the next one.
 	unreachable map[string]bool
-	// seen are the jobs found dispatchable this round.
-	seen  map[int64]bool
-	stats RoundStats
+	stats       RoundStats
 }
 
 // Round places every dispatchable job it can. trusted is asked before every
@@ -192,10 +189,6 @@ func (r *round) loadNodes() error {
 		return err
 	}
 	r.nodes = nodes
-	r.byName = make(map[string]*engine.Node, len(nodes))
-	for _, n := range nodes {
-		r.byName[n.Name] = n
-	}
 	return nil
 }
 
