@@ -81,7 +81,9 @@ type round struct {
 	// unreachable are nodes whose endpoint did not answer this round: they
 	// get no more offers until the next one.
 	unreachable map[string]bool
-	stats       RoundStats
+	// heldFor maps each reserved node to the oversized job it is kept for.
+	heldFor map[string]int64
+	stats   RoundStats
 }
 
 // Round places every dispatchable job it can. trusted is asked before every
@@ -101,6 +103,10 @@ func (d *Dispatcher) Round(ctx context.Context, trusted func() bool) (RoundStats
 	}
 	if err := r.pruneReservations(); err != nil {
 		return r.stats, err
+	}
+	r.heldFor = make(map[string]int64, len(d.reserved))
+	for id, name := range d.reserved {
+		r.heldFor[name] = id
 	}
 	var workflows []*engine.Job
 	for _, status := range []engine.Status{engine.StatusRestart, engine.StatusQueued} {
@@ -229,15 +235,6 @@ func (r *round) recoverOfflineNodes() error {
 	return nil
 }
 
-// reservedNodes maps each reserved node to the job it is kept for.
-func (r *round) reservedNodes() map[string]int64 {
-	m := make(map[string]int64, len(r.reserved))
-	for id, name := range r.reserved {
-		m[name] = id
-	}
-	return m
-}
-
 // firstChild reports whether job is the first non-workflow child of a parent
 // none of whose children run yet; such a job may queue ahead on any node.
 func (r *round) firstChild(job *engine.Job) (bool, error) {
@@ -263,7 +260,7 @@ func (r *round) place(job *engine.Job) error {
 	if err != nil {
 		return err
 	}
-	p := placement.Filter(job, r.nodes, placement.FilterOptions{FirstChild: first, Reserved: r.reservedNodes()})
+	p := placement.Filter(job, r.nodes, placement.FilterOptions{FirstChild: first, Reserved: r.heldFor})
 	order := r.selector.Order(job, p.Eligible, r.clock.Now())
 	origin := job.Status
 	for _, n := range order {
@@ -291,7 +288,10 @@ func (r *round) place(job *engine.Job) error {
 		case engine.OfferAccepted:
 			n.Load += job.Load
 			n.Running++
-			delete(r.reserved, job.ID)
+			if held, ok := r.reserved[job.ID]; ok {
+				delete(r.heldFor, held)
+				delete(r.reserved, job.ID)
+			}
 			if job.ParentID != nil {
 				r.siblingsRunning[*job.ParentID] = true
 			}
@@ -342,12 +342,11 @@ func (r *round) reserveForOversized(job *engine.Job) {
 		return
 	}
 	var best *engine.Node
-	taken := r.reservedNodes()
 	for _, n := range r.nodes {
 		if n.State != engine.NodeOnline || !n.Offers(job.Type) || !n.AcceptExceeding {
 			continue
 		}
-		if _, busy := taken[n.Name]; busy {
+		if _, busy := r.heldFor[n.Name]; busy {
 			continue
 		}
 		if best == nil || n.MaxLoad > best.MaxLoad ||
@@ -357,6 +356,7 @@ func (r *round) reserveForOversized(job *engine.Job) {
 	}
 	if best != nil {
 		r.reserved[job.ID] = best.Name
+		r.heldFor[best.Name] = job.ID
 		r.log.Info("oversized job waits for a node to drain", "job", job.ID, "load", job.Load, "target", best.Name, "max_load", best.MaxLoad)
 	}
 }
