@@ -14,15 +14,22 @@ import (
 // completionLimit bounds how many job ids a completion offers: the newest.
 const completionLimit = 200
 
+// completionStore is the store a completion reads, with the context to read
+// it in (cobra calls completions without one at times).
+func completionStore(cmd *cobra.Command, f *Factory) (context.Context, engine.Store, error) {
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	store, err := f.Store(ctx)
+	return ctx, store, err
+}
+
 // completeJobIDs offers the ids of the newest jobs in the given states (all
 // but DELETED when none), each described by its status and type.
 func completeJobIDs(f *Factory, states ...engine.Status) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		ctx := cmd.Context()
-		if ctx == nil {
-			ctx = context.Background()
-		}
-		store, err := f.Store(ctx)
+		ctx, store, err := completionStore(cmd, f)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
 		}
@@ -51,11 +58,7 @@ func completeNodeNames(f *Factory) cobra.CompletionFunc {
 		if len(args) > 0 {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		ctx := cmd.Context()
-		if ctx == nil {
-			ctx = context.Background()
-		}
-		store, err := f.Store(ctx)
+		ctx, store, err := completionStore(cmd, f)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
 		}

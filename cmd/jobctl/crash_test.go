@@ -3,7 +3,6 @@ package main_test
 import (
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -25,12 +24,7 @@ func TestJobOfAKilledNodeRunsAgainElsewhereExactlyOnce(t *testing.T) {
 	if j := c.waitStatus(id, "RUNNING", 20*time.Second); j.Node != "victim" {
 		t.Fatalf("the job runs on %q, want victim", j.Node)
 	}
-	var pid int
-	c.eventually(10*time.Second, "the first attempt to write its pid", func() bool {
-		b, err := os.ReadFile(base + ".1")
-		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-		return err == nil && pid > 0
-	})
+	pid := c.pids(base+".1", 1)[0]
 
 	victim.stop(t, syscall.SIGKILL)
 	c.eventually(5*time.Second, "the job's process to die with its node", func() bool { return !processAlive(pid) })
@@ -63,12 +57,7 @@ func TestCleanShutdownPutsUnfinishedJobsBackInTheQueue(t *testing.T) {
 	short := c.submit("--", "sleep", "0.5")
 	c.waitStatus(long, "RUNNING", 20*time.Second)
 	c.waitStatus(short, "RUNNING", 20*time.Second)
-	var pid int
-	c.eventually(10*time.Second, "the long job to write its pid", func() bool {
-		b, err := os.ReadFile(pidFile)
-		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-		return err == nil && pid > 0
-	})
+	pid := c.pids(pidFile, 1)[0]
 	n.stop(t, syscall.SIGTERM)
 	if j := c.show(short); j.Status != "FINISHED" {
 		t.Errorf("a job that ends within the shutdown grace is %s, want FINISHED", j.Status)

@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -37,7 +36,7 @@ func TestFailingCommandEndsFailedWithItsExitCode(t *testing.T) {
 	if r.code != 4 {
 		t.Fatalf("submit --wait of a failing job: exit %d, want 4 (stderr %q)", r.code, r.stderr)
 	}
-	id := strings.TrimSpace(strings.SplitN(r.stdout, "\n", 2)[0])
+	id := jobID(r.stdout)
 	j := c.show(id)
 	if j.Status != "FAILED" || j.ExitCode == nil || *j.ExitCode != 3 {
 		t.Fatalf("job = %+v, want FAILED with exit code 3", j)
@@ -56,18 +55,7 @@ func TestCancelKillsTheRunningProcessGroup(t *testing.T) {
 	// The job's shell starts a grandchild and waits: cancelling must reach both.
 	id := c.submit("--", "sh", "-c", `sleep 1000 & echo $! > "$1.tmp"; echo $$ >> "$1.tmp"; mv "$1.tmp" "$1"; wait`, "sh", pids)
 	c.waitStatus(id, "RUNNING", 20*time.Second)
-	var procs []int
-	c.eventually(10*time.Second, "the job to write its pids", func() bool {
-		b, err := os.ReadFile(pids)
-		if err != nil {
-			return false
-		}
-		for _, f := range strings.Fields(string(b)) {
-			pid, _ := strconv.Atoi(f)
-			procs = append(procs, pid)
-		}
-		return len(procs) == 2
-	})
+	procs := c.pids(pids, 2)
 	for _, pid := range procs {
 		if !processAlive(pid) {
 			t.Fatalf("process %d of the job is not running before cancel", pid)
@@ -124,7 +112,7 @@ func TestTimeoutCancelsTheJob(t *testing.T) {
 	if r.code != 4 {
 		t.Fatalf("a job past its timeout: submit --wait exit %d, want 4 (stderr %q)", r.code, r.stderr)
 	}
-	id := strings.TrimSpace(strings.SplitN(r.stdout, "\n", 2)[0])
+	id := jobID(r.stdout)
 	j := c.show(id)
 	if j.Status != "CANCELLED" || !strings.Contains(j.Message, "timed out") {
 		t.Fatalf("job = %+v, want CANCELLED saying it timed out", j)

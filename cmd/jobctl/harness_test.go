@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -153,8 +154,33 @@ func (c *cluster) ok(args ...string) string {
 // submit submits a job and returns its id.
 func (c *cluster) submit(args ...string) string {
 	c.t.Helper()
-	out := c.ok(append([]string{"submit"}, args...)...)
-	return strings.TrimSpace(strings.SplitN(out, "\n", 2)[0])
+	return jobID(c.ok(append([]string{"submit"}, args...)...))
+}
+
+// jobID is the id submit prints on the first line of its stdout.
+func jobID(stdout string) string {
+	return strings.TrimSpace(strings.SplitN(stdout, "\n", 2)[0])
+}
+
+// pids waits until a job has written its file of pids (the job writes it
+// whole, with a rename) and returns them.
+func (c *cluster) pids(path string, want int) []int {
+	c.t.Helper()
+	var pids []int
+	c.eventually(10*time.Second, "the job to write "+path, func() bool {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return false
+		}
+		pids = pids[:0]
+		for _, f := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(f); err == nil && pid > 0 {
+				pids = append(pids, pid)
+			}
+		}
+		return len(pids) == want
+	})
+	return pids
 }
 
 // jobView is the part of `show -o json` the tests read.

@@ -60,30 +60,20 @@ func mysqlDatabaseDSN(t *testing.T) string {
 	return u.String()
 }
 
-func openMySQL(t *testing.T, dsn string) *Store {
-	t.Helper()
-	s, err := Open(t.Context(), dsn)
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	return s
-}
-
 func TestMySQLConformance(t *testing.T) {
 	t.Parallel()
 	storetest.Run(t, func(t *testing.T) engine.Store {
-		return migrated(t, openMySQL(t, mysqlDatabaseDSN(t)))
+		return migrated(t, openStore(t, mysqlDatabaseDSN(t)))
 	})
 }
 
 func TestMySQLConcurrentMigrate(t *testing.T) {
 	t.Parallel()
 	dsn := mysqlDatabaseDSN(t)
-	testConcurrentMigrate(t, func() *Store { return openMySQL(t, dsn) })
+	testConcurrentMigrate(t, func() *Store { return openStore(t, dsn) })
 }
 
 func TestMySQLMigrateDownAndUp(t *testing.T) {
 	t.Parallel()
-	testMigrateDownAndUp(t, migrated(t, openMySQL(t, mysqlDatabaseDSN(t))))
+	testMigrateDownAndUp(t, migrated(t, openStore(t, mysqlDatabaseDSN(t))))
 }

@@ -62,39 +62,28 @@ func postgresSchemaDSN(t *testing.T) string {
 	return u.String()
 }
 
-func openPostgres(t *testing.T, dsn string) *Store {
-	t.Helper()
-	s, err := Open(t.Context(), dsn)
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	// Close before the schema is dropped (cleanups run last-in first-out).
-	t.Cleanup(func() { _ = s.Close() })
-	return s
-}
-
 func TestPostgresConformance(t *testing.T) {
 	t.Parallel()
 	storetest.Run(t, func(t *testing.T) engine.Store {
-		return migrated(t, openPostgres(t, postgresSchemaDSN(t)))
+		return migrated(t, openStore(t, postgresSchemaDSN(t)))
 	})
 }
 
 func TestPostgresConcurrentMigrate(t *testing.T) {
 	t.Parallel()
 	dsn := postgresSchemaDSN(t)
-	testConcurrentMigrate(t, func() *Store { return openPostgres(t, dsn) })
+	testConcurrentMigrate(t, func() *Store { return openStore(t, dsn) })
 }
 
 func TestPostgresMigrateDownAndUp(t *testing.T) {
 	t.Parallel()
-	testMigrateDownAndUp(t, migrated(t, openPostgres(t, postgresSchemaDSN(t))))
+	testMigrateDownAndUp(t, migrated(t, openStore(t, postgresSchemaDSN(t))))
 }
 
 func TestPostgresLocationHidesSecrets(t *testing.T) {
 	t.Parallel()
 	dsn := postgresSchemaDSN(t)
-	s := openPostgres(t, dsn)
+	s := openStore(t, dsn)
 	if s.Dialect() != "postgres" {
 		t.Errorf("Dialect = %q", s.Dialect())
 	}
@@ -107,7 +96,7 @@ func TestPostgresLocationHidesSecrets(t *testing.T) {
 // the lease has a connection of its own (DESIGN.md §3, known bugs).
 func TestPostgresLeaseRenewsWithTheMainPoolExhausted(t *testing.T) {
 	t.Parallel()
-	s := migrated(t, openPostgres(t, postgresSchemaDSN(t)))
+	s := migrated(t, openStore(t, postgresSchemaDSN(t)))
 	s.DB().SetMaxOpenConns(2)
 	for range 2 {
 		conn, err := s.DB().Conn(t.Context())

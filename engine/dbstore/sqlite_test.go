@@ -13,16 +13,21 @@ import (
 	"github.com/jobctl/jobctl/engine/storetest"
 )
 
-// openSQLite opens and migrates a store on a new file in a temporary directory.
-func openSQLite(t *testing.T, path string) *Store {
+// openStore opens a store on dsn and closes it when the test ends, before
+// the database or schema the test made is dropped (cleanups run last-in
+// first-out).
+func openStore(t *testing.T, dsn string) *Store {
 	t.Helper()
-	s, err := Open(t.Context(), "sqlite:"+path)
+	s, err := Open(t.Context(), dsn)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	return s
 }
+
+// openSQLite opens a store on the SQLite file at path.
+func openSQLite(t *testing.T, path string) *Store { return openStore(t, "sqlite:"+path) }
 
 func migrated(t *testing.T, s *Store) *Store {
 	t.Helper()

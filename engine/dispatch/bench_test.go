@@ -36,3 +36,26 @@ func BenchmarkRound(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRoundNothingPlaceable measures a round over a long queue that no
+// node can take (no node offers the type): the cost of reading and
+// filtering every dispatchable job, which every round pays.
+func BenchmarkRoundNothingPlaceable(b *testing.B) {
+	const queued = 10000
+	s := newBenchStore(b)
+	for i := range 8 {
+		addNodeB(b, s, fmt.Sprintf("n%d", i), 4, engine.TypeSleep)
+	}
+	for range queued {
+		if _, err := s.JobInsert(context.Background(), engine.JobInsertParams{Type: engine.TypeNoop, Load: 1, Status: engine.StatusQueued}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	d := newDispatcher(s, &fakeNodes{store: s})
+	for b.Loop() {
+		stats, err := d.Round(context.Background(), always)
+		if err != nil || stats.Considered != queued || stats.Dispatched != 0 {
+			b.Fatalf("round: %+v, %v", stats, err)
+		}
+	}
+}
