@@ -4,13 +4,17 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"os/signal"
+	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/node"
 )
 
@@ -117,7 +121,7 @@ within --shutdown-grace and puts the rest back in the queue.`,
 	fl.DurationVar(&c.PollInterval, "poll-interval", c.PollInterval, "how often running jobs are checked for cancel, pause and resume")
 	fl.DurationVar(&c.CancelGrace, "cancel-grace", c.CancelGrace, "time between SIGTERM and SIGKILL when a job is stopped")
 	fl.DurationVar(&c.ShutdownGrace, "shutdown-grace", c.ShutdownGrace, "time running jobs may finish when the node stops")
-	fl.Float64Var(&c.MaxLoadAvg, "max-load-avg", 0, "no new jobs while the load average is above this (default: cores × 2)")
+	fl.Var((*loadAvgLimit)(&c.MaxLoadAvg), "max-load-avg", "no new jobs while the load average is above this; 0 or off: no limit")
 	fl.Int64Var(&c.ReservedMemory, "reserved-memory", 0, "no new jobs while free memory is under this many bytes")
 	fl.BoolVar(&c.MetricsAuth, "metrics-auth", false, "/metrics asks for the cluster token like /v1/dispatch")
 	fl.StringVar(&c.TLS.CertFile, "tls-cert", "", "serve the endpoint over HTTPS with this certificate (PEM)")
@@ -156,4 +160,30 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return n.Run(ctx)
+}
+
+// loadAvgLimit is --max-load-avg: a number >= 0, or "off" (0, no limit).
+// Its default, twice the machine's cores, reads the same on every machine
+// so help and man pages do not depend on where they were made.
+type loadAvgLimit float64
+
+func (v *loadAvgLimit) String() string {
+	if float64(*v) == engine.DefaultMaxLoadAvg(runtime.NumCPU()) {
+		return "2 × cores"
+	}
+	return strconv.FormatFloat(float64(*v), 'g', -1, 64)
+}
+func (v *loadAvgLimit) Type() string { return "number" }
+func (v *loadAvgLimit) Set(s string) error {
+	s = strings.TrimSpace(s)
+	if strings.EqualFold(s, "off") {
+		*v = 0
+		return nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
+		return fmt.Errorf("want a number >= 0 or off")
+	}
+	*v = loadAvgLimit(f)
+	return nil
 }

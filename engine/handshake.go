@@ -1,5 +1,7 @@
 package engine
 
+import "fmt"
+
 // DispatchOffer is what the dispatcher sends a node for one job: the body of
 // POST /v1/dispatch. Version is the job's version after it was marked
 // DISPATCHING for that node; the node starts the job only if it still is.
@@ -44,4 +46,50 @@ func (v OfferVerdict) String() string {
 type OfferResult struct {
 	Verdict OfferVerdict
 	Reason  string // "busy", "not-ready", "type \"x\" not offered", …
+}
+
+// The transitions of the handshake, each written once: the dispatcher, the
+// node, the simulator and the tests build their updates with these.
+
+// DispatchUpdate marks a dispatchable job as being handed to node. A job
+// already DISPATCHING (declined by one node) is retargeted to the next.
+func DispatchUpdate(j *Job, node string) JobUpdate {
+	u := guarded(j)
+	u.To, u.Node = StatusDispatching, Ptr(node)
+	return u
+}
+
+// PutBackUpdate returns a DISPATCHING job that no node took to origin, the
+// dispatchable state it was dispatched from.
+func PutBackUpdate(j *Job, origin Status) JobUpdate {
+	u := guarded(j)
+	u.To, u.Node = origin, Ptr("")
+	return u
+}
+
+// ReclaimUpdate puts back a job left DISPATCHING by an interrupted round
+// (a dispatcher that died or lost its lease mid-offer). The version bump
+// fences a late acceptance by the node.
+func ReclaimUpdate(j *Job) JobUpdate {
+	u := guarded(j)
+	u.To, u.Node = StatusRestart, Ptr("")
+	u.Message = Ptr("dispatch to " + j.Node + " was interrupted")
+	return u
+}
+
+// RefuseUpdate fails a job a node refused for good (412: type not offered,
+// invalid payload): no retry would change the answer.
+func RefuseUpdate(j *Job, node, reason string) JobUpdate {
+	u := guarded(j)
+	u.To, u.MarkFinished = StatusFailed, true
+	u.Message = Ptr(fmt.Sprintf("refused by node %s: %s", node, reason))
+	return u
+}
+
+// StartUpdate is the node starting a job it accepted: RUNNING, with the
+// attempt number moved on (it fences off any result of an earlier run).
+func StartUpdate(j *Job) JobUpdate {
+	u := guarded(j)
+	u.To, u.IncrementAttempt, u.MarkStarted, u.Message = StatusRunning, true, true, Ptr("")
+	return u
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 )
 
@@ -56,13 +57,19 @@ func (j *Job) AttemptsLeft() int { return j.MaxAttempts - (j.Attempt - j.Attempt
 
 // HoldsLoad reports whether the job counts against its node's load now.
 func (j *Job) HoldsLoad() bool {
-	switch j.Status {
-	case StatusDispatching, StatusRunning, StatusCancelling:
-		return true
-	case StatusPaused:
+	if j.Status == StatusPaused {
 		return j.Node != ""
 	}
-	return false
+	return slices.Contains(LoadHoldingStatuses, j.Status)
+}
+
+// HoldsKey reports whether the job keeps every other job of its key from
+// starting, wherever it stands in the key's order: it is on a node.
+func (j *Job) HoldsKey() bool {
+	if j.Status == StatusPaused {
+		return j.Node != ""
+	}
+	return slices.Contains(KeyActiveStatuses, j.Status)
 }
 
 // Duration is a time.Duration that reads and writes as a Go duration string

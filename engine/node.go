@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -24,15 +23,6 @@ const (
 	NodeError       NodeState = "ERROR"
 )
 
-// ParseNodeState reads a node state name, case-insensitively.
-func ParseNodeState(s string) (NodeState, error) {
-	switch st := NodeState(strings.ToUpper(s)); st {
-	case NodeOnline, NodeOffline, NodeMaintenance, NodeError:
-		return st, nil
-	}
-	return "", fmt.Errorf("unknown node state %q (valid: ONLINE, OFFLINE, MAINTENANCE, ERROR)", s)
-}
-
 // Node is one `jobctl serve` process as registered in the store.
 type Node struct {
 	Name            string        `json:"name" db:"name"`
@@ -51,7 +41,7 @@ type Node struct {
 
 	// Reported health, refreshed every touch; zero when unknown.
 	LoadAvg        float64 `json:"load_avg" db:"load_avg"`
-	MaxLoadAvg     float64 `json:"max_load_avg" db:"max_load_avg"`       // overloaded above this; 0 = cores × 2
+	MaxLoadAvg     float64 `json:"max_load_avg" db:"max_load_avg"`       // overloaded above this load average; 0: no limit
 	MemAvailable   int64   `json:"mem_available" db:"mem_available"`     // bytes
 	ReservedMemory int64   `json:"reserved_memory" db:"reserved_memory"` // overloaded with less free memory
 	Cores          int     `json:"cores" db:"cores"`
@@ -93,6 +83,39 @@ func (n *Node) Service(jobType string) (NodeService, bool) {
 	}
 	return NodeService{}, false
 }
+
+// Overload kinds: what makes a node's own machine too busy for new work.
+const (
+	OverloadLoadAvg   = "load-average"
+	OverloadLowMemory = "low-memory"
+)
+
+// Overload is why a node's machine takes no new work now; the zero value
+// means it is not overloaded.
+type Overload struct {
+	Kind   string // OverloadLoadAvg or OverloadLowMemory; "" when not overloaded
+	Reason string // "load average 9.1 above 4", "free memory 120MiB under reserve 1GiB"
+}
+
+// Overloaded reports whether the node's last health report puts it above
+// its load-average limit or under its memory reserve. Figures the node has
+// not reported (zero) are not held against it; a MaxLoadAvg of 0 means the
+// node has no load-average limit.
+func (n *Node) Overloaded() Overload {
+	if n.MaxLoadAvg > 0 && n.LoadAvg > n.MaxLoadAvg {
+		return Overload{Kind: OverloadLoadAvg,
+			Reason: fmt.Sprintf("load average %s above %s", FormatNumber(n.LoadAvg), FormatNumber(n.MaxLoadAvg))}
+	}
+	if n.MemAvailable > 0 && n.ReservedMemory > 0 && n.MemAvailable < n.ReservedMemory {
+		return Overload{Kind: OverloadLowMemory,
+			Reason: fmt.Sprintf("free memory %s under reserve %s", FormatBytes(n.MemAvailable), FormatBytes(n.ReservedMemory))}
+	}
+	return Overload{}
+}
+
+// DefaultMaxLoadAvg is the load-average limit of a node that sets none:
+// twice its cores.
+func DefaultMaxLoadAvg(cores int) float64 { return float64(2 * cores) }
 
 // NodeLoad is the load-holding work on one node.
 type NodeLoad struct {

@@ -11,6 +11,3 @@ func RecoverUpdate(j *Job, why string) JobUpdate {
 	}
 	return u
 }
-
-// RecoverableStatuses are the states of jobs a gone node leaves behind.
-var RecoverableStatuses = append([]Status{StatusWaiting}, LoadHoldingStatuses...)

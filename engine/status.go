@@ -6,7 +6,9 @@ import (
 	"strings"
 )
 
-// Status is the state of a job (DESIGN.md §2).
+// Status is the state of a job. A job is created QUEUED (or INSTANTIATED
+// when held), is handed to a node (DISPATCHING), runs, and ends in one of the
+// terminal states; allowedTransitions is the whole state machine.
 type Status string
 
 // The job states. Terminal states are FINISHED, WARNING, FAILED, CANCELLED and DELETED.
@@ -46,28 +48,53 @@ func ParseStatus(s string) (Status, error) {
 	return "", fmt.Errorf("unknown state %q (valid: %s)", s, strings.Join(names, ", "))
 }
 
+// The status sets every rule is written against, each defined once here;
+// the SQL store renders the same sets into its queries.
+var (
+	// TerminalStatuses: no further work happens (requeue can bring the job back).
+	TerminalStatuses = []Status{StatusFinished, StatusWarning, StatusFailed, StatusCancelled, StatusDeleted}
+	// DispatchableStatuses may be placed by the dispatcher, RESTART first.
+	DispatchableStatuses = []Status{StatusRestart, StatusQueued}
+	// QueuedLikeStatuses have not been handed to a node yet.
+	QueuedLikeStatuses = []Status{StatusInstantiated, StatusQueued, StatusRestart}
+	// LoadHoldingStatuses count against their node's load. A PAUSED job
+	// holds load only while it has a node (it was paused while running);
+	// see Job.HoldsLoad.
+	LoadHoldingStatuses = []Status{StatusDispatching, StatusRunning, StatusPaused, StatusCancelling}
+	// NodeOwnedStatuses are those of a job a node has started and not
+	// finished with: its run lives on that node.
+	NodeOwnedStatuses = []Status{StatusRunning, StatusPaused, StatusCancelling, StatusWaiting}
+	// RecoverableStatuses are the states of jobs a gone node leaves behind.
+	RecoverableStatuses = []Status{StatusDispatching, StatusRunning, StatusPaused, StatusCancelling, StatusWaiting}
+	// KeyActiveStatuses are those of a job that holds its key whatever its
+	// place in the key's order: handed to a node, running, or waiting for
+	// children (and PAUSED while it has a node; see Job.HoldsKey).
+	KeyActiveStatuses = []Status{StatusDispatching, StatusRunning, StatusCancelling, StatusWaiting, StatusPaused}
+)
+
+// StatusSets names the sets for the SQL store's query templates.
+var StatusSets = map[string][]Status{
+	"terminal":     TerminalStatuses,
+	"dispatchable": DispatchableStatuses,
+	"queued_like":  QueuedLikeStatuses,
+	"load_holding": LoadHoldingStatuses,
+	"node_owned":   NodeOwnedStatuses,
+	"recoverable":  RecoverableStatuses,
+	"key_active":   KeyActiveStatuses,
+}
+
 // Terminal reports whether no further work happens to a job in this state
 // (requeue can still bring it back).
-func (s Status) Terminal() bool {
-	switch s {
-	case StatusFinished, StatusWarning, StatusFailed, StatusCancelled, StatusDeleted:
-		return true
-	}
-	return false
-}
+func (s Status) Terminal() bool { return slices.Contains(TerminalStatuses, s) }
 
 // Succeeded reports whether a terminal state counts as success for `wait`.
 func (s Status) Succeeded() bool { return s == StatusFinished || s == StatusWarning }
 
 // Dispatchable reports whether the dispatcher may place a job in this state.
-func (s Status) Dispatchable() bool { return s == StatusQueued || s == StatusRestart }
+func (s Status) Dispatchable() bool { return slices.Contains(DispatchableStatuses, s) }
 
 // QueuedLike reports whether a job in this state has not been handed to a node yet.
-func (s Status) QueuedLike() bool {
-	return s == StatusInstantiated || s == StatusQueued || s == StatusRestart
-}
+func (s Status) QueuedLike() bool { return slices.Contains(QueuedLikeStatuses, s) }
 
-// LoadHoldingStatuses are the states in which a job counts against its
-// node's load. A PAUSED job holds load only while it has a node (it was
-// paused while running); see Job.HoldsLoad.
-var LoadHoldingStatuses = []Status{StatusDispatching, StatusRunning, StatusPaused, StatusCancelling}
+// NodeOwned reports whether a job in this state has a run on its node.
+func (s Status) NodeOwned() bool { return slices.Contains(NodeOwnedStatuses, s) }

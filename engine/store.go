@@ -10,11 +10,16 @@ import (
 // and take a params struct where there is more than one argument. Every
 // method is safe for concurrent use. Timestamps the store sets come from the
 // database's clock.
+//
+// Implementations: the SQL store (engine/dbstore: SQLite, PostgreSQL,
+// MariaDB/MySQL) and the in-memory store (engine/memstore) that the
+// simulator and the fast tests use. The conformance suite (engine/storetest)
+// holds them to the same behaviour.
 type Store interface {
-	// Dialect names the backend: "sqlite", "postgres" or "mysql".
+	TxStore
+
+	// Dialect names the backend: "sqlite", "postgres", "mysql" or "memory".
 	Dialect() string
-	// Now is the database's clock.
-	Now(ctx context.Context) (time.Time, error)
 	// Migrate applies pending migrations under a lock, so nodes starting
 	// together do not race.
 	Migrate(ctx context.Context) error
@@ -22,17 +27,12 @@ type Store interface {
 	MigrationStatus(ctx context.Context) ([]Migration, error)
 	Close() error
 
-	// JobInsert creates a job; Status must be QUEUED or INSTANTIATED.
-	JobInsert(ctx context.Context, p JobInsertParams) (*Job, error)
-	// JobGet returns a *NotFoundError for an unknown id.
-	JobGet(ctx context.Context, id int64) (*Job, error)
-	// JobList returns matching jobs ordered by id; with Limit, the newest Limit of them.
-	JobList(ctx context.Context, p JobListParams) ([]*Job, error)
-	// JobUpdate applies one guarded transition and returns the job as it is
-	// now. It returns ErrConflict when the job no longer has the expected
-	// status and version, and a *TransitionError for a transition the state
-	// machine forbids.
-	JobUpdate(ctx context.Context, u JobUpdate) (*Job, error)
+	// Tx runs fn in one transaction: every change fn makes through tx is
+	// kept if fn returns nil and none is kept otherwise. fn must use only
+	// tx, not the Store, until it returns; it may be run again when the
+	// database aborts the transaction to break a deadlock, so it must have
+	// no other side effects.
+	Tx(ctx context.Context, fn func(tx TxStore) error) error
 	// JobProgressSet records progress of a running attempt; ErrConflict when
 	// the job has moved on (another attempt, another node, or ended).
 	JobProgressSet(ctx context.Context, p JobProgressParams) error
@@ -45,8 +45,6 @@ type Store interface {
 	// second rule keeps a requeued old job from running beside a later job
 	// of its key.
 	JobListDispatchable(ctx context.Context, p JobDispatchableParams) ([]*Job, error)
-	// JobLoadsByNode sums the load-holding jobs of every node.
-	JobLoadsByNode(ctx context.Context) (map[string]NodeLoad, error)
 
 	// JobLogAppend stores one chunk of a job's output.
 	JobLogAppend(ctx context.Context, p JobLogAppendParams) error
@@ -84,6 +82,47 @@ type Store interface {
 
 	// ClusterToken returns the cluster's dispatch token, creating it once.
 	ClusterToken(ctx context.Context) (string, error)
+}
+
+// TxStore is the part of a Store that takes part in a transaction (see
+// Store.Tx); the Store itself offers the same methods outside one.
+type TxStore interface {
+	// Now is the database's clock.
+	Now(ctx context.Context) (time.Time, error)
+
+	// JobInsert creates a job after ValidateJobInsert; Status must be
+	// QUEUED or INSTANTIATED. A ParentID that names no job is a
+	// *NotFoundError.
+	JobInsert(ctx context.Context, p JobInsertParams) (*Job, error)
+	// JobGet returns a *NotFoundError for an unknown id.
+	JobGet(ctx context.Context, id int64) (*Job, error)
+	// JobList returns matching jobs ordered by id; with Limit, the newest Limit of them.
+	JobList(ctx context.Context, p JobListParams) ([]*Job, error)
+	// JobUpdate applies one guarded transition and returns the job as it is
+	// now. It returns ErrConflict when the job no longer has the expected
+	// status and version, and a *TransitionError for a transition the state
+	// machine forbids.
+	JobUpdate(ctx context.Context, u JobUpdate) (*Job, error)
+
+	// ReservationList returns every node kept free for an oversized job,
+	// ordered by job id.
+	ReservationList(ctx context.Context) ([]Reservation, error)
+	// ReservationSet keeps node free for job JobID, replacing the job's
+	// earlier reservation if any. It returns ErrConflict when the node is
+	// kept for another job already.
+	ReservationSet(ctx context.Context, r Reservation) error
+	// ReservationDelete frees the node kept for a job; deleting a
+	// reservation that does not exist is not an error.
+	ReservationDelete(ctx context.Context, jobID int64) error
+}
+
+// Reservation keeps a node free of other work for one oversized job, so the
+// node drains and the job runs there as soon as it is idle instead of
+// waiting forever behind smaller jobs. It lives in the store, so a new lease
+// holder honours the reservations of the last.
+type Reservation struct {
+	JobID int64  `json:"job_id"`
+	Node  string `json:"node"`
 }
 
 // Migration is one schema migration and when it was applied (nil if pending).

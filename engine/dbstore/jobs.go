@@ -58,33 +58,12 @@ func (s *Store) JobInsert(ctx context.Context, p engine.JobInsertParams) (*engin
 
 // jobInsertArgs validates a new job and turns it into query parameters.
 func (s *Store) jobInsertArgs(p engine.JobInsertParams) (args, error) {
-	var problems []string
-	if strings.TrimSpace(p.Type) == "" {
-		problems = append(problems, "type is empty")
-	}
-	if math.IsNaN(p.Load) || math.IsInf(p.Load, 0) || p.Load < 0 {
-		problems = append(problems, fmt.Sprintf("load %v is not a number >= 0", p.Load))
-	}
-	if p.Status != engine.StatusQueued && p.Status != engine.StatusInstantiated {
-		problems = append(problems, fmt.Sprintf("status %q is neither QUEUED nor INSTANTIATED", p.Status))
-	}
-	if p.MaxAttempts < 0 {
-		problems = append(problems, fmt.Sprintf("max attempts %d is negative", p.MaxAttempts))
-	}
-	if p.Backoff < 0 {
-		problems = append(problems, fmt.Sprintf("backoff %s is negative", p.Backoff))
-	}
-	if p.Timeout < 0 {
-		problems = append(problems, fmt.Sprintf("timeout %s is negative", p.Timeout))
+	if err := engine.ValidateJobInsert(p); err != nil {
+		return nil, err
 	}
 	payload := strings.TrimSpace(string(p.Payload))
 	if payload == "" {
 		payload = "{}"
-	} else if !json.Valid([]byte(payload)) {
-		problems = append(problems, "payload is not valid JSON")
-	}
-	if len(problems) > 0 {
-		return nil, fmt.Errorf("invalid job: %s", strings.Join(problems, "; "))
 	}
 	argv := p.Args
 	if argv == nil {
@@ -124,7 +103,7 @@ func (s *Store) jobInsertArgs(p engine.JobInsertParams) (args, error) {
 
 // JobGet returns the job, or a *NotFoundError.
 func (s *Store) JobGet(ctx context.Context, id int64) (*engine.Job, error) {
-	return s.jobGet(ctx, s.db, id)
+	return s.jobGet(ctx, s.q, id)
 }
 
 func (s *Store) jobGet(ctx context.Context, q querier, id int64) (*engine.Job, error) {
@@ -182,7 +161,7 @@ func (s *Store) JobList(ctx context.Context, p engine.JobListParams) ([]*engine.
 		"limit":        limitOrAll(p.Limit),
 	}
 	var rows []jobRow
-	if err := s.selectRows(ctx, s.db, &rows, qJobList, a, true); err != nil {
+	if err := s.selectRows(ctx, s.q, &rows, qJobList, a, true); err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
 	}
 	slices.Reverse(rows) // the query reads newest first so LIMIT keeps the newest
@@ -260,14 +239,14 @@ func (s *Store) JobProgressSet(ctx context.Context, p engine.JobProgressParams) 
 		"progress": min(max(p.Progress, 0), 100),
 		"message":  p.Message,
 	}
-	n, err := s.exec(ctx, s.db, qJobProgressSet, a)
+	n, err := s.exec(ctx, s.q, qJobProgressSet, a)
 	if err != nil {
 		return fmt.Errorf("set progress of job %d: %w", p.ID, err)
 	}
 	if n > 0 {
 		return nil
 	}
-	if err := s.jobMustExist(ctx, s.db, p.ID); err != nil {
+	if err := s.jobMustExist(ctx, s.q, p.ID); err != nil {
 		return err
 	}
 	return fmt.Errorf("job %d attempt %d is no longer running on %q: %w", p.ID, p.Attempt, p.Node, engine.ErrConflict)
@@ -283,29 +262,12 @@ func (s *Store) JobListDispatchable(ctx context.Context, p engine.JobDispatchabl
 	}
 	a := args{"status": string(p.Status), "after_id": p.AfterID, "limit": limitOrAll(p.Limit)}
 	var rows []jobRow
-	if err := s.selectRows(ctx, s.db, &rows, qJobListDispatchable, a, false); err != nil {
+	if err := s.selectRows(ctx, s.q, &rows, qJobListDispatchable, a, false); err != nil {
 		return nil, fmt.Errorf("list dispatchable jobs: %w", err)
 	}
 	return jobsFromRows(rows)
 }
 
-// JobLoadsByNode sums the load-holding jobs of every node: DISPATCHING,
-// RUNNING and CANCELLING jobs, and PAUSED jobs that still have a node.
-func (s *Store) JobLoadsByNode(ctx context.Context) (map[string]engine.NodeLoad, error) {
-	var rows []struct {
-		Node      string  `db:"node"`
-		TotalLoad float64 `db:"total_load"`
-		Running   int     `db:"running"`
-	}
-	if err := s.selectRows(ctx, s.db, &rows, qJobLoadsByNode, nil, false); err != nil {
-		return nil, fmt.Errorf("sum node loads: %w", err)
-	}
-	loads := make(map[string]engine.NodeLoad, len(rows))
-	for _, r := range rows {
-		loads[r.Node] = engine.NodeLoad{Load: r.TotalLoad, Running: r.Running}
-	}
-	return loads, nil
-}
 
 // isDomainError reports the errors callers branch on, which go out as they
 // are rather than wrapped in a "cannot …" message.

@@ -48,7 +48,7 @@ func (s *Store) LeaseRelease(ctx context.Context, owner string) (bool, error) {
 // LeaseGet reads the lease together with the database's clock.
 func (s *Store) LeaseGet(ctx context.Context) (engine.Lease, error) {
 	var row leaseRow
-	if err := s.get(ctx, s.db, &row, qLeaseGet, nil); err != nil {
+	if err := s.get(ctx, s.q, &row, qLeaseGet, nil); err != nil {
 		if isNoRows(err) {
 			return engine.Lease{}, fmt.Errorf("read lease: the lease row is missing; run `jobctl db migrate`")
 		}

@@ -18,10 +18,10 @@ func (s *Store) JobLogAppend(ctx context.Context, p engine.JobLogAppendParams) e
 		data = []byte{} // the column is NOT NULL; an empty chunk is still a chunk
 	}
 	a := args{"job_id": p.JobID, "attempt": p.Attempt, "data": data}
-	if _, err := s.exec(ctx, s.db, qJobLogAppend, a); err != nil {
+	if _, err := s.exec(ctx, s.q, qJobLogAppend, a); err != nil {
 		// The foreign key refused it, most likely: say which job is missing
 		// rather than quoting the constraint.
-		if missing := s.jobMustExist(ctx, s.db, p.JobID); errors.Is(missing, engine.ErrNotFound) {
+		if missing := s.jobMustExist(ctx, s.q, p.JobID); errors.Is(missing, engine.ErrNotFound) {
 			return missing
 		}
 		return fmt.Errorf("append log of job %d: %w", p.JobID, err)
@@ -34,7 +34,7 @@ func (s *Store) JobLogAppend(ctx context.Context, p engine.JobLogAppendParams) e
 func (s *Store) JobLogList(ctx context.Context, p engine.JobLogListParams) ([]engine.LogChunk, error) {
 	var rows []logRow
 	a := args{"job_id": p.JobID, "after_seq": p.AfterSeq, "limit": limitOrAll(p.Limit)}
-	if err := s.selectRows(ctx, s.db, &rows, qJobLogList, a, false); err != nil {
+	if err := s.selectRows(ctx, s.q, &rows, qJobLogList, a, false); err != nil {
 		return nil, fmt.Errorf("read log of job %d: %w", p.JobID, err)
 	}
 	chunks := make([]engine.LogChunk, len(rows))

@@ -105,13 +105,13 @@ func (s *Store) MigrationStatus(ctx context.Context) ([]engine.Migration, error)
 		return nil, err
 	}
 	var exists int64
-	if err := s.get(ctx, s.db, &exists, qSchemaMigrationsExists, nil); err != nil {
+	if err := s.get(ctx, s.q, &exists, qSchemaMigrationsExists, nil); err != nil {
 		return nil, fmt.Errorf("read migration status: %w", err)
 	}
 	applied := map[int]migrationRow{}
 	if exists > 0 {
 		var rows []migrationRow
-		if err := s.selectRows(ctx, s.db, &rows, qSchemaMigrationsList, nil, false); err != nil {
+		if err := s.selectRows(ctx, s.q, &rows, qSchemaMigrationsList, nil, false); err != nil {
 			return nil, fmt.Errorf("read migration status: %w", err)
 		}
 		for _, r := range rows {

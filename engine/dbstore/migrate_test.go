@@ -112,7 +112,7 @@ func TestMigrationStatusOfEmptyDatabase(t *testing.T) {
 	}
 	// Reading the status created nothing.
 	var n int
-	if err := s.DB().GetContext(t.Context(), &n, "SELECT COUNT(*) FROM sqlite_master"); err != nil || n != 0 {
+	if err := s.db.GetContext(t.Context(), &n, "SELECT COUNT(*) FROM sqlite_master"); err != nil || n != 0 {
 		t.Errorf("MigrationStatus left %d schema objects, %v", n, err)
 	}
 }

@@ -116,7 +116,7 @@ func (s *Store) nodeOnlineError(ctx context.Context, q querier, name string, sta
 
 // NodeGet returns the node with its live load, or a *NotFoundError.
 func (s *Store) NodeGet(ctx context.Context, name string) (*engine.Node, error) {
-	return s.nodeGet(ctx, s.db, name)
+	return s.nodeGet(ctx, s.q, name)
 }
 
 func (s *Store) nodeGet(ctx context.Context, q querier, name string) (*engine.Node, error) {
@@ -134,7 +134,7 @@ func (s *Store) nodeGet(ctx context.Context, q querier, name string) (*engine.No
 // its load-holding jobs and Dispatcher set for the valid lease holder.
 func (s *Store) NodeList(ctx context.Context) ([]*engine.Node, error) {
 	var rows []nodeRow
-	if err := s.selectRows(ctx, s.db, &rows, qNodeList, nil, false); err != nil {
+	if err := s.selectRows(ctx, s.q, &rows, qNodeList, nil, false); err != nil {
 		return nil, fmt.Errorf("list nodes: %w", err)
 	}
 	nodes := make([]*engine.Node, 0, len(rows))
@@ -153,7 +153,7 @@ func (s *Store) NodeList(ctx context.Context) ([]*engine.Node, error) {
 // state alone: marking a node OFFLINE or back is the heartbeat's decision.
 func (s *Store) NodeTouch(ctx context.Context, p engine.NodeTouchParams) error {
 	a := args{"name": p.Name, "load_avg": p.LoadAvg, "mem_available": p.MemAvailable, "cores": p.Cores}
-	n, err := s.exec(ctx, s.db, qNodeTouch, a)
+	n, err := s.exec(ctx, s.q, qNodeTouch, a)
 	if err != nil {
 		return fmt.Errorf("touch node %s: %w", p.Name, err)
 	}
@@ -175,7 +175,7 @@ func (s *Store) NodeSetState(ctx context.Context, name string, state engine.Node
 	default:
 		return fmt.Errorf("set state of node %s: unknown state %q (valid: ONLINE, OFFLINE, ERROR)", name, state)
 	}
-	n, err := s.exec(ctx, s.db, qNodeSetState, args{"name": name, "state": string(state)})
+	n, err := s.exec(ctx, s.q, qNodeSetState, args{"name": name, "state": string(state)})
 	if err != nil {
 		return fmt.Errorf("set state of node %s: %w", name, err)
 	}
@@ -188,7 +188,7 @@ func (s *Store) NodeSetState(ctx context.Context, name string, state engine.Node
 // NodeSetMaintenance sets or clears a node's maintenance flag and leaves its
 // health state alone; a *NotFoundError for an unknown node.
 func (s *Store) NodeSetMaintenance(ctx context.Context, name string, on bool) error {
-	n, err := s.exec(ctx, s.db, qNodeSetMaintenance, args{"name": name, "maintenance": on})
+	n, err := s.exec(ctx, s.q, qNodeSetMaintenance, args{"name": name, "maintenance": on})
 	if err != nil {
 		return fmt.Errorf("set maintenance of node %s: %w", name, err)
 	}

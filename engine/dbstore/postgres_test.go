@@ -97,9 +97,9 @@ func TestPostgresLocationHidesSecrets(t *testing.T) {
 func TestPostgresLeaseRenewsWithTheMainPoolExhausted(t *testing.T) {
 	t.Parallel()
 	s := migrated(t, openStore(t, postgresSchemaDSN(t)))
-	s.DB().SetMaxOpenConns(2)
+	s.db.SetMaxOpenConns(2)
 	for range 2 {
-		conn, err := s.DB().Conn(t.Context())
+		conn, err := s.db.Conn(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}

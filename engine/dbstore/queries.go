@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/template"
 
+	"github.com/jobctl/jobctl/engine"
 	jobsql "github.com/jobctl/jobctl/sql"
 )
 
@@ -40,6 +41,10 @@ const (
 	qSchemaMigrationApplied = "schema_migration_applied"
 	qSchemaMigrationInsert  = "schema_migration_insert"
 	qSchemaMigrationDelete  = "schema_migration_delete"
+	qReservationList        = "reservation_list"
+	qReservationNodeHolder  = "reservation_node_holder"
+	qReservationDelete      = "reservation_delete"
+	qReservationInsert      = "reservation_insert"
 	qMigrateLock            = "migrate_lock"
 	qMigrateUnlock          = "migrate_unlock"
 )
@@ -52,6 +57,7 @@ var requiredQueries = []string{
 	qNodeList, qNodeTouch, qNodeSetState, qNodeSetMaintenance, qLeaseAcquire, qLeaseRelease, qLeaseGet, qSettingGet,
 	qSettingInsertAbsent, qSchemaMigrationsCreate, qSchemaMigrationsExists, qSchemaMigrationsList,
 	qSchemaMigrationApplied, qSchemaMigrationInsert, qSchemaMigrationDelete,
+	qReservationList, qReservationNodeHolder, qReservationDelete, qReservationInsert,
 }
 
 // loadQueries renders every query of the dialect: the .sql files are
@@ -63,8 +69,9 @@ func loadQueries(d *dialect) (map[string]string, error) {
 		return nil, err
 	}
 	root := template.New("").Option("missingkey=error").Funcs(template.FuncMap{
-		"now":     func() string { return d.now },
-		"nowPlus": d.nowPlus,
+		"now":      func() string { return d.now },
+		"nowPlus":  d.nowPlus,
+		"statuses": statusList,
 	})
 	names := make([]string, 0, len(files))
 	for name, body := range files {
@@ -96,6 +103,20 @@ func loadQueries(d *dialect) (map[string]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// statusList renders one of the engine's status sets (engine.StatusSets)
+// as an SQL list, so every query uses the very sets the Go rules use.
+func statusList(set string) (string, error) {
+	statuses, ok := engine.StatusSets[set]
+	if !ok {
+		return "", fmt.Errorf("no status set %q", set)
+	}
+	quoted := make([]string, len(statuses))
+	for i, st := range statuses {
+		quoted[i] = "'" + string(st) + "'"
+	}
+	return "(" + strings.Join(quoted, ", ") + ")", nil
 }
 
 // checkColons refuses a ':' that does not start a :parameter. Queries are

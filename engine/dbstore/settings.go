@@ -15,7 +15,7 @@ const settingClusterToken = "cluster_token"
 // with the one that was stored first.
 func (s *Store) ClusterToken(ctx context.Context) (string, error) {
 	var token string
-	err := s.get(ctx, s.db, &token, qSettingGet, args{"name": settingClusterToken})
+	err := s.get(ctx, s.q, &token, qSettingGet, args{"name": settingClusterToken})
 	if err == nil {
 		return token, nil
 	}
@@ -27,11 +27,11 @@ func (s *Store) ClusterToken(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("generate cluster token: %w", err)
 	}
 	a := args{"name": settingClusterToken, "value": hex.EncodeToString(raw)}
-	if _, err := s.exec(ctx, s.db, qSettingInsertAbsent, a); err != nil {
+	if _, err := s.exec(ctx, s.q, qSettingInsertAbsent, a); err != nil {
 		return "", fmt.Errorf("store cluster token: %w", err)
 	}
 	// Read back rather than return ours: another process may have won.
-	if err := s.get(ctx, s.db, &token, qSettingGet, args{"name": settingClusterToken}); err != nil {
+	if err := s.get(ctx, s.q, &token, qSettingGet, args{"name": settingClusterToken}); err != nil {
 		return "", fmt.Errorf("read cluster token: %w", err)
 	}
 	return token, nil

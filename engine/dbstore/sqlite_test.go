@@ -70,7 +70,7 @@ func TestSQLiteOpenPreparesFile(t *testing.T) {
 	// Every connection of the pool has the settings, not just the first.
 	conns := make([]*sqlx.Conn, 0, 3)
 	for range 3 {
-		c, err := s.DB().Connx(t.Context())
+		c, err := s.db.Connx(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -23,6 +23,15 @@ import (
 // Store is the SQL implementation of engine.Store for every supported
 // backend. It is safe for concurrent use.
 type Store struct {
+	*conn
+	// q runs the queries: the pool, or the transaction of a Store given to
+	// a Tx callback (then tx is that transaction).
+	q  querier
+	tx *sqlx.Tx
+}
+
+// conn is what a Store and the transactions it starts share.
+type conn struct {
 	db       *sqlx.DB
 	dialect  *dialect
 	queries  map[string]string
@@ -68,7 +77,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("cannot connect to %s database %s: %w", t.dialect.name, t.display, err)
 	}
-	return &Store{db: db, dialect: t.dialect, queries: queries, location: t.display, driverDSN: t.driverDSN}, nil
+	return &Store{conn: &conn{db: db, dialect: t.dialect, queries: queries, location: t.display, driverDSN: t.driverDSN}, q: db}, nil
 }
 
 // prepareSQLiteFile creates the database's directory, private to the user,
@@ -114,9 +123,6 @@ func (s *Store) leasePool() (*sqlx.DB, error) {
 	return s.leaseDB, s.leaseErr
 }
 
-// DB is the underlying connection pool, for tests and maintenance commands.
-func (s *Store) DB() *sqlx.DB { return s.db }
-
 // Location names the database for people: the SQLite DSN with its path, or
 // the server URL without password or parameters.
 func (s *Store) Location() string { return s.location }
@@ -127,7 +133,7 @@ func (s *Store) Dialect() string { return s.dialect.name }
 // Now is the database's clock, in UTC.
 func (s *Store) Now(ctx context.Context) (time.Time, error) {
 	var now dbTime
-	if err := s.get(ctx, s.db, &now, qDBNow, nil); err != nil {
+	if err := s.get(ctx, s.q, &now, qDBNow, nil); err != nil {
 		return time.Time{}, fmt.Errorf("read database clock: %w", err)
 	}
 	return now.Time, nil
@@ -204,7 +210,12 @@ func (s *Store) exec(ctx context.Context, q querier, name string, arg any) (int6
 // A transaction the database aborted as a deadlock victim (InnoDB picks
 // one even among single-row updates of the same job, through its secondary
 // indexes) changed nothing and is run again, a few times at most.
+//
+// Inside a transaction (a Store given to a Tx callback) fn simply joins it.
 func (s *Store) inTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
+	if s.tx != nil {
+		return fn(s.tx)
+	}
 	for attempt := 1; ; attempt++ {
 		err := s.tryTx(ctx, fn)
 		if err == nil || attempt == 5 || !isDeadlock(err) || ctx.Err() != nil {
@@ -212,6 +223,14 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 		}
 		time.Sleep(time.Duration(attempt) * 5 * time.Millisecond)
 	}
+}
+
+// Tx runs fn in one transaction; see engine.Store. A deadlock victim is run
+// again, as inTx does for the store's own transactions.
+func (s *Store) Tx(ctx context.Context, fn func(tx engine.TxStore) error) error {
+	return s.inTx(ctx, func(tx *sqlx.Tx) error {
+		return fn(&Store{conn: s.conn, q: tx, tx: tx})
+	})
 }
 
 func (s *Store) tryTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {

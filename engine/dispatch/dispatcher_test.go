@@ -31,9 +31,13 @@ func TestRoundKeepsEveryNodeUnderItsMaxLoad(t *testing.T) {
 	if stats.Dispatched != 6 || stats.Considered != 8 {
 		t.Fatalf("stats = %+v, want 6 of 8 dispatched", stats)
 	}
-	loads, err := s.JobLoadsByNode(context.Background())
+	loads := map[string]engine.NodeLoad{}
+	list, err := s.NodeList(context.Background())
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, n := range list {
+		loads[n.Name] = engine.NodeLoad{Load: n.Load, Running: n.Running}
 	}
 	if loads["big"].Load != 4 || loads["small"].Load != 2 {
 		t.Fatalf("loads = %+v, want big 4, small 2", loads)

@@ -39,7 +39,7 @@ type Config struct {
 	PollInterval      time.Duration // how often running jobs are checked for operator requests
 	CancelGrace       time.Duration // SIGTERM → SIGKILL
 	ShutdownGrace     time.Duration // how long running jobs may finish on shutdown
-	MaxLoadAvg        float64       // overloaded above this load average; 0: cores × 2
+	MaxLoadAvg        float64       // overloaded above this load average; 0: no limit
 	ReservedMemory    int64         // overloaded with less free memory (bytes)
 	LogCap            int64         // bytes of log kept per job attempt
 	DSN               string        // passed to jobs as JOBCTL_DB
@@ -73,6 +73,7 @@ func Defaults() Config {
 		CancelGrace:       10 * time.Second,
 		ShutdownGrace:     30 * time.Second,
 		LogCap:            10 << 20,
+		MaxLoadAvg:        engine.DefaultMaxLoadAvg(runtime.NumCPU()),
 	}
 }
 

@@ -54,15 +54,15 @@ func TestFilter(t *testing.T) {
 			job:  job("sleep", 1),
 			nodes: []*engine.Node{
 				mk("limit", func(n *engine.Node) { n.LoadAvg, n.MaxLoadAvg, n.Cores = 9.1, 8, 16 }),
-				mk("cores", func(n *engine.Node) { n.LoadAvg, n.Cores = 4.5, 2 }),
-				mk("at-limit", func(n *engine.Node) { n.LoadAvg, n.Cores = 4, 2 }),
-				mk("unknown", func(n *engine.Node) { n.LoadAvg = 100 }),
+				mk("default", func(n *engine.Node) { n.LoadAvg, n.MaxLoadAvg = 4.5, engine.DefaultMaxLoadAvg(2) }),
+				mk("at-limit", func(n *engine.Node) { n.LoadAvg, n.MaxLoadAvg = 4, 4 }),
+				mk("no-limit", func(n *engine.Node) { n.LoadAvg, n.Cores = 100, 2 }),
 			},
 			want: []Verdict{
 				{Node: "limit", Reason: "overloaded: load average 9.1 above 8", Cause: CauseOverloaded},
-				{Node: "cores", Reason: "overloaded: load average 4.5 above 4", Cause: CauseOverloaded},
+				{Node: "default", Reason: "overloaded: load average 4.5 above 4", Cause: CauseOverloaded},
 				{Node: "at-limit", Eligible: true, Reason: "has room: load 0 + 1 within max 4"},
-				{Node: "unknown", Eligible: true, Reason: "has room: load 0 + 1 within max 4"},
+				{Node: "no-limit", Eligible: true, Reason: "has room: load 0 + 1 within max 4"},
 			},
 			largest: 4,
 		},
@@ -147,7 +147,7 @@ func TestFilter(t *testing.T) {
 			job:  job("sleep", 5),
 			nodes: []*engine.Node{
 				mk("idle"), mk("busy", load(1), running(1)), mk("small", maxLoad(2)),
-				mk("hot", func(n *engine.Node) { n.LoadAvg, n.Cores = 9, 4 }),
+				mk("hot", func(n *engine.Node) { n.LoadAvg, n.MaxLoadAvg = 9, 8 }),
 				mk("big-off", maxLoad(16), state(engine.NodeOffline)),
 				mk("big-other", maxLoad(16), types("noop")),
 			},
@@ -200,7 +200,7 @@ func TestFilter(t *testing.T) {
 			name: "a passing load spike on the big node does not make a job oversized",
 			job:  job("sleep", 6),
 			nodes: []*engine.Node{
-				mk("big", maxLoad(8), func(n *engine.Node) { n.LoadAvg, n.Cores = 20, 8 }),
+				mk("big", maxLoad(8), func(n *engine.Node) { n.LoadAvg, n.MaxLoadAvg = 20, 16 }),
 				mk("small"),
 			},
 			want: []Verdict{
@@ -263,7 +263,7 @@ func TestNeverRunnable(t *testing.T) {
 		{"nobody offers the type", job("x", 1), []*engine.Node{mk("a"), mk("b")}, true},
 		{"only offline nodes offer it", job("sleep", 1), []*engine.Node{mk("a", state(engine.NodeOffline)), mk("b", types("noop"))}, true},
 		{"a busy node will free up", job("sleep", 1), []*engine.Node{mk("a", load(4))}, false},
-		{"an overloaded node will calm down", job("sleep", 1), []*engine.Node{mk("a", func(n *engine.Node) { n.LoadAvg, n.Cores = 50, 1 })}, false},
+		{"an overloaded node will calm down", job("sleep", 1), []*engine.Node{mk("a", func(n *engine.Node) { n.LoadAvg, n.MaxLoadAvg = 50, 2 })}, false},
 		{"a reserved node will be released", job("sleep", 1), []*engine.Node{mk("a")}, false},
 		{"oversized, every largest node declines", job("sleep", 9), []*engine.Node{mk("a", declinesOversized), mk("b", declinesOversized), mk("c", maxLoad(1))}, true},
 		{"oversized, one largest node accepts", job("sleep", 9), []*engine.Node{mk("a", declinesOversized), mk("b", load(2))}, false},

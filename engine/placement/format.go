@@ -1,25 +1,9 @@
 package placement
 
-import (
-	"math"
-	"strconv"
+import "github.com/jobctl/jobctl/engine"
+
+// num and bytesIEC are the engine's number formats, short for the reasons.
+var (
+	num      = engine.FormatNumber
+	bytesIEC = engine.FormatBytes
 )
-
-// num formats a load or load average for an operator: at most two decimals,
-// no trailing zeros, so 0.1+0.2 reads "0.3" and 8.0 reads "8".
-func num(f float64) string {
-	r := math.Round(f*100) / 100
-	if r == 0 {
-		r = 0 // no "-0"
-	}
-	return strconv.FormatFloat(r, 'f', -1, 64)
-}
-
-// bytesIEC formats a byte count as MiB below one GiB and as GiB above.
-func bytesIEC(b int64) string {
-	const mib, gib = 1 << 20, 1 << 30
-	if b >= gib || -b >= gib {
-		return num(float64(b)/gib) + "GiB"
-	}
-	return strconv.FormatInt(b/mib, 10) + "MiB"
-}

@@ -1,30 +1,21 @@
 package runner
 
-// Outcome is how a run ended.
-type Outcome string
+import "github.com/jobctl/jobctl/engine"
+
+// Outcome is how a run ended; the engine maps it to the job's next state.
+type Outcome = engine.RunOutcome
 
 // The outcomes of a run.
 const (
-	Succeeded            Outcome = "succeeded"              // exit 0
-	SucceededWithWarning Outcome = "succeeded-with-warning" // exit 0 after a jobctl:warning line
-	Failed               Outcome = "failed"                 // non-zero exit, killed by a signal, or not startable
-	Cancelled            Outcome = "cancelled"              // stopped by Cancel
-	TimedOut             Outcome = "timed-out"              // stopped by Spec.Timeout
+	Succeeded            = engine.RunSucceeded
+	SucceededWithWarning = engine.RunSucceededWithWarning
+	Failed               = engine.RunFailed
+	Cancelled            = engine.RunCancelled
+	TimedOut             = engine.RunTimedOut
 )
 
 // Result is how a run ended; it is valid once Run.Done is closed.
-type Result struct {
-	// ExitCode is the process's exit code: -1 when a signal ended it, 127
-	// (126 when not executable) when it could not be started, like a shell.
-	// Builtins give 0 on success, 1 on error and -1 when stopped.
-	ExitCode int
-	Outcome  Outcome
-	// Warning is the most recent warning the job reported, if any.
-	Warning string
-	// Reason is one line for operators: "exit code 3", "killed by SIGKILL",
-	// "timed out after 1m0s", "cancelled: <reason>".
-	Reason string
-}
+type Result = engine.RunResult
 
 // ending is what a process or builtin reports when it ends, before a stop
 // request or a warning decides the outcome.

@@ -13,6 +13,7 @@ package storetest
 
 import (
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,8 +29,24 @@ type subtest struct {
 	fn   func(t *testing.T, s engine.Store)
 }
 
-// Run runs every conformance subtest, each in parallel on its own store.
-func Run(t *testing.T, open OpenFunc) {
+// Options adapt the suite to a store.
+type Options struct {
+	// Advance moves the store's clock forward by d, for a store on a
+	// virtual clock. Nil means the store follows real time, and the suite
+	// waits for its clock to move.
+	Advance func(s engine.Store, d time.Duration)
+}
+
+// advancers holds the Advance hook of each store under test, for the
+// helpers that wait on a store's clock.
+var advancers sync.Map // engine.Store → func(engine.Store, time.Duration)
+
+// Run runs every conformance subtest, each in parallel on its own store,
+// for a store on the real clock.
+func Run(t *testing.T, open OpenFunc) { RunWith(t, open, Options{}) }
+
+// RunWith is Run with options.
+func RunWith(t *testing.T, open OpenFunc, opts Options) {
 	var all []subtest
 	for _, group := range [][]subtest{
 		metaTests, jobTests, updateTests, dispatchTests, progressTests, logTests, nodeTests,
@@ -40,7 +57,12 @@ func Run(t *testing.T, open OpenFunc) {
 	for _, st := range all {
 		t.Run(st.name, func(t *testing.T) {
 			t.Parallel()
-			st.fn(t, open(t))
+			s := open(t)
+			if opts.Advance != nil {
+				advancers.Store(s, opts.Advance)
+				t.Cleanup(func() { advancers.Delete(s) })
+			}
+			st.fn(t, s)
 		})
 	}
 }
@@ -82,15 +104,21 @@ func move(t *testing.T, s engine.Store, j *engine.Job, to engine.Status, edit fu
 	return got
 }
 
-// start takes a QUEUED or RESTART job to RUNNING on node, as the dispatcher
-// and the node do: DISPATCHING with a new attempt, then RUNNING.
+// start takes a QUEUED or RESTART job to RUNNING on node with the
+// engine's own handshake transitions, as the dispatcher and the node do.
 func start(t *testing.T, s engine.Store, j *engine.Job, node string) *engine.Job {
 	t.Helper()
-	j = move(t, s, j, engine.StatusDispatching, func(u *engine.JobUpdate) {
-		u.Node = engine.Ptr(node)
-		u.IncrementAttempt = true
-	})
-	return move(t, s, j, engine.StatusRunning, func(u *engine.JobUpdate) { u.MarkStarted = true })
+	return apply(t, s, engine.StartUpdate(apply(t, s, engine.DispatchUpdate(j, node))))
+}
+
+// apply applies one update, failing the test on error.
+func apply(t *testing.T, s engine.Store, u engine.JobUpdate) *engine.Job {
+	t.Helper()
+	got, err := s.JobUpdate(t.Context(), u)
+	if err != nil {
+		t.Fatalf("JobUpdate(%+v): %v", u, err)
+	}
+	return got
 }
 
 func get(t *testing.T, s engine.Store, id int64) *engine.Job {
@@ -120,6 +148,10 @@ func waitDBClockPast(t *testing.T, s engine.Store, deadline time.Time) {
 		now := dbNow(t, s)
 		if now.After(deadline) {
 			return
+		}
+		if advance, ok := advancers.Load(s); ok {
+			advance.(func(engine.Store, time.Duration))(s, deadline.Sub(now)+time.Millisecond)
+			continue
 		}
 		if time.Now().After(giveUp) {
 			t.Fatalf("database clock %s never passed %s", now, deadline)

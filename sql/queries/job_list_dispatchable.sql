@@ -1,9 +1,9 @@
--- A job with a key waits while another job of the same key is earlier and
--- unfinished, so jobs of one key run one at a time in submission order. It
--- also waits while another job of its key is active, whatever its id, so a
--- requeued old job cannot run beside a later job of its key. Active means
--- DISPATCHING, RUNNING, CANCELLING, WAITING for children, or PAUSED on a
--- node.
+-- The SQL copy of engine.DispatchHold, for speed; the conformance suite
+-- proves the two agree. A job with a key waits while another job of the
+-- same key is earlier and unfinished, so jobs of one key run one at a time
+-- in submission order. It also waits while another job of its key is
+-- active (engine.KeyActiveStatuses; PAUSED only on a node), whatever its
+-- id, so a requeued old job cannot run beside a later job of its key.
 SELECT {{template "job_columns"}}
 FROM jobs
 WHERE status = :status
@@ -14,8 +14,7 @@ WHERE status = :status
       FROM jobs other
       WHERE other.job_key = jobs.job_key
         AND other.id <> jobs.id
-        AND ((other.id < jobs.id AND other.status NOT IN ('FINISHED', 'WARNING', 'FAILED', 'CANCELLED', 'DELETED'))
-             OR other.status IN ('DISPATCHING', 'RUNNING', 'CANCELLING', 'WAITING')
-             OR (other.status = 'PAUSED' AND other.node <> ''))))
+        AND ((other.id < jobs.id AND other.status NOT IN {{statuses "terminal"}})
+             OR (other.status IN {{statuses "key_active"}} AND (other.status <> 'PAUSED' OR other.node <> '')))))
 ORDER BY id
 LIMIT :limit

@@ -2,6 +2,6 @@
 -- has a node, i.e. it was paused while running.
 SELECT node, SUM(job_load) AS total_load, COUNT(*) AS running
 FROM jobs
-WHERE status IN ('DISPATCHING', 'RUNNING', 'CANCELLING')
-   OR (status = 'PAUSED' AND node <> '')
+WHERE status IN {{statuses "load_holding"}}
+  AND (status <> 'PAUSED' OR node <> '')
 GROUP BY node

@@ -3,4 +3,4 @@
 -- so the version stays.
 UPDATE jobs SET progress = :progress, progress_message = :message
 WHERE id = :id AND attempt = :attempt AND node = :node
-  AND status IN ('RUNNING', 'PAUSED', 'CANCELLING', 'WAITING')
+  AND status IN {{statuses "node_owned"}}

@@ -1,0 +1,92 @@
+package engine
+
+import (
+	"fmt"
+	"time"
+)
+
+// HoldKind says why a job is not dispatchable now.
+type HoldKind string
+
+// The reasons a job waits before any node is looked at.
+const (
+	HoldNone     HoldKind = ""          // dispatchable now
+	HoldStatus   HoldKind = "status"    // not QUEUED or RESTART: held, paused, on a node, or ended
+	HoldRunAfter HoldKind = "run-after" // its start time has not come
+	HoldKey      HoldKind = "key"       // another job of its key goes first or is active
+)
+
+// Hold is the dispatchability of one job: the zero Hold means the
+// dispatcher may place it now.
+type Hold struct {
+	Kind          HoldKind  `json:"kind"`
+	Status        Status    `json:"status,omitempty"`     // HoldStatus: the job's status
+	Until         time.Time `json:"until,omitzero"`       // HoldRunAfter: when it may start
+	Key           string    `json:"key,omitempty"`        // HoldKey: the key
+	BlockedBy     int64     `json:"blocked_by,omitempty"` // HoldKey: the job it waits behind
+	BlockerStatus Status    `json:"blocker_status,omitempty"`
+}
+
+// Dispatchable reports whether nothing holds the job back.
+func (h Hold) Dispatchable() bool { return h.Kind == HoldNone }
+
+// Reason is one line for an operator; now is the database clock.
+func (h Hold) Reason(now time.Time) string {
+	switch h.Kind {
+	case HoldNone:
+		return "dispatchable now"
+	case HoldRunAfter:
+		return fmt.Sprintf("starts in %s (run after %s)", h.Until.Sub(now).Round(time.Second), h.Until.UTC().Format(time.RFC3339))
+	case HoldKey:
+		return fmt.Sprintf("waiting behind job %d of key %q (%s)", h.BlockedBy, h.Key, h.BlockerStatus)
+	}
+	switch {
+	case h.Status == StatusInstantiated:
+		return "held: created with --hold; 'jobctl release' lets it run"
+	case h.Status == StatusPaused:
+		return "paused: 'jobctl resume' lets it continue"
+	case h.Status.Terminal():
+		return fmt.Sprintf("ended %s: 'jobctl requeue' runs it again", h.Status)
+	}
+	return fmt.Sprintf("already handed to a node (%s)", h.Status)
+}
+
+// DispatchHold judges whether job may be dispatched at now (the database's
+// clock), given the other jobs of its key (any order; the job itself and
+// jobs of other keys are ignored). It is the rule; the SQL store's paging
+// query is a faster copy of it, and the conformance suite proves the two
+// agree.
+//
+// A job with a key waits while another job of that key is earlier and has
+// not ended, so jobs of one key run one at a time in submission order; it
+// also waits while another job of its key is active on a node whatever its
+// place (Job.HoldsKey), so a requeued old job cannot run beside a later one.
+func DispatchHold(job *Job, now time.Time, keyJobs []*Job) Hold {
+	if !job.Status.Dispatchable() {
+		return Hold{Kind: HoldStatus, Status: job.Status}
+	}
+	if job.RunAfter != nil && job.RunAfter.After(now) {
+		return Hold{Kind: HoldRunAfter, Until: *job.RunAfter}
+	}
+	if job.Key == "" {
+		return Hold{}
+	}
+	var blocker *Job
+	for _, o := range keyJobs {
+		if o.ID == job.ID || o.Key != job.Key {
+			continue
+		}
+		active := o.HoldsKey()
+		if !active && (o.ID > job.ID || o.Status.Terminal()) {
+			continue
+		}
+		// Name the active job first: it is what the key waits for now.
+		if blocker == nil || (active && !blocker.HoldsKey()) || (active == blocker.HoldsKey() && o.ID < blocker.ID) {
+			blocker = o
+		}
+	}
+	if blocker != nil {
+		return Hold{Kind: HoldKey, Key: job.Key, BlockedBy: blocker.ID, BlockerStatus: blocker.Status}
+	}
+	return Hold{}
+}

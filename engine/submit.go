@@ -1,0 +1,238 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Limits on a job's fields, the same on every backend: they fit the
+// narrowest column of any of them (MySQL's VARCHAR(255) and TEXT).
+const (
+	MaxNameLength      = 255       // type, operation, key, creator: characters
+	MaxArgsBytes       = 256 << 10 // the args as JSON
+	MaxPayloadBytes    = 1 << 20   // the payload JSON
+	MaxRollbackBytes   = 60 << 10  // the rollback spec
+	MaxAttemptsLimit   = 1000
+	MaxJobLoad         = 1e9
+	MaxJobTimeout      = 366 * 24 * time.Hour
+	MaxJobBackoff      = MaxBackoff
+	latestRunAfterYear = 9999
+)
+
+// ErrInvalid matches every *InvalidError with errors.Is.
+var ErrInvalid = errors.New("invalid")
+
+// InvalidError is input the engine refuses; nothing was written.
+type InvalidError struct {
+	What     string   // "job"
+	Problems []string // each one clause: "load -1 is negative"
+}
+
+func (e *InvalidError) Error() string {
+	return fmt.Sprintf("invalid %s: %s", e.What, strings.Join(e.Problems, "; "))
+}
+
+// Is lets errors.Is(err, ErrInvalid) match.
+func (e *InvalidError) Is(target error) bool { return target == ErrInvalid }
+
+// ValidateJobInsert checks every field of a new job against the limits
+// above and returns an *InvalidError naming each problem. Every store calls
+// it before it writes anything, so a job is refused the same way whatever
+// the backend.
+func ValidateJobInsert(p JobInsertParams) error {
+	var problems []string
+	bad := func(format string, a ...any) { problems = append(problems, fmt.Sprintf(format, a...)) }
+	name := func(field, v string, required bool) {
+		switch {
+		case required && strings.TrimSpace(v) == "":
+			bad("%s is empty", field)
+		case !utf8.ValidString(v):
+			bad("%s is not valid UTF-8", field)
+		case utf8.RuneCountInString(v) > MaxNameLength:
+			bad("%s is longer than %d characters", field, MaxNameLength)
+		case strings.ContainsFunc(v, unicode.IsControl):
+			bad("%s contains control characters", field)
+		}
+	}
+	name("type", p.Type, true)
+	name("operation", p.Operation, false)
+	name("key", p.Key, false)
+	name("creator", p.Creator, false)
+	switch {
+	case math.IsNaN(p.Load) || math.IsInf(p.Load, 0) || p.Load < 0:
+		bad("load %v is not a number >= 0", p.Load)
+	case p.Load > MaxJobLoad:
+		bad("load %v is above %g", p.Load, MaxJobLoad)
+	}
+	if p.Status != StatusQueued && p.Status != StatusInstantiated {
+		bad("status %q is neither QUEUED nor INSTANTIATED", p.Status)
+	}
+	if p.MaxAttempts < 0 || p.MaxAttempts > MaxAttemptsLimit {
+		bad("max attempts %d is not between 1 and %d", p.MaxAttempts, MaxAttemptsLimit)
+	}
+	if p.Backoff < 0 || p.Backoff > MaxJobBackoff {
+		bad("backoff %s is not between 0 and %s", p.Backoff, MaxJobBackoff)
+	}
+	if p.Timeout < 0 || p.Timeout > MaxJobTimeout {
+		bad("timeout %s is not between 0 and %s", p.Timeout, MaxJobTimeout)
+	}
+	if p.ParentID != nil && *p.ParentID <= 0 {
+		bad("parent id %d is not a job id", *p.ParentID)
+	}
+	if p.RunAfter != nil && (p.RunAfter.Year() < 1970 || p.RunAfter.Year() > latestRunAfterYear) {
+		bad("start time %s is out of range", p.RunAfter.Format(time.RFC3339))
+	}
+	argsSize := 2
+	for _, a := range p.Args {
+		if !utf8.ValidString(a) || strings.ContainsRune(a, 0) {
+			bad("argument %q is not valid UTF-8 text", a)
+			break
+		}
+		argsSize += len(a) + 3
+	}
+	if argsSize > MaxArgsBytes {
+		bad("args are larger than %d bytes", MaxArgsBytes)
+	}
+	if payload := strings.TrimSpace(string(p.Payload)); payload != "" {
+		switch {
+		case len(payload) > MaxPayloadBytes:
+			bad("payload is larger than %d bytes", MaxPayloadBytes)
+		case !json.Valid([]byte(payload)):
+			bad("payload is not valid JSON")
+		case strings.Contains(payload, `\u0000`):
+			bad("payload contains a NUL character")
+		}
+	}
+	if len(p.Rollback) > MaxRollbackBytes || !utf8.ValidString(p.Rollback) || strings.ContainsRune(p.Rollback, 0) {
+		bad("rollback is not UTF-8 text of at most %d bytes", MaxRollbackBytes)
+	}
+	if len(problems) > 0 {
+		return &InvalidError{What: "job", Problems: problems}
+	}
+	return nil
+}
+
+// SubmitRequest is a job as an operator or a job asks for it; unset
+// optional fields take the defaults Submit documents.
+type SubmitRequest struct {
+	Type        string
+	Operation   string
+	Args        []string
+	Payload     json.RawMessage
+	Load        *float64       // nil: the service's configured load, else 1
+	Timeout     *time.Duration // nil: the service's configured timeout, else DefaultJobTimeout
+	Hold        bool           // created INSTANTIATED, until released
+	Key         string
+	ParentID    *int64
+	MaxAttempts int // 0 means 1
+	Backoff     time.Duration
+	Rollback    string
+	RunAt       *time.Time     // not before this time
+	RunIn       *time.Duration // not before this long from now on the database clock
+	Creator     string
+}
+
+// Submitted is a job Submit created.
+type Submitted struct {
+	Job *Job
+	// Offered reports whether any registered node offers the job's type;
+	// when none does, the job waits until one registers.
+	Offered bool
+}
+
+// Submit creates a job: it fills in the defaults from the settings the
+// nodes give the job's type (load, timeout: an ONLINE node's first, else
+// any registered node's), validates every field, checks the parent (it must
+// exist and not have ended), and inserts the job. Nothing is written when
+// any check fails; an invalid field is an *InvalidError.
+//
+// Run it inside Store.Tx to create the job atomically with other changes.
+func Submit(ctx context.Context, s TxStore, nodes []*Node, r SubmitRequest) (Submitted, error) {
+	p := JobInsertParams{
+		Type: strings.TrimSpace(r.Type), Operation: r.Operation, Args: r.Args, Payload: r.Payload,
+		Load: 1, Status: StatusQueued, Key: r.Key, ParentID: r.ParentID, MaxAttempts: max(r.MaxAttempts, 1),
+		Backoff: r.Backoff, Rollback: r.Rollback, RunAfter: r.RunAt, Timeout: DefaultJobTimeout, Creator: r.Creator,
+	}
+	if r.MaxAttempts < 0 {
+		p.MaxAttempts = r.MaxAttempts // refused by validation
+	}
+	if r.Hold {
+		p.Status = StatusInstantiated
+	}
+	svc, offered := ServiceDefaults(nodes, p.Type)
+	switch {
+	case r.Load != nil:
+		p.Load = *r.Load
+	case svc.Load > 0:
+		p.Load = svc.Load
+	}
+	switch {
+	case r.Timeout != nil:
+		p.Timeout = *r.Timeout
+	case svc.Timeout > 0:
+		p.Timeout = time.Duration(svc.Timeout)
+	}
+	if r.RunAt != nil && r.RunIn != nil {
+		return Submitted{}, &InvalidError{What: "job", Problems: []string{"both a start time and a delay are given"}}
+	}
+	if r.RunIn != nil && *r.RunIn < 0 {
+		return Submitted{}, &InvalidError{What: "job", Problems: []string{fmt.Sprintf("delay %s is negative", *r.RunIn)}}
+	}
+	if err := ValidateJobInsert(p); err != nil {
+		return Submitted{}, err
+	}
+	if r.ParentID != nil {
+		parent, err := s.JobGet(ctx, *r.ParentID)
+		if err != nil {
+			return Submitted{}, fmt.Errorf("parent: %w", err)
+		}
+		if parent.Status.Terminal() {
+			return Submitted{}, &InvalidError{What: "job", Problems: []string{
+				fmt.Sprintf("parent job %d has ended (%s); a child belongs to an unfinished job", parent.ID, parent.Status)}}
+		}
+	}
+	if r.RunIn != nil {
+		// Every node judges run_after on the database's clock, so the
+		// delay counts from that clock too, not from this machine's.
+		now, err := s.Now(ctx)
+		if err != nil {
+			return Submitted{}, err
+		}
+		at := now.Add(*r.RunIn)
+		p.RunAfter = &at
+	}
+	job, err := s.JobInsert(ctx, p)
+	if err != nil {
+		return Submitted{}, err
+	}
+	return Submitted{Job: job, Offered: offered}, nil
+}
+
+// ServiceDefaults finds the settings the nodes give jobs of a type,
+// preferring an ONLINE node's, and whether any registered node offers it.
+func ServiceDefaults(nodes []*Node, jobType string) (NodeService, bool) {
+	var found *NodeService
+	for _, n := range nodes {
+		svc, ok := n.Service(jobType)
+		if !ok {
+			continue
+		}
+		if n.State == NodeOnline {
+			return svc, true
+		}
+		if found == nil {
+			found = &svc
+		}
+	}
+	if found == nil {
+		return NodeService{}, false
+	}
+	return *found, true
+}

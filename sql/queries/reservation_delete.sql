@@ -1,0 +1,2 @@
+DELETE FROM reservations
+WHERE job_id = :job_id

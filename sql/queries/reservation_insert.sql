@@ -1,0 +1,2 @@
+INSERT INTO reservations (job_id, node)
+VALUES (:job_id, :node)

@@ -1,0 +1,3 @@
+SELECT job_id, node
+FROM reservations
+ORDER BY job_id
