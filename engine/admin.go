@@ -6,7 +6,7 @@ import (
 	"fmt"
 )
 
-// Verb is an operator's action on a job (DESIGN.md §2): `jobctl cancel`,
+// Verb is an operator's action on a job: `jobctl cancel`,
 // `pause`, `resume`, `requeue`, `release` and `delete`.
 type Verb string
 

@@ -21,33 +21,33 @@ const (
 // Job is one unit of work. Field names in JSON are the stable contract of
 // `jobctl show -o json`.
 type Job struct {
-	ID              int64           `json:"id" db:"id"`
-	Type            string          `json:"type" db:"type"`
-	Operation       string          `json:"operation" db:"operation"`
-	Args            []string        `json:"args" db:"-"`
-	Payload         json.RawMessage `json:"payload" db:"-"`
-	Load            float64         `json:"load" db:"load"`
-	Status          Status          `json:"status" db:"status"`
-	Node            string          `json:"node" db:"node"`
-	Key             string          `json:"key" db:"job_key"`
-	ParentID        *int64          `json:"parent_id" db:"parent_id"`
-	Attempt         int             `json:"attempt" db:"attempt"`
-	MaxAttempts     int             `json:"max_attempts" db:"max_attempts"` // attempts allowed since submit or the last requeue
-	AttemptBase     int             `json:"attempt_base" db:"attempt_base"` // attempts made before the last requeue
-	Backoff         Duration        `json:"backoff" db:"-"`
-	Rollback        string          `json:"rollback" db:"rollback"`
-	RunAfter        *time.Time      `json:"run_after" db:"run_after"`
-	Timeout         Duration        `json:"timeout" db:"-"`
-	Progress        int             `json:"progress" db:"progress"`
-	ProgressMessage string          `json:"progress_message" db:"progress_message"`
-	ExitCode        *int            `json:"exit_code" db:"exit_code"`
-	Message         string          `json:"message" db:"message"` // why it is in its state, e.g. "timed out after 1m"
-	Version         int64           `json:"version" db:"version"`
-	Creator         string          `json:"creator" db:"creator"`
-	CreatedAt       time.Time       `json:"created_at" db:"created_at"`
-	QueuedAt        *time.Time      `json:"queued_at" db:"queued_at"`
-	StartedAt       *time.Time      `json:"started_at" db:"started_at"`
-	FinishedAt      *time.Time      `json:"finished_at" db:"finished_at"`
+	ID              int64           `json:"id"`
+	Type            string          `json:"type"`
+	Operation       string          `json:"operation"`
+	Args            []string        `json:"args"`
+	Payload         json.RawMessage `json:"payload"`
+	Load            float64         `json:"load"`
+	Status          Status          `json:"status"`
+	Node            string          `json:"node"`
+	Key             string          `json:"key"`
+	ParentID        *int64          `json:"parent_id"`
+	Attempt         int             `json:"attempt"`
+	MaxAttempts     int             `json:"max_attempts"` // attempts allowed since submit or the last requeue
+	AttemptBase     int             `json:"attempt_base"` // attempts made before the last requeue
+	Backoff         Duration        `json:"backoff"`
+	Rollback        string          `json:"rollback"`
+	RunAfter        *time.Time      `json:"run_after"`
+	Timeout         Duration        `json:"timeout"`
+	Progress        int             `json:"progress"`
+	ProgressMessage string          `json:"progress_message"`
+	ExitCode        *int            `json:"exit_code"`
+	Message         string          `json:"message"` // why it is in its state, e.g. "timed out after 1m"
+	Version         int64           `json:"version"`
+	Creator         string          `json:"creator"`
+	CreatedAt       time.Time       `json:"created_at"`
+	QueuedAt        *time.Time      `json:"queued_at"`
+	StartedAt       *time.Time      `json:"started_at"`
+	FinishedAt      *time.Time      `json:"finished_at"`
 }
 
 // AttemptsLeft is how many more runs the job may make before a failure is

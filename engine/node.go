@@ -25,31 +25,31 @@ const (
 
 // Node is one `jobctl serve` process as registered in the store.
 type Node struct {
-	Name            string        `json:"name" db:"name"`
-	URL             string        `json:"url" db:"url"`
-	MaxLoad         float64       `json:"max_load" db:"max_load"`
-	MaxJobs         int           `json:"max_jobs" db:"max_jobs"`
-	Weight          int           `json:"weight" db:"weight"`
-	Warmup          Duration      `json:"warmup" db:"-"`
-	AcceptExceeding bool          `json:"accept_exceeding" db:"accept_exceeding"`
-	Candidate       bool          `json:"candidate" db:"candidate"`     // takes part in the lease election
-	Services        []NodeService `json:"services" db:"-"`              // job types this node runs
-	State           NodeState     `json:"state" db:"state"`             // health; MAINTENANCE when ONLINE with Maintenance on
-	Maintenance     bool          `json:"maintenance" db:"maintenance"` // set by an operator; outlives health changes and restarts
-	StartedAt       time.Time     `json:"started_at" db:"started_at"`
-	LastSeen        time.Time     `json:"last_seen" db:"last_seen"`
+	Name            string        `json:"name"`
+	URL             string        `json:"url"`
+	MaxLoad         float64       `json:"max_load"`
+	MaxJobs         int           `json:"max_jobs"`
+	Weight          int           `json:"weight"`
+	Warmup          Duration      `json:"warmup"`
+	AcceptExceeding bool          `json:"accept_exceeding"`
+	Candidate       bool          `json:"candidate"`   // takes part in the lease election
+	Services        []NodeService `json:"services"`    // job types this node runs
+	State           NodeState     `json:"state"`       // health; MAINTENANCE when ONLINE with Maintenance on
+	Maintenance     bool          `json:"maintenance"` // set by an operator; outlives health changes and restarts
+	StartedAt       time.Time     `json:"started_at"`
+	LastSeen        time.Time     `json:"last_seen"`
 
 	// Reported health, refreshed every touch; zero when unknown.
-	LoadAvg        float64 `json:"load_avg" db:"load_avg"`
-	MaxLoadAvg     float64 `json:"max_load_avg" db:"max_load_avg"`       // overloaded above this load average; 0: no limit
-	MemAvailable   int64   `json:"mem_available" db:"mem_available"`     // bytes
-	ReservedMemory int64   `json:"reserved_memory" db:"reserved_memory"` // overloaded with less free memory
-	Cores          int     `json:"cores" db:"cores"`
+	LoadAvg        float64 `json:"load_avg"`
+	MaxLoadAvg     float64 `json:"max_load_avg"`    // overloaded above this load average; 0: no limit
+	MemAvailable   int64   `json:"mem_available"`   // bytes
+	ReservedMemory int64   `json:"reserved_memory"` // overloaded with less free memory
+	Cores          int     `json:"cores"`
 
 	// Live figures, computed from the load-holding jobs, not stored.
-	Load       float64 `json:"load" db:"-"`
-	Running    int     `json:"running" db:"-"`
-	Dispatcher bool    `json:"dispatcher" db:"-"` // holds the lease now
+	Load       float64 `json:"load"`
+	Running    int     `json:"running"`
+	Dispatcher bool    `json:"dispatcher"` // holds the lease now
 }
 
 // A node touches its row every NodeTouchInterval. One not touched for

@@ -71,8 +71,10 @@ type Store interface {
 	// its health state alone; *NotFoundError for an unknown name.
 	NodeSetMaintenance(ctx context.Context, name string, on bool) error
 
-	// LeaseAcquire acquires or renews the lease for owner for ttl (DESIGN.md
-	// §3); true iff owner holds it now.
+	// LeaseAcquire acquires or renews the lease for owner for ttl, with one
+	// conditional UPDATE judged on the database's clock: it takes the lease
+	// when owner holds it already or it has expired. True iff owner holds
+	// it now.
 	LeaseAcquire(ctx context.Context, owner string, ttl time.Duration) (bool, error)
 	// LeaseRelease gives the lease up if owner holds it; an empty owner
 	// releases it whoever holds it (operator override). True iff it changed.

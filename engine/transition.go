@@ -28,7 +28,7 @@ type JobUpdate struct {
 	MarkFinished     bool     // finished_at = database now
 }
 
-// allowedTransitions is the state machine of DESIGN.md §2. A transition to
+// allowedTransitions is the job state machine. A transition to
 // the same state is allowed only where listed (a DISPATCHING job retargeted
 // to the next candidate).
 var allowedTransitions = map[Status][]Status{

@@ -268,7 +268,6 @@ func (s *Store) JobListDispatchable(ctx context.Context, p engine.JobDispatchabl
 	return jobsFromRows(rows)
 }
 
-
 // isDomainError reports the errors callers branch on, which go out as they
 // are rather than wrapped in a "cannot …" message.
 func isDomainError(err error) bool {
