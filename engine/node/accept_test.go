@@ -142,3 +142,61 @@ func TestANodeInMaintenanceDeclinesOffers(t *testing.T) {
 		t.Errorf("a declined offer changed the job: %s attempt %d", j.Status, j.Attempt)
 	}
 }
+
+func TestAcceptanceKeepsTheBooks(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	n, s := testNode(t, nil) // max load 2
+
+	// Offers made at once cannot together overcommit the node.
+	offers := make([]engine.DispatchOffer, 6)
+	for i := range offers {
+		offers[i] = offerFor(t, s, engine.JobInsertParams{Type: engine.TypeSleep, Payload: []byte(`"60s"`), Load: 1})
+	}
+	results := make(chan engine.OfferResult, len(offers))
+	for _, o := range offers {
+		go func() { results <- n.Accept(ctx, o) }()
+	}
+	accepted := 0
+	for range offers {
+		r := <-results
+		switch {
+		case r.Verdict == engine.OfferAccepted:
+			accepted++
+		case r.Verdict != engine.OfferDeclined || !strings.HasPrefix(r.Reason, "busy"):
+			t.Errorf("concurrent offer: %+v, want accepted or declined busy", r)
+		}
+	}
+	if load, running := n.books.Totals(); accepted != 2 || load != 2 || running != 2 {
+		t.Fatalf("%d accepted, books load %v with %d jobs; want 2, 2 and 2", accepted, load, running)
+	}
+	if h := n.Health(); !h.Accepting || h.Load != 2 || h.Running != 2 || h.Node != "n1" {
+		t.Errorf("health = %+v", h)
+	}
+
+	// A node that stopped taking work declines, and leaves the job alone.
+	n.books.SetReady(false)
+	late := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeNoop, Load: 0})
+	if r := n.Accept(ctx, late); r.Verdict != engine.OfferDeclined || r.Reason != "not-ready" {
+		t.Errorf("offer to a node not taking work: %+v, want declined not-ready", r)
+	}
+	if n.Accepting() {
+		t.Error("the node says it accepts work after SetReady(false)")
+	}
+	if j, _ := s.JobGet(ctx, late.JobID); j.Status != engine.StatusDispatching || j.Attempt != 0 {
+		t.Errorf("a declined offer changed the job: %s attempt %d", j.Status, j.Attempt)
+	}
+
+	// Every accepted run is counted until its result is recorded, which is
+	// what a shutdown waits for; then the books are empty again.
+	stopRuns(n)
+	n.runsDone.Wait()
+	if load, running := n.books.Totals(); load != 0 || running != 0 {
+		t.Errorf("books after the runs ended: load %v with %d jobs, want empty", load, running)
+	}
+	for _, o := range offers {
+		if j, _ := s.JobGet(ctx, o.JobID); j.Status == engine.StatusRunning {
+			t.Errorf("job %d still RUNNING after its run was counted out", j.ID)
+		}
+	}
+}
