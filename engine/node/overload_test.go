@@ -70,7 +70,7 @@ func TestOverloadIsLoggedOncePerChange(t *testing.T) {
 	}
 	out := logs.String()
 	for line, count := range map[string]int{
-		"taking no new work: load average 9.5 above limit 4; set --max-load-avg to change it": 1,
+		"taking no new work: load average 9.5 above limit 4; set --max-load-avg to change it":           1,
 		"taking no new work: free memory 100MiB under reserve 1GiB; set --reserved-memory to change it": 1,
 		"taking no new work":    2,
 		"taking new work again": 1,
