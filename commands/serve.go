@@ -150,16 +150,16 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		return err
 	}
 	opts.Config.DSN = opts.Factory.DSN()
-	n, err := node.New(opts.Config, store, opts.Factory.Clock, log)
+	rt, err := node.New(opts.Config, store, opts.Factory.Clock, log)
 	if err != nil {
 		return err
 	}
-	if err := n.Listen(); err != nil {
+	if err := rt.Listen(); err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return n.Run(ctx)
+	return rt.Run(ctx)
 }
 
 // loadAvgLimit is --max-load-avg: a number >= 0, or "off" (0, no limit).

@@ -1,10 +1,13 @@
 package commands
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -70,5 +73,68 @@ func TestServeRefusesBadSettings(t *testing.T) {
 		} else if !errors.As(err, &usage) && args[0] != "--dispatch-interval" && args[0] != "--max-load-avg" && args[0] != "extra-argument" {
 			t.Errorf("serve %v: %v is not a usage error", args, err)
 		}
+	}
+}
+
+// awaitWriter collects a command's stderr and closes seen once want has
+// been written, so a test can wait for a log line instead of for time.
+type awaitWriter struct {
+	mu   sync.Mutex
+	buf  strings.Builder
+	want string
+	seen chan struct{}
+}
+
+func (w *awaitWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	if w.seen != nil && strings.Contains(w.buf.String(), w.want) {
+		close(w.seen)
+		w.seen = nil
+	}
+	return len(p), nil
+}
+
+func (w *awaitWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+func TestServeLogsTheLoadAverageLimitInForce(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ flag, want string }{
+		{"off", "max_load_avg=off"},
+		{"0", "max_load_avg=off"},
+		{"6.5", "max_load_avg=6.5"},
+	} {
+		t.Run(tt.flag, func(t *testing.T) {
+			t.Parallel()
+			ios, _, _ := TestIO("")
+			seen := make(chan struct{})
+			stderr := &awaitWriter{want: tt.want, seen: seen}
+			ios.ErrOut = stderr
+			f := NewFactory(ios)
+			dsn := "sqlite:" + filepath.Join(t.TempDir(), "jobctl.db")
+			f.DSN = func() string { return dsn }
+			t.Cleanup(func() { _ = f.Close() })
+			cmd := NewCmdServe(f, nil)
+			cmd.SetArgs([]string{"--node", "n1", "--listen", "127.0.0.1:0", "--dispatch-interval", "0",
+				"--max-load-avg", tt.flag})
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- cmd.ExecuteContext(ctx) }()
+			select {
+			case <-seen:
+			case err := <-done:
+				cancel()
+				t.Fatalf("serve ended before logging %q: %v\n%s", tt.want, err, stderr)
+			}
+			cancel()
+			if err := <-done; err != nil {
+				t.Fatalf("serve: %v\n%s", err, stderr)
+			}
+		})
 	}
 }

@@ -82,5 +82,10 @@ func Backoff(base time.Duration, retry int, random func() float64) time.Duration
 	}
 	d := float64(base) * math.Pow(2, float64(max(retry, 1)-1))
 	d *= 0.75 + random()/2
-	return min(time.Duration(d), MaxBackoff)
+	// Compared as a float: after enough retries the doubling no longer fits
+	// a Duration, and the conversion would wrap to a negative delay.
+	if d >= float64(MaxBackoff) {
+		return MaxBackoff
+	}
+	return time.Duration(d)
 }

@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/jobctl/jobctl/engine"
-	"github.com/jobctl/jobctl/engine/placement"
+	"github.com/jobctl/jobctl/engine/endpoint"
 	"github.com/jobctl/jobctl/engine/runner"
 )
 
@@ -14,53 +14,35 @@ import (
 type activeRun struct {
 	job     *engine.Job // as it was when it started
 	attempt int
-	load    float64
 	run     *runner.Run
 	logs    *runner.LogBatcher
 
-	// Guarded by Node.mu.
+	// Guarded by Runtime.mu.
 	paused     bool
 	cancelling bool
 	fenced     bool // the job was taken from this node: its result is dropped
 	shutdown   bool // stopped by a node shutdown: back to RESTART
 }
 
-// Accept answers one dispatch offer (DESIGN.md §5). It is the one
-// acceptance path, used by the HTTP endpoint and, in-process, by this
-// node's own dispatcher.
-func (n *Node) Accept(ctx context.Context, o engine.DispatchOffer) engine.OfferResult {
+// Accept answers one dispatch offer. It is the one acceptance path, used by
+// the endpoint and, in-process, by this node's own dispatcher: the books
+// decide (ready, not in maintenance, room for the load, no earlier run of
+// the job still stopping) and enter the job, then the job is started.
+func (n *Runtime) Accept(ctx context.Context, o engine.DispatchOffer) engine.OfferResult {
 	h, ok := n.handlers[o.Type]
 	if !ok {
 		return n.verdict(engine.OfferRefused, fmt.Sprintf("type %q not offered by node %s", o.Type, n.cfg.Name))
 	}
-
-	// Reserve the load before looking at the job, so concurrent offers
-	// cannot together overcommit the node.
-	n.mu.Lock()
-	if !n.accepting {
-		n.mu.Unlock()
-		return n.verdict(engine.OfferDeclined, "not-ready")
-	}
-	if n.maintenance {
-		n.mu.Unlock()
-		return n.verdict(engine.OfferDeclined, "not-ready: in maintenance")
-	}
-	d := placement.Accept(placement.AcceptInput{MaxLoad: n.cfg.MaxLoad, Load: n.load, Running: len(n.runs),
-		MaxJobs: n.cfg.MaxJobs, JobLoad: o.Load, AcceptExceeding: n.cfg.AcceptExceeding})
+	// The load is on the books before the job is looked at, so concurrent
+	// offers cannot together overcommit the node; the run is counted in
+	// the same step, so a shutdown's drain waits for it.
+	d := n.books.Take(o.JobID, o.Load, func() { n.runsDone.Add(1) })
 	if !d.Accept {
-		n.mu.Unlock()
 		return n.verdict(engine.OfferDeclined, d.Reason)
 	}
-	if _, busy := n.runs[o.JobID]; busy {
-		// A run of this job taken from this node may still be stopping:
-		// two runs of one job never overlap here.
-		n.mu.Unlock()
-		return n.verdict(engine.OfferDeclined, "not-ready: an earlier run of this job is still stopping")
-	}
-	n.load += o.Load
-	ar := &activeRun{load: o.Load, attempt: o.Attempt + 1}
-	n.runs[o.JobID] = ar // a placeholder until started; counts against max jobs
-	n.runsDone.Add(1)    // under the lock with accepting, so a shutdown's drain waits for it
+	ar := &activeRun{attempt: o.Attempt + 1}
+	n.mu.Lock()
+	n.runs[o.JobID] = ar // a placeholder until started
 	n.mu.Unlock()
 
 	res := n.start(ctx, h, o, ar)
@@ -74,7 +56,16 @@ func (n *Node) Accept(ctx context.Context, o engine.DispatchOffer) engine.OfferR
 	return n.verdict(res.Verdict, res.Reason)
 }
 
-func (n *Node) verdict(v engine.OfferVerdict, reason string) engine.OfferResult {
+// Accepting reports whether the node takes work; heartbeats answer with it.
+func (n *Runtime) Accepting() bool { return n.books.Ready() }
+
+// Health is the node's answer to GET /healthz.
+func (n *Runtime) Health() endpoint.Health {
+	load, running := n.books.Totals()
+	return endpoint.Health{Node: n.cfg.Name, Accepting: n.books.Ready(), Load: load, Running: running}
+}
+
+func (n *Runtime) verdict(v engine.OfferVerdict, reason string) engine.OfferResult {
 	n.metrics.offers.WithLabelValues(v.String()).Inc()
 	return engine.OfferResult{Verdict: v, Reason: reason}
 }
@@ -82,7 +73,7 @@ func (n *Node) verdict(v engine.OfferVerdict, reason string) engine.OfferResult 
 // start moves the offered job to RUNNING and starts it. The version guard
 // makes sure the job is still the one offered: a job cancelled or
 // redispatched meanwhile is not started.
-func (n *Node) start(ctx context.Context, h handler, o engine.DispatchOffer, ar *activeRun) engine.OfferResult {
+func (n *Runtime) start(ctx context.Context, h handler, o engine.DispatchOffer, ar *activeRun) engine.OfferResult {
 	job, err := n.store.JobGet(ctx, o.JobID)
 	if errors.Is(err, engine.ErrNotFound) {
 		return engine.OfferResult{Verdict: engine.OfferUnknownJob, Reason: "unknown job"}
@@ -97,8 +88,7 @@ func (n *Node) start(ctx context.Context, h handler, o engine.DispatchOffer, ar 
 	if err != nil {
 		return engine.OfferResult{Verdict: engine.OfferRefused, Reason: err.Error()}
 	}
-	job, err = n.store.JobUpdate(ctx, engine.JobUpdate{ID: job.ID, From: job.Status, Version: job.Version,
-		To: engine.StatusRunning, IncrementAttempt: true, MarkStarted: true, Message: engine.Ptr("")})
+	job, err = n.store.JobUpdate(ctx, engine.StartUpdate(job))
 	if errors.Is(err, engine.ErrConflict) {
 		return engine.OfferResult{Verdict: engine.OfferGone, Reason: "job moved on"}
 	}
@@ -139,17 +129,18 @@ func (n *Node) start(ctx context.Context, h handler, o engine.DispatchOffer, ar 
 	return engine.OfferResult{Verdict: engine.OfferAccepted}
 }
 
-// forget drops a run from the node's books and frees its load.
-func (n *Node) forget(id int64, ar *activeRun) {
+// forget takes a run off the node's books and frees its load. The run
+// leaves the runs map before the books release the job, so a new run of
+// the same job, which the books let in only after that, is never dropped
+// here by mistake.
+func (n *Runtime) forget(id int64, ar *activeRun) {
 	n.mu.Lock()
-	defer n.mu.Unlock()
 	if n.runs[id] != ar {
+		n.mu.Unlock()
 		return
 	}
 	delete(n.runs, id)
-	n.load -= ar.load
-	if len(n.runs) == 0 {
-		n.load = 0 // no float drift once idle
-	}
+	n.mu.Unlock()
+	n.books.Release(id)
 	n.runsDone.Done()
 }

@@ -16,6 +16,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/engine/endpoint"
 	"github.com/jobctl/jobctl/engine/placement"
 )
 
@@ -44,7 +45,7 @@ type Config struct {
 	LogCap            int64         // bytes of log kept per job attempt
 	DSN               string        // passed to jobs as JOBCTL_DB
 	MetricsAuth       bool          // /metrics asks for the cluster token too
-	TLS               TLS
+	TLS               endpoint.TLS
 }
 
 // Service maps a job type to the command that runs it.
@@ -108,10 +109,10 @@ func (c *Config) Validate() error {
 	if c.PollInterval <= 0 || c.CancelGrace < 0 || c.ShutdownGrace < 0 {
 		return errors.New("--poll-interval must be positive, --cancel-grace and --shutdown-grace not negative")
 	}
-	if _, err := c.TLS.serverConfig(); err != nil {
+	if _, err := c.TLS.ServerConfig(); err != nil {
 		return err
 	}
-	if _, err := c.TLS.clientConfig(); err != nil {
+	if _, err := c.TLS.ClientConfig(); err != nil {
 		return err
 	}
 	preferred := map[string]bool{}

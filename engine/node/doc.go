@@ -1,6 +1,12 @@
 // Package node is the runtime of `jobctl serve`: it registers the node,
-// answers the dispatch handshake over HTTP (and in-process for its own
-// dispatcher), runs accepted jobs through the runner, follows operator
-// requests (cancel, pause, resume) from the store, and — on candidates —
-// runs the lease election, the dispatch loop and the heartbeat.
+// keeps its acceptance books, answers dispatch offers (from its endpoint
+// and, in-process, from its own dispatcher), starts accepted jobs through
+// the runner and records how they end, follows operator requests (cancel,
+// pause, resume) from the store, reports its liveness and health, and — on
+// dispatch candidates — runs the lease election, the dispatch loop and the
+// heartbeats.
+//
+// The HTTP side of the endpoint lives in package endpoint; the rules for a
+// job's next state live in package engine. This package ties them to a
+// store, a clock and running processes.
 package node

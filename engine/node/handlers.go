@@ -36,7 +36,7 @@ func buildHandlers(cfg Config) (map[string]handler, error) {
 	return hs, nil
 }
 
-func (n *Node) serviceTypes() []string {
+func (n *Runtime) serviceTypes() []string {
 	types := make([]string, 0, len(n.handlers))
 	for t := range n.handlers {
 		types = append(types, t)
@@ -47,7 +47,7 @@ func (n *Node) serviceTypes() []string {
 
 // spec builds what the runner starts for a job, or says why the job can
 // never run here (a permanent refusal).
-func (n *Node) spec(h handler, job *engine.Job, attempt int) (runner.Spec, error) {
+func (n *Runtime) spec(h handler, job *engine.Job, attempt int) (runner.Spec, error) {
 	s := runner.Spec{
 		JobID:   job.ID,
 		Attempt: attempt,

@@ -8,20 +8,20 @@ import (
 	"strings"
 )
 
-// health is what a node reports of its machine for the overload filters
-// and the lowerweight selector.
-type health struct {
-	loadAvg      float64
-	memAvailable int64 // bytes; 0 when unknown
+// HealthReading is what a node reports of its machine for the overload
+// gate and the lowerweight selector.
+type HealthReading struct {
+	LoadAvg      float64 // one-minute load average
+	MemAvailable int64   // bytes; 0 when unknown
 }
 
-// readHealth reads /proc; on systems without it the figures stay zero,
+// ReadHealth reads /proc; on systems without it the figures stay zero,
 // which the placement rules treat as unknown.
-func readHealth() health {
-	var h health
+func ReadHealth() HealthReading {
+	var h HealthReading
 	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
 		if f := strings.Fields(string(b)); len(f) > 0 {
-			h.loadAvg, _ = strconv.ParseFloat(f[0], 64)
+			h.LoadAvg, _ = strconv.ParseFloat(f[0], 64)
 		}
 	}
 	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
@@ -30,7 +30,7 @@ func readHealth() health {
 			if rest, ok := strings.CutPrefix(sc.Text(), "MemAvailable:"); ok {
 				if f := strings.Fields(rest); len(f) > 0 {
 					kb, _ := strconv.ParseInt(f[0], 10, 64)
-					h.memAvailable = kb << 10
+					h.MemAvailable = kb << 10
 				}
 				break
 			}

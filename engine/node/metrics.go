@@ -12,6 +12,7 @@ type metrics struct {
 	offers     *prometheus.CounterVec
 	completed  *prometheus.CounterVec
 	running    prometheus.Gauge
+	overloaded prometheus.Gauge
 	leaseHeld  prometheus.Gauge
 	rounds     prometheus.Counter
 	dispatched prometheus.Counter
@@ -26,6 +27,8 @@ func newMetrics() *metrics {
 			Help: "Job runs that ended on this node, by resulting status."}, []string{"status"}),
 		running: prometheus.NewGauge(prometheus.GaugeOpts{Name: "jobctl_node_jobs_running",
 			Help: "Jobs running on this node."}),
+		overloaded: prometheus.NewGauge(prometheus.GaugeOpts{Name: "jobctl_node_overloaded",
+			Help: "1 while this machine is above its load-average limit or under its memory reserve: dispatchers send it no new work."}),
 		leaseHeld: prometheus.NewGauge(prometheus.GaugeOpts{Name: "jobctl_lease_held",
 			Help: "1 while this node holds the dispatcher lease."}),
 		rounds: prometheus.NewCounter(prometheus.CounterOpts{Name: "jobctl_dispatch_rounds_total",
@@ -33,7 +36,7 @@ func newMetrics() *metrics {
 		dispatched: prometheus.NewCounter(prometheus.CounterOpts{Name: "jobctl_dispatched_total",
 			Help: "Jobs this node's dispatcher placed on a node."}),
 	}
-	m.registry.MustRegister(m.offers, m.completed, m.running, m.leaseHeld, m.rounds, m.dispatched,
+	m.registry.MustRegister(m.offers, m.completed, m.running, m.overloaded, m.leaseHeld, m.rounds, m.dispatched,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -14,7 +14,7 @@ import (
 // progress coalesced to the latest value and written with the next flush.
 // Neither holds a database connection between writes.
 type jobOutput struct {
-	n    *Node
+	n    *Runtime
 	job  *engine.Job
 	logs *runner.LogBatcher
 
@@ -22,7 +22,7 @@ type jobOutput struct {
 	progress *engine.JobProgressParams // latest unsaved progress
 }
 
-func (n *Node) newOutput(job *engine.Job) *jobOutput {
+func (n *Runtime) newOutput(job *engine.Job) *jobOutput {
 	o := &jobOutput{n: n, job: job}
 	o.logs = runner.NewLogBatcher(o.flush, runner.LogBatcherOptions{MaxBytes: n.cfg.LogCap, Logger: n.log})
 	return o

@@ -11,7 +11,7 @@ import (
 // resume — for the jobs running here, and stops runs whose job was taken
 // from this node (recovered elsewhere after it was thought offline). One
 // query per poll covers all of the node's jobs.
-func (n *Node) reconcileLoop(ctx context.Context) {
+func (n *Runtime) reconcileLoop(ctx context.Context) {
 	every(ctx, n.cfg.PollInterval, func() {
 		if err := n.reconcile(ctx); err != nil && ctx.Err() == nil {
 			n.log.Warn("cannot check running jobs", "err", err)
@@ -19,7 +19,7 @@ func (n *Node) reconcileLoop(ctx context.Context) {
 	})
 }
 
-func (n *Node) reconcile(ctx context.Context) error {
+func (n *Runtime) reconcile(ctx context.Context) error {
 	// Only runs started before the query can be judged by its answer.
 	n.mu.Lock()
 	started := make(map[int64]*activeRun, len(n.runs))
@@ -92,17 +92,13 @@ func ended(ar *activeRun) bool {
 // too long), so nothing else would ever end them. A job accepted meanwhile
 // is safe: its run is on the books before the job becomes RUNNING, and a
 // job that ended meanwhile has a new version, so the guarded update misses.
-func (n *Node) recoverOrphans(ctx context.Context) error {
-	jobs, err := n.store.JobList(ctx, engine.JobListParams{Node: n.cfg.Name, Statuses: []engine.Status{
-		engine.StatusRunning, engine.StatusPaused, engine.StatusCancelling, engine.StatusWaiting}})
+func (n *Runtime) recoverOrphans(ctx context.Context) error {
+	jobs, err := n.store.JobList(ctx, engine.JobListParams{Node: n.cfg.Name, Statuses: engine.NodeOwnedStatuses})
 	if err != nil {
 		return err
 	}
 	for _, job := range jobs {
-		n.mu.Lock()
-		_, known := n.runs[job.ID]
-		n.mu.Unlock()
-		if known {
+		if n.books.Holds(job.ID) {
 			continue
 		}
 		_, err := n.store.JobUpdate(ctx, engine.RecoverUpdate(job, "node "+n.cfg.Name+" lost track of the run"))
@@ -120,13 +116,6 @@ func (n *Node) recoverOrphans(ctx context.Context) error {
 // this attempt, started and not ended. A job recovered and offered anew —
 // even to this node — is DISPATCHING with the same attempt number until it
 // starts again, and is no longer ar's.
-func (n *Node) owns(job *engine.Job, ar *activeRun) bool {
-	if job.Node != n.cfg.Name || job.Attempt != ar.attempt {
-		return false
-	}
-	switch job.Status {
-	case engine.StatusRunning, engine.StatusPaused, engine.StatusCancelling, engine.StatusWaiting:
-		return true
-	}
-	return false
+func (n *Runtime) owns(job *engine.Job, ar *activeRun) bool {
+	return job.Node == n.cfg.Name && job.Attempt == ar.attempt && job.Status.NodeOwned()
 }

@@ -1,5 +1,5 @@
-// Package runner runs one attempt of a job on a node (DESIGN.md §6): either a
-// child process exec'd straight from an argv, never through a shell, or an
+// Package runner runs one attempt of a job on a node: either a child
+// process exec'd straight from an argv, never through a shell, or an
 // in-process builtin handler such as noop and sleep.
 //
 // A process handler runs in its own process group, so pause (SIGSTOP),

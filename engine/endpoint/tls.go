@@ -1,4 +1,4 @@
-package node
+package endpoint
 
 import (
 	"crypto/tls"
@@ -8,7 +8,7 @@ import (
 	"os"
 )
 
-// TLS configures HTTPS on the node endpoint and how this node checks the
+// TLS configures HTTPS on a node's endpoint and how this node checks the
 // endpoints of the others. The cluster token travels in every dispatch
 // request, so a cluster whose nodes talk across an untrusted network
 // should use it.
@@ -17,8 +17,9 @@ type TLS struct {
 	CAFile            string // CA bundle to verify other nodes; empty: the system's roots
 }
 
-// serverConfig loads this node's certificate; nil without one.
-func (t TLS) serverConfig() (*tls.Config, error) {
+// ServerConfig loads this node's certificate; nil without one, for plain
+// HTTP.
+func (t TLS) ServerConfig() (*tls.Config, error) {
 	if t.CertFile == "" && t.KeyFile == "" {
 		return nil, nil
 	}
@@ -32,8 +33,8 @@ func (t TLS) serverConfig() (*tls.Config, error) {
 	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
 }
 
-// clientConfig is how offers and heartbeats verify other nodes.
-func (t TLS) clientConfig() (*tls.Config, error) {
+// ClientConfig is how offers and heartbeats verify other nodes.
+func (t TLS) ClientConfig() (*tls.Config, error) {
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
 	if t.CAFile == "" {
 		return cfg, nil

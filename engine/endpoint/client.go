@@ -1,4 +1,4 @@
-package node
+package endpoint
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"github.com/jobctl/jobctl/engine"
 )
 
-// Client speaks to other nodes' endpoints with the cluster token.
+// Client speaks to nodes' endpoints with the cluster token.
 type Client struct {
 	http  *http.Client
 	token string
@@ -27,7 +27,8 @@ func NewClient(token string, timeout time.Duration, tlsConfig *tls.Config) *Clie
 	return &Client{http: &http.Client{Timeout: timeout, Transport: transport}, token: token}
 }
 
-// Offer POSTs a dispatch offer and reads the node's verdict.
+// Offer POSTs a dispatch offer and reads the node's verdict. A node that
+// cannot be reached, or answers with something else, gives OfferError.
 func (c *Client) Offer(ctx context.Context, n *engine.Node, o engine.DispatchOffer) engine.OfferResult {
 	body, _ := json.Marshal(o)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, n.URL+"/v1/dispatch", bytes.NewReader(body))
@@ -46,19 +47,11 @@ func (c *Client) Offer(ctx context.Context, n *engine.Node, o engine.DispatchOff
 		Error  string `json:"error"`
 	}
 	_ = json.NewDecoder(io.LimitReader(resp.Body, maxOfferBytes)).Decode(&answer)
-	switch resp.StatusCode {
-	case http.StatusNoContent:
-		return engine.OfferResult{Verdict: engine.OfferAccepted}
-	case http.StatusServiceUnavailable:
-		return engine.OfferResult{Verdict: engine.OfferDeclined, Reason: answer.Reason}
-	case http.StatusPreconditionFailed:
-		return engine.OfferResult{Verdict: engine.OfferRefused, Reason: answer.Reason}
-	case http.StatusConflict:
-		return engine.OfferResult{Verdict: engine.OfferGone, Reason: answer.Reason}
-	case http.StatusNotFound:
-		return engine.OfferResult{Verdict: engine.OfferUnknownJob, Reason: answer.Reason}
+	v := verdictOf(resp.StatusCode)
+	if v == engine.OfferError {
+		return engine.OfferResult{Verdict: v, Reason: fmt.Sprintf("HTTP %d %s", resp.StatusCode, answer.Error)}
 	}
-	return engine.OfferResult{Verdict: engine.OfferError, Reason: fmt.Sprintf("HTTP %d %s", resp.StatusCode, answer.Error)}
+	return engine.OfferResult{Verdict: v, Reason: answer.Reason}
 }
 
 // Heartbeat sends HEAD /v1/dispatch; nil means the node accepts work.
@@ -77,18 +70,4 @@ func (c *Client) Heartbeat(ctx context.Context, n *engine.Node) error {
 		return fmt.Errorf("heartbeat answered HTTP %d", resp.StatusCode)
 	}
 	return nil
-}
-
-// offerer sends offers to other nodes over HTTP and to its own node
-// in-process, through the same acceptance code.
-type offerer struct {
-	self   *Node
-	client *Client
-}
-
-func (o *offerer) Offer(ctx context.Context, n *engine.Node, offer engine.DispatchOffer) engine.OfferResult {
-	if n.Name == o.self.cfg.Name {
-		return o.self.Accept(ctx, offer)
-	}
-	return o.client.Offer(ctx, n, offer)
 }

@@ -1,0 +1,202 @@
+package node
+
+import (
+	"context"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/engine/endpoint"
+)
+
+func TestOfferOverHTTPStartsTheJobAndRecordsItsEnd(t *testing.T) {
+	t.Parallel()
+	n, s := testNode(t, nil)
+	srv := httptest.NewServer(n.Handler())
+	defer srv.Close()
+	client := endpoint.NewClient("secret-token", 5*time.Second, nil)
+	o := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeExec, Args: []string{"sh", "-c", "echo out; echo err >&2; exit 7"}, Load: 1, MaxAttempts: 1})
+	if res := client.Offer(context.Background(), &engine.Node{URL: srv.URL}, o); res.Verdict != engine.OfferAccepted {
+		t.Fatalf("offer: %+v, want accepted", res)
+	}
+	j := waitJob(t, s, o.JobID, func(j *engine.Job) bool { return j.Status.Terminal() })
+	if j.Status != engine.StatusFailed || j.ExitCode == nil || *j.ExitCode != 7 || j.Attempt != 1 || j.Node != "n1" {
+		t.Fatalf("job = %s exit %v attempt %d node %q, want FAILED exit 7 attempt 1 on n1", j.Status, j.ExitCode, j.Attempt, j.Node)
+	}
+	chunks, err := s.JobLogList(context.Background(), engine.JobLogListParams{JobID: o.JobID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	for _, c := range chunks {
+		log.Write(c.Data)
+	}
+	if !strings.Contains(log.String(), "out") || !strings.Contains(log.String(), "err") {
+		t.Fatalf("log = %q, want stdout and stderr", log.String())
+	}
+}
+
+func TestOfferVerdicts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	n, s := testNode(t, func(c *Config) { c.Exec = false; c.AcceptExceeding = false })
+	srv := httptest.NewServer(n.Handler())
+	defer srv.Close()
+	remote := endpoint.NewClient("secret-token", 5*time.Second, nil)
+	offer := func(o engine.DispatchOffer) (inProcess, overHTTP engine.OfferResult) {
+		return n.Accept(ctx, o), remote.Offer(ctx, &engine.Node{URL: srv.URL}, o)
+	}
+
+	exec := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeExec, Args: []string{"true"}, Load: 1})
+	if a, b := offer(exec); a.Verdict != engine.OfferRefused || b.Verdict != engine.OfferRefused {
+		t.Errorf("exec without --exec: %v / %v, want refused (412)", a, b)
+	}
+	badSleep := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeSleep, Payload: []byte(`{"duration":"soon"}`), Load: 1})
+	if a := n.Accept(ctx, badSleep); a.Verdict != engine.OfferRefused {
+		t.Errorf("sleep with an invalid payload: %v, want refused", a)
+	}
+	huge := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeNoop, Load: 3})
+	if a, b := offer(huge); a.Verdict != engine.OfferDeclined || b.Verdict != engine.OfferDeclined {
+		t.Errorf("oversized job without --accept-exceeding: %v / %v, want declined", a, b)
+	}
+	unknown := engine.DispatchOffer{JobID: 999999, Version: 1, Type: engine.TypeNoop, Load: 1}
+	if a, b := offer(unknown); a.Verdict != engine.OfferUnknownJob || b.Verdict != engine.OfferUnknownJob {
+		t.Errorf("unknown job: %v / %v, want unknown (404)", a, b)
+	}
+	stale := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeNoop, Load: 1})
+	stale.Version--
+	if a, b := offer(stale); a.Verdict != engine.OfferGone || b.Verdict != engine.OfferGone {
+		t.Errorf("offer of an older version: %v / %v, want gone (409)", a, b)
+	}
+	if j, _ := s.JobGet(ctx, stale.JobID); j.Status != engine.StatusDispatching || j.Attempt != 0 {
+		t.Errorf("a refused stale offer changed the job: %s attempt %d", j.Status, j.Attempt)
+	}
+
+	// Two sleeps of load 1 fill max load 2; the third is declined as busy.
+	for i := range 3 {
+		o := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeSleep, Payload: []byte(`"30s"`), Load: 1})
+		res := n.Accept(ctx, o)
+		want := engine.OfferAccepted
+		if i == 2 {
+			want = engine.OfferDeclined
+		}
+		if res.Verdict != want {
+			t.Fatalf("sleep %d: %v, want %v", i, res, want)
+		}
+	}
+	stopRuns(n)
+}
+
+func TestAJobIsNeverRunTwiceOnOneNode(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	n, s := testNode(t, nil)
+	o := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeSleep, Payload: []byte(`"60s"`), Load: 1})
+	if res := n.Accept(ctx, o); res.Verdict != engine.OfferAccepted {
+		t.Fatal(res)
+	}
+	// The job is taken away and offered to this node again while its first
+	// run has not ended yet (say, within its cancel grace).
+	j, _ := s.JobGet(ctx, o.JobID)
+	j, err := s.JobUpdate(ctx, engine.RecoverUpdate(j, "test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err = s.JobUpdate(ctx, engine.JobUpdate{ID: j.ID, From: j.Status, Version: j.Version, To: engine.StatusDispatching, Node: engine.Ptr("n1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := engine.DispatchOffer{JobID: j.ID, Attempt: j.Attempt, Version: j.Version, Type: j.Type, Load: j.Load}
+	if res := n.Accept(ctx, again); res.Verdict != engine.OfferDeclined {
+		t.Fatalf("second offer while the first run lives: %v, want declined", res)
+	}
+	if load, running := n.books.Totals(); running != 1 || load != 1 {
+		t.Errorf("books after the refused offer: %d runs, load %v; want 1 and 1", running, load)
+	}
+	if err := n.reconcile(ctx); err != nil { // stops the run taken away
+		t.Fatal(err)
+	}
+	n.runsDone.Wait()
+	if res := n.Accept(ctx, again); res.Verdict != engine.OfferAccepted {
+		t.Fatalf("offer after the first run ended: %v, want accepted", res)
+	}
+	j = waitJob(t, s, o.JobID, func(j *engine.Job) bool { return j.Status == engine.StatusRunning })
+	if j.Attempt != 2 {
+		t.Fatalf("attempt %d, want 2", j.Attempt)
+	}
+	stopRuns(n)
+}
+
+func TestANodeInMaintenanceDeclinesOffers(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	n, s := testNode(t, nil)
+	n.books.SetMaintenance(true) // as the touch loop mirrors it from the store
+	o := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeNoop, Load: 1})
+	if res := n.Accept(ctx, o); res.Verdict != engine.OfferDeclined {
+		t.Fatalf("offer to a node in maintenance: %v, want declined", res)
+	}
+	if j, _ := s.JobGet(ctx, o.JobID); j.Status != engine.StatusDispatching || j.Attempt != 0 {
+		t.Errorf("a declined offer changed the job: %s attempt %d", j.Status, j.Attempt)
+	}
+}
+
+func TestAcceptanceKeepsTheBooks(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	n, s := testNode(t, nil) // max load 2
+
+	// Offers made at once cannot together overcommit the node.
+	offers := make([]engine.DispatchOffer, 6)
+	for i := range offers {
+		offers[i] = offerFor(t, s, engine.JobInsertParams{Type: engine.TypeSleep, Payload: []byte(`"60s"`), Load: 1})
+	}
+	results := make(chan engine.OfferResult, len(offers))
+	for _, o := range offers {
+		go func() { results <- n.Accept(ctx, o) }()
+	}
+	accepted := 0
+	for range offers {
+		r := <-results
+		switch {
+		case r.Verdict == engine.OfferAccepted:
+			accepted++
+		case r.Verdict != engine.OfferDeclined || !strings.HasPrefix(r.Reason, "busy"):
+			t.Errorf("concurrent offer: %+v, want accepted or declined busy", r)
+		}
+	}
+	if load, running := n.books.Totals(); accepted != 2 || load != 2 || running != 2 {
+		t.Fatalf("%d accepted, books load %v with %d jobs; want 2, 2 and 2", accepted, load, running)
+	}
+	if h := n.Health(); !h.Accepting || h.Load != 2 || h.Running != 2 || h.Node != "n1" {
+		t.Errorf("health = %+v", h)
+	}
+
+	// A node that stopped taking work declines, and leaves the job alone.
+	n.books.SetReady(false)
+	late := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeNoop, Load: 0})
+	if r := n.Accept(ctx, late); r.Verdict != engine.OfferDeclined || r.Reason != "not-ready" {
+		t.Errorf("offer to a node not taking work: %+v, want declined not-ready", r)
+	}
+	if n.Accepting() {
+		t.Error("the node says it accepts work after SetReady(false)")
+	}
+	if j, _ := s.JobGet(ctx, late.JobID); j.Status != engine.StatusDispatching || j.Attempt != 0 {
+		t.Errorf("a declined offer changed the job: %s attempt %d", j.Status, j.Attempt)
+	}
+
+	// Every accepted run is counted until its result is recorded, which is
+	// what a shutdown waits for; then the books are empty again.
+	stopRuns(n)
+	n.runsDone.Wait()
+	if load, running := n.books.Totals(); load != 0 || running != 0 {
+		t.Errorf("books after the runs ended: load %v with %d jobs, want empty", load, running)
+	}
+	for _, o := range offers {
+		if j, _ := s.JobGet(ctx, o.JobID); j.Status == engine.StatusRunning {
+			t.Errorf("job %d still RUNNING after its run was counted out", j.ID)
+		}
+	}
+}

@@ -1,0 +1,114 @@
+package node
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/engine/dispatch"
+	"github.com/jobctl/jobctl/engine/endpoint"
+	"github.com/jobctl/jobctl/engine/placement"
+)
+
+// heartbeatTimeout is how long a node has to answer a heartbeat.
+const heartbeatTimeout = 10 * time.Second
+
+// quickRound is the pause before the next round when the last one placed
+// work: nodes that finish short jobs within a round have room again at once,
+// and waiting a whole interval would cap throughput at one round's worth of
+// capacity per interval.
+const quickRound = 50 * time.Millisecond
+
+// startDispatching runs what a dispatch candidate does beside its own
+// work: the lease election with dispatch rounds while it holds the lease,
+// and the heartbeats to the other nodes.
+func (n *Runtime) startDispatching(ctx context.Context, wg *sync.WaitGroup) error {
+	selector, err := placement.ParseSelector(n.cfg.Selector)
+	if err != nil {
+		return err
+	}
+	for _, p := range n.cfg.Preferred {
+		p.Inner = selector
+		selector = p
+	}
+	tlsConfig, err := n.cfg.TLS.ClientConfig()
+	if err != nil {
+		return err
+	}
+	// An offer must not outlast the lease's trust: a node that does not
+	// answer costs a round at most this long.
+	client := endpoint.NewClient(n.token, min(max(n.cfg.leaseTTL()/3, time.Second), 10*time.Second), tlsConfig)
+	n.holder = dispatch.NewLeaseHolder(n.store, n.cfg.Name, n.cfg.leaseTTL(), n.clock, n.log)
+	d := dispatch.NewDispatcher(n.store, &offerer{self: n, client: client}, selector, n.clock, n.log)
+	wg.Go(func() { n.dispatchLoop(ctx, d) })
+	// Heartbeats get a client of their own: a node slow to answer is not
+	// dead, and the offers' short timeout would say it is.
+	beats := endpoint.NewClient(n.token, heartbeatTimeout, tlsConfig)
+	monitor := dispatch.NewMonitor(n.store, n.cfg.Name, beats.Heartbeat, heartbeatTimeout, n.log)
+	wg.Go(func() {
+		every(ctx, n.cfg.HeartbeatInterval, func() {
+			if err := monitor.Beat(ctx); err != nil && ctx.Err() == nil {
+				n.log.Warn("heartbeat round failed", "err", err)
+			}
+		})
+	})
+	return nil
+}
+
+func (n *Runtime) dispatchLoop(ctx context.Context, d *dispatch.Dispatcher) {
+	repeat(ctx, func() time.Duration {
+		held := n.holder.Renew(ctx)
+		n.metrics.leaseHeld.Set(boolGauge(held))
+		if !held {
+			return n.cfg.DispatchInterval
+		}
+		stats, err := d.Round(ctx, n.holder.Trusted)
+		n.metrics.rounds.Inc()
+		n.metrics.dispatched.Add(float64(stats.Dispatched))
+		if err != nil && ctx.Err() == nil {
+			n.log.Warn("dispatch round ended early", "err", err, "dispatched", stats.Dispatched)
+		} else if stats.Dispatched+stats.Failed+stats.Recovered > 0 {
+			n.log.Debug("dispatch round", "considered", stats.Considered, "dispatched", stats.Dispatched,
+				"failed", stats.Failed, "recovered", stats.Recovered)
+		}
+		if stats.Dispatched > 0 {
+			return min(quickRound, n.cfg.DispatchInterval)
+		}
+		return n.cfg.DispatchInterval
+	})
+}
+
+// offerer sends offers to other nodes over HTTP and to its own node
+// in-process, through the same acceptance code.
+type offerer struct {
+	self   *Runtime
+	client *endpoint.Client
+}
+
+func (o *offerer) Offer(ctx context.Context, n *engine.Node, offer engine.DispatchOffer) engine.OfferResult {
+	if n.Name == o.self.cfg.Name {
+		return o.self.Accept(ctx, offer)
+	}
+	return o.client.Offer(ctx, n, offer)
+}
+
+// every runs f now and then each interval until ctx ends; a slow f delays
+// the next run instead of piling runs up.
+func every(ctx context.Context, interval time.Duration, f func()) {
+	repeat(ctx, func() time.Duration { f(); return interval })
+}
+
+// repeat runs f now and again after each delay f returns, until ctx ends.
+func repeat(ctx context.Context, f func() time.Duration) {
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			t.Reset(f())
+		}
+	}
+}

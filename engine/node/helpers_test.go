@@ -1,0 +1,115 @@
+package node
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/engine/dbstore"
+)
+
+// testNode is a node runtime accepting work on a fresh SQLite store, without its
+// background loops, so tests drive the handshake directly.
+func testNode(t *testing.T, mutate func(*Config), opts ...Option) (*Runtime, engine.Store) {
+	t.Helper()
+	ctx := context.Background()
+	s, err := dbstore.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "node.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Defaults()
+	cfg.Name, cfg.MaxLoad, cfg.Exec = "n1", 2, true
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	n, err := New(cfg, s, engine.SystemClock{}, slog.New(slog.NewTextHandler(io.Discard, nil)), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.token = "secret-token"
+	n.books.SetReady(true)
+	t.Cleanup(func() { n.runsDone.Wait() })
+	return n, s
+}
+
+// offerFor inserts a job and marks it DISPATCHING to node n1, as the
+// dispatcher does before it offers.
+func offerFor(t *testing.T, s engine.Store, p engine.JobInsertParams) engine.DispatchOffer {
+	t.Helper()
+	ctx := context.Background()
+	p.Status = engine.StatusQueued
+	job, err := s.JobInsert(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job, err = s.JobUpdate(ctx, engine.JobUpdate{ID: job.ID, From: job.Status, Version: job.Version,
+		To: engine.StatusDispatching, Node: engine.Ptr("n1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return engine.DispatchOffer{JobID: job.ID, Attempt: job.Attempt, Version: job.Version, Type: job.Type, Load: job.Load}
+}
+
+func waitJob(t *testing.T, s engine.Store, id int64, done func(*engine.Job) bool) *engine.Job {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		j, err := s.JobGet(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if done(j) {
+			return j
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %d stuck in %s", id, j.Status)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// stopRuns ends a test's runs the way a node shutdown does.
+func stopRuns(n *Runtime) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, ar := range n.runs {
+		ar.shutdown = true
+		ar.run.Cancel("test over", time.Second)
+	}
+}
+
+func writeFile(t *testing.T, path, body string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// logBuffer collects what a node logs, safe for the node's goroutines.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

@@ -1,0 +1,113 @@
+package node
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/jobctl/jobctl/engine"
+)
+
+// healthFeed hands the node the machine figures a test sets.
+type healthFeed struct {
+	mu      sync.Mutex
+	reading HealthReading
+}
+
+func (f *healthFeed) read() HealthReading {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.reading
+}
+
+func (f *healthFeed) set(h HealthReading) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reading = h
+}
+
+func TestOverloadIsLoggedOncePerChange(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	feed := &healthFeed{}
+	n, s := testNode(t, func(c *Config) { c.MaxLoadAvg, c.ReservedMemory = 4, 1<<30 }, WithHealthReader(feed.read))
+	var logs logBuffer
+	n.log = slog.New(slog.NewTextHandler(&logs, nil))
+	if _, err := s.NodeRegister(ctx, engine.NodeRegisterParams{Node: n.row(), StaleAfter: engine.NodeStaleAfter}); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(n.Handler())
+	defer srv.Close()
+
+	steps := []struct {
+		reading    HealthReading
+		overloaded bool
+	}{
+		{HealthReading{LoadAvg: 1, MemAvailable: 8 << 30}, false},
+		{HealthReading{LoadAvg: 9.5, MemAvailable: 8 << 30}, true},
+		{HealthReading{LoadAvg: 12, MemAvailable: 8 << 30}, true},
+		{HealthReading{LoadAvg: 9.5, MemAvailable: 8 << 30}, true},
+		{HealthReading{LoadAvg: 2, MemAvailable: 8 << 30}, false},
+		{HealthReading{LoadAvg: 2, MemAvailable: 8 << 30}, false},
+		{HealthReading{LoadAvg: 2, MemAvailable: 100 << 20}, true},
+		{HealthReading{LoadAvg: 2, MemAvailable: 90 << 20}, true},
+	}
+	for i, step := range steps {
+		feed.set(step.reading)
+		n.touch(ctx)
+		want := "jobctl_node_overloaded 0"
+		if step.overloaded {
+			want = "jobctl_node_overloaded 1"
+		}
+		if m := metricsText(t, srv.URL); !strings.Contains(m, want) {
+			t.Errorf("step %d (%+v): metrics lack %q", i, step.reading, want)
+		}
+	}
+	out := logs.String()
+	for line, count := range map[string]int{
+		"taking no new work: load average 9.5 above limit 4; set --max-load-avg to change it":           1,
+		"taking no new work: free memory 100MiB under reserve 1GiB; set --reserved-memory to change it": 1,
+		"taking no new work":    2,
+		"taking new work again": 1,
+	} {
+		if got := strings.Count(out, line); got != count {
+			t.Errorf("%q logged %d times, want %d; log:\n%s", line, got, count, out)
+		}
+	}
+	if me, err := s.NodeGet(ctx, "n1"); err != nil || me.LoadAvg != 2 || me.MemAvailable != 90<<20 {
+		t.Errorf("stored health = %+v, %v; want the last reading", me, err)
+	}
+}
+
+func TestNoLoadAverageLimitNeverOverloads(t *testing.T) {
+	t.Parallel()
+	feed := &healthFeed{}
+	n, _ := testNode(t, func(c *Config) { c.MaxLoadAvg = 0 }, WithHealthReader(feed.read))
+	var logs logBuffer
+	n.log = slog.New(slog.NewTextHandler(&logs, nil))
+	feed.set(HealthReading{LoadAvg: 1000})
+	n.noteOverload(feed.read())
+	n.logOverloadLimits()
+	if out := logs.String(); strings.Contains(out, "taking no new work") || !strings.Contains(out, "max_load_avg=off") {
+		t.Errorf("with --max-load-avg off the node logged:\n%s", out)
+	}
+}
+
+func metricsText(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

@@ -1,0 +1,91 @@
+package node
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/engine/runner"
+)
+
+func TestReconcileFollowsCancelPauseResumeAndTakeover(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	n, s := testNode(t, nil)
+	o := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeSleep, Payload: []byte(`"60s"`), Load: 1})
+	if res := n.Accept(ctx, o); res.Verdict != engine.OfferAccepted {
+		t.Fatal(res)
+	}
+	set := func(to engine.Status) {
+		j, _ := s.JobGet(ctx, o.JobID)
+		if _, err := s.JobUpdate(ctx, engine.JobUpdate{ID: j.ID, From: j.Status, Version: j.Version, To: to}); err != nil {
+			t.Fatal(err)
+		}
+		if err := n.reconcile(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func() *runner.Run {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		return n.runs[o.JobID].run
+	}()
+	set(engine.StatusPaused)
+	if !run.Paused() {
+		t.Fatal("a job paused in the store was not paused")
+	}
+	set(engine.StatusRunning)
+	if run.Paused() {
+		t.Fatal("a job resumed in the store stayed paused")
+	}
+	set(engine.StatusCancelling)
+	j := waitJob(t, s, o.JobID, func(j *engine.Job) bool { return j.Status.Terminal() })
+	if j.Status != engine.StatusCancelled {
+		t.Fatalf("cancelled job ended %s", j.Status)
+	}
+
+	// A job taken from this node (restarted elsewhere) is stopped and its result dropped.
+	o2 := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeSleep, Payload: []byte(`"60s"`), Load: 1})
+	if res := n.Accept(ctx, o2); res.Verdict != engine.OfferAccepted {
+		t.Fatal(res)
+	}
+	j2, _ := s.JobGet(ctx, o2.JobID)
+	if _, err := s.JobUpdate(ctx, engine.JobUpdate{ID: j2.ID, From: j2.Status, Version: j2.Version, To: engine.StatusRestart, Node: engine.Ptr("")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	n.runsDone.Wait()
+	if j, _ := s.JobGet(ctx, o2.JobID); j.Status != engine.StatusRestart {
+		t.Fatalf("the node overwrote a job taken from it: %s", j.Status)
+	}
+}
+
+func TestOrphanedJobsAreRecovered(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	n, s := testNode(t, nil)
+	// RUNNING on this node in the store, but no run here: its result was
+	// never recorded.
+	o := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeNoop, Load: 1})
+	j, _ := s.JobGet(ctx, o.JobID)
+	if _, err := s.JobUpdate(ctx, engine.JobUpdate{ID: j.ID, From: j.Status, Version: j.Version, To: engine.StatusRunning, IncrementAttempt: true}); err != nil {
+		t.Fatal(err)
+	}
+	// A job that runs here for real is left alone.
+	live := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeSleep, Payload: []byte(`"60s"`), Load: 1})
+	if res := n.Accept(ctx, live); res.Verdict != engine.OfferAccepted {
+		t.Fatal(res)
+	}
+	if err := n.recoverOrphans(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if j, _ := s.JobGet(ctx, o.JobID); j.Status != engine.StatusRestart || j.Node != "" {
+		t.Errorf("orphan = %s on %q, want RESTART with no node", j.Status, j.Node)
+	}
+	if j, _ := s.JobGet(ctx, live.JobID); j.Status != engine.StatusRunning {
+		t.Errorf("a job that runs here became %s", j.Status)
+	}
+	stopRuns(n)
+}

@@ -1,0 +1,201 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/engine/dispatch"
+	"github.com/jobctl/jobctl/engine/endpoint"
+	"github.com/jobctl/jobctl/engine/placement"
+)
+
+// Runtime is one running `jobctl serve`. It is not the node's row in the
+// store (engine.Node), which it registers and keeps up to date.
+type Runtime struct {
+	cfg      Config
+	store    engine.Store
+	clock    engine.Clock
+	log      *slog.Logger
+	token    string
+	handlers map[string]handler
+	metrics  *metrics
+	random   func() float64       // jitter of retry backoffs
+	health   func() HealthReading // this machine's load average and free memory
+
+	listener net.Listener
+	server   *http.Server
+	url      string
+
+	// books hold the load and count of accepted jobs, whether the node
+	// takes work and whether it is in maintenance.
+	books *placement.Books
+	// runsDone counts accepted runs not yet finished with; a shutdown
+	// waits on it. Books.Take adds to it, so no run slips past a drain.
+	runsDone sync.WaitGroup
+
+	mu       sync.Mutex
+	stopping bool // the shutdown grace is over: runs still going are stopped
+	runs     map[int64]*activeRun
+	overload engine.Overload // as last seen by the touch loop
+
+	holder *dispatch.LeaseHolder
+}
+
+// Option changes how a Runtime works, for tests and simulations.
+type Option func(*Runtime)
+
+// WithRandom sets the source of the retry backoff's jitter: numbers in
+// [0, 1). The default is math/rand/v2's Float64.
+func WithRandom(random func() float64) Option {
+	return func(n *Runtime) { n.random = random }
+}
+
+// WithHealthReader sets how the node reads its machine's load average and
+// free memory. The default, ReadHealth, reads /proc.
+func WithHealthReader(read func() HealthReading) Option {
+	return func(n *Runtime) { n.health = read }
+}
+
+// New checks the configuration and prepares a node; Run starts it.
+func New(cfg Config, store engine.Store, clock engine.Clock, log *slog.Logger, opts ...Option) (*Runtime, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	handlers, err := buildHandlers(cfg)
+	if err != nil {
+		return nil, err
+	}
+	n := &Runtime{cfg: cfg, store: store, clock: clock, log: log.With("node", cfg.Name),
+		handlers: handlers, runs: map[int64]*activeRun{}, metrics: newMetrics(),
+		random: rand.Float64, health: ReadHealth,
+		books: placement.NewBooks(placement.BookLimits{MaxLoad: cfg.MaxLoad, MaxJobs: cfg.MaxJobs,
+			AcceptExceeding: cfg.AcceptExceeding})}
+	for _, o := range opts {
+		o(n)
+	}
+	return n, nil
+}
+
+// URL is the address other nodes reach this node at (valid after Listen).
+func (n *Runtime) URL() string { return n.url }
+
+// Listen binds the endpoint; done separately from Run so callers learn the
+// address (and bind errors) before anything is registered.
+func (n *Runtime) Listen() error {
+	l, url, err := endpoint.Listen(n.cfg.Listen, n.cfg.Advertise, n.cfg.TLS)
+	if err != nil {
+		return err
+	}
+	n.listener, n.url = l, url
+	return nil
+}
+
+// Handler serves this node's endpoint; valid once the cluster token is
+// known (Run reads it).
+func (n *Runtime) Handler() http.Handler {
+	return endpoint.NewHandler(endpoint.HandlerConfig{Token: n.token, Acceptor: n,
+		Metrics: n.metrics.registry, MetricsAuth: n.cfg.MetricsAuth})
+}
+
+// Run registers the node and serves until ctx is cancelled, then shuts down
+// cleanly: it stops accepting, releases the lease, lets running jobs finish
+// within the shutdown grace and puts the rest back to RESTART.
+func (n *Runtime) Run(ctx context.Context) error {
+	if n.listener == nil {
+		if err := n.Listen(); err != nil {
+			return err
+		}
+	}
+	token, err := n.store.ClusterToken(ctx)
+	if err != nil {
+		return fmt.Errorf("cannot read the cluster token: %w", err)
+	}
+	n.token = token
+	if _, err := n.store.NodeRegister(ctx, engine.NodeRegisterParams{Node: n.row(), StaleAfter: engine.NodeStaleAfter}); err != nil {
+		if errors.Is(err, engine.ErrNodeOnline) {
+			return fmt.Errorf("%w, or choose another --node name", err)
+		}
+		return fmt.Errorf("cannot register node %q: %w", n.cfg.Name, err)
+	}
+	if err := n.recoverOwnJobs(ctx); err != nil {
+		return err
+	}
+	n.server = &http.Server{Handler: n.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- n.server.Serve(n.listener) }()
+
+	n.books.SetReady(true)
+	n.log.Info("node online", "url", n.url, "max_load", n.cfg.MaxLoad, "services", n.serviceTypes(),
+		"dispatch_interval", n.cfg.DispatchInterval)
+	n.logOverloadLimits()
+
+	// Housekeeping (liveness, operator requests) goes on while running jobs
+	// drain at shutdown; dispatching stops first.
+	housekeeping, stopHousekeeping := context.WithCancel(context.Background())
+	var houseWG sync.WaitGroup
+	houseWG.Go(func() { n.touchLoop(housekeeping) })
+	houseWG.Go(func() { n.reconcileLoop(housekeeping) })
+	dispatching, stopDispatching := context.WithCancel(context.Background())
+	var dispatchWG sync.WaitGroup
+	if n.cfg.DispatchInterval > 0 {
+		err = n.startDispatching(dispatching, &dispatchWG)
+	}
+	if err == nil {
+		select {
+		case <-ctx.Done():
+		case err = <-serveErr:
+			n.log.Error("endpoint stopped", "err", err)
+		}
+	}
+
+	n.books.SetReady(false)
+	stopDispatching()
+	dispatchWG.Wait()
+	n.releaseLease()
+	n.drain()
+	stopHousekeeping()
+	houseWG.Wait()
+	n.goOffline()
+	return err
+}
+
+// row is this node as registered in the store.
+func (n *Runtime) row() engine.Node {
+	services := make([]engine.NodeService, 0, len(n.handlers))
+	for _, t := range n.serviceTypes() {
+		h := n.handlers[t]
+		services = append(services, engine.NodeService{Type: t, Load: h.load, Timeout: engine.Duration(h.timeout)})
+	}
+	return engine.Node{
+		Name: n.cfg.Name, URL: n.url, MaxLoad: n.cfg.MaxLoad, MaxJobs: n.cfg.MaxJobs, Weight: n.cfg.Weight,
+		Warmup: engine.Duration(n.cfg.Warmup), AcceptExceeding: n.cfg.AcceptExceeding,
+		Candidate: n.cfg.DispatchInterval > 0, Services: services, State: engine.NodeOnline,
+		MaxLoadAvg: n.cfg.MaxLoadAvg, ReservedMemory: n.cfg.ReservedMemory, Cores: runtime.NumCPU(),
+	}
+}
+
+// recoverOwnJobs restarts jobs a former process of this node left behind:
+// they died with it (parent-death signal), so they must run again.
+func (n *Runtime) recoverOwnJobs(ctx context.Context) error {
+	jobs, err := n.store.JobList(ctx, engine.JobListParams{Node: n.cfg.Name, Statuses: engine.RecoverableStatuses})
+	if err != nil {
+		return err
+	}
+	for _, job := range jobs {
+		u := engine.RecoverUpdate(job, "node "+n.cfg.Name+" restarted while it ran")
+		if _, err := n.store.JobUpdate(ctx, u); err != nil && !errors.Is(err, engine.ErrConflict) {
+			return err
+		}
+		n.log.Warn("recovered job left by an earlier run of this node", "job", job.ID, "status", u.To)
+	}
+	return nil
+}

@@ -1,0 +1,44 @@
+package node
+
+import (
+	"context"
+	"runtime"
+
+	"github.com/jobctl/jobctl/engine"
+)
+
+// touchLoop reports liveness and health; a node that others marked OFFLINE
+// while it was alive (a partition, a stall) comes back ONLINE. Its jobs were
+// restarted elsewhere meanwhile; the reconcile loop stops its copies.
+func (n *Runtime) touchLoop(ctx context.Context) {
+	every(ctx, engine.NodeTouchInterval, func() { n.touch(ctx) })
+}
+
+// touch is one round of the touch loop.
+func (n *Runtime) touch(ctx context.Context) {
+	h := n.health()
+	// Dispatchers hold the overload gate against this node's reported
+	// figures; judging them here too is what lets the node say so.
+	n.noteOverload(h)
+	if err := n.store.NodeTouch(ctx, engine.NodeTouchParams{Name: n.cfg.Name, LoadAvg: h.LoadAvg,
+		MemAvailable: h.MemAvailable, Cores: runtime.NumCPU()}); err != nil {
+		if ctx.Err() == nil {
+			n.log.Warn("cannot report liveness", "err", err)
+		}
+		return
+	}
+	if err := n.recoverOrphans(ctx); err != nil && ctx.Err() == nil {
+		n.log.Warn("cannot check for orphaned jobs", "err", err)
+	}
+	me, err := n.store.NodeGet(ctx, n.cfg.Name)
+	if err != nil {
+		return
+	}
+	n.books.SetMaintenance(me.Maintenance)
+	if me.State == engine.NodeOffline {
+		n.log.Warn("this node was marked OFFLINE while alive; coming back online")
+		if err := n.store.NodeSetState(ctx, n.cfg.Name, engine.NodeOnline); err != nil && ctx.Err() == nil {
+			n.log.Warn("cannot set node online", "err", err)
+		}
+	}
+}
