@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"sort"
@@ -295,5 +296,38 @@ func TestASecondNodeWithTheSameNameIsRefused(t *testing.T) {
 	}
 	if n := c.nodes(); len(n) != 1 || n[0].State != "ONLINE" {
 		t.Fatalf("the refused node changed the node table: %+v", n)
+	}
+}
+
+// The key limit is the same on every backend: MariaDB's VARCHAR(255) is the
+// narrowest column, and a longer key must be refused before any write
+// rather than cut short or rejected halfway by one database only.
+func TestKeyLongerThanTheLimitIsRefusedOnEveryBackend(t *testing.T) {
+	t.Parallel()
+	for name, newCluster := range map[string]func(*testing.T) *cluster{
+		"sqlite": sqliteCluster, "postgres": postgresCluster, "mariadb": mysqlCluster,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			c := newCluster(t)
+			c.ok("db", "migrate")
+			r := c.run("submit", "--key", strings.Repeat("k", 256), "--type", "noop")
+			if r.code != 2 || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 ||
+				!strings.Contains(r.stderr, "key is longer than 255 characters") {
+				t.Errorf("submit --key of 256 characters: exit %d, stdout %q, stderr %q; want exit 2 and one line naming the key",
+					r.code, r.stdout, r.stderr)
+			}
+			if ids := strings.TrimSpace(c.ok("list", "-q")); ids != "" {
+				t.Fatalf("the refused submit created jobs: %q", ids)
+			}
+			key := strings.Repeat("é", 255) // characters, not bytes
+			id := c.submit("--key", key, "--type", "noop")
+			var j struct {
+				Key string `json:"key"`
+			}
+			if err := json.Unmarshal([]byte(c.ok("show", id, "-o", "json")), &j); err != nil || j.Key != key {
+				t.Errorf("job %s has key %q (%v); want the 255 characters given", id, j.Key, err)
+			}
+		})
 	}
 }
