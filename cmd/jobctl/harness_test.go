@@ -8,7 +8,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -208,12 +210,16 @@ func (c *cluster) show(id string) jobView {
 }
 
 type nodeView struct {
-	Name       string  `json:"name"`
-	State      string  `json:"state"`
-	MaxLoad    float64 `json:"max_load"`
-	Load       float64 `json:"load"`
-	Running    int     `json:"running"`
-	Dispatcher bool    `json:"dispatcher"`
+	Name           string  `json:"name"`
+	State          string  `json:"state"`
+	MaxLoad        float64 `json:"max_load"`
+	Load           float64 `json:"load"`
+	Running        int     `json:"running"`
+	Dispatcher     bool    `json:"dispatcher"`
+	MaxLoadAvg     float64 `json:"max_load_avg"`
+	ReservedMemory int64   `json:"reserved_memory"`
+	Overloaded     bool    `json:"overloaded"`
+	OverloadReason string  `json:"overload_reason"`
 }
 
 func (c *cluster) nodes() []nodeView {
@@ -265,20 +271,27 @@ func (c *cluster) waitStatus(id, status string, within time.Duration) jobView {
 // node is one `jobctl serve` process.
 type node struct {
 	name string
+	addr string // host:port it listens on
 	cmd  *exec.Cmd
 	log  *syncBuffer
 	done chan struct{}
 }
 
 // serve starts a node and waits until it is registered ONLINE.
+//
+// The load-average gate is off: on a busy test machine (other builds, the
+// load the tests make themselves) it would hold nodes back at random. A
+// test about the gate gives --max-load-avg or --reserved-memory in args,
+// which come later and so win.
 func (c *cluster) serve(name string, args ...string) *node {
 	c.t.Helper()
-	all := append([]string{"serve", "--node", name, "--listen", "127.0.0.1:" + freePort(c.t),
+	addr := "127.0.0.1:" + freePort(c.t)
+	all := append([]string{"serve", "--node", name, "--listen", addr,
 		"--dispatch-interval", "200ms", "--heartbeat-interval", "1s", "--poll-interval", "100ms",
-		"--log-level", "debug"}, args...)
+		"--max-load-avg", "off", "--log-level", "debug"}, args...)
 	cmd := exec.Command(binary, all...)
 	cmd.Env = append(os.Environ(), "JOBCTL_DB="+c.dsn)
-	n := &node{name: name, cmd: cmd, log: &syncBuffer{}, done: make(chan struct{})}
+	n := &node{name: name, addr: addr, cmd: cmd, log: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = n.log, n.log
 	if err := cmd.Start(); err != nil {
 		c.t.Fatal(err)
@@ -321,6 +334,32 @@ func (n *node) stop(t *testing.T, sig syscall.Signal) {
 		_ = n.cmd.Process.Kill()
 		<-n.done
 	}
+}
+
+// dispatchRounds reads from the node's /metrics how many dispatch rounds it
+// has run as lease holder.
+func (n *node) dispatchRounds(t *testing.T) int {
+	t.Helper()
+	resp, err := http.Get("http://" + n.addr + "/metrics")
+	if err != nil {
+		t.Fatalf("node %s /metrics: %v", n.name, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("node %s /metrics: %s, %v", n.name, resp.Status, err)
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, "jobctl_dispatch_rounds_total "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				t.Fatalf("node %s /metrics: %q: %v", n.name, line, err)
+			}
+			return int(f)
+		}
+	}
+	t.Fatalf("node %s /metrics has no jobctl_dispatch_rounds_total:\n%s", n.name, body)
+	return 0
 }
 
 func freePort(t *testing.T) string {
