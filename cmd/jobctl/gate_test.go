@@ -41,10 +41,7 @@ func TestOverloadedNodeHoldsJobsBackAndSaysWhy(t *testing.T) {
 	id := c.submit("--type", "noop")
 	// A round in progress when the job was created may have read the queue
 	// before it; the three after that saw the job and left it.
-	start := n.dispatchRounds(t)
-	c.eventually(60*time.Second, "three dispatch rounds after the submit", func() bool {
-		return n.dispatchRounds(t) >= start+4
-	})
+	c.waitRounds(n, 4)
 	if j := c.show(id); j.Status != "QUEUED" || j.Node != "" {
 		t.Fatalf("job %s after three rounds on an overloaded node: %s on %q; want QUEUED", id, j.Status, j.Node)
 	}

@@ -268,6 +268,25 @@ func (c *cluster) waitStatus(id, status string, within time.Duration) jobView {
 	return j
 }
 
+// gate is a file jobs wait for: they run until the test opens it, so what
+// the test looks at while they run does not depend on how fast this machine
+// is today.
+type gate string
+
+func newGate(t *testing.T) gate { return gate(filepath.Join(t.TempDir(), "open")) }
+
+// script is a shell command that waits until the gate is open.
+func (g gate) script() string {
+	return `while [ ! -e '` + string(g) + `' ]; do sleep 0.05; done`
+}
+
+func (g gate) open(t *testing.T) {
+	t.Helper()
+	if err := os.WriteFile(string(g), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // node is one `jobctl serve` process.
 type node struct {
 	name string
@@ -362,6 +381,17 @@ func (n *node) dispatchRounds(t *testing.T) int {
 	return 0
 }
 
+// waitRounds waits until the node has run n more dispatch rounds than it
+// had when called; rounds are the clock of dispatch, unlike wall time on a
+// loaded machine.
+func (c *cluster) waitRounds(n *node, rounds int) {
+	c.t.Helper()
+	start := n.dispatchRounds(c.t)
+	c.eventually(60*time.Second, fmt.Sprintf("%d dispatch rounds on node %s", rounds, n.name), func() bool {
+		return n.dispatchRounds(c.t) >= start+rounds
+	})
+}
+
 func freePort(t *testing.T) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -392,12 +422,21 @@ func (s *syncBuffer) String() string {
 // processAlive reports whether a process with this pid exists and is not a
 // zombie (a killed orphan stays one where nothing reaps it).
 func processAlive(pid int) bool {
+	s := processState(pid)
+	return s != "" && s != "Z" && s != "X"
+}
+
+// processState is the state letter of a process in /proc (R, S, T for
+// stopped, Z…), or "" when there is no such process.
+func processState(pid int) string {
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return false
+		return ""
 	}
 	// The state follows the command name, which is in parentheses.
 	rest := stat[bytes.LastIndexByte(stat, ')')+1:]
-	fields := strings.Fields(string(rest))
-	return len(fields) > 0 && fields[0] != "Z" && fields[0] != "X"
+	if fields := strings.Fields(string(rest)); len(fields) > 0 {
+		return fields[0]
+	}
+	return ""
 }
