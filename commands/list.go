@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 
@@ -37,7 +38,8 @@ func NewCmdList(f *Factory, runF func(context.Context, *ListOptions) error) *cob
 		Use:     "list",
 		Aliases: []string{"ls"},
 		Short:   "List jobs",
-		Long: `List jobs, oldest first, up to --limit of the newest.
+		Long: `List jobs, oldest first, up to --limit of the newest. When more jobs match,
+a note on stderr says so; --limit 0 lists them all.
 
 Without --state, deleted jobs are left out; --state all shows them too.
 States: INSTANTIATED, QUEUED, RESTART, DISPATCHING, RUNNING, PAUSED, WAITING,
@@ -133,14 +135,36 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 	if err != nil {
 		return err
 	}
-	jobs, err := store.JobList(ctx, opts.Filter)
+	if opts.Watch {
+		jobs, err := store.JobList(ctx, opts.Filter)
+		if err != nil {
+			return err
+		}
+		return watchJobs(ctx, opts, store, jobs)
+	}
+	// One job more than asked for tells whether the limit cut the listing
+	// short, without a second query that could disagree with the first.
+	filter := opts.Filter
+	if filter.Limit > 0 {
+		filter.Limit++
+	}
+	jobs, err := store.JobList(ctx, filter)
 	if err != nil {
 		return err
 	}
-	if !opts.Watch {
-		return printJobs(opts.IO, opts.Output, opts.Clock.Now(), jobs, true)
+	truncated := opts.Filter.Limit > 0 && len(jobs) > opts.Filter.Limit
+	if truncated {
+		jobs = jobs[1:] // the oldest: the listing holds the newest
 	}
-	return watchJobs(ctx, opts, store, jobs)
+	if err := printJobs(opts.IO, opts.Output, opts.Clock.Now(), jobs, true); err != nil {
+		return err
+	}
+	if truncated {
+		// On stderr, so a script reading stdout gets the rows alone, yet
+		// nobody takes the listing for every matching job.
+		fmt.Fprintf(opts.IO.ErrOut, "jobctl: showing the newest %d matching jobs; more match, --limit 0 lists all\n", len(jobs))
+	}
+	return nil
 }
 
 // watchJobs prints the first listing, then every job again whenever its

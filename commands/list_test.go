@@ -248,3 +248,36 @@ func TestListWatchPrintsChanges(t *testing.T) {
 		t.Errorf("watch ended by interruption returned %v; want nil", err)
 	}
 }
+
+func TestListSaysWhenTheLimitCutsItShort(t *testing.T) {
+	e := newTestEnv(t)
+	var ids []int64
+	for range 3 {
+		ids = append(ids, e.insert(t, engine.JobInsertParams{}).ID)
+	}
+	const note = "jobctl: showing the newest 2 matching jobs; more match, --limit 0 lists all\n"
+	cases := []struct {
+		args   []string
+		want   []int64
+		stderr string
+	}{
+		{[]string{"list", "-q", "--limit", "2"}, ids[1:], note},
+		{[]string{"list", "-q", "--limit", "3"}, ids, ""},
+		{[]string{"list", "-q", "--limit", "0"}, ids, ""},
+	}
+	for _, c := range cases {
+		if err := e.run(t, c.args...); err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		var want strings.Builder
+		for _, id := range c.want {
+			fmt.Fprintln(&want, id)
+		}
+		if got := e.stdout.String(); got != want.String() {
+			t.Errorf("%v printed %q; want %q", c.args, got, want.String())
+		}
+		if got := e.stderr.String(); got != c.stderr {
+			t.Errorf("%v wrote %q on stderr; want %q", c.args, got, c.stderr)
+		}
+	}
+}

@@ -51,14 +51,25 @@ func NewCmdNodesList(f *Factory, runF func(context.Context, *NodesListOptions) e
 		Short:   "List nodes",
 		Long: `List the registered nodes with their state and current load.
 
+A node whose machine is too busy for new work (load average above its
+limit, or free memory under its reserve) takes no jobs until that passes;
+the NOTE column says so and why, as of the node's last health report.
+
 -o json prints an array of node objects with the stable fields name, url,
 state, max_load, max_jobs, load, running, weight, dispatcher, last_seen,
-services, and the node's reported health; -q prints node names.`,
+services, and the node's reported health: load_avg, max_load_avg (the
+load-average limit in force, twice the cores unless 'serve --max-load-avg'
+sets it; 0 only when the node's gate is off), mem_available and
+reserved_memory (bytes), cores, overloaded (bool) and overload_reason.
+-q prints node names.`,
 		Example: `  # nodes and their load
   jobctl nodes list
 
   # the node that dispatches now
-  jobctl nodes -o json | jq -r '.[] | select(.dispatcher) | .name'`,
+  jobctl nodes -o json | jq -r '.[] | select(.dispatcher) | .name'
+
+  # nodes held back by a busy machine, and why
+  jobctl nodes -o json | jq -r '.[] | select(.overloaded) | "\(.name): \(.overload_reason)"'`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := opts.Output.check(cmd); err != nil {
@@ -75,6 +86,20 @@ services, and the node's reported health; -q prints node names.`,
 	return cmd
 }
 
+// nodeView is a node as `nodes` prints it: every field of the stored node
+// and whether its machine's health keeps it from taking new jobs, which
+// placement judges but the node record does not hold.
+type nodeView struct {
+	*engine.Node
+	Overloaded     bool   `json:"overloaded"`
+	OverloadReason string `json:"overload_reason"`
+}
+
+func newNodeView(n *engine.Node) nodeView {
+	o := n.Overloaded()
+	return nodeView{Node: n, Overloaded: o.Kind != "", OverloadReason: o.Reason}
+}
+
 func nodesListRun(ctx context.Context, opts *NodesListOptions) error {
 	store, err := opts.Store(ctx)
 	if err != nil {
@@ -84,6 +109,10 @@ func nodesListRun(ctx context.Context, opts *NodesListOptions) error {
 	if err != nil {
 		return err
 	}
+	views := make([]nodeView, len(nodes))
+	for i, n := range nodes {
+		views[i] = newNodeView(n)
+	}
 	switch {
 	case opts.Output.Quiet:
 		for _, n := range nodes {
@@ -91,19 +120,18 @@ func nodesListRun(ctx context.Context, opts *NodesListOptions) error {
 		}
 		return nil
 	case opts.Output.Format == formatJSON:
-		if nodes == nil {
-			nodes = []*engine.Node{}
-		}
-		return writeJSON(opts.IO.Out, nodes)
+		return writeJSON(opts.IO.Out, views)
 	}
 	header := []string{"NAME", "STATE", "LOAD", "RUNNING", "WEIGHT", "DISPATCHER", "LAST SEEN"}
 	if opts.Output.wide() {
 		header = append(header, "URL", "MAX JOBS", "LOAD AVG", "FREE MEMORY", "CORES", "SERVICES", "STARTED")
 	}
+	// The note comes last: it is often empty, and long when it is not.
+	header = append(header, "NOTE")
 	ios, now := opts.IO, opts.Clock.Now()
 	p := newPalette(ios)
 	t := newTable(ios, header...)
-	for _, n := range nodes {
+	for _, n := range views {
 		dispatcher := ""
 		if n.Dispatcher {
 			dispatcher = "yes"
@@ -122,17 +150,25 @@ func nodesListRun(ctx context.Context, opts *NodesListOptions) error {
 			for i, s := range n.Services {
 				services[i] = s.Type
 			}
+			limit := "off"
+			if n.MaxLoadAvg > 0 {
+				limit = formatFloat(n.MaxLoadAvg)
+			}
 			row = append(row,
 				n.URL,
 				strconv.Itoa(n.MaxJobs),
-				formatFloat(n.LoadAvg),
+				formatFloat(n.LoadAvg)+"/"+limit,
 				formatBytes(n.MemAvailable),
 				strconv.Itoa(n.Cores),
 				strings.Join(services, ","),
 				timeCell(ios, now, &n.StartedAt),
 			)
 		}
-		t.addRow(row...)
+		note := ""
+		if n.Overloaded {
+			note = p.yellow("overloaded: " + n.OverloadReason)
+		}
+		t.addRow(append(row, note)...)
 	}
 	return t.render()
 }

@@ -42,7 +42,7 @@ func TestNodesList(t *testing.T) {
 		if len(lines) != 2 {
 			t.Fatalf("%v printed %q; want one row per node, no header", args, got)
 		}
-		want := fmt.Sprintf("n1\tONLINE\t1.5/4\t1\t100\tyes\t%s", rfc3339(&n1.LastSeen))
+		want := fmt.Sprintf("n1\tONLINE\t1.5/4\t1\t100\tyes\t%s\t", rfc3339(&n1.LastSeen))
 		if lines[0] != want || !strings.HasPrefix(lines[1], "n2\tONLINE\t0/4\t0\t100\t\t") {
 			t.Errorf("%v printed\n%s\nwant first row %q", args, got, want)
 		}
@@ -55,13 +55,15 @@ func TestNodesList(t *testing.T) {
 	if err := json.Unmarshal(e.stdout.Bytes(), &nodes); err != nil || len(nodes) != 2 {
 		t.Fatalf("nodes -o json: %v\n%s", err, e.stdout.String())
 	}
-	for _, f := range []string{"name", "url", "state", "max_load", "load", "running", "weight", "dispatcher", "last_seen"} {
+	for _, f := range []string{"name", "url", "state", "max_load", "max_jobs", "load", "running", "weight", "dispatcher",
+		"last_seen", "services", "load_avg", "max_load_avg", "mem_available", "reserved_memory", "cores",
+		"overloaded", "overload_reason"} {
 		if _, ok := nodes[0][f]; !ok {
 			t.Errorf("nodes -o json lacks %q", f)
 		}
 	}
-	if nodes[0]["dispatcher"] != true || nodes[0]["load"] != 1.5 {
-		t.Errorf("node n1 = %v; want the dispatcher with load 1.5", nodes[0])
+	if nodes[0]["dispatcher"] != true || nodes[0]["load"] != 1.5 || nodes[0]["overloaded"] != false || nodes[0]["overload_reason"] != "" {
+		t.Errorf("node n1 = %v; want the dispatcher with load 1.5, not overloaded", nodes[0])
 	}
 
 	if err := e.run(t, "nodes", "list", "-q"); err != nil {
@@ -233,5 +235,94 @@ func TestNodesDrain(t *testing.T) {
 	}
 	if err := e.run(t, "nodes", "drain", "n1", "--timeout", "1m"); !errors.As(err, new(*UsageError)) {
 		t.Errorf("--timeout without --wait: %v; want a UsageError", err)
+	}
+}
+
+// registerHealth registers a node with the health figures it reports.
+func (e *testEnv) registerHealth(t *testing.T, name string, loadAvg, maxLoadAvg float64, free, reserved int64) *engine.Node {
+	t.Helper()
+	n, err := e.store.NodeRegister(context.Background(), engine.NodeRegisterParams{Node: engine.Node{
+		Name: name, URL: "http://" + name + ":7420", MaxLoad: 4, MaxJobs: 200, Weight: 100, Candidate: true,
+		LoadAvg: loadAvg, MaxLoadAvg: maxLoadAvg, MemAvailable: free, ReservedMemory: reserved, Cores: 2,
+		Services: []engine.NodeService{{Type: engine.TypeNoop}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestNodesListShowsOverloadedNodes(t *testing.T) {
+	e := newTestEnv(t)
+	busy := e.registerHealth(t, "busy", 9.1, 4, 8<<30, 0)
+	calm := e.registerHealth(t, "calm", 9.1, 0, 8<<30, 0) // gate off: never overloaded by load average
+	full := e.registerHealth(t, "full", 0.5, 4, 512<<20, 1<<30)
+
+	if err := e.run(t, "nodes"); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("busy\tONLINE\t0/4\t0\t100\t\t%s\toverloaded: load average 9.1 above 4\n", rfc3339(&busy.LastSeen)) +
+		fmt.Sprintf("calm\tONLINE\t0/4\t0\t100\t\t%s\t\n", rfc3339(&calm.LastSeen)) +
+		fmt.Sprintf("full\tONLINE\t0/4\t0\t100\t\t%s\toverloaded: free memory 512MiB under reserve 1GiB\n", rfc3339(&full.LastSeen))
+	if got := e.stdout.String(); got != want {
+		t.Errorf("nodes printed\n%q\nwant\n%q", got, want)
+	}
+
+	if err := e.run(t, "nodes", "-o", "wide"); err != nil {
+		t.Fatal(err)
+	}
+	want = fmt.Sprintf("busy\tONLINE\t0/4\t0\t100\t\t%s\thttp://busy:7420\t200\t9.1/4\t8.0GiB\t2\tnoop\t%s\toverloaded: load average 9.1 above 4\n",
+		rfc3339(&busy.LastSeen), rfc3339(&busy.StartedAt)) +
+		fmt.Sprintf("calm\tONLINE\t0/4\t0\t100\t\t%s\thttp://calm:7420\t200\t9.1/off\t8.0GiB\t2\tnoop\t%s\t\n",
+			rfc3339(&calm.LastSeen), rfc3339(&calm.StartedAt)) +
+		fmt.Sprintf("full\tONLINE\t0/4\t0\t100\t\t%s\thttp://full:7420\t200\t0.5/4\t512.0MiB\t2\tnoop\t%s\toverloaded: free memory 512MiB under reserve 1GiB\n",
+			rfc3339(&full.LastSeen), rfc3339(&full.StartedAt))
+	if got := e.stdout.String(); got != want {
+		t.Errorf("nodes -o wide printed\n%q\nwant\n%q", got, want)
+	}
+
+	if err := e.run(t, "nodes", "-o", "json"); err != nil {
+		t.Fatal(err)
+	}
+	var nodes []struct {
+		Name           string  `json:"name"`
+		MaxLoadAvg     float64 `json:"max_load_avg"`
+		Overloaded     bool    `json:"overloaded"`
+		OverloadReason string  `json:"overload_reason"`
+	}
+	if err := json.Unmarshal(e.stdout.Bytes(), &nodes); err != nil || len(nodes) != 3 {
+		t.Fatalf("nodes -o json: %v\n%s", err, e.stdout.String())
+	}
+	if n := nodes[0]; !n.Overloaded || n.OverloadReason != "load average 9.1 above 4" || n.MaxLoadAvg != 4 {
+		t.Errorf("busy = %+v; want overloaded by its load average above the limit 4", n)
+	}
+	if n := nodes[1]; n.Overloaded || n.OverloadReason != "" || n.MaxLoadAvg != 0 {
+		t.Errorf("calm = %+v; want not overloaded with the gate off", n)
+	}
+	if n := nodes[2]; !n.Overloaded || !strings.HasPrefix(n.OverloadReason, "free memory ") {
+		t.Errorf("full = %+v; want overloaded by low memory", n)
+	}
+}
+
+func TestNodesListOverloadOnATerminal(t *testing.T) {
+	e := newTestEnv(t)
+	e.f.IO.OutIsTerminal, e.f.IO.NoColor = true, true
+	e.registerHealth(t, "busy", 9.1, 4, 0, 0)
+	if err := e.run(t, "nodes"); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(e.stdout.String(), "\n")
+	if !strings.HasSuffix(strings.TrimSpace(lines[0]), "NOTE") || !strings.HasSuffix(strings.TrimSpace(lines[1]), "overloaded: load average 9.1 above 4") {
+		t.Errorf("nodes on a terminal printed\n%s\nwant a NOTE column saying the node is overloaded and why", e.stdout.String())
+	}
+}
+
+func TestNodesListJSONWithoutNodes(t *testing.T) {
+	e := newTestEnv(t)
+	if err := e.run(t, "nodes", "-o", "json"); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(e.stdout.String()); got != "[]" {
+		t.Errorf("nodes -o json with no nodes = %q; want []", got)
 	}
 }

@@ -232,66 +232,33 @@ func submitRun(ctx context.Context, opts *SubmitOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.ParentID != nil {
-		parent, err := store.JobGet(ctx, *opts.ParentID)
-		if err != nil {
-			return fmt.Errorf("--parent: %w", err)
-		}
-		if parent.Status.Terminal() {
-			return fmt.Errorf("--parent: job %d has ended (%s); a child belongs to an unfinished job", parent.ID, parent.Status)
-		}
+	nodes, err := store.NodeList(ctx)
+	if err != nil {
+		return err
 	}
-	p := engine.JobInsertParams{
+	sub, err := engine.Submit(ctx, store, nodes, engine.SubmitRequest{
 		Type:        opts.Type,
 		Operation:   opts.Operation,
 		Args:        opts.Args,
 		Payload:     opts.Payload,
-		Load:        1,
-		Status:      engine.StatusQueued,
+		Load:        opts.Load,
+		Timeout:     opts.Timeout,
+		Hold:        opts.Hold,
 		Key:         opts.Key,
 		ParentID:    opts.ParentID,
 		MaxAttempts: opts.MaxAttempts,
 		Backoff:     opts.Backoff,
-		RunAfter:    opts.At,
-		Timeout:     engine.DefaultJobTimeout,
+		RunAt:       opts.At,
+		RunIn:       opts.In,
 		Creator:     opts.Creator,
-	}
-	if opts.Hold {
-		p.Status = engine.StatusInstantiated
-	}
-	svc, offered, err := serviceDefaults(ctx, store, opts.Type)
+	})
 	if err != nil {
 		return err
 	}
-	if !offered {
+	if !sub.Offered {
 		fmt.Fprintf(opts.IO.ErrOut, "jobctl: warning: no registered node offers type %q; the job waits until one does\n", opts.Type)
 	}
-	switch {
-	case opts.Load != nil:
-		p.Load = *opts.Load
-	case svc.Load > 0:
-		p.Load = svc.Load
-	}
-	switch {
-	case opts.Timeout != nil:
-		p.Timeout = *opts.Timeout
-	case svc.Timeout > 0:
-		p.Timeout = time.Duration(svc.Timeout)
-	}
-	if opts.In != nil {
-		// Every node judges run_after on the database's clock, so the
-		// delay counts from that clock too, not from this machine's.
-		now, err := store.Now(ctx)
-		if err != nil {
-			return err
-		}
-		at := now.Add(*opts.In)
-		p.RunAfter = &at
-	}
-	job, err := store.JobInsert(ctx, p)
-	if err != nil {
-		return err
-	}
+	job := sub.Job
 	if _, err := fmt.Fprintln(opts.IO.Out, job.ID); err != nil {
 		return err
 	}
@@ -305,30 +272,4 @@ func submitRun(ctx context.Context, opts *SubmitOptions) error {
 	return waitRun(ctx, &WaitOptions{
 		IO: &status, Store: opts.Store, Clock: opts.Clock, IDs: []int64{job.ID}, Timeout: opts.WaitTimeout,
 	})
-}
-
-// serviceDefaults finds the settings a node gives jobs of a type,
-// preferring an ONLINE node, and whether any registered node offers it.
-func serviceDefaults(ctx context.Context, store engine.Store, jobType string) (engine.NodeService, bool, error) {
-	nodes, err := store.NodeList(ctx)
-	if err != nil {
-		return engine.NodeService{}, false, err
-	}
-	var found *engine.NodeService
-	for _, n := range nodes {
-		svc, ok := n.Service(jobType)
-		if !ok {
-			continue
-		}
-		if n.State == engine.NodeOnline {
-			return svc, true, nil
-		}
-		if found == nil {
-			found = &svc
-		}
-	}
-	if found == nil {
-		return engine.NodeService{}, false, nil
-	}
-	return *found, true, nil
 }

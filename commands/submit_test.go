@@ -263,7 +263,7 @@ func TestSubmitRefusesAnEndedParent(t *testing.T) {
 	e := newTestEnv(t)
 	done := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning, engine.StatusFinished)
 	err := e.run(t, "submit", "--parent", fmt.Sprint(done.ID), "--", "true")
-	if err == nil || !strings.Contains(err.Error(), "has ended") {
+	if !errors.Is(err, engine.ErrInvalid) || !strings.Contains(err.Error(), "has ended") {
 		t.Fatalf("submit with an ended parent: %v; want a refusal", err)
 	}
 	if jobs, _ := e.store.JobList(context.Background(), engine.JobListParams{}); len(jobs) != 1 {

@@ -41,7 +41,15 @@ func TestJobsSurviveANodeKilledAndRestarted(t *testing.T) {
 	})
 	flaky.stop(t, syscall.SIGKILL)
 	killedAt := time.Now().UnixNano()
-	time.Sleep(7 * time.Second) // until the name is free again
+	// The name is free again once the heartbeat has marked the node OFFLINE.
+	c.eventually(60*time.Second, "the killed node to be marked OFFLINE", func() bool {
+		for _, n := range c.nodes() {
+			if n.Name == "flaky" {
+				return n.State == "OFFLINE"
+			}
+		}
+		return false
+	})
 	c.serve("flaky", args...)
 
 	c.ok(append([]string{"wait", "--timeout", "90s"}, ids...)...)

@@ -8,7 +8,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -208,12 +210,16 @@ func (c *cluster) show(id string) jobView {
 }
 
 type nodeView struct {
-	Name       string  `json:"name"`
-	State      string  `json:"state"`
-	MaxLoad    float64 `json:"max_load"`
-	Load       float64 `json:"load"`
-	Running    int     `json:"running"`
-	Dispatcher bool    `json:"dispatcher"`
+	Name           string  `json:"name"`
+	State          string  `json:"state"`
+	MaxLoad        float64 `json:"max_load"`
+	Load           float64 `json:"load"`
+	Running        int     `json:"running"`
+	Dispatcher     bool    `json:"dispatcher"`
+	MaxLoadAvg     float64 `json:"max_load_avg"`
+	ReservedMemory int64   `json:"reserved_memory"`
+	Overloaded     bool    `json:"overloaded"`
+	OverloadReason string  `json:"overload_reason"`
 }
 
 func (c *cluster) nodes() []nodeView {
@@ -262,23 +268,49 @@ func (c *cluster) waitStatus(id, status string, within time.Duration) jobView {
 	return j
 }
 
+// gate is a file jobs wait for: they run until the test opens it, so what
+// the test looks at while they run does not depend on how fast this machine
+// is today.
+type gate string
+
+func newGate(t *testing.T) gate { return gate(filepath.Join(t.TempDir(), "open")) }
+
+// script is a shell command that waits until the gate is open.
+func (g gate) script() string {
+	return `while [ ! -e '` + string(g) + `' ]; do sleep 0.05; done`
+}
+
+func (g gate) open(t *testing.T) {
+	t.Helper()
+	if err := os.WriteFile(string(g), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // node is one `jobctl serve` process.
 type node struct {
 	name string
+	addr string // host:port it listens on
 	cmd  *exec.Cmd
 	log  *syncBuffer
 	done chan struct{}
 }
 
 // serve starts a node and waits until it is registered ONLINE.
+//
+// The load-average gate is off: on a busy test machine (other builds, the
+// load the tests make themselves) it would hold nodes back at random. A
+// test about the gate gives --max-load-avg or --reserved-memory in args,
+// which come later and so win.
 func (c *cluster) serve(name string, args ...string) *node {
 	c.t.Helper()
-	all := append([]string{"serve", "--node", name, "--listen", "127.0.0.1:" + freePort(c.t),
+	addr := "127.0.0.1:" + freePort(c.t)
+	all := append([]string{"serve", "--node", name, "--listen", addr,
 		"--dispatch-interval", "200ms", "--heartbeat-interval", "1s", "--poll-interval", "100ms",
-		"--log-level", "debug"}, args...)
+		"--max-load-avg", "off", "--log-level", "debug"}, args...)
 	cmd := exec.Command(binary, all...)
 	cmd.Env = append(os.Environ(), "JOBCTL_DB="+c.dsn)
-	n := &node{name: name, cmd: cmd, log: &syncBuffer{}, done: make(chan struct{})}
+	n := &node{name: name, addr: addr, cmd: cmd, log: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = n.log, n.log
 	if err := cmd.Start(); err != nil {
 		c.t.Fatal(err)
@@ -323,6 +355,43 @@ func (n *node) stop(t *testing.T, sig syscall.Signal) {
 	}
 }
 
+// dispatchRounds reads from the node's /metrics how many dispatch rounds it
+// has run as lease holder.
+func (n *node) dispatchRounds(t *testing.T) int {
+	t.Helper()
+	resp, err := http.Get("http://" + n.addr + "/metrics")
+	if err != nil {
+		t.Fatalf("node %s /metrics: %v", n.name, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("node %s /metrics: %s, %v", n.name, resp.Status, err)
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, "jobctl_dispatch_rounds_total "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				t.Fatalf("node %s /metrics: %q: %v", n.name, line, err)
+			}
+			return int(f)
+		}
+	}
+	t.Fatalf("node %s /metrics has no jobctl_dispatch_rounds_total:\n%s", n.name, body)
+	return 0
+}
+
+// waitRounds waits until the node has run n more dispatch rounds than it
+// had when called; rounds are the clock of dispatch, unlike wall time on a
+// loaded machine.
+func (c *cluster) waitRounds(n *node, rounds int) {
+	c.t.Helper()
+	start := n.dispatchRounds(c.t)
+	c.eventually(60*time.Second, fmt.Sprintf("%d dispatch rounds on node %s", rounds, n.name), func() bool {
+		return n.dispatchRounds(c.t) >= start+rounds
+	})
+}
+
 func freePort(t *testing.T) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -353,12 +422,21 @@ func (s *syncBuffer) String() string {
 // processAlive reports whether a process with this pid exists and is not a
 // zombie (a killed orphan stays one where nothing reaps it).
 func processAlive(pid int) bool {
+	s := processState(pid)
+	return s != "" && s != "Z" && s != "X"
+}
+
+// processState is the state letter of a process in /proc (R, S, T for
+// stopped, Z…), or "" when there is no such process.
+func processState(pid int) string {
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return false
+		return ""
 	}
 	// The state follows the command name, which is in parentheses.
 	rest := stat[bytes.LastIndexByte(stat, ')')+1:]
-	fields := strings.Fields(string(rest))
-	return len(fields) > 0 && fields[0] != "Z" && fields[0] != "X"
+	if fields := strings.Fields(string(rest)); len(fields) > 0 {
+		return fields[0]
+	}
+	return ""
 }

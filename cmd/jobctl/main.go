@@ -20,7 +20,10 @@ import (
 // version is set at build time: -ldflags "-X main.version=1.2.3".
 var version = "dev"
 
-// Exit codes of DESIGN.md §8.
+// Exit codes, part of the command-line contract scripts rely on: 0 success,
+// 1 any other error, 2 a usage error or input the engine refuses (nothing
+// was written), 3 something named was not found, 4 a waited-for job ended
+// FAILED, CANCELLED or DELETED, 5 waiting timed out, 130 interrupted.
 const (
 	exitOK          = 0
 	exitError       = 1
@@ -64,7 +67,7 @@ func exitCode(err error) int {
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.As(err, &usage):
+	case errors.As(err, &usage), errors.Is(err, engine.ErrInvalid):
 		return exitUsage
 	case errors.Is(err, engine.ErrNotFound):
 		return exitNotFound

@@ -108,6 +108,7 @@ func TestExitCodeMapping(t *testing.T) {
 		{nil, exitOK},
 		{errors.New("boom"), exitError},
 		{&commands.UsageError{Err: errors.New("bad flag")}, exitUsage},
+		{&engine.InvalidError{What: "job", Problems: []string{"key is longer than 255 characters"}}, exitUsage},
 		{fmt.Errorf("--parent: %w", &engine.NotFoundError{What: "job", ID: "9"}), exitNotFound},
 		{&commands.WaitFailedError{Jobs: []*engine.Job{{ID: 1, Status: engine.StatusFailed}}}, exitJobFailed},
 		{&commands.WaitTimeoutError{Pending: []int64{1}}, exitTimeout},
