@@ -26,11 +26,11 @@ func dispatchable(t *testing.T, s engine.Store, status engine.Status, afterID in
 	return jobs
 }
 
-// restart takes a QUEUED job through a declined dispatch to RESTART.
+// restart takes a QUEUED job through a dispatch no node took to RESTART,
+// with the engine's own handshake transitions.
 func restart(t *testing.T, s engine.Store, j *engine.Job) *engine.Job {
 	t.Helper()
-	j = move(t, s, j, engine.StatusDispatching, func(u *engine.JobUpdate) { u.Node = engine.Ptr("n1") })
-	return move(t, s, j, engine.StatusRestart, func(u *engine.JobUpdate) { u.Node = engine.Ptr("") })
+	return apply(t, s, engine.PutBackUpdate(apply(t, s, engine.DispatchUpdate(j, "n1")), engine.StatusRestart))
 }
 
 func testDispatchablePaging(t *testing.T, s engine.Store) {

@@ -50,7 +50,7 @@ func RunWith(t *testing.T, open OpenFunc, opts Options) {
 	var all []subtest
 	for _, group := range [][]subtest{
 		metaTests, jobTests, updateTests, dispatchTests, progressTests, logTests, nodeTests,
-		leaseTests, tokenTests,
+		leaseTests, tokenTests, agreementTests, txTests, reservationTests, limitTests,
 	} {
 		all = append(all, group...)
 	}
