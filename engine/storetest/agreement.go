@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -21,11 +22,11 @@ var agreementTests = []subtest{
 func agreementSize(s engine.Store) (sets, jobs, steps int) {
 	switch s.Dialect() {
 	case "memory":
-		return 8, 600, 1500
+		return 12, 400, 1600
 	case "mysql":
-		return 3, 200, 400
+		return 3, 200, 800
 	}
-	return 4, 250, 500
+	return 4, 250, 750
 }
 
 // testDispatchableAgreesWithRule builds random job sets, each reached only
@@ -35,22 +36,29 @@ func agreementSize(s engine.Store) (sets, jobs, steps int) {
 func testDispatchableAgreesWithRule(t *testing.T, s engine.Store) {
 	sets, jobs, steps := agreementSize(s)
 	seen := map[engine.HoldKind]int{}
+	pausedOnNode := map[bool]int{}
 	for set := range sets {
 		seed := uint64(set + 1)
 		rng := rand.New(rand.NewPCG(seed, 0x6a6f6263746c))
 		// Each set has keys of its own, so the jobs of earlier sets block
 		// none of its jobs.
 		prefix := fmt.Sprintf("set%d/", set)
-		buildRandomJobs(t, s, rng, prefix, jobs, steps)
+		made := buildRandomJobs(t, s, rng, prefix, jobs, steps)
+		// Steps in a transaction that fails leave no trace, in the
+		// listing as in the store's indexes.
+		all := listAll(t, s)
+		rolledBackSteps(t, s, rng, made, steps/10)
+		if again := listAll(t, s); !reflect.DeepEqual(again, all) {
+			t.Fatalf("seed %d: a failed transaction of random steps changed the jobs", seed)
+		}
 
 		now := dbNow(t, s)
-		all, err := s.JobList(t.Context(), engine.JobListParams{})
-		if err != nil {
-			t.Fatalf("JobList: %v", err)
-		}
 		byKey := map[string][]*engine.Job{}
 		byID := map[int64]*engine.Job{}
 		for _, j := range all {
+			if j.Status == engine.StatusPaused && j.Key != "" {
+				pausedOnNode[j.Node != ""]++
+			}
 			byKey[j.Key] = append(byKey[j.Key], j)
 			byID[j.ID] = j
 		}
@@ -86,6 +94,9 @@ func testDispatchableAgreesWithRule(t *testing.T, s engine.Store) {
 		if seen[kind] == 0 {
 			t.Errorf("no dispatchable-status job with verdict %q in any set (verdicts: %v)", kind, seen)
 		}
+	}
+	if pausedOnNode[true] == 0 || pausedOnNode[false] == 0 {
+		t.Errorf("keyed PAUSED jobs with a node: %d, without: %d; want some of both", pausedOnNode[true], pausedOnNode[false])
 	}
 }
 
@@ -140,16 +151,43 @@ func symmetricDifference(a, b []int64) []int64 {
 	return out
 }
 
+// errRollBack makes a transaction fail on purpose.
+var errRollBack = errors.New("roll back")
+
+// rolledBackSteps applies random steps to random jobs in a transaction
+// that then fails.
+func rolledBackSteps(t *testing.T, s engine.Store, rng *rand.Rand, jobs []*engine.Job, steps int) {
+	t.Helper()
+	err := s.Tx(t.Context(), func(tx engine.TxStore) error {
+		current := slices.Clone(jobs)
+		for range steps {
+			i := rng.IntN(len(current))
+			if next := randomStep(t, tx, rng, current[i]); next != nil {
+				current[i] = next
+			}
+		}
+		return errRollBack
+	})
+	if !errors.Is(err, errRollBack) {
+		t.Fatalf("Tx = %v, want its callback's error", err)
+	}
+}
+
 // buildRandomJobs inserts n jobs with random keys (from a small set, so
 // keys block each other), start times and held status, then applies steps
-// random legal transitions to random jobs.
-func buildRandomJobs(t *testing.T, s engine.Store, rng *rand.Rand, prefix string, n, steps int) {
+// random legal transitions to random jobs. It returns the jobs as they are.
+func buildRandomJobs(t *testing.T, s engine.Store, rng *rand.Rand, prefix string, n, steps int) []*engine.Job {
 	t.Helper()
 	now := dbNow(t, s)
-	keys := []string{"", "", prefix + "a", prefix + "b", prefix + "c", prefix + "d"}
+	// About four jobs a key, so that the fate of a key turns on one or two
+	// of its jobs rather than always on many; a third of the jobs have no key.
+	keys := n / 4
 	jobs := make([]*engine.Job, 0, n)
 	for range n {
-		p := engine.JobInsertParams{Key: keys[rng.IntN(len(keys))], MaxAttempts: 1 + rng.IntN(3)}
+		p := engine.JobInsertParams{MaxAttempts: 1 + rng.IntN(3)}
+		if rng.IntN(3) > 0 {
+			p.Key = fmt.Sprintf("%sk%d", prefix, rng.IntN(keys))
+		}
 		// Start times far from now, so the store's clock moving on during
 		// the test changes no verdict.
 		switch rng.IntN(5) {
@@ -169,12 +207,13 @@ func buildRandomJobs(t *testing.T, s engine.Store, rng *rand.Rand, prefix string
 			jobs[i] = next
 		}
 	}
+	return jobs
 }
 
 // randomStep applies one legal transition, picked at random among those
 // the engine offers for the job's status, and returns the job after it
 // (nil when there is none, as for a DELETED job).
-func randomStep(t *testing.T, s engine.Store, rng *rand.Rand, j *engine.Job) *engine.Job {
+func randomStep(t *testing.T, s engine.TxStore, rng *rand.Rand, j *engine.Job) *engine.Job {
 	t.Helper()
 	nodes := []string{"n1", "n2", "n3"}
 	node := nodes[rng.IntN(len(nodes))]
@@ -204,7 +243,7 @@ func randomStep(t *testing.T, s engine.Store, rng *rand.Rand, j *engine.Job) *en
 			outcome(engine.RunResult{ExitCode: 3, Outcome: engine.RunFailed, Reason: "exit code 3"}, false),
 			outcome(engine.RunResult{ExitCode: -1, Outcome: engine.RunFailed, Reason: "killed"}, true),
 			outcome(engine.RunResult{ExitCode: 0, Outcome: engine.RunSucceededWithWarning, Warning: "w"}, false),
-			verb(engine.VerbPause), verb(engine.VerbCancel), plain(waitChildrenUpdate(j)),
+			verb(engine.VerbPause), verb(engine.VerbPause), verb(engine.VerbCancel), plain(waitChildrenUpdate(j)),
 			plain(engine.RecoverUpdate(j, "node gone")))
 	case engine.StatusPaused:
 		options = append(options, verb(engine.VerbResume), verb(engine.VerbCancel))

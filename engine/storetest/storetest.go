@@ -111,8 +111,8 @@ func start(t *testing.T, s engine.Store, j *engine.Job, node string) *engine.Job
 	return apply(t, s, engine.StartUpdate(apply(t, s, engine.DispatchUpdate(j, node))))
 }
 
-// apply applies one update, failing the test on error.
-func apply(t *testing.T, s engine.Store, u engine.JobUpdate) *engine.Job {
+// apply applies one update, in a transaction or not, failing the test on error.
+func apply(t *testing.T, s engine.TxStore, u engine.JobUpdate) *engine.Job {
 	t.Helper()
 	got, err := s.JobUpdate(t.Context(), u)
 	if err != nil {
