@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/fatih/color v1.18.0
 	github.com/go-sql-driver/mysql v1.10.1
+	github.com/google/btree v1.1.3
 	github.com/jmoiron/sqlx v1.4.0
 	github.com/lib/pq v1.12.3
 	github.com/mattn/go-shellwords v1.0.16

@@ -17,7 +17,7 @@ var metaTests = []subtest{
 }
 
 func testDialectAndClock(t *testing.T, s engine.Store) {
-	if d := s.Dialect(); !slices.Contains([]string{"sqlite", "postgres", "mysql"}, d) {
+	if d := s.Dialect(); !slices.Contains([]string{"sqlite", "postgres", "mysql", "memory"}, d) {
 		t.Errorf("Dialect() = %q", d)
 	}
 	t1 := dbNow(t, s)
@@ -43,7 +43,8 @@ func migrationStatus(t *testing.T, s engine.Store) []engine.Migration {
 
 func testMigrateIdempotent(t *testing.T, s engine.Store) {
 	st := migrationStatus(t, s)
-	if len(st) == 0 {
+	// Only a store without a schema (in memory) has no migrations.
+	if len(st) == 0 && s.Dialect() != "memory" {
 		t.Fatal("MigrationStatus lists no migrations")
 	}
 	for i, m := range st {

@@ -1,0 +1,225 @@
+package memstore
+
+import (
+	"github.com/google/btree"
+
+	"github.com/jobctl/jobctl/engine"
+)
+
+// idSet is a set of job ids kept in order.
+type idSet = btree.BTreeG[int64]
+
+// The trees share one free list, so the many small sets (one per key, node
+// and parent) do not each keep spare nodes of their own.
+var (
+	freeIDNodes = btree.NewFreeListG[int64](btree.DefaultFreeListSize)
+	lessID      = func(a, b int64) bool { return a < b }
+)
+
+func newIDSet() *idSet { return btree.NewWithFreeListG(16, lessID, freeIDNodes) }
+
+func addTo[K comparable](m map[K]*idSet, k K, id int64) {
+	set := m[k]
+	if set == nil {
+		set = newIDSet()
+		m[k] = set
+	}
+	set.ReplaceOrInsert(id)
+}
+
+// removeFrom drops id from m[k], and the set once it is empty, so keys and
+// nodes that are gone cost nothing.
+func removeFrom[K comparable](m map[K]*idSet, k K, id int64) {
+	set := m[k]
+	if set == nil {
+		return
+	}
+	set.Delete(id)
+	if set.Len() == 0 {
+		delete(m, k)
+	}
+}
+
+// jobTable holds the jobs and every index the store's queries use. Stored
+// jobs are never changed in place: an update stores a new *engine.Job, so
+// the old one can serve as the undo of a transaction.
+type jobTable struct {
+	byID map[int64]*engine.Job
+	all  *idSet
+
+	// Indexes of fields that never change after the insert.
+	byKey    map[string]*idSet // jobs with a key
+	byType   map[string]*idSet
+	byParent map[int64]*idSet
+
+	// Indexes of fields that transitions change.
+	byStatus    map[engine.Status]*idSet
+	byNode      map[string]*idSet // jobs with a node
+	keyLive     map[string]*idSet // jobs of a key that have not ended
+	keyActive   map[string]*idSet // jobs that hold their key (Job.HoldsKey)
+	loadHolding map[string]*idSet // jobs that count against a node (Job.HoldsLoad)
+
+	// ready holds, per dispatchable status, the only jobs that can be
+	// dispatchable: those without a key, and the head of each key (its
+	// lowest job that has not ended). Every other job of a key has an
+	// earlier unfinished job of its key, which blocks it. So a page of
+	// dispatchable jobs reads this set, not every queued job.
+	ready map[engine.Status]*idSet
+	heads map[string]int64 // key → its head
+}
+
+func newJobTable() *jobTable {
+	return &jobTable{
+		byID:        map[int64]*engine.Job{},
+		all:         newIDSet(),
+		byKey:       map[string]*idSet{},
+		byType:      map[string]*idSet{},
+		byParent:    map[int64]*idSet{},
+		byStatus:    map[engine.Status]*idSet{},
+		byNode:      map[string]*idSet{},
+		keyLive:     map[string]*idSet{},
+		keyActive:   map[string]*idSet{},
+		loadHolding: map[string]*idSet{},
+		ready:       map[engine.Status]*idSet{},
+		heads:       map[string]int64{},
+	}
+}
+
+// put stores j, a new job or the next version of a stored one, and brings
+// every index up to date.
+func (t *jobTable) put(j *engine.Job) {
+	old := t.byID[j.ID]
+	if old == nil {
+		t.indexFixed(j, true)
+	} else {
+		t.indexState(old, false)
+	}
+	t.byID[j.ID] = j
+	t.indexState(j, true)
+	if j.Key != "" {
+		t.refreshHead(j.Key)
+	}
+	t.syncReady(j.ID)
+}
+
+// remove takes a job out again (the undo of its insert).
+func (t *jobTable) remove(id int64) {
+	old := t.byID[id]
+	if old == nil {
+		return
+	}
+	t.indexFixed(old, false)
+	t.indexState(old, false)
+	delete(t.byID, id)
+	if old.Key != "" {
+		t.refreshHead(old.Key)
+	}
+	t.syncReady(id)
+}
+
+func (t *jobTable) indexFixed(j *engine.Job, add bool) {
+	update := addTo[string]
+	updateParent := addTo[int64]
+	if !add {
+		update, updateParent = removeFrom[string], removeFrom[int64]
+	}
+	if add {
+		t.all.ReplaceOrInsert(j.ID)
+	} else {
+		t.all.Delete(j.ID)
+	}
+	if j.Key != "" {
+		update(t.byKey, j.Key, j.ID)
+	}
+	update(t.byType, j.Type, j.ID)
+	if j.ParentID != nil {
+		updateParent(t.byParent, *j.ParentID, j.ID)
+	}
+}
+
+func (t *jobTable) indexState(j *engine.Job, add bool) {
+	update := addTo[string]
+	updateStatus := addTo[engine.Status]
+	if !add {
+		update, updateStatus = removeFrom[string], removeFrom[engine.Status]
+	}
+	updateStatus(t.byStatus, j.Status, j.ID)
+	if j.Node != "" {
+		update(t.byNode, j.Node, j.ID)
+	}
+	if j.HoldsLoad() {
+		update(t.loadHolding, j.Node, j.ID)
+	}
+	if j.Key == "" {
+		return
+	}
+	if !j.Status.Terminal() {
+		update(t.keyLive, j.Key, j.ID)
+	}
+	if j.HoldsKey() {
+		update(t.keyActive, j.Key, j.ID)
+	}
+}
+
+// refreshHead moves the key's head to its lowest unfinished job, and the
+// ready sets with it.
+func (t *jobTable) refreshHead(key string) {
+	var head int64
+	if live := t.keyLive[key]; live != nil {
+		head, _ = live.Min()
+	}
+	prev := t.heads[key]
+	if head == prev {
+		return
+	}
+	if head == 0 {
+		delete(t.heads, key)
+	} else {
+		t.heads[key] = head
+	}
+	t.syncReady(prev)
+	t.syncReady(head)
+}
+
+// syncReady puts job id into the ready set of its status, or takes it out.
+func (t *jobTable) syncReady(id int64) {
+	if id == 0 {
+		return
+	}
+	for _, st := range engine.DispatchableStatuses {
+		removeFrom(t.ready, st, id)
+	}
+	j := t.byID[id]
+	if j != nil && j.Status.Dispatchable() && (j.Key == "" || t.heads[j.Key] == id) {
+		addTo(t.ready, j.Status, id)
+	}
+}
+
+// keyRivals returns the jobs of j's key that engine.DispatchHold needs to
+// judge j: every job holding the key, and the lowest other unfinished job
+// of the key. Those decide the rule (a blocker is an active job, or an
+// earlier unfinished one, and the lowest such is earlier if any is), so
+// the judgement is the one all jobs of the key would give, at the cost of
+// the few active jobs.
+func (t *jobTable) keyRivals(j *engine.Job) []*engine.Job {
+	if j.Key == "" {
+		return nil
+	}
+	var out []*engine.Job
+	if active := t.keyActive[j.Key]; active != nil {
+		active.Ascend(func(id int64) bool {
+			out = append(out, t.byID[id])
+			return true
+		})
+	}
+	if live := t.keyLive[j.Key]; live != nil {
+		live.Ascend(func(id int64) bool {
+			if id == j.ID {
+				return true
+			}
+			out = append(out, t.byID[id])
+			return false
+		})
+	}
+	return out
+}

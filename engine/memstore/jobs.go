@@ -1,0 +1,329 @@
+package memstore
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jobctl/jobctl/engine"
+)
+
+// The Store's own TxStore methods: each runs alone under the lock.
+
+// JobInsert creates a job; see engine.TxStore.
+func (s *Store) JobInsert(ctx context.Context, p engine.JobInsertParams) (*engine.Job, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.direct.JobInsert(ctx, p)
+}
+
+// JobGet returns a job or a *NotFoundError.
+func (s *Store) JobGet(ctx context.Context, id int64) (*engine.Job, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.direct.JobGet(ctx, id)
+}
+
+// JobList returns matching jobs ordered by id; see engine.TxStore.
+func (s *Store) JobList(ctx context.Context, p engine.JobListParams) ([]*engine.Job, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.direct.JobList(ctx, p)
+}
+
+// JobUpdate applies one guarded transition; see engine.TxStore.
+func (s *Store) JobUpdate(ctx context.Context, u engine.JobUpdate) (*engine.Job, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.direct.JobUpdate(ctx, u)
+}
+
+func jobNotFound(id int64) error {
+	return &engine.NotFoundError{What: "job", ID: strconv.FormatInt(id, 10)}
+}
+
+// JobInsert validates and stores a new job with the SQL store's defaults:
+// MaxAttempts 0 means 1, Timeout 0 means engine.DefaultJobTimeout, an empty
+// payload is {}, and a QUEUED job is queued now.
+func (tx *txStore) JobInsert(_ context.Context, p engine.JobInsertParams) (*engine.Job, error) {
+	if err := tx.check(); err != nil {
+		return nil, err
+	}
+	if err := engine.ValidateJobInsert(p); err != nil {
+		return nil, err
+	}
+	s := tx.s
+	if p.ParentID != nil && s.jobs.byID[*p.ParentID] == nil {
+		return nil, fmt.Errorf("insert job: parent %w", jobNotFound(*p.ParentID))
+	}
+	payload := strings.TrimSpace(string(p.Payload))
+	if payload == "" {
+		payload = "{}"
+	}
+	timeout := p.Timeout
+	if timeout == 0 {
+		timeout = engine.DefaultJobTimeout
+	}
+	now := s.now()
+	s.nextJobID++
+	j := &engine.Job{
+		ID:          s.nextJobID,
+		Type:        p.Type,
+		Operation:   p.Operation,
+		Args:        slices.Clone(p.Args),
+		Payload:     []byte(payload),
+		Load:        p.Load,
+		Status:      p.Status,
+		Key:         p.Key,
+		ParentID:    clonePtr(p.ParentID),
+		MaxAttempts: max(p.MaxAttempts, 1),
+		Backoff:     engine.Duration(p.Backoff),
+		Rollback:    p.Rollback,
+		Timeout:     engine.Duration(timeout),
+		Version:     1,
+		Creator:     p.Creator,
+		CreatedAt:   now,
+	}
+	if j.Args == nil {
+		j.Args = []string{}
+	}
+	if p.RunAfter != nil {
+		j.RunAfter = engine.Ptr(p.RunAfter.UTC())
+	}
+	if p.Status == engine.StatusQueued {
+		j.QueuedAt = engine.Ptr(now)
+	}
+	s.jobs.put(j)
+	tx.onUndo(func() { s.jobs.remove(j.ID) })
+	return cloneJob(j), nil
+}
+
+// JobGet returns a job or a *NotFoundError.
+func (tx *txStore) JobGet(_ context.Context, id int64) (*engine.Job, error) {
+	if err := tx.check(); err != nil {
+		return nil, err
+	}
+	j := tx.s.jobs.byID[id]
+	if j == nil {
+		return nil, jobNotFound(id)
+	}
+	return cloneJob(j), nil
+}
+
+// JobList reads the narrowest index the filters allow (parent, node, key,
+// then the smaller of the status and the type sets), newest first so a
+// Limit stops early, and returns the jobs oldest first.
+func (tx *txStore) JobList(_ context.Context, p engine.JobListParams) ([]*engine.Job, error) {
+	if err := tx.check(); err != nil {
+		return nil, err
+	}
+	t := tx.s.jobs
+	var sources []*idSet
+	switch {
+	case p.ParentID != nil:
+		sources = append(sources, t.byParent[*p.ParentID])
+	case p.Node != "":
+		sources = append(sources, t.byNode[p.Node])
+	case p.Key != "":
+		sources = append(sources, t.byKey[p.Key])
+	case len(p.Statuses) > 0 || len(p.Types) > 0:
+		byStatus, byType := union(t.byStatus, p.Statuses), union(t.byType, p.Types)
+		switch {
+		case len(p.Types) == 0:
+			sources = byStatus
+		case len(p.Statuses) == 0 || size(byType) < size(byStatus):
+			sources = byType
+		default:
+			sources = byStatus
+		}
+	default:
+		sources = append(sources, t.all)
+	}
+	match := func(j *engine.Job) bool {
+		return (len(p.Statuses) == 0 || slices.Contains(p.Statuses, j.Status)) &&
+			(len(p.Types) == 0 || slices.Contains(p.Types, j.Type)) &&
+			(p.Node == "" || j.Node == p.Node) &&
+			(p.Key == "" || j.Key == p.Key) &&
+			(p.ParentID == nil || (j.ParentID != nil && *j.ParentID == *p.ParentID))
+	}
+	var found []*engine.Job
+	for _, src := range sources {
+		if src == nil {
+			continue
+		}
+		n := 0
+		src.Descend(func(id int64) bool {
+			j := t.byID[id]
+			if match(j) {
+				found = append(found, j)
+				n++
+			}
+			return p.Limit <= 0 || n < p.Limit
+		})
+	}
+	slices.SortFunc(found, func(a, b *engine.Job) int { return compareID(a.ID, b.ID) })
+	if p.Limit > 0 && len(found) > p.Limit {
+		found = found[len(found)-p.Limit:]
+	}
+	return cloneJobs(found), nil
+}
+
+// union returns the sets of the given values, each once: the sets of
+// different values are disjoint, so together they hold every match once.
+func union[K comparable](index map[K]*idSet, values []K) []*idSet {
+	var out []*idSet
+	seen := map[K]bool{}
+	for _, v := range values {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, index[v])
+		}
+	}
+	return out
+}
+
+func size(sets []*idSet) int {
+	n := 0
+	for _, set := range sets {
+		if set != nil {
+			n += set.Len()
+		}
+	}
+	return n
+}
+
+func compareID(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// JobUpdate applies one guarded transition as job_update.sql does: every
+// time it sets is the store's now, read once.
+func (tx *txStore) JobUpdate(_ context.Context, u engine.JobUpdate) (*engine.Job, error) {
+	if err := tx.check(); err != nil {
+		return nil, err
+	}
+	if err := u.Validate(); err != nil {
+		return nil, err
+	}
+	var runAfter time.Duration
+	if u.RunAfterSeconds != nil {
+		sec := *u.RunAfterSeconds
+		// A duration holds about ±292 years; past that the SQL stores'
+		// timestamps overflow too.
+		if math.IsNaN(sec) || math.IsInf(sec, 0) || math.Abs(sec) > 1e10 {
+			return nil, fmt.Errorf("update job %d: run after %v seconds is not a number", u.ID, sec)
+		}
+		runAfter = time.Duration(math.Round(sec * float64(time.Second)))
+	}
+	s := tx.s
+	old := s.jobs.byID[u.ID]
+	if old == nil {
+		return nil, jobNotFound(u.ID)
+	}
+	if old.Status != u.From || old.Version != u.Version {
+		return nil, fmt.Errorf("job %d is no longer %s at version %d: %w", u.ID, u.From, u.Version, engine.ErrConflict)
+	}
+	now := s.now()
+	j := *old
+	j.Status = u.To
+	j.Version++
+	if u.Node != nil {
+		j.Node = *u.Node
+	}
+	if u.RebaseAttempts {
+		j.AttemptBase = old.Attempt
+	}
+	if u.IncrementAttempt {
+		j.Attempt++
+	}
+	switch {
+	case u.ExitCode != nil:
+		j.ExitCode = engine.Ptr(*u.ExitCode)
+	case u.ClearResult:
+		j.ExitCode = nil
+	}
+	if u.Message != nil {
+		j.Message = *u.Message
+	}
+	switch {
+	case u.RunAfterSeconds != nil:
+		j.RunAfter = engine.Ptr(now.Add(runAfter))
+	case u.ClearResult:
+		j.RunAfter = nil
+	}
+	if u.ClearResult {
+		j.Progress, j.ProgressMessage = 0, ""
+	}
+	switch {
+	case u.MarkFinished:
+		j.FinishedAt = engine.Ptr(now)
+	case u.ClearResult:
+		j.FinishedAt = nil
+	}
+	if u.MarkQueued {
+		j.QueuedAt = engine.Ptr(now)
+	}
+	if u.MarkStarted {
+		j.StartedAt = engine.Ptr(now)
+	}
+	s.jobs.put(&j)
+	tx.onUndo(func() { s.jobs.put(old) })
+	return cloneJob(&j), nil
+}
+
+// JobProgressSet records progress (clamped to 0–100) of the attempt running
+// on p.Node; ErrConflict once the job has moved on, as job_progress_set.sql
+// fences it. Progress is no transition: the version stays.
+func (s *Store) JobProgressSet(_ context.Context, p engine.JobProgressParams) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := s.jobs.byID[p.ID]
+	if old == nil {
+		return jobNotFound(p.ID)
+	}
+	if old.Attempt != p.Attempt || old.Node != p.Node || !old.Status.NodeOwned() {
+		return fmt.Errorf("job %d attempt %d is no longer running on %q: %w", p.ID, p.Attempt, p.Node, engine.ErrConflict)
+	}
+	j := *old
+	j.Progress = min(max(p.Progress, 0), 100)
+	j.ProgressMessage = p.Message
+	s.jobs.put(&j)
+	return nil
+}
+
+// JobListDispatchable returns one page of dispatchable jobs in p.Status,
+// judged by engine.DispatchHold at the store's now. It reads only the ready
+// set (jobs without a key and the heads of keys) above p.AfterID, so a page
+// costs the jobs it skips for their run_after and the active jobs of the
+// keys it meets, however many jobs wait behind those heads.
+func (s *Store) JobListDispatchable(_ context.Context, p engine.JobDispatchableParams) ([]*engine.Job, error) {
+	if !p.Status.Dispatchable() {
+		return nil, fmt.Errorf("list dispatchable jobs: status %q is neither QUEUED nor RESTART", p.Status)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	out := []*engine.Job{}
+	ready := s.jobs.ready[p.Status]
+	if ready == nil || p.AfterID == math.MaxInt64 {
+		return out, nil
+	}
+	ready.AscendGreaterOrEqual(p.AfterID+1, func(id int64) bool {
+		j := s.jobs.byID[id]
+		if engine.DispatchHold(j, now, s.jobs.keyRivals(j)).Dispatchable() {
+			out = append(out, cloneJob(j))
+		}
+		return p.Limit <= 0 || len(out) < p.Limit
+	})
+	return out, nil
+}

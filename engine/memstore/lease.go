@@ -1,0 +1,66 @@
+package memstore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"github.com/jobctl/jobctl/engine"
+)
+
+// LeaseAcquire takes or renews the lease for owner until now + ttl, when
+// owner holds it already or it is free (released or expired).
+func (s *Store) LeaseAcquire(_ context.Context, owner string, ttl time.Duration) (bool, error) {
+	if owner == "" {
+		return false, fmt.Errorf("acquire lease: the owner is empty")
+	}
+	if ttl <= 0 {
+		return false, fmt.Errorf("acquire lease: ttl %s is not positive", ttl)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	if s.lease.Owner != owner && s.lease.Owner != "" && !s.lease.ExpiresAt.Before(now) {
+		return false, nil
+	}
+	s.lease.Owner, s.lease.ExpiresAt = owner, now.Add(ttl)
+	return true, nil
+}
+
+// LeaseRelease frees the lease if owner holds it, or whoever holds it for
+// an empty owner; it reports whether anything changed.
+func (s *Store) LeaseRelease(_ context.Context, owner string) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lease.Owner == "" || (owner != "" && s.lease.Owner != owner) {
+		return false, nil
+	}
+	s.lease.Owner, s.lease.ExpiresAt = "", s.now()
+	return true, nil
+}
+
+// LeaseGet reads the lease with the store's clock.
+func (s *Store) LeaseGet(context.Context) (engine.Lease, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l := s.lease
+	l.Now = s.now()
+	return l, nil
+}
+
+// ClusterToken returns the cluster's dispatch token, 32 random bytes in
+// hex, made on first use.
+func (s *Store) ClusterToken(context.Context) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.token == "" {
+		raw := make([]byte, 32)
+		if _, err := rand.Read(raw); err != nil {
+			return "", fmt.Errorf("generate cluster token: %w", err)
+		}
+		s.token = hex.EncodeToString(raw)
+	}
+	return s.token, nil
+}
