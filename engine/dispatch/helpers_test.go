@@ -11,6 +11,7 @@ import (
 
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/dbstore"
+	"github.com/jobctl/jobctl/engine/dispatch"
 )
 
 func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -129,4 +130,47 @@ func jobOf(t *testing.T, s engine.Store, id int64) *engine.Job {
 		t.Fatal(err)
 	}
 	return j
+}
+
+// addNodeAs registers a node built from the defaults of addNode, changed
+// by edit.
+func addNodeAs(t *testing.T, s engine.Store, name string, maxLoad float64, edit func(*engine.Node)) {
+	t.Helper()
+	n := engine.Node{
+		Name: name, URL: "http://" + name, MaxLoad: maxLoad, MaxJobs: 200, Weight: 100,
+		AcceptExceeding: true, Candidate: true, Services: []engine.NodeService{{Type: engine.TypeSleep}},
+	}
+	if edit != nil {
+		edit(&n)
+	}
+	if _, err := s.NodeRegister(context.Background(), engine.NodeRegisterParams{Node: n, StaleAfter: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// finish ends a job as its node would.
+func finish(t *testing.T, s engine.Store, id int64) {
+	t.Helper()
+	j := jobOf(t, s, id)
+	if _, err := s.JobUpdate(context.Background(), engine.JobUpdate{ID: j.ID, From: j.Status, Version: j.Version, To: engine.StatusFinished, MarkFinished: true}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func reservations(t *testing.T, s engine.Store) []engine.Reservation {
+	t.Helper()
+	rs, err := s.ReservationList(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
+
+func round(t *testing.T, d *dispatch.Dispatcher) dispatch.RoundStats {
+	t.Helper()
+	stats, err := d.Round(context.Background(), always)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stats
 }

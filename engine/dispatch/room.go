@@ -25,14 +25,18 @@ const loadSlack = 1e-9
 //     reported never runnable instead);
 //  3. its load is above the most free load of any open node: ONLINE, not
 //     overloaded, under its max jobs and not kept for an oversized job.
-//     Every other node fails an earlier check of Filter.
+//     Every other node fails an earlier check of Filter. A job that would
+//     fit a kept node is filtered all the same, so it is counted as waiting
+//     for that node ("reserved") rather than for room.
 type room struct {
 	nodes   []*engine.Node
 	healthy []bool // per node: ONLINE and not overloaded, fixed for the round
 	// free is the most free load of an open node, -Inf when none is open;
 	// stale when dirty.
 	free  float64
-	dirty bool
+	// keptFree is the same over the healthy nodes kept for oversized jobs.
+	keptFree float64
+	dirty    bool
 	// largest caches per job type the largest max load of the ONLINE nodes
 	// offering it (0: none).
 	largest map[string]float64
@@ -68,17 +72,18 @@ func (r *round) full(job *engine.Job) bool {
 		return false
 	}
 	if rm.dirty {
-		rm.free = math.Inf(-1)
+		rm.free, rm.keptFree = math.Inf(-1), math.Inf(-1)
 		for i, n := range rm.nodes {
 			if !rm.healthy[i] || (n.MaxJobs > 0 && n.Running >= n.MaxJobs) {
 				continue
 			}
 			if _, kept := r.heldFor[n.Name]; kept {
-				continue
+				rm.keptFree = max(rm.keptFree, n.MaxLoad-n.Load)
+			} else {
+				rm.free = max(rm.free, n.MaxLoad-n.Load)
 			}
-			rm.free = max(rm.free, n.MaxLoad-n.Load)
 		}
 		rm.dirty = false
 	}
-	return job.Load > rm.free+loadSlack
+	return job.Load > rm.free+loadSlack && job.Load > rm.keptFree+loadSlack
 }
