@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -174,3 +175,5 @@ func round(t *testing.T, d *dispatch.Dispatcher) dispatch.RoundStats {
 	}
 	return stats
 }
+
+func itoa(id int64) string { return strconv.FormatInt(id, 10) }

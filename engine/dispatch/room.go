@@ -33,7 +33,7 @@ type room struct {
 	healthy []bool // per node: ONLINE and not overloaded, fixed for the round
 	// free is the most free load of an open node, -Inf when none is open;
 	// stale when dirty.
-	free  float64
+	free float64
 	// keptFree is the same over the healthy nodes kept for oversized jobs.
 	keptFree float64
 	dirty    bool
