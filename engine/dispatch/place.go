@@ -3,6 +3,7 @@ package dispatch
 import (
 	"errors"
 	"log/slog"
+	"time"
 
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/placement"
@@ -29,9 +30,19 @@ func (r *round) place(job *engine.Job) error {
 		}
 		return r.keep(job)
 	}
-	order := r.selector.Order(job, r.p.Eligible, r.clock.Now())
+	now := r.clock.Now()
+	order := r.firstChoice(job, now)
 	origin, offered := job.Status, false
-	for _, n := range order {
+	for i := 0; ; i++ {
+		if i == len(order) && i < len(r.p.Eligible) {
+			// The first choice did not take it: now the whole order,
+			// whose first node is the one tried.
+			order = r.selector.Order(job, r.p.Eligible, now)
+		}
+		if i == len(order) {
+			break
+		}
+		n := order[i]
 		if r.unreachable[n.Name] {
 			continue
 		}
@@ -79,6 +90,17 @@ func (r *round) place(job *engine.Job) error {
 		return err
 	}
 	return r.putBack(job, origin, nil)
+}
+
+// firstChoice is the start of the order the job is offered in: the best
+// node alone when the selector can name it without ordering the rest
+// (placement.Picker), else the whole order.
+func (r *round) firstChoice(job *engine.Job, now time.Time) []*engine.Node {
+	if p, ok := r.selector.(placement.Picker); ok {
+		r.best[0] = p.Best(job, r.p.Eligible, now)
+		return r.best[:]
+	}
+	return r.selector.Order(job, r.p.Eligible, now)
 }
 
 // accepted books a job a node took.

@@ -61,6 +61,19 @@ type LowerWeight struct{}
 // Name returns "lowerweight".
 func (LowerWeight) Name() string { return SelectorLowerWeight }
 
+// Best is the first node of Order, found in one pass.
+func (LowerWeight) Best(_ *engine.Job, nodes []*engine.Node, now time.Time) *engine.Node {
+	var best *engine.Node
+	var bestCost float64
+	for _, n := range nodes {
+		c := LowerWeightCost(n, now)
+		if best == nil || c < bestCost || (c == bestCost && n.Name < best.Name) {
+			best, bestCost = n, c
+		}
+	}
+	return best
+}
+
 // Order sorts the nodes by cost, cheapest first.
 func (LowerWeight) Order(_ *engine.Job, nodes []*engine.Node, now time.Time) []*engine.Node {
 	type costed struct {

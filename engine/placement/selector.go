@@ -19,6 +19,17 @@ type Selector interface {
 	Order(job *engine.Job, nodes []*engine.Node, now time.Time) []*engine.Node
 }
 
+// Picker is a Selector that can name the first node of its order without
+// ordering the rest. Most offers are accepted by the first node, so the
+// dispatcher asks a Picker for its best node and for the whole order only
+// after a decline. Best must return Order's first node and change no state,
+// so only stateless selectors implement it.
+type Picker interface {
+	Selector
+	// Best returns the node Order would put first; nil for no nodes.
+	Best(job *engine.Job, nodes []*engine.Node, now time.Time) *engine.Node
+}
+
 // Selector names, as `jobctl serve --selector` takes them.
 const (
 	SelectorLoadFactor  = "loadfactor"
