@@ -107,8 +107,7 @@ func (f *fakeNodes) Offer(ctx context.Context, n *engine.Node, o engine.Dispatch
 		res = f.answer(n.Name, o)
 	}
 	if res.Verdict == engine.OfferAccepted {
-		_, err := f.store.JobUpdate(ctx, engine.JobUpdate{ID: o.JobID, From: engine.StatusDispatching, Version: o.Version,
-			To: engine.StatusRunning, IncrementAttempt: true, MarkStarted: true})
+		_, err := f.store.JobUpdate(ctx, engine.StartUpdate(&engine.Job{ID: o.JobID, Status: engine.StatusDispatching, Version: o.Version}))
 		if err != nil {
 			return engine.OfferResult{Verdict: engine.OfferGone, Reason: err.Error()}
 		}
@@ -153,7 +152,7 @@ func addNodeAs(t *testing.T, s engine.Store, name string, maxLoad float64, edit 
 func finish(t *testing.T, s engine.Store, id int64) {
 	t.Helper()
 	j := jobOf(t, s, id)
-	if _, err := s.JobUpdate(context.Background(), engine.JobUpdate{ID: j.ID, From: j.Status, Version: j.Version, To: engine.StatusFinished, MarkFinished: true}); err != nil {
+	if _, err := s.JobUpdate(context.Background(), engine.OutcomeUpdate(j, engine.RunResult{Outcome: engine.RunSucceeded}, false, nil)); err != nil {
 		t.Fatal(err)
 	}
 }
