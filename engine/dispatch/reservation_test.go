@@ -107,3 +107,28 @@ func TestAReservationLapsesWhenItsJobCanNoLongerUseIt(t *testing.T) {
 		t.Errorf("small job = %s; want it running on the freed node", j.Status)
 	}
 }
+
+// When the kept node goes away, the job keeps another of the largest nodes.
+func TestAReservationMovesWhenItsNodeGoesAway(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	addNode(t, s, "a", 4)
+	addNode(t, s, "b", 4)
+	d := newDispatcher(s, &fakeNodes{store: s})
+	addJob(t, s, engine.TypeSleep, 1) // on a (first by name)
+	addJob(t, s, engine.TypeSleep, 2) // on b, the less loaded
+	round(t, d)
+	huge := addJob(t, s, engine.TypeSleep, 10)
+	round(t, d)
+	if rs := reservations(t, s); !slices.Equal(rs, []engine.Reservation{{JobID: huge.ID, Node: "a"}}) {
+		t.Fatalf("reservations %v; want a, the least loaded, kept for job %d", rs, huge.ID)
+	}
+	if err := s.NodeSetState(ctx, "a", engine.NodeOffline); err != nil {
+		t.Fatal(err)
+	}
+	round(t, d)
+	if rs := reservations(t, s); !slices.Equal(rs, []engine.Reservation{{JobID: huge.ID, Node: "b"}}) {
+		t.Errorf("reservations %v after a went offline; want b kept for job %d", rs, huge.ID)
+	}
+}
