@@ -35,9 +35,8 @@ func (r *round) place(job *engine.Job) error {
 	origin, offered := job.Status, false
 	for i := 0; ; i++ {
 		if i == len(order) && i < len(r.p.Eligible) {
-			// The first choice did not take it: now the whole order,
-			// whose first node is the one tried.
-			order = r.selector.Order(job, r.p.Eligible, now)
+			// The first choice did not take it: the others, in order.
+			order = append(order, r.selector.(placement.Picker).Rest(job, r.p.Eligible, order[0], now)...)
 		}
 		if i == len(order) {
 			break
@@ -92,13 +91,13 @@ func (r *round) place(job *engine.Job) error {
 	return r.putBack(job, origin, nil)
 }
 
-// firstChoice is the start of the order the job is offered in: the best
-// node alone when the selector can name it without ordering the rest
+// firstChoice is the start of the order the job is offered in: the first
+// node alone when the selector can pick it without ordering the rest
 // (placement.Picker), else the whole order.
 func (r *round) firstChoice(job *engine.Job, now time.Time) []*engine.Node {
 	if p, ok := r.selector.(placement.Picker); ok {
-		r.best[0] = p.Best(job, r.p.Eligible, now)
-		return r.best[:]
+		r.best[0] = p.Pick(job, r.p.Eligible, now)
+		return r.best[:1:1] // a decline appends the rest to a new array
 	}
 	return r.selector.Order(job, r.p.Eligible, now)
 }

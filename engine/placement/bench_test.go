@@ -55,7 +55,7 @@ func BenchmarkPlaceInRound(b *testing.B) {
 				for b.Loop() {
 					FilterInto(&p, job, nodes, FilterOptions{})
 					if pk, ok := sel.(Picker); ok {
-						_ = pk.Best(job, p.Eligible, t0)
+						_ = pk.Pick(job, p.Eligible, t0)
 					} else {
 						_ = sel.Order(job, p.Eligible, t0)
 					}

@@ -75,8 +75,8 @@ type loadFactorKey struct {
 	node                *engine.Node
 }
 
-// Best is the first node of Order, found in one pass.
-func (LoadFactor) Best(_ *engine.Job, nodes []*engine.Node, _ time.Time) *engine.Node {
+// Pick is the first node of Order, found in one pass.
+func (LoadFactor) Pick(_ *engine.Job, nodes []*engine.Node, _ time.Time) *engine.Node {
 	var best *engine.Node
 	for _, n := range nodes {
 		if best == nil || CompareLoadFactor(n, best) < 0 {
@@ -84,6 +84,11 @@ func (LoadFactor) Best(_ *engine.Job, nodes []*engine.Node, _ time.Time) *engine
 		}
 	}
 	return best
+}
+
+// Rest is Order without first.
+func (s LoadFactor) Rest(job *engine.Job, nodes []*engine.Node, first *engine.Node, now time.Time) []*engine.Node {
+	return slices.DeleteFunc(s.Order(job, nodes, now), func(n *engine.Node) bool { return n == first })
 }
 
 // Order sorts the nodes by CompareLoadFactor.

@@ -61,8 +61,8 @@ type LowerWeight struct{}
 // Name returns "lowerweight".
 func (LowerWeight) Name() string { return SelectorLowerWeight }
 
-// Best is the first node of Order, found in one pass.
-func (LowerWeight) Best(_ *engine.Job, nodes []*engine.Node, now time.Time) *engine.Node {
+// Pick is the first node of Order, found in one pass.
+func (LowerWeight) Pick(_ *engine.Job, nodes []*engine.Node, now time.Time) *engine.Node {
 	var best *engine.Node
 	var bestCost float64
 	for _, n := range nodes {
@@ -72,6 +72,11 @@ func (LowerWeight) Best(_ *engine.Job, nodes []*engine.Node, now time.Time) *eng
 		}
 	}
 	return best
+}
+
+// Rest is Order without first.
+func (s LowerWeight) Rest(job *engine.Job, nodes []*engine.Node, first *engine.Node, now time.Time) []*engine.Node {
+	return slices.DeleteFunc(s.Order(job, nodes, now), func(n *engine.Node) bool { return n == first })
 }
 
 // Order sorts the nodes by cost, cheapest first.
