@@ -1,0 +1,342 @@
+package simulate
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/engine/dispatch"
+	"github.com/jobctl/jobctl/engine/placement"
+)
+
+// DefaultInterval is `jobctl serve`'s default dispatch interval.
+const DefaultInterval = 2 * time.Second
+
+// quickRound is how soon a node runs the next round after one that placed
+// work, the same pause as the node loop's (engine/node), so simulated
+// throughput is what a real cluster gets.
+const quickRound = 50 * time.Millisecond
+
+// epoch is the virtual clock's time zero before node ages are applied: a
+// fixed instant, so runs are repeatable.
+var epoch = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// Config is one simulation run.
+type Config struct {
+	Nodes    []NodeSpec // checked by CheckNodes
+	Jobs     []JobSpec  // checked by CheckJobs
+	Selector string     // a placement selector name; "" is loadfactor
+	Seed     uint64     // drives the random selector and backoff jitter
+	Interval time.Duration
+	// Timeline records every node's load over time in the result.
+	Timeline bool
+	// Progress, if set, is told now and then how far the run is.
+	Progress func(Progress)
+}
+
+// Progress is how far a run is.
+type Progress struct {
+	Selector        string
+	Submitted, Done int // jobs submitted and jobs placed so far
+	Total           int
+	At              time.Duration // simulated time
+}
+
+// Result is what one run did.
+type Result struct {
+	Selector string `json:"selector"`
+	// Placements are in the order the nodes accepted the jobs.
+	Placements []Placement `json:"placements"`
+	Summary    Summary     `json:"summary"`
+	// Timeline is every node's load over time (Config.Timeline).
+	Timeline *Timeline `json:"-"`
+	// Rounds is how many dispatch rounds ran.
+	Rounds int `json:"-"`
+}
+
+// Placement is one job started on one node; times are seconds from the
+// start of the run, EndS nil for a job that never ends.
+type Placement struct {
+	Job    int64    `json:"job"`
+	Node   string   `json:"node"`
+	StartS float64  `json:"start_s"`
+	EndS   *float64 `json:"end_s"`
+}
+
+// sim is the state of one run.
+type sim struct {
+	cfg   Config
+	ctx   context.Context
+	clock *engine.VirtualClock
+	store engine.Store
+	zero  time.Time // the run's time zero on the virtual clock
+	now   time.Duration
+
+	nodes    map[string]*simNode
+	nodeList []*simNode
+	rows     []*engine.Node // as registered, for submit's service defaults
+	rng      *rand.Rand
+
+	order   []int           // workload indexes in submit order
+	arrived int             // how many of order are submitted
+	index   map[int64]int32 // workload id → workload index
+	byStore map[int64]int32 // store id → workload index
+	storeID []int64         // per workload index, once submitted
+	endings endings
+	seq     uint64
+
+	placements []Placement
+	waits      []time.Duration
+	declines   int
+	maxFactor  float64
+	err        error // the first store failure inside an offer
+}
+
+// Run simulates the workload on the nodes with one selector.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	if cfg.Selector == "" {
+		cfg.Selector = placement.SelectorLoadFactor
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = DefaultInterval
+	}
+	selector, err := newSelector(cfg.Selector, cfg.Seed)
+	if err != nil {
+		return nil, err
+	}
+	s := &sim{
+		cfg: cfg, ctx: ctx, clock: engine.NewVirtualClock(epoch), nodes: map[string]*simNode{},
+		rng:     rand.New(rand.NewPCG(cfg.Seed, 2)),
+		order:   submitOrder(cfg.Jobs),
+		index:   make(map[int64]int32, len(cfg.Jobs)),
+		byStore: make(map[int64]int32, len(cfg.Jobs)),
+		storeID: make([]int64, len(cfg.Jobs)),
+	}
+	for i, j := range cfg.Jobs {
+		s.index[j.ID] = int32(i)
+	}
+	s.store = newStore(s.clock)
+	defer s.store.Close()
+	if err := s.registerNodes(); err != nil {
+		return nil, err
+	}
+	d := dispatch.NewDispatcher(s.store, s, selector, s.clock, slog.New(slog.DiscardHandler))
+	rounds, err := s.loop(d)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Selector: selector.Name(), Placements: s.placements, Summary: s.summary(), Rounds: rounds}
+	if cfg.Timeline {
+		res.Timeline = s.timeline()
+	}
+	return res, nil
+}
+
+// newSelector is the engine's selector of that name; the random one draws
+// from the run's seed so that a run can be repeated.
+func newSelector(name string, seed uint64) (placement.Selector, error) {
+	sel, err := placement.ParseSelector(name)
+	if err != nil {
+		return nil, err
+	}
+	if sel.Name() == placement.SelectorRandom {
+		sel = placement.NewRandom(rand.New(rand.NewPCG(seed, 1)))
+	}
+	return sel, nil
+}
+
+// registerNodes registers every node so that, at the run's time zero, each
+// has been up for its started_ago: the clock only runs forward, so the
+// oldest registers first.
+func (s *sim) registerNodes() error {
+	specs := make([]*NodeSpec, len(s.cfg.Nodes))
+	var oldest time.Duration
+	for i := range s.cfg.Nodes {
+		specs[i] = &s.cfg.Nodes[i]
+		oldest = max(oldest, time.Duration(specs[i].StartedAgo))
+	}
+	slices.SortStableFunc(specs, func(a, b *NodeSpec) int { return cmp.Compare(b.StartedAgo, a.StartedAgo) })
+	for _, spec := range specs {
+		s.clock.Set(epoch.Add(oldest - time.Duration(spec.StartedAgo)))
+		n := newSimNode(spec)
+		if _, err := s.store.NodeRegister(s.ctx, engine.NodeRegisterParams{Node: n.row(), StaleAfter: engine.NodeStaleAfter}); err != nil {
+			return fmt.Errorf("registering node %s: %w", spec.Name, err)
+		}
+		s.nodes[spec.Name] = n
+	}
+	s.zero = epoch.Add(oldest)
+	s.clock.Set(s.zero)
+	for i := range s.cfg.Nodes {
+		spec := &s.cfg.Nodes[i]
+		s.nodeList = append(s.nodeList, s.nodes[spec.Name])
+		if err := s.store.NodeTouch(s.ctx, engine.NodeTouchParams{Name: spec.Name, LoadAvg: spec.LoadAvg,
+			MemAvailable: int64(spec.Memory), Cores: spec.Cores}); err != nil {
+			return err
+		}
+	}
+	rows, err := s.store.NodeList(s.ctx)
+	s.rows = rows
+	return err
+}
+
+// loop runs rounds the way a node's dispatch loop does — one every
+// interval, the next at once after one that placed work — with the jobs
+// arriving and ending in between. A round that placed nothing on a cluster
+// that has not changed since would place nothing again, so the clock jumps
+// from there to the first round after the next arrival or ending. The jobs
+// of a run never fail, so no retry's run_after needs waking for.
+func (s *sim) loop(d *dispatch.Dispatcher) (int, error) {
+	trusted := func() bool { return true }
+	var (
+		rounds    int
+		nextRound time.Duration
+		changed   = true // since the last round
+		lastTick  = time.Now()
+	)
+	quick := min(quickRound, s.cfg.Interval)
+	for i := 0; ; i++ {
+		if i%1024 == 0 {
+			if err := s.ctx.Err(); err != nil {
+				return rounds, err
+			}
+			if s.cfg.Progress != nil && time.Since(lastTick) > 200*time.Millisecond {
+				lastTick = time.Now()
+				s.cfg.Progress(Progress{Selector: s.cfg.Selector, Submitted: s.arrived, Done: len(s.placements),
+					Total: len(s.cfg.Jobs), At: s.now})
+			}
+		}
+		event, pending := s.nextEvent()
+		if pending && event <= nextRound {
+			if err := s.advance(event); err != nil {
+				return rounds, err
+			}
+			changed = true
+			continue
+		}
+		if !changed {
+			if !pending {
+				return rounds, nil
+			}
+			// Skip the rounds that would find nothing new.
+			ticks := (event - nextRound + s.cfg.Interval - 1) / s.cfg.Interval
+			nextRound += ticks * s.cfg.Interval
+			continue
+		}
+		s.now = nextRound
+		s.clock.Set(s.zero.Add(s.now))
+		stats, err := d.Round(s.ctx, trusted)
+		rounds++
+		if err == nil {
+			err = s.err
+		}
+		if err != nil {
+			return rounds, fmt.Errorf("dispatch round at %s: %w", s.now, err)
+		}
+		changed = stats.Dispatched > 0
+		if changed {
+			nextRound += quick
+		} else {
+			nextRound += s.cfg.Interval
+		}
+	}
+}
+
+// nextEvent is the time of the next arrival or ending.
+func (s *sim) nextEvent() (time.Duration, bool) {
+	at, ok := s.endings.next()
+	if s.arrived < len(s.order) {
+		arrival := time.Duration(s.cfg.Jobs[s.order[s.arrived]].SubmitAt)
+		if !ok || arrival < at {
+			at, ok = arrival, true
+		}
+	}
+	return at, ok
+}
+
+// advance moves the clock to t and applies everything due then: endings
+// first, then arrivals.
+func (s *sim) advance(t time.Duration) error {
+	s.now = t
+	s.clock.Set(s.zero.Add(t))
+	for len(s.endings) > 0 && s.endings[0].at <= t {
+		if err := s.end(s.endings.pop()); err != nil {
+			return err
+		}
+	}
+	for s.arrived < len(s.order) && time.Duration(s.cfg.Jobs[s.order[s.arrived]].SubmitAt) <= t {
+		if err := s.submit(s.order[s.arrived]); err != nil {
+			return err
+		}
+		s.arrived++
+	}
+	return nil
+}
+
+// submit creates job i the way `jobctl submit` does.
+func (s *sim) submit(i int) error {
+	spec := &s.cfg.Jobs[i]
+	req := engine.SubmitRequest{Type: spec.Type, Load: spec.Load, Key: spec.Key, Creator: "simulate"}
+	if spec.Parent != 0 {
+		req.ParentID = &s.storeID[s.index[spec.Parent]]
+	}
+	sub, err := engine.Submit(s.ctx, s.store, s.rows, req)
+	if err != nil && req.ParentID != nil && errors.Is(err, engine.ErrInvalid) {
+		// The parent has ended already in this run; a real parent submits
+		// its children while it runs, so the child goes in on its own.
+		req.ParentID = nil
+		sub, err = engine.Submit(s.ctx, s.store, s.rows, req)
+	}
+	if err != nil {
+		return &InputError{Source: fmt.Sprintf("job %d", spec.ID), Err: err}
+	}
+	s.storeID[i] = sub.Job.ID
+	s.byStore[sub.Job.ID] = int32(i)
+	return nil
+}
+
+// started records a job a node accepted and schedules its end.
+func (s *sim) started(n *simNode, run *engine.Job) {
+	i := s.byStore[run.ID]
+	spec := &s.cfg.Jobs[i]
+	n.changed(s.now, s.cfg.Timeline)
+	s.maxFactor = max(s.maxFactor, n.load/n.spec.MaxLoad)
+	p := Placement{Job: spec.ID, Node: n.spec.Name, StartS: seconds(s.now)}
+	if spec.Duration > 0 {
+		end := s.now + time.Duration(spec.Duration)
+		p.EndS = engine.Ptr(seconds(end))
+		s.seq++
+		s.endings.push(ending{at: end, seq: s.seq, job: i, run: run, node: n})
+	}
+	s.placements = append(s.placements, p)
+	s.waits = append(s.waits, s.now-time.Duration(spec.SubmitAt))
+}
+
+// end finishes a run with the engine's outcome transition and frees its load.
+func (s *sim) end(e ending) error {
+	u := engine.OutcomeUpdate(e.run, engine.RunResult{ExitCode: 0, Outcome: engine.RunSucceeded}, false, s.rng.Float64)
+	if _, err := s.store.JobUpdate(s.ctx, u); err != nil {
+		return fmt.Errorf("ending job %d: %w", s.cfg.Jobs[e.job].ID, err)
+	}
+	e.node.books.Release(e.run.ID)
+	e.node.changed(s.now, s.cfg.Timeline)
+	return nil
+}
+
+// fail keeps the first store failure seen inside an offer, which cannot
+// return one, so the round's caller reports it.
+func (s *sim) fail(err error) {
+	if s.err == nil {
+		s.err = err
+	}
+}
+
+// seconds is a simulated time in seconds, to the millisecond.
+func seconds(d time.Duration) float64 {
+	return float64(d.Round(time.Millisecond)) / float64(time.Second)
+}
