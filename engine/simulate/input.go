@@ -54,6 +54,9 @@ type NodeSpec struct {
 	LoadAvg float64 `yaml:"load_avg"`
 	Cores   int     `yaml:"cpu"`
 	Memory  Bytes   `yaml:"memory"`
+	// MaxLoadAvg nil is serve's default limit: twice cpu, none without it.
+	MaxLoadAvg     *float64 `yaml:"max_load_avg"`
+	ReservedMemory Bytes    `yaml:"reserved_memory"`
 }
 
 // JobSpec is one job of a workload.
@@ -194,8 +197,8 @@ func CheckNodes(nodes []NodeSpec) error {
 			return fmt.Errorf("%s: max_jobs must not be negative", where)
 		case n.Weight < 0:
 			return fmt.Errorf("%s: weight must not be negative", where)
-		case n.LoadAvg < 0 || n.Cores < 0 || n.Memory < 0:
-			return fmt.Errorf("%s: load_avg, cpu and memory must not be negative", where)
+		case n.LoadAvg < 0 || n.Cores < 0 || n.Memory < 0 || (n.MaxLoadAvg != nil && *n.MaxLoadAvg < 0):
+			return fmt.Errorf("%s: load_avg, max_load_avg, cpu and memory must not be negative", where)
 		}
 		seen[n.Name] = true
 		if n.MaxJobs == 0 {

@@ -44,10 +44,13 @@ func (n *simNode) row() engine.Node {
 	row := engine.Node{
 		Name: s.Name, URL: "sim://" + s.Name, MaxLoad: s.MaxLoad, MaxJobs: s.MaxJobs, Weight: s.Weight,
 		Warmup: engine.Duration(*s.Warmup), AcceptExceeding: *s.AcceptExceeding, Cores: s.Cores,
+		ReservedMemory: int64(s.ReservedMemory),
 	}
-	if s.Cores > 0 {
-		// `jobctl serve`'s default gate: load average above twice the cores.
-		row.MaxLoadAvg = engine.DefaultMaxLoadAvg(s.Cores)
+	switch {
+	case s.MaxLoadAvg != nil:
+		row.MaxLoadAvg = *s.MaxLoadAvg
+	case s.Cores > 0:
+		row.MaxLoadAvg = engine.DefaultMaxLoadAvg(s.Cores) // `jobctl serve`'s default
 	}
 	for _, t := range s.Services {
 		row.Services = append(row.Services, engine.NodeService{Type: t})
