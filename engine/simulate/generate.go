@@ -65,9 +65,8 @@ func ParseGenerator(spec string) (*Generator, error) {
 		var err error
 		switch k {
 		case "count":
-			g.Count, err = strconv.Atoi(vs[0])
-			if err == nil && (g.Count < 1 || g.Count > maxGenerated) {
-				err = fmt.Errorf("must be between 1 and %d", maxGenerated)
+			if g.Count, err = strconv.Atoi(vs[0]); err != nil || g.Count < 1 || g.Count > maxGenerated {
+				err = fmt.Errorf("must be a whole number between 1 and %d", maxGenerated)
 			}
 		case "rate":
 			g.Rate, err = parseRate(vs[0])

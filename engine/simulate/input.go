@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -168,10 +169,57 @@ func decodeList(r io.Reader, v any) error {
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
-	if err := dec.Decode(v); err != nil {
+	err = dec.Decode(v)
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		msgs := make([]string, len(te.Errors))
+		for i, e := range te.Errors {
+			msgs[i] = plainYAMLError(e)
+		}
+		return errors.New(strings.Join(msgs, "; "))
+	}
+	if err != nil {
 		return errors.New(strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	return nil
+}
+
+// yamlUnknownField and yamlNotList match the decoder's messages that name
+// Go types, to say them in the file's terms instead.
+var (
+	yamlUnknownField = regexp.MustCompile(`field (\S+) not found in type \S+`)
+	yamlWrongType    = regexp.MustCompile(`cannot unmarshal !!(\w+) (?:` + "`" + `[^` + "`" + `]*` + "`" + ` )?into (\S+)`)
+)
+
+func plainYAMLError(msg string) string {
+	msg = yamlUnknownField.ReplaceAllString(msg, "unknown field $1")
+	if m := yamlWrongType.FindStringSubmatch(msg); m != nil {
+		want := "a value of type " + m[2]
+		switch {
+		case strings.HasPrefix(m[2], "[]"):
+			want = "a list"
+		case strings.HasPrefix(m[2], "float") || strings.HasPrefix(m[2], "int") || strings.HasPrefix(m[2], "uint"):
+			want = "a number"
+		case m[2] == "bool":
+			want = "true or false"
+		case m[2] == "simulate.NodeSpec" || m[2] == "simulate.JobSpec":
+			want = "a mapping"
+		}
+		msg = strings.Replace(msg, m[0], fmt.Sprintf("found a %s where %s belongs", yamlKind(m[1]), want), 1)
+	}
+	return msg
+}
+
+func yamlKind(tag string) string {
+	switch tag {
+	case "map":
+		return "mapping"
+	case "seq":
+		return "list"
+	case "str":
+		return "string"
+	}
+	return tag
 }
 
 // CheckNodes fills in defaults and refuses nodes that cannot be simulated.

@@ -37,25 +37,29 @@ func (n NodeTimeline) Buckets(end time.Duration, width int) []float64 {
 	if end <= 0 || width <= 0 {
 		return out
 	}
-	slice := float64(end) / float64(width)
+	// Slice b is [bound(b), bound(b+1)), in whole nanoseconds, so every
+	// step is cut at exact boundaries.
+	bound := func(b int) time.Duration { return time.Duration(int64(end) * int64(b) / int64(width)) }
+	b := 0
 	for i, st := range n.Steps {
-		until := end
+		from, until := min(st.At, end), end
 		if i+1 < len(n.Steps) {
 			until = min(n.Steps[i+1].At, end)
 		}
-		from := float64(st.At)
-		for from < float64(until) {
-			b := min(int(from/slice), width-1)
-			stop := min(float64(b+1)*slice, float64(until))
-			if b == width-1 {
-				stop = float64(until)
+		for b > 0 && bound(b) > from {
+			b--
+		}
+		for from < until {
+			for bound(b+1) <= from {
+				b++
 			}
-			out[b] += st.Load * (stop - from) / slice
+			stop := min(bound(b+1), until)
+			out[b] += st.Load * float64(stop-from)
 			from = stop
 		}
 	}
 	for i := range out {
-		out[i] /= n.MaxLoad
+		out[i] /= n.MaxLoad * float64(bound(i+1)-bound(i))
 	}
 	return out
 }
