@@ -65,6 +65,7 @@ job ended FAILED, CANCELLED or DELETED, 5 timed out waiting.`,
 		NewCmdSubmit(f, nil),
 		NewCmdList(f, nil),
 		NewCmdShow(f, nil),
+		NewCmdExplain(f, nil),
 		NewCmdLogs(f, nil),
 		NewCmdWait(f, nil),
 	)

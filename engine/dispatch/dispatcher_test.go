@@ -42,7 +42,7 @@ func TestRoundKeepsEveryNodeUnderItsMaxLoad(t *testing.T) {
 	if loads["big"].Load != 4 || loads["small"].Load != 2 {
 		t.Fatalf("loads = %+v, want big 4, small 2", loads)
 	}
-	queued, _ := s.JobList(context.Background(), engine.JobListParams{Statuses: []engine.Status{engine.StatusQueued}})
+	queued, _ := s.JobList(context.Background(), engine.JobListParams{Statuses: engine.DispatchableStatuses})
 	if len(queued) != 2 {
 		t.Fatalf("%d jobs left QUEUED, want 2 (no node had room)", len(queued))
 	}
@@ -58,9 +58,9 @@ func TestRoundDispatchesRestartBeforeQueuedAndWorkflowsLast(t *testing.T) {
 	r := addJob(t, s, engine.TypeSleep, 1)
 	// Make r a RESTART job: run it and fail it back to RESTART.
 	j := jobOf(t, s, r.ID)
-	j, _ = s.JobUpdate(ctx, engine.JobUpdate{ID: j.ID, From: j.Status, Version: j.Version, To: engine.StatusDispatching, Node: engine.Ptr("n")})
-	j, _ = s.JobUpdate(ctx, engine.JobUpdate{ID: j.ID, From: j.Status, Version: j.Version, To: engine.StatusRunning, IncrementAttempt: true})
-	if _, err := s.JobUpdate(ctx, engine.JobUpdate{ID: j.ID, From: j.Status, Version: j.Version, To: engine.StatusRestart, Node: engine.Ptr("")}); err != nil {
+	j, _ = s.JobUpdate(ctx, engine.DispatchUpdate(j, "n"))
+	j, _ = s.JobUpdate(ctx, engine.StartUpdate(j))
+	if _, err := s.JobUpdate(ctx, engine.RecoverUpdate(j, "its node restarted")); err != nil {
 		t.Fatal(err)
 	}
 	nodes := &fakeNodes{store: s}
@@ -148,7 +148,7 @@ func TestRoundStopsWhenTheLeaseIsNoLongerTrusted(t *testing.T) {
 	if !errors.Is(err, dispatch.ErrUntrusted) || stats.Dispatched != 1 {
 		t.Fatalf("err = %v, dispatched %d; want ErrUntrusted after 1", err, stats.Dispatched)
 	}
-	queued, _ := s.JobList(context.Background(), engine.JobListParams{Statuses: []engine.Status{engine.StatusQueued}})
+	queued, _ := s.JobList(context.Background(), engine.JobListParams{Statuses: engine.DispatchableStatuses})
 	if len(queued) != 2 {
 		t.Fatalf("%d jobs QUEUED after the round stopped, want 2 (none left DISPATCHING)", len(queued))
 	}
@@ -161,13 +161,12 @@ func TestStaleDispatchesAndJobsOfOfflineNodesAreRecovered(t *testing.T) {
 	addNode(t, s, "dead", 4)
 	addNode(t, s, "live", 4)
 	stuck := addJob(t, s, engine.TypeSleep, 1)
-	if _, err := s.JobUpdate(ctx, engine.JobUpdate{ID: stuck.ID, From: stuck.Status, Version: stuck.Version,
-		To: engine.StatusDispatching, Node: engine.Ptr("dead")}); err != nil {
+	if _, err := s.JobUpdate(ctx, engine.DispatchUpdate(stuck, "dead")); err != nil {
 		t.Fatal(err)
 	}
 	running := addJob(t, s, engine.TypeSleep, 1)
-	j, _ := s.JobUpdate(ctx, engine.JobUpdate{ID: running.ID, From: running.Status, Version: running.Version, To: engine.StatusDispatching, Node: engine.Ptr("dead")})
-	if _, err := s.JobUpdate(ctx, engine.JobUpdate{ID: j.ID, From: j.Status, Version: j.Version, To: engine.StatusRunning, IncrementAttempt: true}); err != nil {
+	j, _ := s.JobUpdate(ctx, engine.DispatchUpdate(running, "dead"))
+	if _, err := s.JobUpdate(ctx, engine.StartUpdate(j)); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.NodeSetState(ctx, "dead", engine.NodeOffline); err != nil {
@@ -228,7 +227,7 @@ func TestOversizedJobReservesTheLargestNodeUntilItDrains(t *testing.T) {
 	}
 	// big drains: the oversized job runs there first.
 	j := jobOf(t, s, busy.ID)
-	if _, err := s.JobUpdate(ctx, engine.JobUpdate{ID: j.ID, From: j.Status, Version: j.Version, To: engine.StatusFinished, MarkFinished: true}); err != nil {
+	if _, err := s.JobUpdate(ctx, engine.OutcomeUpdate(j, engine.RunResult{Outcome: engine.RunSucceeded}, false, nil)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := d.Round(ctx, always); err != nil {
@@ -307,8 +306,8 @@ func TestAReservationEndsWhenItsJobIsBlockedByItsKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, _ := s.JobUpdate(ctx, engine.JobUpdate{ID: other.ID, From: other.Status, Version: other.Version, To: engine.StatusDispatching, Node: engine.Ptr("big")})
-	if _, err := s.JobUpdate(ctx, engine.JobUpdate{ID: o.ID, From: o.Status, Version: o.Version, To: engine.StatusRunning, IncrementAttempt: true}); err != nil {
+	o, _ := s.JobUpdate(ctx, engine.DispatchUpdate(other, "big"))
+	if _, err := s.JobUpdate(ctx, engine.StartUpdate(o)); err != nil {
 		t.Fatal(err)
 	}
 	small := addJob(t, s, engine.TypeSleep, 1)
@@ -321,7 +320,7 @@ func TestAReservationEndsWhenItsJobIsBlockedByItsKey(t *testing.T) {
 	// Even once big is idle, huge stays queued while its key is busy.
 	for _, id := range []int64{busy.ID, small.ID} {
 		j := jobOf(t, s, id)
-		if _, err := s.JobUpdate(ctx, engine.JobUpdate{ID: j.ID, From: j.Status, Version: j.Version, To: engine.StatusFinished}); err != nil {
+		if _, err := s.JobUpdate(ctx, engine.OutcomeUpdate(j, engine.RunResult{Outcome: engine.RunSucceeded}, false, nil)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -3,4 +3,14 @@
 // node that can carry its load (Dispatcher), and the heartbeat that marks
 // silent nodes OFFLINE (Monitor). It talks to nodes only through an Offerer,
 // so the simulator and tests can drive it without HTTP.
+//
+// A round reclaims interrupted dispatches, recovers the jobs of gone nodes,
+// places the jobs that keep a node first, then pages through the queue
+// (RESTART before QUEUED, workflow steps last). Which nodes may take a job
+// and which node an oversized job waits for are placement's decisions; the
+// round records the kept nodes in the store, so a new lease holder honours
+// them. Every job no node took is counted by why it waits (RoundStats), and
+// the round logs a summary of it, so dispatch never stops silently.
+//
+// Explain judges one job with the same code, for `jobctl explain`.
 package dispatch

@@ -5,12 +5,14 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/dbstore"
+	"github.com/jobctl/jobctl/engine/dispatch"
 )
 
 func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -105,8 +107,7 @@ func (f *fakeNodes) Offer(ctx context.Context, n *engine.Node, o engine.Dispatch
 		res = f.answer(n.Name, o)
 	}
 	if res.Verdict == engine.OfferAccepted {
-		_, err := f.store.JobUpdate(ctx, engine.JobUpdate{ID: o.JobID, From: engine.StatusDispatching, Version: o.Version,
-			To: engine.StatusRunning, IncrementAttempt: true, MarkStarted: true})
+		_, err := f.store.JobUpdate(ctx, engine.StartUpdate(&engine.Job{ID: o.JobID, Status: engine.StatusDispatching, Version: o.Version}))
 		if err != nil {
 			return engine.OfferResult{Verdict: engine.OfferGone, Reason: err.Error()}
 		}
@@ -130,3 +131,48 @@ func jobOf(t *testing.T, s engine.Store, id int64) *engine.Job {
 	}
 	return j
 }
+
+// addNodeAs registers a node built from the defaults of addNode, changed
+// by edit.
+func addNodeAs(t *testing.T, s engine.Store, name string, maxLoad float64, edit func(*engine.Node)) {
+	t.Helper()
+	n := engine.Node{
+		Name: name, URL: "http://" + name, MaxLoad: maxLoad, MaxJobs: 200, Weight: 100,
+		AcceptExceeding: true, Candidate: true, Services: []engine.NodeService{{Type: engine.TypeSleep}},
+	}
+	if edit != nil {
+		edit(&n)
+	}
+	if _, err := s.NodeRegister(context.Background(), engine.NodeRegisterParams{Node: n, StaleAfter: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// finish ends a job as its node would.
+func finish(t *testing.T, s engine.Store, id int64) {
+	t.Helper()
+	j := jobOf(t, s, id)
+	if _, err := s.JobUpdate(context.Background(), engine.OutcomeUpdate(j, engine.RunResult{Outcome: engine.RunSucceeded}, false, nil)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func reservations(t *testing.T, s engine.Store) []engine.Reservation {
+	t.Helper()
+	rs, err := s.ReservationList(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
+
+func round(t *testing.T, d *dispatch.Dispatcher) dispatch.RoundStats {
+	t.Helper()
+	stats, err := d.Round(context.Background(), always)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stats
+}
+
+func itoa(id int64) string { return strconv.FormatInt(id, 10) }

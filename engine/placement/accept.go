@@ -30,8 +30,8 @@ type Decision struct {
 	Warning string
 }
 
-// Accept decides whether a node takes an offered job now (DESIGN.md §5, the
-// original isReadyToAccept). A job whose load alone exceeds the node's max
+// Accept decides whether a node takes an offered job now (the original
+// isReadyToAccept). A job whose load alone exceeds the node's max
 // load is declined unless AcceptExceeding; when accepted it runs alone, so
 // the node must be idle, and it carries a warning. Any other job is accepted
 // when it fits beside the running ones and the node is under MaxJobs.
@@ -47,8 +47,8 @@ func Accept(in AcceptInput) Decision {
 			Detail: fmt.Sprintf("job load %s exceeds this node's max load %s", num(in.JobLoad), num(in.MaxLoad)),
 		}
 	}
-	if cause, reason := roomFor(in.Load, in.JobLoad, in.MaxLoad, in.Running, in.MaxJobs); cause != CauseNone {
-		return Decision{Reason: ReasonBusy, Detail: reason}
+	if c := roomCause(in.Load, in.JobLoad, in.MaxLoad, in.Running, in.MaxJobs); c != CauseNone {
+		return Decision{Reason: ReasonBusy, Detail: roomReason(c, in.Load, in.JobLoad, in.MaxLoad, in.MaxJobs)}
 	}
 	d := Decision{Accept: true}
 	if oversized {

@@ -10,22 +10,37 @@ const loadEpsilon = 1e-9
 // max load: the job is oversized for that node.
 func exceedsMaxLoad(jobLoad, maxLoad float64) bool { return jobLoad > maxLoad+loadEpsilon }
 
-// roomFor checks whether a node carrying load in running jobs can start one
-// more job of jobLoad now. An oversized job needs the node idle, so it runs
-// alone; any other job must fit beside what runs. maxJobs 0 means no limit.
-// Filter and Accept share it so the dispatcher and the node agree, with the
-// same words, on what "busy" means.
-func roomFor(load, jobLoad, maxLoad float64, running, maxJobs int) (Cause, string) {
+// idle reports whether a node carries no load: the only state in which it
+// may start an oversized job.
+func idle(load float64) bool { return load <= loadEpsilon }
+
+// roomCause checks whether a node carrying load in running jobs can start
+// one more job of jobLoad now. An oversized job needs the node idle, so it
+// runs alone; any other job must fit beside what runs. maxJobs 0 means no
+// limit. Filter and Accept share it so the dispatcher and the node agree on
+// what "busy" means; roomReason words the answer, only when someone reads it.
+func roomCause(load, jobLoad, maxLoad float64, running, maxJobs int) Cause {
 	if exceedsMaxLoad(jobLoad, maxLoad) {
-		if load > loadEpsilon {
-			return CauseBusy, fmt.Sprintf("busy: job load %s is above max %s, so it waits until the node is idle (load now %s)",
-				num(jobLoad), num(maxLoad), num(load))
+		if !idle(load) {
+			return CauseBusy
 		}
 	} else if load+jobLoad > maxLoad+loadEpsilon {
-		return CauseBusy, fmt.Sprintf("busy: load %s + %s exceeds max %s", num(load), num(jobLoad), num(maxLoad))
+		return CauseBusy
 	}
 	if maxJobs > 0 && running >= maxJobs {
-		return CauseMaxJobs, fmt.Sprintf("at max jobs (%d)", maxJobs)
+		return CauseMaxJobs
 	}
-	return CauseNone, ""
+	return CauseNone
+}
+
+// roomReason is the operator's sentence for a roomCause.
+func roomReason(c Cause, load, jobLoad, maxLoad float64, maxJobs int) string {
+	switch {
+	case c == CauseMaxJobs:
+		return fmt.Sprintf("at max jobs (%d)", maxJobs)
+	case exceedsMaxLoad(jobLoad, maxLoad):
+		return fmt.Sprintf("busy: job load %s is above max %s, so it waits until the node is idle (load now %s)",
+			num(jobLoad), num(maxLoad), num(load))
+	}
+	return fmt.Sprintf("busy: load %s + %s exceeds max %s", num(load), num(jobLoad), num(maxLoad))
 }

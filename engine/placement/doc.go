@@ -6,10 +6,12 @@
 // functions with the nodes and time they have, so an operator's explanation
 // and the simulator's results are exactly what the dispatcher does.
 //
-// The three parts follow DESIGN.md §4 and §5:
+// The parts:
 //
 //   - Filter turns every node into a Verdict for one job (state, type,
-//     health, size, reservation, headroom) and returns the eligible ones.
+//     health, size, reservation, headroom) and returns the eligible ones;
+//     Placement.NeverRunnable says when no node could ever take the job and
+//     Placement.Keep which node an oversized job waits for.
 //   - A Selector orders the eligible nodes, best first: LoadFactor (the
 //     default), Random, RoundRobin or LowerWeight, optionally wrapped in
 //     Preferred. Weights ramp up after a node starts (EffectiveWeight).

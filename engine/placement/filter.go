@@ -1,7 +1,7 @@
 package placement
 
 import (
-	"fmt"
+	"strings"
 
 	"github.com/jobctl/jobctl/engine"
 )
@@ -14,6 +14,10 @@ type FilterOptions struct {
 	// Reserved maps a node to the oversized job it is kept for; every other
 	// job skips that node, so it drains and the oversized job is not starved.
 	Reserved map[string]int64
+	// Verdicts asks for one Verdict per node, as `jobctl explain` shows
+	// them. The dispatcher leaves it off: it needs only Eligible and the
+	// counts of causes, and a round filters every queued job.
+	Verdicts bool
 }
 
 // Placement is the outcome of Filter for one job.
@@ -21,7 +25,8 @@ type Placement struct {
 	// Eligible are the nodes that may take the job now, in input order;
 	// a Selector orders them.
 	Eligible []*engine.Node
-	// Verdicts has one entry per input node, in input order.
+	// Verdicts has one entry per input node, in input order, when
+	// FilterOptions.Verdicts asked for them.
 	Verdicts []Verdict
 	// Oversized is true when the job's load exceeds the max load of every
 	// ONLINE node offering its type: only the largest of them are candidates,
@@ -30,81 +35,178 @@ type Placement struct {
 	// LargestMaxLoad is the highest max load among the ONLINE nodes that
 	// offer the job's type; 0 when there are none.
 	LargestMaxLoad float64
+
+	// out counts the nodes kept out, by the index of their cause.
+	out [len(causeOrder)]int
 }
 
-// NeverRunnable reports whether no node of the cluster as it is could ever
-// take the job; see the function NeverRunnable.
-func (p Placement) NeverRunnable() bool { return NeverRunnable(p.Verdicts) }
-
-// Filter gives every node a verdict for job and returns the eligible ones
-// (DESIGN.md §4.3). Nodes carry their live Load and Running.
+// Filter gives every node a verdict for job and returns the eligible ones.
+// Nodes carry their live Load and Running.
 //
 // Checks run in this order, and a verdict names the first that fails, so
 // permanent causes come before passing ones and NeverRunnable can trust
 // them: ONLINE; offers the type; large enough (see below); not overloaded;
-// not reserved for another job; headroom.
+// not kept for another job; headroom.
 //
 // Whether a job is oversized is judged against the ONLINE nodes offering its
 // type, not only the healthy ones: a big node's passing load spike must not
 // send a big job to run alone on a small node.
 func Filter(job *engine.Job, nodes []*engine.Node, opts FilterOptions) Placement {
 	var p Placement
+	FilterInto(&p, job, nodes, opts)
+	return p
+}
+
+// FilterInto is Filter writing into p, reusing its slices: a dispatch round
+// keeps one Placement for all its jobs, so filtering allocates nothing per
+// job. What p held before is overwritten.
+func FilterInto(p *Placement, job *engine.Job, nodes []*engine.Node, opts FilterOptions) {
+	p.Eligible, p.Verdicts = p.Eligible[:0], p.Verdicts[:0]
+	p.out = [len(causeOrder)]int{}
+	p.LargestMaxLoad = 0
 	for _, n := range nodes {
-		if n.State == engine.NodeOnline && n.Offers(job.Type) && n.MaxLoad > p.LargestMaxLoad {
+		if n.State == engine.NodeOnline && n.MaxLoad > p.LargestMaxLoad && n.Offers(job.Type) {
 			p.LargestMaxLoad = n.MaxLoad
 		}
 	}
 	p.Oversized = p.LargestMaxLoad > 0 && exceedsMaxLoad(job.Load, p.LargestMaxLoad)
-	p.Verdicts = make([]Verdict, 0, len(nodes))
 	for _, n := range nodes {
-		cause, reason := p.judge(job, n, opts)
-		v := Verdict{Node: n.Name, Eligible: cause == CauseNone, Reason: reason, Cause: cause}
-		if v.Eligible {
+		cause, terms, overload := p.judge(job, n, opts)
+		p.out[cause.index()]++
+		if cause == CauseNone {
 			p.Eligible = append(p.Eligible, n)
+		}
+		if !opts.Verdicts {
+			continue
+		}
+		v := Verdict{
+			Node: n.Name, Eligible: cause == CauseNone, Cause: cause, Terms: terms,
+			State: n.State, Load: n.Load, MaxLoad: n.MaxLoad, Running: n.Running, MaxJobs: n.MaxJobs,
+			Overload: overload.Reason, JobType: job.Type, JobLoad: job.Load,
+			LargestMaxLoad: p.LargestMaxLoad, Oversized: p.Oversized,
+		}
+		if owner, ok := opts.Reserved[n.Name]; ok {
+			v.KeptFor = owner
 		}
 		p.Verdicts = append(p.Verdicts, v)
 	}
-	return p
 }
 
-// judge is one node's verdict; the reason says why it is out, or on what
-// terms it is in.
-func (p *Placement) judge(job *engine.Job, n *engine.Node, opts FilterOptions) (Cause, string) {
+// permanent is the part of a verdict that only the cluster changing can
+// lift: state, type and size.
+func (p *Placement) permanent(job *engine.Job, n *engine.Node) Cause {
 	if n.State != engine.NodeOnline {
-		return CauseState, stateReason(n.State)
+		return CauseState
 	}
 	if !n.Offers(job.Type) {
-		return CauseType, fmt.Sprintf("does not offer type %q", job.Type)
+		return CauseType
 	}
 	if exceedsMaxLoad(job.Load, n.MaxLoad) {
 		switch {
-		case !p.Oversized:
-			return CauseTooSmall, fmt.Sprintf("max load %s below job load %s", num(n.MaxLoad), num(job.Load))
-		case n.MaxLoad < p.LargestMaxLoad:
-			return CauseTooSmall, fmt.Sprintf("max load %s below job load %s; only the largest nodes (max load %s) take it",
-				num(n.MaxLoad), num(job.Load), num(p.LargestMaxLoad))
+		case !p.Oversized, n.MaxLoad < p.LargestMaxLoad:
+			return CauseTooSmall
 		case !n.AcceptExceeding:
-			return CauseDeclinesOversized, fmt.Sprintf("declines jobs above its max load %s (accept-exceeding is off)", num(n.MaxLoad))
+			return CauseDeclinesOversized
 		}
 	}
-	if cause, reason := healthCheck(n); cause != CauseNone {
-		return cause, reason
+	return CauseNone
+}
+
+// judge is one node's verdict: why it is out, or on what terms it is in,
+// and the node's overload figures when that is what keeps it out.
+func (p *Placement) judge(job *engine.Job, n *engine.Node, opts FilterOptions) (Cause, Terms, engine.Overload) {
+	if c := p.permanent(job, n); c != CauseNone {
+		return c, "", engine.Overload{}
+	}
+	switch o := n.Overloaded(); o.Kind {
+	case engine.OverloadLoadAvg:
+		return CauseOverloaded, "", o
+	case engine.OverloadLowMemory:
+		return CauseLowMemory, "", o
 	}
 	if owner, ok := opts.Reserved[n.Name]; ok && owner != job.ID {
-		return CauseReserved, fmt.Sprintf("reserved for oversized job %d", owner)
+		return CauseReserved, "", engine.Overload{}
 	}
 	// An oversized job waits for an idle node even as a first child: it
 	// must run alone, and queueing it ahead would only stall the node.
 	if p.Oversized || !opts.FirstChild {
-		if cause, reason := roomFor(n.Load, job.Load, n.MaxLoad, n.Running, n.MaxJobs); cause != CauseNone {
-			return cause, reason
+		if c := roomCause(n.Load, job.Load, n.MaxLoad, n.Running, n.MaxJobs); c != CauseNone {
+			return c, "", engine.Overload{}
 		}
 	}
 	switch {
 	case p.Oversized:
-		return CauseNone, fmt.Sprintf("idle: runs the oversized job (load %s above max %s) alone", num(job.Load), num(n.MaxLoad))
+		return CauseNone, TermsAlone, engine.Overload{}
 	case opts.FirstChild:
-		return CauseNone, fmt.Sprintf("first child: may queue ahead (load %s, max %s)", num(n.Load), num(n.MaxLoad))
+		return CauseNone, TermsFirstChild, engine.Overload{}
 	}
-	return CauseNone, fmt.Sprintf("has room: load %s + %s within max %s", num(n.Load), num(job.Load), num(n.MaxLoad))
+	return CauseNone, TermsRoom, engine.Overload{}
+}
+
+// Out is how many nodes the cause kept out.
+func (p *Placement) Out(c Cause) int { return p.out[c.index()] }
+
+// NeverRunnable reports whether no node of the cluster as it is could ever
+// take the job: no node is eligible and every node is out for a permanent
+// cause. An empty cluster never runs anything.
+func (p *Placement) NeverRunnable() bool {
+	if len(p.Eligible) > 0 {
+		return false
+	}
+	for i, c := range causeOrder {
+		if p.out[i] > 0 && !c.Permanent() {
+			return false
+		}
+	}
+	return true
+}
+
+// WaitCause is why a job no node may take now waits: among the causes that
+// will pass (permanent ones are not why it waits: some other node will do),
+// the one that kept the most nodes out, a tie going to the cause checked
+// last, the nearest to letting the node in. CauseNone when a node is
+// eligible or the job can never run.
+func (p *Placement) WaitCause() Cause {
+	if len(p.Eligible) > 0 {
+		return CauseNone
+	}
+	best, most := CauseNone, 0
+	for i, c := range causeOrder {
+		if c != CauseNone && !c.Permanent() && p.out[i] > 0 && p.out[i] >= most {
+			best, most = c, p.out[i]
+		}
+	}
+	return best
+}
+
+// Keep returns the node to keep free for job while no node takes it now,
+// or nil when it keeps none. p must be job's Placement on nodes.
+//
+// Only an oversized job that some node could run keeps a node (a never
+// runnable one would hold it forever): one of the largest ONLINE nodes
+// offering its type with accept-exceeding on, which are exactly the nodes no
+// permanent cause keeps out. The node kept for it already stays kept, so its
+// draining is not lost; else the least loaded, then by name, skipping nodes
+// kept for another job.
+func (p *Placement) Keep(job *engine.Job, nodes []*engine.Node, reserved map[string]int64) *engine.Node {
+	if !p.Oversized || p.NeverRunnable() {
+		return nil
+	}
+	var best *engine.Node
+	for _, n := range nodes {
+		if p.permanent(job, n) != CauseNone {
+			continue
+		}
+		owner, kept := reserved[n.Name]
+		if kept && owner == job.ID {
+			return n
+		}
+		if kept {
+			continue
+		}
+		if best == nil || n.Load < best.Load || (n.Load == best.Load && strings.Compare(n.Name, best.Name) < 0) {
+			best = n
+		}
+	}
+	return best
 }

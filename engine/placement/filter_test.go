@@ -12,6 +12,14 @@ const (
 	gib = int64(1) << 30
 )
 
+// vr is the part of a Verdict an operator reads.
+type vr struct {
+	Node     string
+	Eligible bool
+	Reason   string
+	Cause    Cause
+}
+
 func TestFilter(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -19,7 +27,7 @@ func TestFilter(t *testing.T) {
 		job       *engine.Job
 		nodes     []*engine.Node
 		opts      FilterOptions
-		want      []Verdict
+		want      []vr
 		oversized bool
 		largest   float64
 	}{
@@ -30,7 +38,7 @@ func TestFilter(t *testing.T) {
 				mk("off", state(engine.NodeOffline)), mk("maint", state(engine.NodeMaintenance)),
 				mk("err", state(engine.NodeError)), mk("odd", state("DRAINED")), mk("on"),
 			},
-			want: []Verdict{
+			want: []vr{
 				{Node: "off", Reason: "offline", Cause: CauseState},
 				{Node: "maint", Reason: "in maintenance", Cause: CauseState},
 				{Node: "err", Reason: "in error state", Cause: CauseState},
@@ -43,7 +51,7 @@ func TestFilter(t *testing.T) {
 			name:  "type not offered",
 			job:   job("x", 1),
 			nodes: []*engine.Node{mk("a", types("sleep", "noop")), mk("b", types("noop", "x"))},
-			want: []Verdict{
+			want: []vr{
 				{Node: "a", Reason: `does not offer type "x"`, Cause: CauseType},
 				{Node: "b", Eligible: true, Reason: "has room: load 0 + 1 within max 4"},
 			},
@@ -58,7 +66,7 @@ func TestFilter(t *testing.T) {
 				mk("at-limit", func(n *engine.Node) { n.LoadAvg, n.MaxLoadAvg = 4, 4 }),
 				mk("no-limit", func(n *engine.Node) { n.LoadAvg, n.Cores = 100, 2 }),
 			},
-			want: []Verdict{
+			want: []vr{
 				{Node: "limit", Reason: "overloaded: load average 9.1 above 8", Cause: CauseOverloaded},
 				{Node: "default", Reason: "overloaded: load average 4.5 above 4", Cause: CauseOverloaded},
 				{Node: "at-limit", Eligible: true, Reason: "has room: load 0 + 1 within max 4"},
@@ -75,7 +83,7 @@ func TestFilter(t *testing.T) {
 				mk("ok", func(n *engine.Node) { n.MemAvailable, n.ReservedMemory = 300*mib, 300*mib }),
 				mk("unknown", func(n *engine.Node) { n.ReservedMemory = 300 * mib }),
 			},
-			want: []Verdict{
+			want: []vr{
 				{Node: "low", Reason: "free memory 120MiB under reserve 300MiB", Cause: CauseLowMemory},
 				{Node: "lowgib", Reason: "free memory 512MiB under reserve 1.5GiB", Cause: CauseLowMemory},
 				{Node: "ok", Eligible: true, Reason: "has room: load 0 + 1 within max 4"},
@@ -90,7 +98,7 @@ func TestFilter(t *testing.T) {
 				mk("busy", load(3.5)), mk("full", load(3)), mk("jobs", running(200)),
 				mk("nolimit", running(1000), func(n *engine.Node) { n.MaxJobs = 0 }),
 			},
-			want: []Verdict{
+			want: []vr{
 				{Node: "busy", Reason: "busy: load 3.5 + 1 exceeds max 4", Cause: CauseBusy},
 				{Node: "full", Eligible: true, Reason: "has room: load 3 + 1 within max 4"},
 				{Node: "jobs", Reason: "at max jobs (200)", Cause: CauseMaxJobs},
@@ -102,7 +110,7 @@ func TestFilter(t *testing.T) {
 			name:  "float rounding does not cost a fit",
 			job:   job("sleep", 0.1),
 			nodes: []*engine.Node{mk("a", maxLoad(0.3), load(0.2))},
-			want: []Verdict{
+			want: []vr{
 				{Node: "a", Eligible: true, Reason: "has room: load 0.2 + 0.1 within max 0.3"},
 			},
 			largest: 0.3,
@@ -112,7 +120,7 @@ func TestFilter(t *testing.T) {
 			job:   job("sleep", 1),
 			nodes: []*engine.Node{mk("busy", load(3.5)), mk("jobs", running(200)), mk("off", state(engine.NodeOffline))},
 			opts:  FilterOptions{FirstChild: true},
-			want: []Verdict{
+			want: []vr{
 				{Node: "busy", Eligible: true, Reason: "first child: may queue ahead (load 3.5, max 4)"},
 				{Node: "jobs", Eligible: true, Reason: "first child: may queue ahead (load 0, max 4)"},
 				{Node: "off", Reason: "offline", Cause: CauseState},
@@ -124,9 +132,9 @@ func TestFilter(t *testing.T) {
 			job:   job("sleep", 1),
 			nodes: []*engine.Node{mk("r7"), mk("r1"), mk("free")},
 			opts:  FilterOptions{Reserved: map[string]int64{"r7": 7, "r1": 1}},
-			want: []Verdict{
-				{Node: "r7", Reason: "reserved for oversized job 7", Cause: CauseReserved},
-				{Node: "r1", Eligible: true, Reason: "has room: load 0 + 1 within max 4"},
+			want: []vr{
+				{Node: "r7", Reason: "kept for oversized job 7", Cause: CauseReserved},
+				{Node: "r1", Eligible: true, Reason: "has room: load 0 + 1 within max 4; kept for this job"},
 				{Node: "free", Eligible: true, Reason: "has room: load 0 + 1 within max 4"},
 			},
 			largest: 4,
@@ -136,7 +144,7 @@ func TestFilter(t *testing.T) {
 			job:   job("sleep", 5),
 			nodes: []*engine.Node{mk("small", maxLoad(2)), mk("big", maxLoad(8))},
 			opts:  FilterOptions{FirstChild: true},
-			want: []Verdict{
+			want: []vr{
 				{Node: "small", Reason: "max load 2 below job load 5", Cause: CauseTooSmall},
 				{Node: "big", Eligible: true, Reason: "first child: may queue ahead (load 0, max 8)"},
 			},
@@ -151,7 +159,7 @@ func TestFilter(t *testing.T) {
 				mk("big-off", maxLoad(16), state(engine.NodeOffline)),
 				mk("big-other", maxLoad(16), types("noop")),
 			},
-			want: []Verdict{
+			want: []vr{
 				{Node: "idle", Eligible: true, Reason: "idle: runs the oversized job (load 5 above max 4) alone"},
 				{Node: "busy", Reason: "busy: job load 5 is above max 4, so it waits until the node is idle (load now 1)", Cause: CauseBusy},
 				{Node: "small", Reason: "max load 2 below job load 5; only the largest nodes (max load 4) take it", Cause: CauseTooSmall},
@@ -167,7 +175,7 @@ func TestFilter(t *testing.T) {
 			job:   job("sleep", 5),
 			nodes: []*engine.Node{mk("busy", load(0.5))},
 			opts:  FilterOptions{FirstChild: true},
-			want: []Verdict{
+			want: []vr{
 				{Node: "busy", Reason: "busy: job load 5 is above max 4, so it waits until the node is idle (load now 0.5)", Cause: CauseBusy},
 			},
 			oversized: true,
@@ -177,7 +185,7 @@ func TestFilter(t *testing.T) {
 			name:  "oversized: largest node declining oversized jobs",
 			job:   job("sleep", 5),
 			nodes: []*engine.Node{mk("strict", declinesOversized), mk("lenient")},
-			want: []Verdict{
+			want: []vr{
 				{Node: "strict", Reason: "declines jobs above its max load 4 (accept-exceeding is off)", Cause: CauseDeclinesOversized},
 				{Node: "lenient", Eligible: true, Reason: "idle: runs the oversized job (load 5 above max 4) alone"},
 			},
@@ -189,8 +197,8 @@ func TestFilter(t *testing.T) {
 			job:   job("sleep", 5),
 			nodes: []*engine.Node{mk("a"), mk("b")},
 			opts:  FilterOptions{Reserved: map[string]int64{"a": 9}},
-			want: []Verdict{
-				{Node: "a", Reason: "reserved for oversized job 9", Cause: CauseReserved},
+			want: []vr{
+				{Node: "a", Reason: "kept for oversized job 9", Cause: CauseReserved},
 				{Node: "b", Eligible: true, Reason: "idle: runs the oversized job (load 5 above max 4) alone"},
 			},
 			oversized: true,
@@ -203,7 +211,7 @@ func TestFilter(t *testing.T) {
 				mk("big", maxLoad(8), func(n *engine.Node) { n.LoadAvg, n.MaxLoadAvg = 20, 16 }),
 				mk("small"),
 			},
-			want: []Verdict{
+			want: []vr{
 				{Node: "big", Reason: "overloaded: load average 20 above 16", Cause: CauseOverloaded},
 				{Node: "small", Reason: "max load 4 below job load 6", Cause: CauseTooSmall},
 			},
@@ -213,15 +221,21 @@ func TestFilter(t *testing.T) {
 			name:  "no nodes",
 			job:   job("sleep", 1),
 			nodes: nil,
-			want:  []Verdict{},
+			want:  []vr{},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			p := Filter(tt.job, tt.nodes, tt.opts)
-			if !slices.Equal(p.Verdicts, tt.want) {
-				t.Errorf("verdicts:\n got %+v\nwant %+v", p.Verdicts, tt.want)
+			opts := tt.opts
+			opts.Verdicts = true
+			p := Filter(tt.job, tt.nodes, opts)
+			got := make([]vr, len(p.Verdicts))
+			for i, v := range p.Verdicts {
+				got[i] = vr{v.Node, v.Eligible, v.Reason(), v.Cause}
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("verdicts:\n got %+v\nwant %+v", got, tt.want)
 			}
 			var wantEligible []string
 			for _, v := range tt.want {
@@ -272,7 +286,7 @@ func TestNeverRunnable(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			opts := FilterOptions{Reserved: map[string]int64{}}
+			opts := FilterOptions{Reserved: map[string]int64{}, Verdicts: true}
 			if tt.name == "a reserved node will be released" {
 				opts.Reserved["a"] = 99
 			}

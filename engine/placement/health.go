@@ -18,15 +18,3 @@ func stateReason(s engine.NodeState) string {
 	}
 	return fmt.Sprintf("state %q", string(s))
 }
-
-// healthCheck reports a node that its own machine says is overloaded
-// (engine.Node.Overloaded).
-func healthCheck(n *engine.Node) (Cause, string) {
-	switch o := n.Overloaded(); o.Kind {
-	case engine.OverloadLoadAvg:
-		return CauseOverloaded, "overloaded: " + o.Reason
-	case engine.OverloadLowMemory:
-		return CauseLowMemory, o.Reason
-	}
-	return CauseNone, ""
-}

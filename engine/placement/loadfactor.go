@@ -68,9 +68,52 @@ type LoadFactor struct{}
 // Name returns "loadfactor".
 func (LoadFactor) Name() string { return SelectorLoadFactor }
 
+// loadFactorKey is one node's CompareLoadFactor figures, computed once per
+// Order rather than once per comparison: a round orders every job it places.
+type loadFactorKey struct {
+	bucket, maxLoad, lf float64
+	node                *engine.Node
+}
+
+// Pick is the first node of Order, found in one pass.
+func (LoadFactor) Pick(_ *engine.Job, nodes []*engine.Node, _ time.Time) *engine.Node {
+	var best *engine.Node
+	for _, n := range nodes {
+		if best == nil || CompareLoadFactor(n, best) < 0 {
+			best = n
+		}
+	}
+	return best
+}
+
+// Rest is Order without first.
+func (s LoadFactor) Rest(job *engine.Job, nodes []*engine.Node, first *engine.Node, now time.Time) []*engine.Node {
+	return slices.DeleteFunc(s.Order(job, nodes, now), func(n *engine.Node) bool { return n == first })
+}
+
 // Order sorts the nodes by CompareLoadFactor.
 func (LoadFactor) Order(_ *engine.Job, nodes []*engine.Node, _ time.Time) []*engine.Node {
-	out := slices.Clone(nodes)
-	slices.SortFunc(out, CompareLoadFactor)
+	keys := make([]loadFactorKey, len(nodes))
+	for i, n := range nodes {
+		lf := LoadFactorOf(n)
+		keys[i] = loadFactorKey{bucket: loadFactorBucket(lf), maxLoad: n.MaxLoad, lf: lf, node: n}
+	}
+	slices.SortFunc(keys, func(a, b loadFactorKey) int {
+		// The same order as CompareLoadFactor, on the precomputed figures.
+		if a.bucket != b.bucket {
+			return cmp.Compare(a.bucket, b.bucket)
+		}
+		if a.maxLoad != b.maxLoad {
+			return cmp.Compare(b.maxLoad, a.maxLoad)
+		}
+		if a.lf != b.lf {
+			return cmp.Compare(a.lf, b.lf)
+		}
+		return strings.Compare(a.node.Name, b.node.Name)
+	})
+	out := make([]*engine.Node, len(keys))
+	for i, k := range keys {
+		out[i] = k.node
+	}
 	return out
 }

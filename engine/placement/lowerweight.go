@@ -61,6 +61,24 @@ type LowerWeight struct{}
 // Name returns "lowerweight".
 func (LowerWeight) Name() string { return SelectorLowerWeight }
 
+// Pick is the first node of Order, found in one pass.
+func (LowerWeight) Pick(_ *engine.Job, nodes []*engine.Node, now time.Time) *engine.Node {
+	var best *engine.Node
+	var bestCost float64
+	for _, n := range nodes {
+		c := LowerWeightCost(n, now)
+		if best == nil || c < bestCost || (c == bestCost && n.Name < best.Name) {
+			best, bestCost = n, c
+		}
+	}
+	return best
+}
+
+// Rest is Order without first.
+func (s LowerWeight) Rest(job *engine.Job, nodes []*engine.Node, first *engine.Node, now time.Time) []*engine.Node {
+	return slices.DeleteFunc(s.Order(job, nodes, now), func(n *engine.Node) bool { return n == first })
+}
+
 // Order sorts the nodes by cost, cheapest first.
 func (LowerWeight) Order(_ *engine.Job, nodes []*engine.Node, now time.Time) []*engine.Node {
 	type costed struct {

@@ -34,6 +34,44 @@ func NewRandom(rng *rand.Rand) *Random {
 // Name returns "random".
 func (*Random) Name() string { return SelectorRandom }
 
+// Pick draws the first node of a weighted random order in one pass: the
+// node with the largest key of Order's keys.
+func (r *Random) Pick(_ *engine.Job, nodes []*engine.Node, now time.Time) *engine.Node {
+	var best randomKey
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, n := range nodes {
+		k := r.key(n, now)
+		if best.node == nil || (k.weighted && !best.weighted) || (k.weighted == best.weighted && k.key > best.key) {
+			best = k
+		}
+	}
+	return best.node
+}
+
+// Rest draws a weighted random order of the nodes other than first. Keys
+// are drawn afresh: given which node came first, the order of the others
+// in Order is a weighted random order of them, so Pick then Rest orders
+// the nodes with the same chances as Order.
+func (r *Random) Rest(job *engine.Job, nodes []*engine.Node, first *engine.Node, now time.Time) []*engine.Node {
+	others := make([]*engine.Node, 0, len(nodes))
+	for _, n := range nodes {
+		if n != first {
+			others = append(others, n)
+		}
+	}
+	return r.Order(job, others, now)
+}
+
+// key draws one node's key; r.mu must be held.
+func (r *Random) key(n *engine.Node, now time.Time) randomKey {
+	u := 1 - r.rng.Float64() // (0, 1]: log(0) would be -Inf for every weight
+	if w := EffectiveWeight(n, now); w > 0 {
+		return randomKey{node: n, weighted: true, key: math.Log(u) / w}
+	}
+	return randomKey{node: n, key: u}
+}
+
 // randomKey ranks one node in one draw.
 type randomKey struct {
 	node     *engine.Node
@@ -49,12 +87,7 @@ func (r *Random) Order(_ *engine.Job, nodes []*engine.Node, now time.Time) []*en
 	keys := make([]randomKey, len(nodes))
 	r.mu.Lock()
 	for i, n := range nodes {
-		u := 1 - r.rng.Float64() // (0, 1]: log(0) would be -Inf for every weight
-		if w := EffectiveWeight(n, now); w > 0 {
-			keys[i] = randomKey{node: n, weighted: true, key: math.Log(u) / w}
-		} else {
-			keys[i] = randomKey{node: n, key: u}
-		}
+		keys[i] = r.key(n, now)
 	}
 	r.mu.Unlock()
 	slices.SortFunc(keys, func(a, b randomKey) int {

@@ -42,20 +42,31 @@ func (*RoundRobin) Name() string { return SelectorRoundRobin }
 // Order picks the next node of the rotation and puts it first; the others
 // follow in the order the rotation would pick them next (current weight
 // descending, then name), so a decline falls back sensibly.
-func (r *RoundRobin) Order(_ *engine.Job, nodes []*engine.Node, now time.Time) []*engine.Node {
+func (r *RoundRobin) Order(job *engine.Job, nodes []*engine.Node, now time.Time) []*engine.Node {
 	if len(nodes) == 0 {
 		return []*engine.Node{}
 	}
-	weights := make([]float64, len(nodes))
-	allZero := true
-	for i, n := range nodes {
-		weights[i] = EffectiveWeight(n, now)
-		allZero = allZero && weights[i] == 0
+	first := r.Pick(job, nodes, now)
+	return append([]*engine.Node{first}, r.Rest(job, nodes, first, now)...)
+}
+
+// Pick moves the rotation on by one call and returns the node it picks.
+func (r *RoundRobin) Pick(_ *engine.Job, nodes []*engine.Node, now time.Time) *engine.Node {
+	if len(nodes) == 0 {
+		return nil
 	}
-	if allZero { // nothing to prefer: rotate evenly rather than stick to one
-		for i := range weights {
-			weights[i] = 1
+	allZero := true
+	for _, n := range nodes {
+		if EffectiveWeight(n, now) > 0 {
+			allZero = false
+			break
 		}
+	}
+	weight := func(n *engine.Node) float64 {
+		if allZero { // nothing to prefer: rotate evenly rather than stick to one
+			return 1
+		}
+		return EffectiveWeight(n, now)
 	}
 
 	r.mu.Lock()
@@ -63,47 +74,61 @@ func (r *RoundRobin) Order(_ *engine.Job, nodes []*engine.Node, now time.Time) [
 	if r.peers == nil {
 		r.peers = map[string]*roundRobinPeer{}
 	}
-	peers := make([]*roundRobinPeer, len(nodes))
 	var total float64
-	best := -1
-	for i, n := range nodes {
+	var best *engine.Node
+	var bestPeer *roundRobinPeer
+	for _, n := range nodes {
 		p := r.peers[n.Name]
 		if p == nil {
 			p = &roundRobinPeer{}
 			r.peers[n.Name] = p
 		}
-		p.current += weights[i]
+		w := weight(n)
+		p.current += w
 		p.seen = now
-		peers[i] = p
-		total += weights[i]
-		if best < 0 || p.current > peers[best].current ||
-			(p.current == peers[best].current && n.Name < nodes[best].Name) {
-			best = i
+		total += w
+		if best == nil || p.current > bestPeer.current || (p.current == bestPeer.current && n.Name < best.Name) {
+			best, bestPeer = n, p
 		}
 	}
-	peers[best].current -= total
+	bestPeer.current -= total
 	for name, p := range r.peers {
 		if now.Sub(p.seen) > roundRobinForget {
 			delete(r.peers, name)
 		}
 	}
+	return best
+}
 
-	rest := make([]int, 0, len(nodes)-1)
-	for i := range nodes {
-		if i != best {
-			rest = append(rest, i)
-		}
+// Rest returns the nodes other than first in the order the rotation would
+// pick them next: current weight descending, then name. It moves nothing.
+func (r *RoundRobin) Rest(_ *engine.Job, nodes []*engine.Node, first *engine.Node, _ time.Time) []*engine.Node {
+	type ranked struct {
+		node    *engine.Node
+		current float64
 	}
-	slices.SortFunc(rest, func(a, b int) int {
-		if c := cmp.Compare(peers[b].current, peers[a].current); c != 0 {
+	rest := make([]ranked, 0, len(nodes))
+	r.mu.Lock()
+	for _, n := range nodes {
+		if n == first {
+			continue
+		}
+		var current float64
+		if p := r.peers[n.Name]; p != nil {
+			current = p.current
+		}
+		rest = append(rest, ranked{n, current})
+	}
+	r.mu.Unlock()
+	slices.SortFunc(rest, func(a, b ranked) int {
+		if c := cmp.Compare(b.current, a.current); c != 0 {
 			return c
 		}
-		return strings.Compare(nodes[a].Name, nodes[b].Name)
+		return strings.Compare(a.node.Name, b.node.Name)
 	})
-	out := make([]*engine.Node, 0, len(nodes))
-	out = append(out, nodes[best])
-	for _, i := range rest {
-		out = append(out, nodes[i])
+	out := make([]*engine.Node, len(rest))
+	for i, x := range rest {
+		out[i] = x.node
 	}
 	return out
 }

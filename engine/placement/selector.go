@@ -19,6 +19,21 @@ type Selector interface {
 	Order(job *engine.Job, nodes []*engine.Node, now time.Time) []*engine.Node
 }
 
+// Picker is a Selector that can pick the first node of its order without
+// ordering the rest. Most offers are accepted by the first node, so the
+// dispatcher picks and asks for the rest only after a decline. Pick changes
+// the selector's state as Order would; Rest changes no rotation and returns
+// the other nodes as Order would have put them after first. So Pick then
+// Rest, with no call in between, is Order (for Random: orders with the same
+// chances, as its draws differ).
+type Picker interface {
+	Selector
+	// Pick returns the node Order would put first; nil for no nodes.
+	Pick(job *engine.Job, nodes []*engine.Node, now time.Time) *engine.Node
+	// Rest returns nodes without first, in Order's order.
+	Rest(job *engine.Job, nodes []*engine.Node, first *engine.Node, now time.Time) []*engine.Node
+}
+
 // Selector names, as `jobctl serve --selector` takes them.
 const (
 	SelectorLoadFactor  = "loadfactor"

@@ -1,5 +1,12 @@
 package placement
 
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/jobctl/jobctl/engine"
+)
+
 // Cause classifies why a node cannot take a job, for code that must act on
 // the reason rather than print it.
 type Cause string
@@ -18,6 +25,20 @@ const (
 	CauseMaxJobs           Cause = "max-jobs"           // runs its maximum number of jobs
 )
 
+// causeOrder lists the causes in check order; a Placement counts the nodes
+// each kept out at these indexes, so counting costs no map per job.
+var causeOrder = [...]Cause{CauseNone, CauseState, CauseType, CauseTooSmall, CauseDeclinesOversized,
+	CauseOverloaded, CauseLowMemory, CauseReserved, CauseBusy, CauseMaxJobs}
+
+func (c Cause) index() int {
+	for i, o := range causeOrder {
+		if o == c {
+			return i
+		}
+	}
+	return 0
+}
+
 // Permanent reports whether the cause holds however the load of the cluster
 // changes: only the cluster itself changing (a node coming online, leaving
 // maintenance, or configured otherwise) lifts it.
@@ -29,14 +50,96 @@ func (c Cause) Permanent() bool {
 	return false
 }
 
+// Terms say on what terms an eligible node takes a job.
+type Terms string
+
+// The terms of an eligible node.
+const (
+	TermsRoom       Terms = "room"        // the job fits beside what runs
+	TermsFirstChild Terms = "first-child" // may queue ahead without headroom
+	TermsAlone      Terms = "alone"       // idle: runs the oversized job alone
+)
+
 // Verdict is one node's answer for one job, as `jobctl explain` shows it.
+// It keeps the figures the answer was made from rather than a sentence, so
+// the dispatcher's hot path formats nothing; Reason words it on demand.
 type Verdict struct {
 	Node     string `json:"node"`
 	Eligible bool   `json:"eligible"`
-	// Reason is an operator-readable sentence fragment: why the node is
-	// out, or on what terms it is in.
-	Reason string `json:"reason"`
-	Cause  Cause  `json:"cause,omitempty"`
+	Cause    Cause  `json:"cause,omitempty"`
+	Terms    Terms  `json:"terms,omitempty"`
+
+	State   engine.NodeState `json:"state"`
+	Load    float64          `json:"load"`
+	MaxLoad float64          `json:"max_load"`
+	Running int              `json:"running"`
+	MaxJobs int              `json:"max_jobs"`
+	// KeptFor is the oversized job the node is kept for, 0 when none.
+	KeptFor int64 `json:"kept_for,omitempty"`
+	// Overload is the node's own figures when it is overloaded or short
+	// of memory: "load average 9.1 above 4".
+	Overload string `json:"overload,omitempty"`
+
+	// The job's side of the figures.
+	JobType        string  `json:"-"`
+	JobLoad        float64 `json:"-"`
+	LargestMaxLoad float64 `json:"-"`
+	Oversized      bool    `json:"-"`
+}
+
+// Reason is an operator-readable sentence fragment: why the node is out,
+// or on what terms it is in.
+func (v Verdict) Reason() string {
+	switch v.Cause {
+	case CauseNone:
+		return v.termsReason()
+	case CauseState:
+		return stateReason(v.State)
+	case CauseType:
+		return fmt.Sprintf("does not offer type %q", v.JobType)
+	case CauseTooSmall:
+		if v.Oversized {
+			return fmt.Sprintf("max load %s below job load %s; only the largest nodes (max load %s) take it",
+				num(v.MaxLoad), num(v.JobLoad), num(v.LargestMaxLoad))
+		}
+		return fmt.Sprintf("max load %s below job load %s", num(v.MaxLoad), num(v.JobLoad))
+	case CauseDeclinesOversized:
+		return fmt.Sprintf("declines jobs above its max load %s (accept-exceeding is off)", num(v.MaxLoad))
+	case CauseOverloaded:
+		return "overloaded: " + v.Overload
+	case CauseLowMemory:
+		return v.Overload
+	case CauseReserved:
+		return fmt.Sprintf("kept for oversized job %d", v.KeptFor)
+	case CauseBusy, CauseMaxJobs:
+		return roomReason(v.Cause, v.Load, v.JobLoad, v.MaxLoad, v.MaxJobs)
+	}
+	return string(v.Cause)
+}
+
+func (v Verdict) termsReason() string {
+	var s string
+	switch v.Terms {
+	case TermsAlone:
+		s = fmt.Sprintf("idle: runs the oversized job (load %s above max %s) alone", num(v.JobLoad), num(v.MaxLoad))
+	case TermsFirstChild:
+		s = fmt.Sprintf("first child: may queue ahead (load %s, max %s)", num(v.Load), num(v.MaxLoad))
+	default:
+		s = fmt.Sprintf("has room: load %s + %s within max %s", num(v.Load), num(v.JobLoad), num(v.MaxLoad))
+	}
+	if v.KeptFor != 0 {
+		s += "; kept for this job"
+	}
+	return s
+}
+
+// MarshalJSON adds the reason to the figures.
+func (v Verdict) MarshalJSON() ([]byte, error) {
+	type plain Verdict // without this method
+	return json.Marshal(struct {
+		plain
+		Reason string `json:"reason"`
+	}{plain(v), v.Reason()})
 }
 
 // NeverRunnable reports whether no node of the cluster as it is could ever

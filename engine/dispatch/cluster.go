@@ -1,0 +1,124 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/engine/placement"
+)
+
+// cluster is what a job is placed against: the nodes with their live load,
+// the nodes kept for oversized jobs, and what is known of each parent's
+// children. A round and Explain compute a job's candidates through the same
+// cluster methods, so an explanation is what the round does.
+type cluster struct {
+	store engine.Store
+	nodes []*engine.Node
+	// heldFor maps each kept node to the oversized job it is kept for;
+	// keptBy is the same the other way round.
+	heldFor map[string]int64
+	keptBy  map[int64]string
+	// siblingsRunning caches, per parent, whether any child already runs.
+	siblingsRunning map[int64]bool
+}
+
+// loadCluster reads the nodes and the reservations that still stand (see
+// liveReservations); stale lists the jobs whose reservation has lapsed.
+func loadCluster(ctx context.Context, store engine.Store) (c *cluster, kept []*engine.Job, stale []int64, err error) {
+	nodes, err := store.NodeList(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	c = &cluster{store: store, nodes: nodes, heldFor: map[string]int64{}, keptBy: map[int64]string{}, siblingsRunning: map[int64]bool{}}
+	kept, stale, err = c.liveReservations(ctx)
+	return c, kept, stale, err
+}
+
+// liveReservations reads the reservations and keeps those whose job is
+// still dispatchable (engine.DispatchHold: not placed, cancelled, paused,
+// delayed or blocked by its key) and whose node is still registered; the
+// others are stale. Whether a kept job has become never runnable, or its
+// node no longer fits it, is judged when the job is placed (Placement.Keep).
+func (c *cluster) liveReservations(ctx context.Context) (kept []*engine.Job, stale []int64, err error) {
+	list, err := c.store.ReservationList(ctx)
+	if err != nil || len(list) == 0 {
+		return nil, nil, err
+	}
+	now, err := c.store.Now(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, res := range list {
+		job, err := c.store.JobGet(ctx, res.JobID)
+		if errors.Is(err, engine.ErrNotFound) {
+			stale = append(stale, res.JobID)
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		hold, err := jobHold(ctx, c.store, job, now)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !hold.Dispatchable() || c.node(res.Node) == nil {
+			stale = append(stale, res.JobID)
+			continue
+		}
+		c.heldFor[res.Node], c.keptBy[job.ID] = job.ID, res.Node
+		kept = append(kept, job)
+	}
+	return kept, stale, nil
+}
+
+// jobHold is engine.DispatchHold with the jobs of job's key read from store.
+func jobHold(ctx context.Context, store engine.Store, job *engine.Job, now time.Time) (engine.Hold, error) {
+	var keyJobs []*engine.Job
+	if job.Key != "" && job.Status.Dispatchable() {
+		var err error
+		if keyJobs, err = store.JobList(ctx, engine.JobListParams{Key: job.Key}); err != nil {
+			return engine.Hold{}, err
+		}
+	}
+	return engine.DispatchHold(job, now, keyJobs), nil
+}
+
+func (c *cluster) node(name string) *engine.Node {
+	for _, n := range c.nodes {
+		if n.Name == name {
+			return n
+		}
+	}
+	return nil
+}
+
+// firstChild reports whether job is the first non-workflow child of a parent
+// none of whose children run yet; such a job may queue ahead on any node.
+func (c *cluster) firstChild(ctx context.Context, job *engine.Job) (bool, error) {
+	if job.ParentID == nil || job.Type == engine.TypeWorkflow {
+		return false, nil
+	}
+	running, ok := c.siblingsRunning[*job.ParentID]
+	if !ok {
+		sibs, err := c.store.JobList(ctx, engine.JobListParams{ParentID: job.ParentID, Statuses: engine.LoadHoldingStatuses, Limit: 1})
+		if err != nil {
+			return false, err
+		}
+		running = len(sibs) > 0
+		c.siblingsRunning[*job.ParentID] = running
+	}
+	return !running, nil
+}
+
+// candidates fills p with job's placement; verdicts asks for one verdict
+// per node. It reports whether the job was judged as a first child.
+func (c *cluster) candidates(ctx context.Context, p *placement.Placement, job *engine.Job, verdicts bool) (bool, error) {
+	first, err := c.firstChild(ctx, job)
+	if err != nil {
+		return false, err
+	}
+	placement.FilterInto(p, job, c.nodes, placement.FilterOptions{FirstChild: first, Reserved: c.heldFor, Verdicts: verdicts})
+	return first, nil
+}

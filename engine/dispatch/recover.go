@@ -1,0 +1,67 @@
+package dispatch
+
+import (
+	"errors"
+	"time"
+
+	"github.com/jobctl/jobctl/engine"
+)
+
+// dispatching selects the jobs an offer is under way for: between rounds,
+// only an interrupted round leaves any.
+var dispatching = []engine.Status{engine.StatusDispatching}
+
+// reclaimStaleDispatches puts back jobs left DISPATCHING by an earlier round
+// (this or a former holder that died mid-offer). No offer of this
+// dispatcher is in flight between rounds, and the version bump fences a late
+// acceptance by the node, so none of them can run twice.
+func (r *round) reclaimStaleDispatches() error {
+	stale, err := r.Dispatcher.store.JobList(r.ctx, engine.JobListParams{Statuses: dispatching})
+	if err != nil {
+		return err
+	}
+	for _, job := range stale {
+		if _, err := r.Dispatcher.store.JobUpdate(r.ctx, engine.ReclaimUpdate(job)); err != nil && !errors.Is(err, engine.ErrConflict) {
+			return err
+		}
+		r.stats.Recovered++
+	}
+	return nil
+}
+
+// recoverOfflineNodes restarts the load-holding jobs of nodes marked OFFLINE
+// that have also stopped touching the database: their processes died with
+// the node, and fencing rejects any late result of theirs. A node marked
+// OFFLINE by heartbeats that still reaches the database is alive (it will
+// mark itself ONLINE again), so its jobs are left to it.
+func (r *round) recoverOfflineNodes() error {
+	var now time.Time
+	for _, n := range r.nodes {
+		if n.State != engine.NodeOffline || n.Running == 0 {
+			continue
+		}
+		if now.IsZero() {
+			var err error
+			if now, err = r.Dispatcher.store.Now(r.ctx); err != nil {
+				return err
+			}
+		}
+		if now.Sub(n.LastSeen) < r.staleAfter {
+			continue
+		}
+		jobs, err := r.Dispatcher.store.JobList(r.ctx, engine.JobListParams{Node: n.Name, Statuses: engine.RecoverableStatuses})
+		if err != nil {
+			return err
+		}
+		for _, job := range jobs {
+			u := engine.RecoverUpdate(job, "node "+n.Name+" went offline")
+			if _, err := r.Dispatcher.store.JobUpdate(r.ctx, u); err != nil && !errors.Is(err, engine.ErrConflict) {
+				return err
+			}
+			r.log.Warn("recovered job of offline node", "job", job.ID, "from", n.Name, "status", u.To)
+			r.stats.Recovered++
+		}
+		n.Load, n.Running = 0, 0
+	}
+	return nil
+}

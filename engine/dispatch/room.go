@@ -1,0 +1,89 @@
+package dispatch
+
+import (
+	"math"
+
+	"github.com/jobctl/jobctl/engine"
+)
+
+// loadSlack matches placement's tolerance for float rounding, so the rule
+// below never skips a job that placement would fit exactly.
+const loadSlack = 1e-9
+
+// room is what a round knows of the capacity left, so that once the cluster
+// is full it counts the rest of the queue as waiting for room without
+// filtering every node for every job.
+//
+// A job is counted so, as Waiting["busy"] and Skipped, only when all of
+// these hold, and then filtering would find no node for it either:
+//
+//  1. it cannot be a first child (it has no parent, or a sibling is known to
+//     run this round): a first child needs no headroom;
+//  2. some ONLINE node offering its type has a max load of at least the
+//     job's load: the job is not oversized (an oversized job waits for an
+//     idle node and must keep one) and not one no node offers (which is
+//     reported never runnable instead);
+//  3. its load is above the most free load of any open node: ONLINE, not
+//     overloaded, under its max jobs and not kept for an oversized job.
+//     Every other node fails an earlier check of Filter. A job that would
+//     fit a kept node is filtered all the same, so it is counted as waiting
+//     for that node ("reserved") rather than for room.
+type room struct {
+	nodes   []*engine.Node
+	healthy []bool // per node: ONLINE and not overloaded, fixed for the round
+	// free is the most free load of an open node, -Inf when none is open;
+	// stale when dirty.
+	free float64
+	// keptFree is the same over the healthy nodes kept for oversized jobs.
+	keptFree float64
+	dirty    bool
+	// largest caches per job type the largest max load of the ONLINE nodes
+	// offering it (0: none).
+	largest map[string]float64
+}
+
+func (rm *room) reset(nodes []*engine.Node) {
+	rm.nodes, rm.dirty, rm.largest = nodes, true, map[string]float64{}
+	rm.healthy = make([]bool, len(nodes))
+	for i, n := range nodes {
+		rm.healthy[i] = n.State == engine.NodeOnline && n.Overloaded().Kind == ""
+	}
+}
+
+// changed marks the free capacity stale: a job was placed or a node kept.
+func (rm *room) changed() { rm.dirty = true }
+
+// full reports whether job may be counted without filtering (rules above).
+func (r *round) full(job *engine.Job) bool {
+	if job.ParentID != nil && !r.siblingsRunning[*job.ParentID] {
+		return false
+	}
+	rm := &r.room
+	largest, ok := rm.largest[job.Type]
+	if !ok {
+		for _, n := range rm.nodes {
+			if n.State == engine.NodeOnline && n.MaxLoad > largest && n.Offers(job.Type) {
+				largest = n.MaxLoad
+			}
+		}
+		rm.largest[job.Type] = largest
+	}
+	if largest <= 0 || job.Load > largest+loadSlack {
+		return false
+	}
+	if rm.dirty {
+		rm.free, rm.keptFree = math.Inf(-1), math.Inf(-1)
+		for i, n := range rm.nodes {
+			if !rm.healthy[i] || (n.MaxJobs > 0 && n.Running >= n.MaxJobs) {
+				continue
+			}
+			if _, kept := r.heldFor[n.Name]; kept {
+				rm.keptFree = max(rm.keptFree, n.MaxLoad-n.Load)
+			} else {
+				rm.free = max(rm.free, n.MaxLoad-n.Load)
+			}
+		}
+		rm.dirty = false
+	}
+	return job.Load > rm.free+loadSlack && job.Load > rm.keptFree+loadSlack
+}

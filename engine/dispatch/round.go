@@ -1,0 +1,101 @@
+package dispatch
+
+import (
+	"context"
+
+	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/engine/placement"
+)
+
+// round is the state of one dispatch round.
+type round struct {
+	*Dispatcher
+	*cluster
+	ctx     context.Context
+	trusted func() bool
+	// unreachable are nodes whose endpoint did not answer this round: they
+	// get no more offers until the next one.
+	unreachable map[string]bool
+	// done are the jobs placed ahead of the queue (those kept a node),
+	// which the pages skip.
+	done map[int64]bool
+	// p and best are reused for every job of the round.
+	p     placement.Placement
+	best  [1]*engine.Node
+	room  room
+	stats RoundStats
+}
+
+func (r *round) run() error {
+	if err := r.reclaimStaleDispatches(); err != nil {
+		return err
+	}
+	c, kept, stale, err := loadCluster(r.ctx, r.Dispatcher.store)
+	if err != nil {
+		return err
+	}
+	r.cluster = c
+	if err := r.recoverOfflineNodes(); err != nil {
+		return err
+	}
+	for _, id := range stale {
+		if err := r.Dispatcher.store.ReservationDelete(r.ctx, id); err != nil {
+			return err
+		}
+	}
+	r.noteOverloads()
+	r.room.reset(r.nodes)
+	// Jobs that keep a node go first: the node was drained for them.
+	r.done = make(map[int64]bool, len(kept))
+	for _, job := range kept {
+		r.done[job.ID] = true
+		if err := r.place(job); err != nil {
+			return err
+		}
+	}
+	var workflows []*engine.Job
+	for _, status := range engine.DispatchableStatuses {
+		var after int64
+		for {
+			page, err := r.Dispatcher.store.JobListDispatchable(r.ctx, engine.JobDispatchableParams{Status: status, AfterID: after, Limit: r.pageSize})
+			if err != nil {
+				return err
+			}
+			for _, job := range page {
+				after = job.ID
+				switch {
+				case r.done[job.ID]:
+				case job.Type == engine.TypeWorkflow:
+					workflows = append(workflows, job)
+				default:
+					if err := r.place(job); err != nil {
+						return err
+					}
+				}
+			}
+			if len(page) < r.pageSize {
+				break
+			}
+		}
+	}
+	// Workflow steps go last, so the work they stand for is placed first.
+	for _, job := range workflows {
+		if err := r.place(job); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// noteOverloads records the ONLINE nodes their own machine holds back, for
+// the round's summary.
+func (r *round) noteOverloads() {
+	for _, n := range r.nodes {
+		if n.State != engine.NodeOnline {
+			continue
+		}
+		if o := n.Overloaded(); o.Kind != "" {
+			r.stats.Overloaded = append(r.stats.Overloaded, NodeOverload{Node: n.Name, Kind: o.Kind, Reason: o.Reason})
+		}
+	}
+}
