@@ -73,7 +73,7 @@ skipped. For each selector the table shows the jobs placed and never placed,
 the makespan (when the last job ended), the mean, 95th and 99th percentile
 wait from submission to start, the mean utilisation of the cluster's max
 load, the highest load factor any node reached, and the offers nodes
-declined. -o json prints {"results":[{"selector", "placements":[{"job",
+declined; -o wide adds the rounds run and why the jobs never placed wait. -o json prints {"results":[{"selector", "placements":[{"job",
 "node", "start_s", "end_s"}], "summary":{"placed", "never_placed",
 "makespan_s", "mean_wait_s", "p95_wait_s", "p99_wait_s",
 "mean_utilisation", "max_load_factor", "declines"}}]} with the placements
@@ -257,13 +257,21 @@ func writeSimulateJSON(ios *IOStreams, results []*simulate.Result) error {
 }
 
 func printSimulateTable(opts *SimulateOptions, results []*simulate.Result) error {
-	t := newTable(opts.IO, "SELECTOR", "PLACED", "NEVER PLACED", "MAKESPAN", "MEAN WAIT", "P95 WAIT", "P99 WAIT",
-		"UTILISATION", "MAX LOAD FACTOR", "DECLINES")
+	header := []string{"SELECTOR", "PLACED", "NEVER PLACED", "MAKESPAN", "MEAN WAIT", "P95 WAIT", "P99 WAIT",
+		"UTILISATION", "MAX LOAD FACTOR", "DECLINES"}
+	if opts.Output.wide() {
+		header = append(header, "ROUNDS", "LEFT WAITING")
+	}
+	t := newTable(opts.IO, header...)
 	for _, r := range results {
 		s := r.Summary
-		t.addRow(r.Selector, fmt.Sprint(s.Placed), fmt.Sprint(s.NeverPlaced), secondsCell(s.MakespanS),
+		row := []string{r.Selector, fmt.Sprint(s.Placed), fmt.Sprint(s.NeverPlaced), secondsCell(s.MakespanS),
 			secondsCell(s.MeanWaitS), secondsCell(s.P95WaitS), secondsCell(s.P99WaitS),
-			fmt.Sprintf("%.1f%%", 100*s.MeanUtilisation), fmt.Sprintf("%.2f", s.MaxLoadFactor), fmt.Sprint(s.Declines))
+			fmt.Sprintf("%.1f%%", 100*s.MeanUtilisation), fmt.Sprintf("%.2f", s.MaxLoadFactor), fmt.Sprint(s.Declines)}
+		if opts.Output.wide() {
+			row = append(row, fmt.Sprint(r.Rounds), r.Left)
+		}
+		t.addRow(row...)
 	}
 	if err := t.render(); err != nil {
 		return err

@@ -44,6 +44,7 @@ const maxGenerated = 100_000_000
 func ParseGenerator(spec string) (*Generator, error) {
 	g := &Generator{Count: 100, LoadMin: 1, LoadMax: 1, DurationMin: 10 * time.Second, DurationMax: 10 * time.Second}
 	settings := map[string][]string{}
+	var keys []string // in the order given, so the first bad one is reported
 	var key string
 	for tok := range strings.SplitSeq(spec, ",") {
 		tok = strings.TrimSpace(tok)
@@ -55,13 +56,15 @@ func ParseGenerator(spec string) (*Generator, error) {
 				return nil, fmt.Errorf("%s is set twice", key)
 			}
 			settings[key] = []string{strings.TrimSpace(v)}
+			keys = append(keys, key)
 		case key == "types" && tok != "":
 			settings[key] = append(settings[key], tok) // types=a:3,b:1
 		default:
 			return nil, fmt.Errorf("%q is not a key=value setting", tok)
 		}
 	}
-	for k, vs := range settings {
+	for _, k := range keys {
+		vs := settings[k]
 		var err error
 		switch k {
 		case "count":

@@ -58,6 +58,9 @@ type Result struct {
 	Timeline *Timeline `json:"-"`
 	// Rounds is how many dispatch rounds ran.
 	Rounds int `json:"-"`
+	// Left says why the jobs never placed still wait, as the dispatcher
+	// sums up its last round ("2 jobs wait: type"); "" when none is left.
+	Left string `json:"-"`
 }
 
 // Placement is one job started on one node; times are seconds from the
@@ -94,6 +97,7 @@ type sim struct {
 	placements []Placement
 	waits      []time.Duration
 	declines   int
+	rounds     int
 	maxFactor  float64
 	err        error // the first store failure inside an offer
 }
@@ -127,11 +131,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	d := dispatch.NewDispatcher(s.store, s, selector, s.clock, slog.New(slog.DiscardHandler))
-	rounds, err := s.loop(d)
+	last, err := s.loop(d)
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Selector: selector.Name(), Placements: s.placements, Summary: s.summary(), Rounds: rounds}
+	res := &Result{Selector: selector.Name(), Placements: s.placements, Summary: s.summary(), Rounds: s.rounds}
+	if res.Summary.NeverPlaced > 0 {
+		res.Left = last.Summary()
+	}
 	if cfg.Timeline {
 		res.Timeline = s.timeline()
 	}
@@ -191,10 +198,11 @@ func (s *sim) registerNodes() error {
 // that has not changed since would place nothing again, so the clock jumps
 // from there to the first round after the next arrival or ending. The jobs
 // of a run never fail, so no retry's run_after needs waking for.
-func (s *sim) loop(d *dispatch.Dispatcher) (int, error) {
+// It returns the statistics of the last round.
+func (s *sim) loop(d *dispatch.Dispatcher) (dispatch.RoundStats, error) {
 	trusted := func() bool { return true }
 	var (
-		rounds    int
+		last      dispatch.RoundStats
 		nextRound time.Duration
 		changed   = true // since the last round
 		lastTick  = time.Now()
@@ -203,7 +211,7 @@ func (s *sim) loop(d *dispatch.Dispatcher) (int, error) {
 	for i := 0; ; i++ {
 		if i%1024 == 0 {
 			if err := s.ctx.Err(); err != nil {
-				return rounds, err
+				return last, err
 			}
 			if s.cfg.Progress != nil && time.Since(lastTick) > 200*time.Millisecond {
 				lastTick = time.Now()
@@ -214,14 +222,14 @@ func (s *sim) loop(d *dispatch.Dispatcher) (int, error) {
 		event, pending := s.nextEvent()
 		if pending && event <= nextRound {
 			if err := s.advance(event); err != nil {
-				return rounds, err
+				return last, err
 			}
 			changed = true
 			continue
 		}
 		if !changed {
 			if !pending {
-				return rounds, nil
+				return last, nil
 			}
 			// Skip the rounds that would find nothing new.
 			ticks := (event - nextRound + s.cfg.Interval - 1) / s.cfg.Interval
@@ -231,13 +239,14 @@ func (s *sim) loop(d *dispatch.Dispatcher) (int, error) {
 		s.now = nextRound
 		s.clock.Set(s.zero.Add(s.now))
 		stats, err := d.Round(s.ctx, trusted)
-		rounds++
+		s.rounds++
 		if err == nil {
 			err = s.err
 		}
 		if err != nil {
-			return rounds, fmt.Errorf("dispatch round at %s: %w", s.now, err)
+			return last, fmt.Errorf("dispatch round at %s: %w", s.now, err)
 		}
+		last = stats
 		changed = stats.Dispatched > 0
 		if changed {
 			nextRound += quick
