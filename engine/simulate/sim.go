@@ -120,7 +120,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		order:   submitOrder(cfg.Jobs),
 		index:   make(map[int64]int32, len(cfg.Jobs)),
 		byStore: make(map[int64]int32, len(cfg.Jobs)),
-		storeID: make([]int64, len(cfg.Jobs)),
+		// Every job is placed at most once in a run that never fails one.
+		placements: make([]Placement, 0, len(cfg.Jobs)),
+		waits:      make([]time.Duration, 0, len(cfg.Jobs)),
+		storeID:    make([]int64, len(cfg.Jobs)),
 	}
 	for i, j := range cfg.Jobs {
 		s.index[j.ID] = int32(i)
