@@ -73,11 +73,13 @@ skipped. For each selector the table shows the jobs placed and never placed,
 the makespan (when the last job ended), the mean, 95th and 99th percentile
 wait from submission to start, the mean utilisation of the cluster's max
 load, the highest load factor any node reached, and the offers nodes
-declined; -o wide adds the rounds run and why the jobs never placed wait. -o json prints {"results":[{"selector", "placements":[{"job",
-"node", "start_s", "end_s"}], "summary":{"placed", "never_placed",
-"makespan_s", "mean_wait_s", "p95_wait_s", "p99_wait_s",
-"mean_utilisation", "max_load_factor", "declines"}}]} with the placements
-in dispatch order. The same --seed gives the same output.`,
+declined; -o wide adds the rounds run and why the jobs never placed wait.
+
+-o json prints {"results":[{"selector", "placements":[{"job", "node",
+"start_s", "end_s"}], "summary":{"placed", "never_placed", "makespan_s",
+"mean_wait_s", "p95_wait_s", "p99_wait_s", "mean_utilisation",
+"max_load_factor", "declines"}}]}, the placements in dispatch order, end_s
+null for a job that never ends. The same --seed gives the same output.`,
 		Example: `  # compare the four selectors on a generated workload
   jobctl simulate --nodes nodes.yaml --selector loadfactor,random,roundrobin,lowerweight \
     --generate count=1000,rate=50/s,load=1..4,duration=10s..2m,types=a:3,b:1
