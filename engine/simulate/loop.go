@@ -153,4 +153,3 @@ func (s *sim) end(e ending) error {
 	e.node.changed(s.now, s.cfg.Timeline)
 	return nil
 }
-
