@@ -161,3 +161,36 @@ func TestNeverEndingAndUnplaceableJobs(t *testing.T) {
 		t.Errorf("summary = %+v", res.Summary)
 	}
 }
+
+// TestKeysAndOversizedJobs runs the engine's coordination rules: jobs of one
+// key one at a time in submission order, and an oversized job waiting for
+// the largest node to drain, alone, while smaller jobs go elsewhere.
+func TestKeysAndOversizedJobs(t *testing.T) {
+	t.Parallel()
+	jobs := loadJobs(t, `
+- {id: 1, key: k, duration: 1s}
+- {id: 2, key: k, duration: 1s}
+- {id: 3, duration: 3s}
+- {id: 4, load: 9, duration: 1s, submit_at: 1s}
+- {id: 5, duration: 1s, submit_at: 1s}
+`)
+	res, err := Run(context.Background(), Config{Nodes: twoNodes(t), Jobs: jobs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range res.Placements {
+		got = append(got, fmtPlacement(p))
+	}
+	// Round 0: 1 on big, 3 on small (lower load factor), 2 waits behind 1.
+	// 2.05: 1 has ended, so 2 goes to big; 4 is oversized and keeps big
+	// for itself once 2 is done; 5 goes to small beside 3. After the quick
+	// round at 2.1 the ticks are 4.1, ...: big is idle and runs 4 alone.
+	want := "1 big 0-1, 3 small 0-3, 2 big 2.05-3.05, 5 small 2.05-3.05, 4 big 4.1-5.1"
+	if strings.Join(got, ", ") != want {
+		t.Errorf("placements:\n got %s\nwant %s", strings.Join(got, ", "), want)
+	}
+	if res.Summary.MaxLoadFactor != 2.25 {
+		t.Errorf("max load factor %v; want 9/4 from the oversized job", res.Summary.MaxLoadFactor)
+	}
+}
