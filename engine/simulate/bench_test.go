@@ -50,3 +50,26 @@ func BenchmarkSimulate(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSimulateBacklog submits every job at once, so most rounds look
+// at a long queue that mostly cannot be placed: the cost of a round grows
+// with the queue, not with the work placed.
+func BenchmarkSimulateBacklog(b *testing.B) {
+	for _, size := range []struct{ jobs, nodes int }{{2_000, 10}, {10_000, 10}} {
+		b.Run(fmt.Sprintf("%dx%d", size.jobs, size.nodes), func(b *testing.B) {
+			g, err := ParseGenerator(fmt.Sprintf("count=%d,load=1..4,duration=1s..30s", size.jobs))
+			if err != nil {
+				b.Fatal(err)
+			}
+			nodes, jobs := benchNodes(b, size.nodes), g.Jobs(1)
+			b.ReportAllocs()
+			for b.Loop() {
+				res, err := Run(context.Background(), Config{Nodes: nodes, Jobs: jobs, Seed: 1})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(res.Rounds), "rounds")
+			}
+		})
+	}
+}
