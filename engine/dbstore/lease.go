@@ -9,9 +9,10 @@ import (
 )
 
 // LeaseAcquire acquires or renews the dispatcher lease for owner until the
-// database's now + ttl, with the one conditional UPDATE of DESIGN.md §3. It
-// reports whether owner holds the lease now. The lease is free when it has
-// expired or was released.
+// database's now + ttl, with one conditional UPDATE judged on the
+// database's clock, so candidates on machines with skewed clocks still
+// agree on who holds it. It reports whether owner holds the lease now. The
+// lease is free when it has expired or was released.
 func (s *Store) LeaseAcquire(ctx context.Context, owner string, ttl time.Duration) (bool, error) {
 	if owner == "" {
 		return false, fmt.Errorf("acquire lease: the owner is empty")

@@ -93,7 +93,8 @@ func TestPostgresLocationHidesSecrets(t *testing.T) {
 }
 
 // A node whose main pool is exhausted by job work still renews its lease:
-// the lease has a connection of its own (DESIGN.md §3, known bugs).
+// the lease has a connection of its own, so a busy pool cannot make the
+// holder miss its renewal and lose the lease.
 func TestPostgresLeaseRenewsWithTheMainPoolExhausted(t *testing.T) {
 	t.Parallel()
 	s := migrated(t, openStore(t, postgresSchemaDSN(t)))

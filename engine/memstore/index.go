@@ -49,6 +49,7 @@ type jobTable struct {
 
 	// Indexes of fields that never change after the insert.
 	byKey    map[string]*idSet // jobs with a key
+	byType   map[string]*idSet
 	byParent map[int64]*idSet
 
 	// Indexes of fields that transitions change.
@@ -72,6 +73,7 @@ func newJobTable() *jobTable {
 		byID:        map[int64]*engine.Job{},
 		all:         newIDSet(),
 		byKey:       map[string]*idSet{},
+		byType:      map[string]*idSet{},
 		byParent:    map[int64]*idSet{},
 		byStatus:    map[engine.Status]*idSet{},
 		byNode:      map[string]*idSet{},
@@ -129,6 +131,7 @@ func (t *jobTable) indexFixed(j *engine.Job, add bool) {
 	if j.Key != "" {
 		update(t.byKey, j.Key, j.ID)
 	}
+	update(t.byType, j.Type, j.ID)
 	if j.ParentID != nil {
 		updateParent(t.byParent, *j.ParentID, j.ID)
 	}

@@ -115,8 +115,8 @@ func (tx *txStore) JobGet(_ context.Context, id int64) (*engine.Job, error) {
 }
 
 // JobList reads the narrowest index the filters allow (parent, node, key,
-// then status), newest first so a Limit stops early, and returns the jobs
-// oldest first.
+// then the smaller of the status and the type sets), newest first so a
+// Limit stops early, and returns the jobs oldest first.
 func (tx *txStore) JobList(_ context.Context, p engine.JobListParams) ([]*engine.Job, error) {
 	if err := tx.check(); err != nil {
 		return nil, err
@@ -130,14 +130,15 @@ func (tx *txStore) JobList(_ context.Context, p engine.JobListParams) ([]*engine
 		sources = append(sources, t.byNode[p.Node])
 	case p.Key != "":
 		sources = append(sources, t.byKey[p.Key])
-	case len(p.Statuses) > 0:
-		// The status sets are disjoint, so each status is read once.
-		seen := map[engine.Status]bool{}
-		for _, st := range p.Statuses {
-			if !seen[st] {
-				seen[st] = true
-				sources = append(sources, t.byStatus[st])
-			}
+	case len(p.Statuses) > 0 || len(p.Types) > 0:
+		byStatus, byType := union(t.byStatus, p.Statuses), union(t.byType, p.Types)
+		switch {
+		case len(p.Types) == 0:
+			sources = byStatus
+		case len(p.Statuses) == 0 || size(byType) < size(byStatus):
+			sources = byType
+		default:
+			sources = byStatus
 		}
 	default:
 		sources = append(sources, t.all)
@@ -169,6 +170,30 @@ func (tx *txStore) JobList(_ context.Context, p engine.JobListParams) ([]*engine
 		found = found[len(found)-p.Limit:]
 	}
 	return cloneJobs(found), nil
+}
+
+// union returns the sets of the given values, each once: the sets of
+// different values are disjoint, so together they hold every match once.
+func union[K comparable](index map[K]*idSet, values []K) []*idSet {
+	var out []*idSet
+	seen := map[K]bool{}
+	for _, v := range values {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, index[v])
+		}
+	}
+	return out
+}
+
+func size(sets []*idSet) int {
+	n := 0
+	for _, set := range sets {
+		if set != nil {
+			n += set.Len()
+		}
+	}
+	return n
 }
 
 func compareID(a, b int64) int {

@@ -28,32 +28,43 @@ func TestMemoryConformance(t *testing.T) {
 	}})
 }
 
-// BenchmarkDispatchablePage reads one page of 100 dispatchable jobs from a
-// store holding a million queued jobs, a tenth of them under 100 keys, as
-// the simulator's dispatcher does every round.
+// BenchmarkDispatchablePage reads pages of 100 dispatchable jobs from a
+// store holding a million queued jobs, as the simulator's dispatcher does
+// every round: with a tenth of the jobs under 100 keys, and with every job
+// under one of 10,000 keys (so 99 of every 100 wait behind their key).
 func BenchmarkDispatchablePage(b *testing.B) {
 	const jobs = 1_000_000
-	s := memstore.New(engine.NewVirtualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)))
-	for i := range jobs {
-		p := engine.JobInsertParams{Type: engine.TypeNoop, Status: engine.StatusQueued, Load: 1}
-		if i%10 == 0 {
-			p.Key = fmt.Sprintf("key-%d", i%1000)
-		}
-		if _, err := s.JobInsert(b.Context(), p); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ResetTimer()
-	var after int64
-	for b.Loop() {
-		page, err := s.JobListDispatchable(b.Context(), engine.JobDispatchableParams{Status: engine.StatusQueued, AfterID: after, Limit: 100})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if len(page) != 100 {
-			after = 0 // wrapped around the end of the queue
-			continue
-		}
-		after = page[len(page)-1].ID
+	for _, bc := range []struct {
+		name string
+		key  func(i int) string
+	}{
+		{"tenth-keyed", func(i int) string {
+			if i%10 == 0 {
+				return fmt.Sprintf("key-%d", i%1000)
+			}
+			return ""
+		}},
+		{"all-keyed", func(i int) string { return fmt.Sprintf("key-%d", i%10_000) }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			s := memstore.New(engine.NewVirtualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)))
+			for i := range jobs {
+				p := engine.JobInsertParams{Type: engine.TypeNoop, Status: engine.StatusQueued, Load: 1, Key: bc.key(i)}
+				if _, err := s.JobInsert(b.Context(), p); err != nil {
+					b.Fatal(err)
+				}
+			}
+			var after int64
+			for b.Loop() {
+				page, err := s.JobListDispatchable(b.Context(), engine.JobDispatchableParams{Status: engine.StatusQueued, AfterID: after, Limit: 100})
+				if err != nil {
+					b.Fatal(err)
+				}
+				after = 0 // past the end of the queue: start again
+				if len(page) == 100 {
+					after = page[len(page)-1].ID
+				}
+			}
+		})
 	}
 }

@@ -82,7 +82,8 @@ var errTxDone = errors.New("memstore: the transaction has ended")
 // Tx runs fn with the store's lock held, so nothing else sees its changes
 // before it returns. Every change fn makes is logged with its inverse; an
 // error (or a panic) from fn replays the log backwards, leaving the store as
-// it was.
+// it was. As engine.Store says, fn uses only tx: a call to the Store itself
+// would wait for the lock fn holds.
 func (s *Store) Tx(ctx context.Context, fn func(tx engine.TxStore) error) (err error) {
 	if err := ctx.Err(); err != nil {
 		return err

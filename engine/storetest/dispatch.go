@@ -26,11 +26,11 @@ func dispatchable(t *testing.T, s engine.Store, status engine.Status, afterID in
 	return jobs
 }
 
-// restart takes a QUEUED job through a declined dispatch to RESTART.
+// restart takes a QUEUED job through a dispatch no node took to RESTART,
+// with the engine's own handshake transitions.
 func restart(t *testing.T, s engine.Store, j *engine.Job) *engine.Job {
 	t.Helper()
-	j = move(t, s, j, engine.StatusDispatching, func(u *engine.JobUpdate) { u.Node = engine.Ptr("n1") })
-	return move(t, s, j, engine.StatusRestart, func(u *engine.JobUpdate) { u.Node = engine.Ptr("") })
+	return apply(t, s, engine.PutBackUpdate(apply(t, s, engine.DispatchUpdate(j, "n1")), engine.StatusRestart))
 }
 
 func testDispatchablePaging(t *testing.T, s engine.Store) {
@@ -66,10 +66,13 @@ func testDispatchableRunAfter(t *testing.T, s engine.Store) {
 	soon := insert(t, s, engine.JobInsertParams{RunAfter: &soonAt})
 	// A retry's backoff, set relative to the database clock: one still
 	// waiting, one whose backoff has passed.
-	move(t, s, move(t, s, queued(t, s, 1), engine.StatusDispatching, func(u *engine.JobUpdate) { u.Node = engine.Ptr("n1") }),
-		engine.StatusRestart, func(u *engine.JobUpdate) { u.RunAfterSeconds = engine.Seconds(time.Hour) })
-	elapsed := move(t, s, move(t, s, queued(t, s, 1), engine.StatusDispatching, func(u *engine.JobUpdate) { u.Node = engine.Ptr("n1") }),
-		engine.StatusRestart, func(u *engine.JobUpdate) { u.RunAfterSeconds = engine.Seconds(-time.Second) })
+	backoff := func(d time.Duration) *engine.Job {
+		u := engine.PutBackUpdate(apply(t, s, engine.DispatchUpdate(queued(t, s, 1), "n1")), engine.StatusRestart)
+		u.RunAfterSeconds = engine.Seconds(d)
+		return apply(t, s, u)
+	}
+	backoff(time.Hour)
+	elapsed := backoff(-time.Second)
 
 	if dbNow(t, s).Before(soonAt) {
 		wantIDs(t, "QUEUED before run_after", dispatchable(t, s, engine.StatusQueued, 0, 0), past, open)
@@ -93,9 +96,8 @@ func testDispatchableKeyBlocking(t *testing.T, s engine.Store) {
 	r1 := restart(t, s, insert(t, s, engine.JobInsertParams{Key: "r"}))
 	r2 := insert(t, s, engine.JobInsertParams{Key: "r"})
 	// Jobs that ended, however they ended, block nothing.
-	for _, end := range []engine.Status{engine.StatusFailed, engine.StatusCancelled} {
-		j := start(t, s, insert(t, s, engine.JobInsertParams{Key: "e"}), "n1")
-		move(t, s, j, end, func(u *engine.JobUpdate) { u.MarkFinished = true })
+	for _, end := range []engine.RunOutcome{engine.RunFailed, engine.RunCancelled} {
+		finish(t, s, start(t, s, insert(t, s, engine.JobInsertParams{Key: "e"}), "n1"), end)
 	}
 	e := insert(t, s, engine.JobInsertParams{Key: "e"})
 
@@ -106,13 +108,13 @@ func testDispatchableKeyBlocking(t *testing.T, s engine.Store) {
 	a1 = start(t, s, a1, "n1")
 	wantIDs(t, "head running", dispatchable(t, s, engine.StatusQueued, 0, 0), b1, free1, free2, e)
 	// The head finished: the next of its key, in submission order.
-	move(t, s, a1, engine.StatusFinished, func(u *engine.JobUpdate) { u.MarkFinished = true })
+	finish(t, s, a1, engine.RunSucceeded)
 	wantIDs(t, "head finished", dispatchable(t, s, engine.StatusQueued, 0, 0), a2, b1, free1, free2, e)
 	// Paging skips blocked jobs too.
 	wantIDs(t, "page after a2", dispatchable(t, s, engine.StatusQueued, a2.ID, 2), b1, free1)
 
-	move(t, s, h1, engine.StatusCancelled, nil)
-	move(t, s, r1, engine.StatusCancelled, nil)
+	admin(t, s, h1, engine.VerbCancel)
+	admin(t, s, r1, engine.VerbCancel)
 	wantIDs(t, "held and restart heads cancelled", dispatchable(t, s, engine.StatusQueued, 0, 0), a2, b1, free1, free2, h2, r2, e)
 }
 
@@ -120,7 +122,7 @@ func testDispatchableKeyBlocking(t *testing.T, s engine.Store) {
 // active: jobs of one key never run side by side, whatever their order.
 func testDispatchableKeyBlockedByLaterActive(t *testing.T, s engine.Store) {
 	j1 := start(t, s, insert(t, s, engine.JobInsertParams{Key: "k"}), "n1")
-	j1 = move(t, s, j1, engine.StatusFinished, func(u *engine.JobUpdate) { u.MarkFinished = true })
+	j1 = finish(t, s, j1, engine.RunSucceeded)
 	j2 := start(t, s, insert(t, s, engine.JobInsertParams{Key: "k"}), "n2")
 	free := restart(t, s, queued(t, s, 1))
 	u, err := engine.RequeueUpdate(j1)
@@ -134,25 +136,22 @@ func testDispatchableKeyBlockedByLaterActive(t *testing.T, s engine.Store) {
 
 	wantIDs(t, "requeued while a later job of its key runs", restarting(), free)
 	// Every way of being active blocks it.
-	j2 = move(t, s, j2, engine.StatusPaused, nil)
+	j2 = admin(t, s, j2, engine.VerbPause)
 	wantIDs(t, "later job paused on its node", restarting(), free)
-	j2 = move(t, s, j2, engine.StatusRunning, nil)
-	j2 = move(t, s, j2, engine.StatusWaiting, nil)
+	j2 = admin(t, s, j2, engine.VerbResume)
+	j2 = waitChildren(t, s, j2)
 	wantIDs(t, "later job waiting for its children", restarting(), free)
-	j2 = move(t, s, j2, engine.StatusCancelling, nil)
+	j2 = admin(t, s, j2, engine.VerbCancel)
 	wantIDs(t, "later job being cancelled", restarting(), free)
-	move(t, s, j2, engine.StatusCancelled, func(u *engine.JobUpdate) { u.MarkFinished = true })
+	finish(t, s, j2, engine.RunCancelled)
 	wantIDs(t, "later job ended", restarting(), j1, free)
 
 	// A later job being dispatched blocks it too.
-	j3 := move(t, s, insert(t, s, engine.JobInsertParams{Key: "k"}), engine.StatusDispatching, func(u *engine.JobUpdate) {
-		u.Node = engine.Ptr("n2")
-		u.IncrementAttempt = true
-	})
+	j3 := apply(t, s, engine.DispatchUpdate(insert(t, s, engine.JobInsertParams{Key: "k"}), "n2"))
 	wantIDs(t, "later job dispatching", restarting(), free)
 	// Sent back to the queue, the later job waits behind the requeued one,
 	// which no longer waits for it.
-	move(t, s, j3, engine.StatusQueued, func(u *engine.JobUpdate) { u.Node = engine.Ptr("") })
+	apply(t, s, engine.PutBackUpdate(j3, engine.StatusQueued))
 	wantIDs(t, "later job queued again", restarting(), j1, free)
 	wantIDs(t, "the later queued job waits", dispatchable(t, s, engine.StatusQueued, 0, 0))
 }
@@ -171,14 +170,14 @@ func testLoadsByNode(t *testing.T, s engine.Store) {
 	register(t, s, sampleNode("n2"), time.Minute)
 	register(t, s, sampleNode("n3"), time.Minute)
 	// Load-holding: DISPATCHING, RUNNING, CANCELLING, and PAUSED on a node.
-	move(t, s, queued(t, s, 1.5), engine.StatusDispatching, func(u *engine.JobUpdate) { u.Node = engine.Ptr("n1") })
+	apply(t, s, engine.DispatchUpdate(queued(t, s, 1.5), "n1"))
 	start(t, s, queued(t, s, 2), "n1")
-	move(t, s, start(t, s, queued(t, s, 1), "n2"), engine.StatusCancelling, nil)
-	move(t, s, start(t, s, queued(t, s, 4), "n2"), engine.StatusPaused, nil)
+	admin(t, s, start(t, s, queued(t, s, 1), "n2"), engine.VerbCancel)
+	admin(t, s, start(t, s, queued(t, s, 4), "n2"), engine.VerbPause)
 	// Not load-holding.
-	move(t, s, queued(t, s, 8), engine.StatusPaused, nil)
-	move(t, s, start(t, s, queued(t, s, 16), "n1"), engine.StatusWaiting, nil)
-	move(t, s, start(t, s, queued(t, s, 32), "n1"), engine.StatusFinished, func(u *engine.JobUpdate) { u.MarkFinished = true })
+	admin(t, s, queued(t, s, 8), engine.VerbPause)
+	waitChildren(t, s, start(t, s, queued(t, s, 16), "n1"))
+	finish(t, s, start(t, s, queued(t, s, 32), "n1"), engine.RunSucceeded)
 	queued(t, s, 64)
 	restart(t, s, queued(t, s, 128))
 

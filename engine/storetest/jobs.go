@@ -135,7 +135,7 @@ func testJobInsertHeld(t *testing.T, s engine.Store) {
 		t.Errorf("QueuedAt = %v, want nil for a held job", j.QueuedAt)
 	}
 	before := dbNow(t, s)
-	j = move(t, s, j, engine.StatusQueued, func(u *engine.JobUpdate) { u.MarkQueued = true })
+	j = admin(t, s, j, engine.VerbRelease)
 	if j.QueuedAt == nil || j.QueuedAt.Before(before) {
 		t.Errorf("QueuedAt = %v after release, want at or after %s", j.QueuedAt, before)
 	}

@@ -344,7 +344,7 @@ func testNodeListLoadAndDispatcher(t *testing.T, s engine.Store) {
 		register(t, s, sampleNode(name), time.Minute)
 	}
 	start(t, s, queued(t, s, 1.5), "alpha")
-	move(t, s, start(t, s, queued(t, s, 2), "alpha"), engine.StatusPaused, nil)
+	admin(t, s, start(t, s, queued(t, s, 2), "alpha"), engine.VerbPause)
 	start(t, s, queued(t, s, 4), "charlie")
 	queued(t, s, 100)
 	if ok, err := s.LeaseAcquire(t.Context(), "bravo", time.Minute); err != nil || !ok {

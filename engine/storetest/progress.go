@@ -34,7 +34,7 @@ func testProgressSet(t *testing.T, s engine.Store) {
 		}
 	}
 	// A paused running job still reports.
-	j = move(t, s, j, engine.StatusPaused, nil)
+	j = admin(t, s, j, engine.VerbPause)
 	if err := setProgress(t, s, j, "n1", j.Attempt, 50, "paused at half"); err != nil {
 		t.Errorf("progress of a PAUSED job: %v", err)
 	}
@@ -48,14 +48,14 @@ func testProgressFencing(t *testing.T, s engine.Store) {
 	wantErrIs(t, "progress from another attempt", setProgress(t, s, j, "n1", j.Attempt+1, 20, "wrong attempt"), engine.ErrConflict)
 	wantErrIs(t, "progress from another node", setProgress(t, s, j, "n2", j.Attempt, 30, "wrong node"), engine.ErrConflict)
 	// The job moved on to attempt 2 elsewhere: attempt 1's late report is refused.
-	j = move(t, s, j, engine.StatusRestart, nil)
+	j = apply(t, s, engine.RecoverUpdate(j, "node gone"))
 	wantErrIs(t, "progress of a job that left RUNNING", setProgress(t, s, j, "n1", j.Attempt, 40, "late"), engine.ErrConflict)
 	j = start(t, s, j, "n2")
 	wantErrIs(t, "progress of the previous attempt", setProgress(t, s, j, "n1", j.Attempt-1, 50, "late"), engine.ErrConflict)
 	if got := get(t, s, j.ID); got.Progress != 10 || got.ProgressMessage != "first" {
 		t.Errorf("refused reports changed progress to %d %q", got.Progress, got.ProgressMessage)
 	}
-	move(t, s, j, engine.StatusFinished, func(u *engine.JobUpdate) { u.MarkFinished = true })
+	finish(t, s, j, engine.RunSucceeded)
 	wantErrIs(t, "progress of a finished job", setProgress(t, s, j, "n2", j.Attempt, 60, "after the end"), engine.ErrConflict)
 	wantErrIs(t, "progress of an unknown job",
 		s.JobProgressSet(t.Context(), engine.JobProgressParams{ID: 424242, Attempt: 1, Node: "n1", Progress: 1}), engine.ErrNotFound)

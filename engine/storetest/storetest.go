@@ -1,7 +1,9 @@
 // Package storetest is the conformance suite of engine.Store: one set of
-// subtests that every store implementation must pass, so the SQLite and
-// PostgreSQL stores (and any in-memory one) behave the same to the
-// dispatcher, the runner and the CLI.
+// subtests that every store implementation must pass, so the SQL store on
+// SQLite, PostgreSQL and MariaDB/MySQL and the in-memory store behave the
+// same to the dispatcher, the runner, the simulator and the CLI. Among
+// them, a property test holds each store's dispatchable paging to
+// engine.DispatchHold on random job sets.
 //
 // A store's own tests call Run with a function that opens a fresh, migrated,
 // empty store:
@@ -9,6 +11,9 @@
 //	func TestStore(t *testing.T) {
 //		storetest.Run(t, func(t *testing.T) engine.Store { return openTestStore(t) })
 //	}
+//
+// A store on a virtual clock calls RunWith with an Advance hook, so the
+// tests that wait for time to pass move its clock instead.
 package storetest
 
 import (
@@ -50,7 +55,7 @@ func RunWith(t *testing.T, open OpenFunc, opts Options) {
 	var all []subtest
 	for _, group := range [][]subtest{
 		metaTests, jobTests, updateTests, dispatchTests, progressTests, logTests, nodeTests,
-		leaseTests, tokenTests,
+		leaseTests, tokenTests, agreementTests, txTests, reservationTests, limitTests,
 	} {
 		all = append(all, group...)
 	}
@@ -90,7 +95,9 @@ func queued(t *testing.T, s engine.Store, load float64) *engine.Job {
 }
 
 // move applies one transition from the job's current status and version;
-// edit sets the optional fields. It fails the test on error.
+// edit sets the optional fields. It is for the tests of how a store applies
+// each JobUpdate field; every other test moves jobs with the engine's own
+// constructors (start, restart, admin, finish). It fails the test on error.
 func move(t *testing.T, s engine.Store, j *engine.Job, to engine.Status, edit func(u *engine.JobUpdate)) *engine.Job {
 	t.Helper()
 	u := engine.JobUpdate{ID: j.ID, From: j.Status, Version: j.Version, To: to}
@@ -111,8 +118,38 @@ func start(t *testing.T, s engine.Store, j *engine.Job, node string) *engine.Job
 	return apply(t, s, engine.StartUpdate(apply(t, s, engine.DispatchUpdate(j, node))))
 }
 
-// apply applies one update, failing the test on error.
-func apply(t *testing.T, s engine.Store, u engine.JobUpdate) *engine.Job {
+// admin applies an operator's verb with the engine's own update for it.
+func admin(t *testing.T, s engine.TxStore, j *engine.Job, v engine.Verb) *engine.Job {
+	t.Helper()
+	u, err := v.Update(j)
+	if err != nil {
+		t.Fatalf("%s job %d: %v", v, j.ID, err)
+	}
+	return apply(t, s, u)
+}
+
+// finish ends a run the way its node does, with the engine's outcome
+// update for a run that ended so; no jitter, for repeatable backoffs.
+func finish(t *testing.T, s engine.TxStore, j *engine.Job, outcome engine.RunOutcome) *engine.Job {
+	t.Helper()
+	res := engine.RunResult{Outcome: outcome, Reason: string(outcome)}
+	switch outcome {
+	case engine.RunFailed:
+		res.ExitCode = 1
+	case engine.RunCancelled, engine.RunTimedOut:
+		res.ExitCode = -1
+	}
+	return apply(t, s, engine.OutcomeUpdate(j, res, false, func() float64 { return 0.5 }))
+}
+
+// waitChildren has a running parent wait for its children.
+func waitChildren(t *testing.T, s engine.TxStore, j *engine.Job) *engine.Job {
+	t.Helper()
+	return apply(t, s, waitChildrenUpdate(j))
+}
+
+// apply applies one update, in a transaction or not, failing the test on error.
+func apply(t *testing.T, s engine.TxStore, u engine.JobUpdate) *engine.Job {
 	t.Helper()
 	got, err := s.JobUpdate(t.Context(), u)
 	if err != nil {
