@@ -46,6 +46,9 @@ func conclude(e *Explanation) string {
 	if e.NeverRunnable {
 		return "no node can ever run this job: " + e.Never
 	}
+	if h := e.Hold; h.Kind == engine.HoldStatus && !h.Status.QueuedLike() && h.Status != engine.StatusPaused {
+		return "not dispatched: " + e.HoldReason // on a node or ended: where it could go is beside the point
+	}
 	var s string
 	switch ranked := e.ranked(); {
 	case len(ranked) > 0:

@@ -110,6 +110,10 @@ func TestExplainSaysWhyAJobIsNotDispatchable(t *testing.T) {
 	if e := explain(t, s, head.ID); !e.Dispatchable || e.Conclusion != "node a would be offered it first" {
 		t.Errorf("head of key: dispatchable %v, conclusion %q", e.Dispatchable, e.Conclusion)
 	}
+	round(t, newDispatcher(s, &fakeNodes{store: s})) // head runs
+	if e := explain(t, s, head.ID); e.Conclusion != "not dispatched: already handed to a node (RUNNING)" {
+		t.Errorf("running job: conclusion %q", e.Conclusion)
+	}
 }
 
 func TestExplainRanksNodesAndNamesTheKeptNode(t *testing.T) {
