@@ -56,9 +56,10 @@ warmup, default 10m, after a start), accept_exceeding (default true), and
 the health the node reports: load_avg, cpu (cores), memory (free bytes,
 e.g. 16GiB), max_load_avg (default twice cpu), reserved_memory.
 --from-cluster takes the ONLINE nodes of the configured database instead,
-and its queued jobs as the workload unless --jobs or --generate is given;
-a queued sleep job runs for its payload's duration, a noop ends at once,
-any other never ends.
+with the jobs they run now staying where they are, and its queued jobs as
+the workload unless --jobs or --generate is given; a sleep job runs for its
+payload's duration (a running one for the rest of it), a noop ends at once,
+and any other never ends, as its running time cannot be known.
 
 The jobs come from --jobs FILE, a YAML or JSON list of jobs: id (default
 the place in the list), type (default sleep), load (default as submit

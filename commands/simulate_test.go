@@ -195,13 +195,21 @@ func TestSimulateFromCluster(t *testing.T) {
 	}, StaleAfter: engine.NodeStaleAfter}); err != nil {
 		t.Fatal(err)
 	}
+	// Job 1 runs on n1 for the next hour and holds half of it; 2 fits
+	// beside it at once, 3 only once 2 has ended at 3s: at the round at
+	// 4.05s (rounds at 0, 0.05, then every 2s).
+	e.move(t, e.insert(t, engine.JobInsertParams{Type: engine.TypeSleep, Payload: json.RawMessage(`{"duration":"1h"}`)}),
+		engine.StatusDispatching, engine.StatusRunning)
 	e.insert(t, engine.JobInsertParams{Type: engine.TypeSleep, Payload: json.RawMessage(`{"duration":"3s"}`)})
 	e.insert(t, engine.JobInsertParams{Type: engine.TypeNoop})
 	if err := e.run(t, "simulate", "--from-cluster", "-o", "json"); err != nil {
 		t.Fatal(err)
 	}
-	want := `"placements":[{"job":1,"node":"n1","start_s":0,"end_s":3},{"job":2,"node":"n1","start_s":0,"end_s":0.001}]`
+	want := `"placements":[{"job":2,"node":"n1","start_s":0,"end_s":3},{"job":3,"node":"n1","start_s":4.05,"end_s":4.051}]`
 	if !strings.Contains(e.stdout.String(), want) {
 		t.Errorf("--from-cluster -o json = %s; want %s", e.stdout.String(), want)
+	}
+	if !strings.Contains(e.stdout.String(), `"placed":2,"never_placed":0`) {
+		t.Errorf("the running job counts as placed by the run: %s", e.stdout.String())
 	}
 }

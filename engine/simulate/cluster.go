@@ -13,10 +13,11 @@ import (
 const noopDuration = time.Millisecond
 
 // FromCluster reads the simulation's input from a live cluster: its ONLINE
-// nodes as they are configured and report their health, and its queued
-// jobs, all submitted at the run's start. A sleep job runs for its payload's
-// duration and a noop job ends at once; the running time of any other job
-// cannot be known, so it never ends.
+// nodes as they are configured and report their health, the jobs they run
+// now, which stay where they are, and its queued jobs, all submitted at the
+// run's start. A sleep job runs for its payload's duration (a running one
+// for what is left of it) and a noop job ends at once; the running time of
+// any other job cannot be known, so it never ends.
 func FromCluster(ctx context.Context, store engine.Store) ([]NodeSpec, []JobSpec, error) {
 	now, err := store.Now(ctx)
 	if err != nil {
@@ -42,23 +43,57 @@ func FromCluster(ctx context.Context, store engine.Store) ([]NodeSpec, []JobSpec
 		}
 		nodes = append(nodes, spec)
 	}
+	online := map[string]bool{}
+	for _, n := range nodes {
+		online[n.Name] = true
+	}
+	active, err := store.JobList(ctx, engine.JobListParams{Statuses: engine.LoadHoldingStatuses})
+	if err != nil {
+		return nil, nil, err
+	}
 	queued, err := store.JobList(ctx, engine.JobListParams{Statuses: []engine.Status{engine.StatusRestart, engine.StatusQueued}})
 	if err != nil {
 		return nil, nil, err
 	}
-	inQueue := make(map[int64]bool, len(queued))
-	for _, j := range queued {
-		inQueue[j.ID] = true
+	var all []*engine.Job
+	for _, j := range active {
+		if j.HoldsLoad() && online[j.Node] {
+			all = append(all, j)
+		}
 	}
-	jobs := make([]JobSpec, 0, len(queued))
-	for _, j := range queued {
-		spec := JobSpec{ID: j.ID, Type: j.Type, Load: engine.Ptr(j.Load), Key: j.Key, Duration: Duration(runningTime(j))}
-		if j.ParentID != nil && inQueue[*j.ParentID] {
+	all = append(all, queued...)
+	listed := make(map[int64]bool, len(all))
+	for _, j := range all {
+		listed[j.ID] = true
+	}
+	jobs := make([]JobSpec, 0, len(all))
+	for _, j := range all {
+		spec := JobSpec{ID: j.ID, Type: j.Type, Load: engine.Ptr(j.Load), Key: j.Key}
+		if j.Status.Dispatchable() {
+			spec.Duration = Duration(runningTime(j))
+		} else {
+			spec.runningOn, spec.Duration = j.Node, Duration(timeLeft(j, now))
+		}
+		if j.ParentID != nil && listed[*j.ParentID] {
 			spec.Parent = *j.ParentID
 		}
 		jobs = append(jobs, spec)
 	}
 	return nodes, jobs, nil
+}
+
+// timeLeft is how much longer a job running on the cluster has to go: the
+// rest of a sleep, no time for one being cancelled, and 0 (no end) for a
+// paused job or one whose running time cannot be known.
+func timeLeft(j *engine.Job, now time.Time) time.Duration {
+	total := runningTime(j)
+	switch {
+	case j.Status == engine.StatusCancelling:
+		return noopDuration
+	case j.Status == engine.StatusPaused || total == 0 || j.StartedAt == nil:
+		return total
+	}
+	return max(total-now.Sub(*j.StartedAt), noopDuration)
 }
 
 // runningTime is how long a job of the cluster would run, 0 when unknown.

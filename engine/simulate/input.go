@@ -68,6 +68,9 @@ type JobSpec struct {
 	SubmitAt Duration `yaml:"submit_at"`
 	Parent   int64    `yaml:"parent"`
 	Key      string   `yaml:"key"`
+	// runningOn names the node a job of a live cluster runs on now; the
+	// run starts with it there (FromCluster).
+	runningOn string
 }
 
 // ReadNodes parses a nodes file (YAML or JSON: a list of NodeSpec) and
@@ -183,11 +186,14 @@ func CheckJobs(jobs []JobSpec) error {
 }
 
 // submitOrder is the order jobs reach the store: by submit time, ties in
-// list order.
+// list order. Jobs already running are not in it: they are there from the
+// start.
 func submitOrder(jobs []JobSpec) []int {
-	order := make([]int, len(jobs))
-	for i := range order {
-		order[i] = i
+	order := make([]int, 0, len(jobs))
+	for i := range jobs {
+		if jobs[i].runningOn == "" {
+			order = append(order, i)
+		}
 	}
 	sort.SliceStable(order, func(a, b int) bool { return jobs[order[a]].SubmitAt < jobs[order[b]].SubmitAt })
 	return order

@@ -96,7 +96,7 @@ func (s *sim) advance(t time.Duration) error {
 		}
 	}
 	for s.arrived < len(s.order) && time.Duration(s.cfg.Jobs[s.order[s.arrived]].SubmitAt) <= t {
-		if err := s.submit(s.order[s.arrived]); err != nil {
+		if _, err := s.submit(s.order[s.arrived]); err != nil {
 			return err
 		}
 		s.arrived++
@@ -105,7 +105,7 @@ func (s *sim) advance(t time.Duration) error {
 }
 
 // submit creates job i the way `jobctl submit` does.
-func (s *sim) submit(i int) error {
+func (s *sim) submit(i int) (*engine.Job, error) {
 	spec := &s.cfg.Jobs[i]
 	req := engine.SubmitRequest{Type: spec.Type, Load: spec.Load, Key: spec.Key, Creator: "simulate"}
 	if spec.Parent != 0 {
@@ -119,11 +119,11 @@ func (s *sim) submit(i int) error {
 		sub, err = engine.Submit(s.ctx, s.store, s.rows, req)
 	}
 	if err != nil {
-		return &InputError{Source: fmt.Sprintf("job %d", spec.ID), Err: err}
+		return nil, &InputError{Source: fmt.Sprintf("job %d", spec.ID), Err: err}
 	}
 	s.storeID[i] = sub.Job.ID
 	s.byStore[sub.Job.ID] = int32(i)
-	return nil
+	return sub.Job, nil
 }
 
 // started records a job a node accepted and schedules its end.
@@ -138,6 +138,9 @@ func (s *sim) started(n *simNode, run *engine.Job) {
 		p.EndS = engine.Ptr(seconds(end))
 		s.seq++
 		s.endings.push(ending{at: end, seq: s.seq, job: i, run: run, node: n})
+	}
+	if spec.runningOn != "" {
+		return // the cluster placed it, not the run
 	}
 	s.placements = append(s.placements, p)
 	s.waits = append(s.waits, s.now-time.Duration(spec.SubmitAt))

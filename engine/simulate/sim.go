@@ -97,6 +97,7 @@ type sim struct {
 	waits      []time.Duration
 	declines   int
 	rounds     int
+	resumed    int // jobs running from the start, not placed by the run
 	maxFactor  float64
 	err        error // the first store failure inside an offer
 }
@@ -130,6 +131,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	s.store = newStore(s.clock)
 	defer s.store.Close()
 	if err := s.registerNodes(); err != nil {
+		return nil, err
+	}
+	if err := s.resumeRunning(); err != nil {
 		return nil, err
 	}
 	d := dispatch.NewDispatcher(s.store, s, selector, s.clock, slog.New(slog.DiscardHandler))

@@ -28,7 +28,7 @@ type Summary struct {
 }
 
 func (s *sim) summary() Summary {
-	sum := Summary{Placed: len(s.placements), NeverPlaced: len(s.cfg.Jobs) - len(s.placements),
+	sum := Summary{Placed: len(s.placements), NeverPlaced: len(s.cfg.Jobs) - s.resumed - len(s.placements),
 		Declines: s.declines, MaxLoadFactor: round(s.maxFactor, 4)}
 	makespan := s.makespan()
 	sum.MakespanS = seconds(makespan)
