@@ -64,8 +64,11 @@ func (s *sim) loop(d *dispatch.Dispatcher) (dispatch.RoundStats, error) {
 			return last, fmt.Errorf("dispatch round at %s: %w", s.now, err)
 		}
 		last = stats
-		changed = stats.Dispatched > 0
-		if changed {
+		// A job refused for good or taken back changes the store as much
+		// as a placement (it may unblock its key), but only a placement
+		// brings the next round forward, as on a node.
+		changed = stats.Dispatched+stats.Failed+stats.Recovered > 0
+		if stats.Dispatched > 0 {
 			nextRound += quick
 		} else {
 			nextRound += s.cfg.Interval
