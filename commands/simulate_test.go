@@ -213,3 +213,25 @@ func TestSimulateFromCluster(t *testing.T) {
 		t.Errorf("the running job counts as placed by the run: %s", e.stdout.String())
 	}
 }
+
+func TestSimulateTimelineAndSVG(t *testing.T) {
+	dir := simulateEnv(t, map[string]string{"nodes.yaml": simNodes, "jobs.yaml": "- {load: 4, duration: 10s}\n"})
+	svg := filepath.Join(dir, "loads.svg")
+	out, _, err := runSimulate(t, "--nodes", filepath.Join(dir, "nodes.yaml"), "--jobs", filepath.Join(dir, "jobs.yaml"),
+		"--timeline", "--svg", svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bar := strings.Repeat("█", timelineWidth)
+	want := "loadfactor\t1\t0\t10.000s\t0.000s\t0.000s\t0.000s\t66.7%\t1.00\t0\n\n" +
+		"loadfactor: load factor per node over 10s, 139ms per column\n" +
+		"  big   |" + bar + "|\n" +
+		"  small |" + strings.Repeat(" ", timelineWidth) + "|\n"
+	if out != want {
+		t.Errorf("--timeline:\n%s\nwant:\n%s", out, want)
+	}
+	b, err := os.ReadFile(svg)
+	if err != nil || !strings.HasPrefix(string(b), "<svg ") || !strings.Contains(string(b), ">small</text>") {
+		t.Errorf("--svg wrote %q (%v)", b, err)
+	}
+}
