@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -93,5 +94,28 @@ func writeSimFile(t *testing.T, path, text string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSimulateBadInputExitsTwo: a workload or node list that cannot be
+// simulated is a usage error, said on one line.
+func TestSimulateBadInputExitsTwo(t *testing.T) {
+	c := sqliteCluster(t)
+	dir := t.TempDir()
+	nodes := filepath.Join(dir, "nodes.yaml")
+	writeSimFile(t, nodes, "- {name: a, max_load: 2}\n")
+	typo := filepath.Join(dir, "typo.yaml")
+	writeSimFile(t, typo, "- {name: a, max_lod: 2}\n")
+	for _, args := range [][]string{
+		{"simulate", "--nodes", typo, "--generate", "count=1"},
+		{"simulate", "--nodes", filepath.Join(dir, "missing.yaml"), "--generate", "count=1"},
+		{"simulate", "--nodes", nodes, "--generate", "count=1,rate=fast"},
+		{"simulate", "--nodes", nodes, "--generate", "count=1", "--selector", "best"},
+		{"simulate", "--nodes", nodes},
+	} {
+		r := c.run(args...)
+		if r.code != 2 || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || !strings.HasPrefix(r.stderr, "jobctl: ") {
+			t.Errorf("jobctl %v: exit %d, stdout %q, stderr %q; want exit 2 and one line on stderr", args, r.code, r.stdout, r.stderr)
+		}
 	}
 }
