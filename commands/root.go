@@ -74,6 +74,7 @@ job ended FAILED, CANCELLED or DELETED, 5 timed out waiting.`,
 		newCmdServe(f),
 		NewCmdNodes(f),
 		NewCmdLease(f),
+		NewCmdSimulate(f, nil),
 	)
 	inGroup(groupAdmin,
 		NewCmdDB(f),
