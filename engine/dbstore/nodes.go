@@ -4,18 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
-	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
 
 	"github.com/jobctl/jobctl/engine"
 )
-
-// maxNodeName bounds node names, which are keys: every backend can index
-// this many bytes (a DNS host name has at most 253).
-const maxNodeName = 255
 
 // NodeRegister inserts the node or takes over its row, marks it ONLINE and
 // sets started_at and last_seen to the database's now. A taken-over row
@@ -24,28 +18,10 @@ const maxNodeName = 255
 // is not OFFLINE and was seen within p.StaleAfter: another live process uses
 // the name.
 func (s *Store) NodeRegister(ctx context.Context, p engine.NodeRegisterParams) (*engine.Node, error) {
+	if err := engine.ValidateNodeRegister(p); err != nil {
+		return nil, err
+	}
 	n := p.Node
-	if strings.TrimSpace(n.Name) == "" {
-		return nil, fmt.Errorf("register node: the name is empty")
-	}
-	if len(n.Name) > maxNodeName {
-		return nil, fmt.Errorf("register node %.40s…: the name is longer than %d bytes", n.Name, maxNodeName)
-	}
-	if p.StaleAfter < 0 {
-		return nil, fmt.Errorf("register node %s: stale-after %s is negative", n.Name, p.StaleAfter)
-	}
-	if math.IsNaN(n.MaxLoad) || math.IsInf(n.MaxLoad, 0) || n.MaxLoad < 0 {
-		return nil, fmt.Errorf("register node %s: max load %v is not a number >= 0", n.Name, n.MaxLoad)
-	}
-	for _, f := range []struct {
-		what  string
-		value int
-	}{{"max jobs", n.MaxJobs}, {"weight", n.Weight}, {"cores", n.Cores}} {
-		// 32-bit columns on every backend; refuse rather than let one clip.
-		if f.value < 0 || f.value > math.MaxInt32 {
-			return nil, fmt.Errorf("register node %s: %s %d is out of range", n.Name, f.what, f.value)
-		}
-	}
 	services := n.Services
 	if services == nil {
 		services = []engine.NodeService{}
@@ -166,14 +142,8 @@ func (s *Store) NodeTouch(ctx context.Context, p engine.NodeTouchParams) error {
 // NodeSetState records a node's health, ONLINE, OFFLINE or ERROR, and
 // leaves its maintenance flag alone; a *NotFoundError for an unknown node.
 func (s *Store) NodeSetState(ctx context.Context, name string, state engine.NodeState) error {
-	switch state {
-	case engine.NodeOnline, engine.NodeOffline, engine.NodeError:
-	case engine.NodeMaintenance:
-		// Not a stored state: storing it would let the next health write
-		// end the maintenance.
-		return fmt.Errorf("set state of node %s: MAINTENANCE is not a health state; use NodeSetMaintenance", name)
-	default:
-		return fmt.Errorf("set state of node %s: unknown state %q (valid: ONLINE, OFFLINE, ERROR)", name, state)
+	if err := engine.ValidateHealthState(name, state); err != nil {
+		return err
 	}
 	n, err := s.exec(ctx, s.q, qNodeSetState, args{"name": name, "state": string(state)})
 	if err != nil {

@@ -3,16 +3,12 @@ package memstore
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
 )
-
-// maxNodeName bounds node names as the SQL store does.
-const maxNodeName = 255
 
 func nodeNotFound(name string) error { return &engine.NotFoundError{What: "node", ID: name} }
 
@@ -21,7 +17,7 @@ func nodeNotFound(name string) error { return &engine.NotFoundError{What: "node"
 // keeps the maintenance flag; a new node starts without it.
 func (s *Store) NodeRegister(_ context.Context, p engine.NodeRegisterParams) (*engine.Node, error) {
 	n := p.Node
-	if err := validateNode(n, p.StaleAfter); err != nil {
+	if err := engine.ValidateNodeRegister(p); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
@@ -45,30 +41,6 @@ func (s *Store) NodeRegister(_ context.Context, p engine.NodeRegisterParams) (*e
 }
 
 // validateNode refuses what the SQL store refuses.
-func validateNode(n engine.Node, staleAfter time.Duration) error {
-	if strings.TrimSpace(n.Name) == "" {
-		return fmt.Errorf("register node: the name is empty")
-	}
-	if len(n.Name) > maxNodeName {
-		return fmt.Errorf("register node %.40s…: the name is longer than %d bytes", n.Name, maxNodeName)
-	}
-	if staleAfter < 0 {
-		return fmt.Errorf("register node %s: stale-after %s is negative", n.Name, staleAfter)
-	}
-	if math.IsNaN(n.MaxLoad) || math.IsInf(n.MaxLoad, 0) || n.MaxLoad < 0 {
-		return fmt.Errorf("register node %s: max load %v is not a number >= 0", n.Name, n.MaxLoad)
-	}
-	for _, f := range []struct {
-		what  string
-		value int
-	}{{"max jobs", n.MaxJobs}, {"weight", n.Weight}, {"cores", n.Cores}} {
-		if f.value < 0 || f.value > math.MaxInt32 {
-			return fmt.Errorf("register node %s: %s %d is out of range", n.Name, f.what, f.value)
-		}
-	}
-	return nil
-}
-
 // shownState is the state placement and the CLI see: MAINTENANCE for an
 // ONLINE node with the flag on.
 func (s *Store) shownState(n *engine.Node) engine.NodeState {
@@ -134,14 +106,8 @@ func (s *Store) NodeTouch(_ context.Context, p engine.NodeTouchParams) error {
 
 // NodeSetState records a node's health: ONLINE, OFFLINE or ERROR.
 func (s *Store) NodeSetState(_ context.Context, name string, state engine.NodeState) error {
-	switch state {
-	case engine.NodeOnline, engine.NodeOffline, engine.NodeError:
-	case engine.NodeMaintenance:
-		// Not a stored state: storing it would let the next health write
-		// end the maintenance.
-		return fmt.Errorf("set state of node %s: MAINTENANCE is not a health state; use NodeSetMaintenance", name)
-	default:
-		return fmt.Errorf("set state of node %s: unknown state %q (valid: ONLINE, OFFLINE, ERROR)", name, state)
+	if err := engine.ValidateHealthState(name, state); err != nil {
+		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
