@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 )
 
 // MaxNodeName bounds node names, which are keys: every backend can index
@@ -49,4 +50,16 @@ func ValidateHealthState(name string, state NodeState) error {
 		return fmt.Errorf("set state of node %s: MAINTENANCE is not a health state; use NodeSetMaintenance", name)
 	}
 	return fmt.Errorf("set state of node %s: unknown state %q (valid: ONLINE, OFFLINE, ERROR)", name, state)
+}
+
+// ValidateLeaseAcquire refuses a lease request no store can grant: an empty
+// owner, or a TTL that is not positive.
+func ValidateLeaseAcquire(owner string, ttl time.Duration) error {
+	if owner == "" {
+		return fmt.Errorf("acquire lease: the owner is empty")
+	}
+	if ttl <= 0 {
+		return fmt.Errorf("acquire lease: ttl %s is not positive", ttl)
+	}
+	return nil
 }

@@ -14,11 +14,8 @@ import (
 // agree on who holds it. It reports whether owner holds the lease now. The
 // lease is free when it has expired or was released.
 func (s *Store) LeaseAcquire(ctx context.Context, owner string, ttl time.Duration) (bool, error) {
-	if owner == "" {
-		return false, fmt.Errorf("acquire lease: the owner is empty")
-	}
-	if ttl <= 0 {
-		return false, fmt.Errorf("acquire lease: ttl %s is not positive", ttl)
+	if err := engine.ValidateLeaseAcquire(owner, ttl); err != nil {
+		return false, err
 	}
 	pool, err := s.leasePool()
 	if err != nil {

@@ -13,11 +13,8 @@ import (
 // LeaseAcquire takes or renews the lease for owner until now + ttl, when
 // owner holds it already or it is free (released or expired).
 func (s *Store) LeaseAcquire(_ context.Context, owner string, ttl time.Duration) (bool, error) {
-	if owner == "" {
-		return false, fmt.Errorf("acquire lease: the owner is empty")
-	}
-	if ttl <= 0 {
-		return false, fmt.Errorf("acquire lease: ttl %s is not positive", ttl)
+	if err := engine.ValidateLeaseAcquire(owner, ttl); err != nil {
+		return false, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
