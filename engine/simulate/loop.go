@@ -22,6 +22,7 @@ func (s *sim) loop(d *dispatch.Dispatcher) (dispatch.RoundStats, error) {
 		last      dispatch.RoundStats
 		nextRound time.Duration
 		changed   = true // since the last round
+		declined  int    // offers declined in the last round
 		lastTick  = time.Now()
 	)
 	quick := min(quickRound, s.cfg.Interval)
@@ -48,14 +49,19 @@ func (s *sim) loop(d *dispatch.Dispatcher) (dispatch.RoundStats, error) {
 			if !pending {
 				return last, nil
 			}
-			// Skip the rounds that would find nothing new.
+			// Skip the rounds that would find nothing new. Each would make
+			// the last round's offers again (a first child queueing ahead
+			// is offered to full nodes), and be declined as often.
 			ticks := (event - nextRound + s.cfg.Interval - 1) / s.cfg.Interval
 			nextRound += ticks * s.cfg.Interval
+			s.declines += int(ticks) * declined
 			continue
 		}
 		s.now = nextRound
 		s.clock.Set(s.zero.Add(s.now))
+		before := s.declines
 		stats, err := d.Round(s.ctx, trusted)
+		declined = s.declines - before
 		s.rounds++
 		if err == nil {
 			err = s.err

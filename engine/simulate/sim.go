@@ -87,7 +87,7 @@ type sim struct {
 
 	order   []int           // workload indexes in submit order
 	arrived int             // how many of order are submitted
-	index   map[int64]int32 // workload id → workload index
+	index   map[int64]int32 // workload id → workload index, when there are parents
 	byStore map[int64]int32 // store id → workload index
 	storeID []int64         // per workload index, once submitted
 	endings endings
@@ -118,15 +118,19 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		cfg: cfg, ctx: ctx, clock: engine.NewVirtualClock(epoch), nodes: map[string]*simNode{},
 		rng:     rand.New(rand.NewPCG(cfg.Seed, 2)),
 		order:   submitOrder(cfg.Jobs),
-		index:   make(map[int64]int32, len(cfg.Jobs)),
 		byStore: make(map[int64]int32, len(cfg.Jobs)),
 		// Every job is placed at most once in a run that never fails one.
 		placements: make([]Placement, 0, len(cfg.Jobs)),
 		waits:      make([]time.Duration, 0, len(cfg.Jobs)),
 		storeID:    make([]int64, len(cfg.Jobs)),
 	}
-	for i, j := range cfg.Jobs {
-		s.index[j.ID] = int32(i)
+	if slices.ContainsFunc(cfg.Jobs, func(j JobSpec) bool { return j.Parent != 0 }) {
+		// Only parents are looked up by workload id: a workload without
+		// any needs no map of a million jobs.
+		s.index = make(map[int64]int32, len(cfg.Jobs))
+		for i, j := range cfg.Jobs {
+			s.index[j.ID] = int32(i)
+		}
 	}
 	s.store = newStore(s.clock)
 	defer s.store.Close()

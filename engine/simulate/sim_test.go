@@ -194,3 +194,31 @@ func TestKeysAndOversizedJobs(t *testing.T) {
 		t.Errorf("max load factor %v; want 9/4 from the oversized job", res.Summary.MaxLoadFactor)
 	}
 }
+
+// TestFirstChildQueuesAhead: the first child of a parent is offered even to
+// full nodes, which decline it in every round until one has room; the
+// rounds skipped over decline it as well.
+func TestFirstChildQueuesAhead(t *testing.T) {
+	t.Parallel()
+	jobs := loadJobs(t, `
+- {id: 1, load: 4, duration: 10s}
+- {id: 2, load: 2, duration: 5s}
+- {id: 3, parent: 1, duration: 1s, submit_at: 1s}
+`)
+	res, err := Run(context.Background(), Config{Nodes: twoNodes(t), Jobs: jobs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range res.Placements {
+		got = append(got, fmtPlacement(p))
+	}
+	// Rounds at 2.05 and 4.05 offer 3 to both full nodes; job 2 ends at 5,
+	// so the round at 6.05 starts 3 on small.
+	if want := "1 big 0-10, 2 small 0-5, 3 small 6.05-7.05"; strings.Join(got, ", ") != want {
+		t.Errorf("placements:\n got %s\nwant %s", strings.Join(got, ", "), want)
+	}
+	if res.Summary.Declines != 4 {
+		t.Errorf("declines %d; want 2 nodes × 2 rounds", res.Summary.Declines)
+	}
+}
