@@ -14,12 +14,6 @@ import (
 // heartbeatTimeout is how long a node has to answer a heartbeat.
 const heartbeatTimeout = 10 * time.Second
 
-// quickRound is the pause before the next round when the last one placed
-// work: nodes that finish short jobs within a round have room again at once,
-// and waiting a whole interval would cap throughput at one round's worth of
-// capacity per interval.
-const quickRound = 50 * time.Millisecond
-
 // startDispatching runs what a dispatch candidate does beside its own
 // work: the lease election with dispatch rounds while it holds the lease,
 // and the heartbeats to the other nodes.
@@ -72,10 +66,7 @@ func (n *Runtime) dispatchLoop(ctx context.Context, d *dispatch.Dispatcher) {
 			n.log.Debug("dispatch round", "considered", stats.Considered, "dispatched", stats.Dispatched,
 				"failed", stats.Failed, "recovered", stats.Recovered)
 		}
-		if stats.Dispatched > 0 {
-			return min(quickRound, n.cfg.DispatchInterval)
-		}
-		return n.cfg.DispatchInterval
+		return dispatch.NextRound(stats, n.cfg.DispatchInterval)
 	})
 }
 

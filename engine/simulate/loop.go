@@ -25,7 +25,6 @@ func (s *sim) loop(d *dispatch.Dispatcher) (dispatch.RoundStats, error) {
 		declined  int    // offers declined in the last round
 		lastTick  = time.Now()
 	)
-	quick := min(quickRound, s.cfg.Interval)
 	for i := 0; ; i++ {
 		if i%1024 == 0 {
 			if err := s.ctx.Err(); err != nil {
@@ -74,11 +73,7 @@ func (s *sim) loop(d *dispatch.Dispatcher) (dispatch.RoundStats, error) {
 		// as a placement (it may unblock its key), but only a placement
 		// brings the next round forward, as on a node.
 		changed = stats.Dispatched+stats.Failed+stats.Recovered > 0
-		if stats.Dispatched > 0 {
-			nextRound += quick
-		} else {
-			nextRound += s.cfg.Interval
-		}
+		nextRound += dispatch.NextRound(stats, s.cfg.Interval)
 	}
 }
 

@@ -17,11 +17,6 @@ import (
 // DefaultInterval is `jobctl serve`'s default dispatch interval.
 const DefaultInterval = 2 * time.Second
 
-// quickRound is how soon a node runs the next round after one that placed
-// work, the same pause as the node loop's (engine/node), so simulated
-// throughput is what a real cluster gets.
-const quickRound = 50 * time.Millisecond
-
 // epoch is the virtual clock's time zero before node ages are applied: a
 // fixed instant, so runs are repeatable.
 var epoch = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
