@@ -37,11 +37,11 @@ func (s *Store) ReservationSet(ctx context.Context, r engine.Reservation) error 
 		if err := s.selectRows(ctx, tx, &holders, qReservationNodeHolder, args{"node": r.Node}, false); err != nil {
 			return err
 		}
-		for _, h := range holders {
-			if h == r.JobID {
+		if len(holders) > 0 { // the node column is unique: one holder at most
+			if holders[0] == r.JobID {
 				return nil
 			}
-			return fmt.Errorf("node %s is kept for job %d: %w", r.Node, h, engine.ErrConflict)
+			return fmt.Errorf("node %s is kept for job %d: %w", r.Node, holders[0], engine.ErrConflict)
 		}
 		if _, err := s.exec(ctx, tx, qReservationDelete, args{"job_id": r.JobID}); err != nil {
 			return err

@@ -2,8 +2,5 @@ package placement
 
 import "github.com/jobctl/jobctl/engine"
 
-// num and bytesIEC are the engine's number formats, short for the reasons.
-var (
-	num      = engine.FormatNumber
-	bytesIEC = engine.FormatBytes
-)
+// num is the engine's number format, short for the reasons.
+var num = engine.FormatNumber
