@@ -23,7 +23,8 @@ const loadSlack = 1e-9
 //     job's load: the job is not oversized (an oversized job waits for an
 //     idle node and must keep one) and not one no node offers (which is
 //     reported never runnable instead);
-//  3. its load is above the most free load of any open node: ONLINE, not
+//  3. no ONLINE node is overloaded or short of memory (see room.overloaded);
+//  4. its load is above the most free load of any open node: ONLINE, not
 //     overloaded, under its max jobs and not kept for an oversized job.
 //     Every other node fails an earlier check of Filter. A job that would
 //     fit a kept node is filtered all the same, so it is counted as waiting
@@ -37,6 +38,11 @@ type room struct {
 	// keptFree is the same over the healthy nodes kept for oversized jobs.
 	keptFree float64
 	dirty    bool
+	// overloaded: some ONLINE node is overloaded or short of memory. Then
+	// the rule is off, so every waiting job is filtered and counted with
+	// the cause that really holds it back, naming those nodes: a node held
+	// back by its health must never pass for a full cluster.
+	overloaded bool
 	// largest caches per job type the largest max load of the ONLINE nodes
 	// offering it (0: none).
 	largest map[string]float64
@@ -45,8 +51,11 @@ type room struct {
 func (rm *room) reset(nodes []*engine.Node) {
 	rm.nodes, rm.dirty, rm.largest = nodes, true, map[string]float64{}
 	rm.healthy = make([]bool, len(nodes))
+	rm.overloaded = false
 	for i, n := range nodes {
-		rm.healthy[i] = n.State == engine.NodeOnline && n.Overloaded().Kind == ""
+		online := n.State == engine.NodeOnline
+		rm.healthy[i] = online && n.Overloaded().Kind == ""
+		rm.overloaded = rm.overloaded || (online && !rm.healthy[i])
 	}
 }
 
@@ -55,10 +64,10 @@ func (rm *room) changed() { rm.dirty = true }
 
 // full reports whether job may be counted without filtering (rules above).
 func (r *round) full(job *engine.Job) bool {
-	if job.ParentID != nil && !r.siblingsRunning[*job.ParentID] {
+	rm := &r.room
+	if rm.overloaded || (job.ParentID != nil && !r.siblingsRunning[*job.ParentID]) {
 		return false
 	}
-	rm := &r.room
 	largest, ok := rm.largest[job.Type]
 	if !ok {
 		for _, n := range rm.nodes {

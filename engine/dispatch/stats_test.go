@@ -139,3 +139,25 @@ func TestTheSummaryIsLoggedOncePerMinuteUnlessItChanges(t *testing.T) {
 		t.Errorf("summaries = %q\n      want %q", got, want)
 	}
 }
+
+// A cluster whose only node is overloaded is not a full cluster: the jobs
+// are counted as held back by the overload, and the summary names the node.
+func TestAnOverloadedNodeNeverPassesForAFullCluster(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	addNodeAs(t, s, "a", 4, func(n *engine.Node) { n.MaxLoadAvg = 4 })
+	if err := s.NodeTouch(context.Background(), engine.NodeTouchParams{Name: "a", LoadAvg: 5.5, Cores: 2}); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		addJob(t, s, engine.TypeSleep, 1)
+	}
+	stats := round(t, newDispatcher(s, &fakeNodes{store: s}))
+	if stats.Dispatched != 0 || stats.Skipped != 0 || stats.Waiting[string(placement.CauseOverloaded)] != 3 {
+		t.Errorf("stats = %+v; want all 3 counted overloaded, none skipped", stats)
+	}
+	const summary = "3 jobs wait: overloaded (node a: load average 5.5 above 4)"
+	if got := stats.Summary(); got != summary {
+		t.Errorf("summary = %q\n      want %q", got, summary)
+	}
+}
