@@ -51,7 +51,7 @@ func FromCluster(ctx context.Context, store engine.Store) ([]NodeSpec, []JobSpec
 	if err != nil {
 		return nil, nil, err
 	}
-	queued, err := store.JobList(ctx, engine.JobListParams{Statuses: []engine.Status{engine.StatusRestart, engine.StatusQueued}})
+	queued, err := store.JobList(ctx, engine.JobListParams{Statuses: engine.DispatchableStatuses})
 	if err != nil {
 		return nil, nil, err
 	}
