@@ -36,6 +36,14 @@ type Store interface {
 	// JobProgressSet records progress of a running attempt; ErrConflict when
 	// the job has moved on (another attempt, another node, or ended).
 	JobProgressSet(ctx context.Context, p JobProgressParams) error
+	// JobUpdateMany applies many guarded transitions at once, each exactly
+	// as JobUpdate would apply it on its own, in as few statements as the
+	// backend allows: the batched steps of dispatch, start and finish. The
+	// results are in the order of us. A transition that does not apply is
+	// no error of the call: its result carries ErrConflict (the job is not
+	// at the expected status and version, or no longer exists) or a
+	// *TransitionError. The updates must name distinct jobs.
+	JobUpdateMany(ctx context.Context, us []JobUpdate) ([]JobUpdateResult, error)
 	// JobListDispatchable returns one page of jobs with the given status
 	// (QUEUED or RESTART) whose run_after has passed on the database clock
 	// and that their key does not block, oldest (lowest id) first, with ids
@@ -116,6 +124,13 @@ type TxStore interface {
 	// ReservationDelete frees the node kept for a job; deleting a
 	// reservation that does not exist is not an error.
 	ReservationDelete(ctx context.Context, jobID int64) error
+}
+
+// JobUpdateResult is the outcome of one transition of JobUpdateMany: the
+// job as the transition left it, or why it did not apply.
+type JobUpdateResult struct {
+	Job *Job
+	Err error
 }
 
 // Reservation keeps a node free of other work for one oversized job, so the

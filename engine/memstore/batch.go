@@ -1,0 +1,24 @@
+package memstore
+
+import (
+	"context"
+	"errors"
+
+	"github.com/jobctl/jobctl/engine"
+)
+
+// JobUpdateMany applies the transitions one after another under one lock,
+// so the batch is as atomic here as one statement is in SQL.
+func (s *Store) JobUpdateMany(ctx context.Context, us []engine.JobUpdate) ([]engine.JobUpdateResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]engine.JobUpdateResult, len(us))
+	for i, u := range us {
+		job, err := s.direct.JobUpdate(ctx, u)
+		if errors.Is(err, engine.ErrNotFound) {
+			err = engine.ErrConflict
+		}
+		out[i] = engine.JobUpdateResult{Job: job, Err: err}
+	}
+	return out, nil
+}
