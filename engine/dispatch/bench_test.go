@@ -71,7 +71,7 @@ func BenchmarkRoundInMemory(b *testing.B) {
 	for range b.N {
 		b.StopTimer()
 		s := newQueueStore(nodes, perNode, queued, 1)
-		d := dispatch.NewDispatcher(s, startingNodes{s}, placement.LoadFactor{}, engine.SystemClock{}, quietLog())
+		d := dispatch.NewDispatcher(s, dispatch.OfferFunc(startingNodes{s}.Offer), placement.LoadFactor{}, engine.SystemClock{}, quietLog())
 		d.SetPageSize(1000)
 		b.StartTimer()
 		stats, err := d.Round(context.Background(), always)

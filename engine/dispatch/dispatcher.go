@@ -11,11 +11,24 @@ import (
 	"github.com/jobctl/jobctl/engine/placement"
 )
 
-// Offerer hands one job to one node and returns the node's verdict. The
-// HTTP client implements it for remote nodes; the dispatcher's own node
-// answers in-process through the same acceptance code.
+// Offerer hands jobs to one node in one request and returns the node's
+// verdict on each, in the order of the offers. The HTTP client implements it
+// for remote nodes; the dispatcher's own node answers in-process through
+// the same acceptance code.
 type Offerer interface {
-	Offer(ctx context.Context, n *engine.Node, o engine.DispatchOffer) engine.OfferResult
+	OfferBatch(ctx context.Context, n *engine.Node, offers []engine.DispatchOffer) []engine.OfferResult
+}
+
+// OfferFunc is an Offerer that answers one offer at a time.
+type OfferFunc func(ctx context.Context, n *engine.Node, o engine.DispatchOffer) engine.OfferResult
+
+// OfferBatch asks f about each offer in turn.
+func (f OfferFunc) OfferBatch(ctx context.Context, n *engine.Node, offers []engine.DispatchOffer) []engine.OfferResult {
+	out := make([]engine.OfferResult, len(offers))
+	for i, o := range offers {
+		out[i] = f(ctx, n, o)
+	}
+	return out
 }
 
 // ErrUntrusted ends a round early: the lease can no longer be trusted.

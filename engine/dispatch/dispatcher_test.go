@@ -12,7 +12,7 @@ import (
 )
 
 func newDispatcher(s engine.Store, nodes *fakeNodes) *dispatch.Dispatcher {
-	return dispatch.NewDispatcher(s, nodes, placement.LoadFactor{}, engine.SystemClock{}, quietLog())
+	return dispatch.NewDispatcher(s, dispatch.OfferFunc(nodes.Offer), placement.LoadFactor{}, engine.SystemClock{}, quietLog())
 }
 
 func TestRoundKeepsEveryNodeUnderItsMaxLoad(t *testing.T) {

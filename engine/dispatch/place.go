@@ -56,9 +56,9 @@ func (r *round) place(job *engine.Job) error {
 			return err
 		}
 		job = marked
-		res := r.offerer.Offer(r.ctx, n, engine.DispatchOffer{
+		res := r.offerer.OfferBatch(r.ctx, n, []engine.DispatchOffer{{
 			JobID: job.ID, Attempt: job.Attempt, Version: job.Version, Type: job.Type, Load: job.Load,
-		})
+		}})[0]
 		if r.log.Enabled(r.ctx, slog.LevelDebug) {
 			r.log.Debug("offered job", "job", job.ID, "target", n.Name, "verdict", res.Verdict, "reason", res.Reason)
 		}

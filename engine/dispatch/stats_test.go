@@ -118,7 +118,7 @@ func TestTheSummaryIsLoggedOncePerMinuteUnlessItChanges(t *testing.T) {
 	addNode(t, s, "n", 1)
 	clock := engine.NewVirtualClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 	logged := &records{}
-	d := dispatch.NewDispatcher(s, &fakeNodes{store: s}, placement.LoadFactor{}, clock, slog.New(logged))
+	d := dispatch.NewDispatcher(s, dispatch.OfferFunc((&fakeNodes{store: s}).Offer), placement.LoadFactor{}, clock, slog.New(logged))
 	first := addJob(t, s, engine.TypeSleep, 1)
 	addJob(t, s, engine.TypeSleep, 1)
 	round(t, d) // one runs, one waits

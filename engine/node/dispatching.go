@@ -77,11 +77,16 @@ type offerer struct {
 	client *endpoint.Client
 }
 
-func (o *offerer) Offer(ctx context.Context, n *engine.Node, offer engine.DispatchOffer) engine.OfferResult {
-	if n.Name == o.self.cfg.Name {
-		return o.self.Accept(ctx, offer)
+func (o *offerer) OfferBatch(ctx context.Context, n *engine.Node, offers []engine.DispatchOffer) []engine.OfferResult {
+	out := make([]engine.OfferResult, len(offers))
+	for i, offer := range offers {
+		if n.Name == o.self.cfg.Name {
+			out[i] = o.self.Accept(ctx, offer)
+		} else {
+			out[i] = o.client.Offer(ctx, n, offer)
+		}
 	}
-	return o.client.Offer(ctx, n, offer)
+	return out
 }
 
 // every runs f now and then each interval until ctx ends; a slow f delays
