@@ -34,8 +34,9 @@ func (f OfferFunc) OfferBatch(ctx context.Context, n *engine.Node, offers []engi
 // ErrUntrusted ends a round early: the lease can no longer be trusted.
 var ErrUntrusted = errors.New("lease no longer trusted")
 
-// DefaultPageSize is how many dispatchable jobs a round reads at a time.
-const DefaultPageSize = 100
+// DefaultPageSize is how many dispatchable jobs a round reads, plans,
+// claims and offers at a time.
+const DefaultPageSize = 1000
 
 // Dispatcher runs dispatch rounds on the lease holder. It keeps no state
 // of its own between rounds that a successor would need: the nodes kept for
@@ -50,6 +51,9 @@ type Dispatcher struct {
 	// staleAfter: an OFFLINE node silent this long has its jobs recovered.
 	staleAfter time.Duration
 	summary    *SummaryLog
+	// sequential: a batch is offered to one node after another, not to
+	// every node at once, so a simulation replays exactly.
+	sequential bool
 
 	// mu keeps rounds one at a time: they share the selector's rotation.
 	mu sync.Mutex
@@ -71,6 +75,10 @@ func (d *Dispatcher) SetPageSize(n int) {
 	}
 }
 
+// SetSequentialOffers makes a round offer each node its share in turn, in
+// a fixed order, instead of all at once: slower, but deterministic.
+func (d *Dispatcher) SetSequentialOffers() { d.sequential = true }
+
 // SetNodeStaleAfter changes how long an OFFLINE node must have been silent
 // before its jobs are recovered (default engine.NodeStaleAfter).
 func (d *Dispatcher) SetNodeStaleAfter(v time.Duration) { d.staleAfter = v }
@@ -87,7 +95,8 @@ func (d *Dispatcher) SetSummaryInterval(v time.Duration) {
 func (d *Dispatcher) Round(ctx context.Context, trusted func() bool) (RoundStats, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	r := &round{Dispatcher: d, ctx: ctx, trusted: trusted, unreachable: map[string]bool{}}
+	r := &round{Dispatcher: d, ctx: ctx, trusted: trusted, unreachable: map[string]bool{},
+		closed: map[string]bool{}, acceptedChild: map[int64]bool{}, debug: d.log.Enabled(ctx, slog.LevelDebug)}
 	err := r.run()
 	if err == nil {
 		d.summary.Log(r.stats)

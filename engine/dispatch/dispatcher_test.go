@@ -142,9 +142,11 @@ func TestRoundStopsWhenTheLeaseIsNoLongerTrusted(t *testing.T) {
 		addJob(t, s, engine.TypeSleep, 1)
 	}
 	nodes := &fakeNodes{store: s}
+	d := newDispatcher(s, nodes)
+	d.SetPageSize(1) // a batch per job: the lease is asked before and after each claim
 	calls := 0
-	trusted := func() bool { calls++; return calls <= 1 }
-	stats, err := newDispatcher(s, nodes).Round(context.Background(), trusted)
+	trusted := func() bool { calls++; return calls <= 2 }
+	stats, err := d.Round(context.Background(), trusted)
 	if !errors.Is(err, dispatch.ErrUntrusted) || stats.Dispatched != 1 {
 		t.Fatalf("err = %v, dispatched %d; want ErrUntrusted after 1", err, stats.Dispatched)
 	}

@@ -2,125 +2,320 @@ package dispatch
 
 import (
 	"errors"
-	"log/slog"
-	"time"
+	"sync"
 
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/placement"
 )
 
-// place offers one job to its candidates in order until one accepts, and
-// counts why it waits when none does.
-func (r *round) place(job *engine.Job) error {
-	r.stats.Considered++
-	_, kept := r.keptBy[job.ID]
-	if !kept && r.full(job) {
-		r.stats.wait(string(placement.CauseBusy))
-		r.stats.Skipped++
-		return nil
-	}
-	if _, err := r.candidates(r.ctx, &r.p, job, false); err != nil {
-		return err
-	}
-	if len(r.p.Eligible) == 0 {
-		if r.p.NeverRunnable() {
-			r.stats.wait(WaitNeverRunnable)
-		} else {
-			r.stats.wait(string(r.p.WaitCause()))
-		}
-		return r.keep(job)
-	}
-	now := r.clock.Now()
-	order := r.firstChoice(job, now)
-	origin, offered := job.Status, false
-	for i := 0; ; i++ {
-		if i == len(order) && i < len(r.p.Eligible) {
-			// The first choice did not take it: the others, in order.
-			order = append(order, r.selector.(placement.Picker).Rest(job, r.p.Eligible, order[0], now)...)
-		}
-		if i == len(order) {
-			break
-		}
-		n := order[i]
-		if r.unreachable[n.Name] {
+// A round places jobs a batch at a time: it plans a whole page against the
+// nodes as the round books them in memory, claims every planned job in one
+// guarded JobUpdateMany (each job DISPATCHING on its node, status and
+// version checked per job), offers each node its share in one request, all
+// nodes at once, and settles the verdicts. Jobs a node declined, or that a
+// node did not answer for, are planned again against the other nodes; what
+// no node takes goes back to the state it was dispatched from. The
+// guarantees are those of offering one job at a time: a job is claimed by
+// one guarded transition, runs only where a node accepted it, and every
+// job the round claimed is accepted, failed, moved on or put back.
+
+// planned is one job of a batch and the node it is planned onto.
+type planned struct {
+	job    *engine.Job   // as read, or as the claim left it
+	origin engine.Status // the dispatchable state it came from
+	node   *engine.Node
+	// first: it was planned as the first child of its parent, and the
+	// round counted its parent's children as running on its account.
+	first bool
+	// declined: some node declined it this round.
+	declined bool
+	// reason is the refusing node's reason.
+	reason string
+}
+
+// placeAll places a batch of dispatchable jobs.
+func (r *round) placeAll(jobs []*engine.Job) error {
+	var plan, back []*planned
+	for _, job := range jobs {
+		r.stats.Considered++
+		p := &planned{job: job, origin: job.Status}
+		if _, kept := r.keptBy[job.ID]; !kept && r.full(job) {
+			r.stats.wait(string(placement.CauseBusy))
+			r.stats.Skipped++
 			continue
 		}
-		if !r.trusted() {
-			return r.putBack(job, origin, ErrUntrusted)
-		}
-		marked, err := r.Dispatcher.store.JobUpdate(r.ctx, engine.DispatchUpdate(job, n.Name))
-		if errors.Is(err, engine.ErrConflict) || errors.Is(err, engine.ErrNotFound) {
-			return nil // changed meanwhile (cancelled, paused): nothing to place
-		}
+		ok, err := r.plan(p)
 		if err != nil {
 			return err
 		}
-		job = marked
-		res := r.offerer.OfferBatch(r.ctx, n, []engine.DispatchOffer{{
-			JobID: job.ID, Attempt: job.Attempt, Version: job.Version, Type: job.Type, Load: job.Load,
-		}})[0]
-		if r.log.Enabled(r.ctx, slog.LevelDebug) {
-			r.log.Debug("offered job", "job", job.ID, "target", n.Name, "verdict", res.Verdict, "reason", res.Reason)
+		if ok {
+			plan = append(plan, p)
 		}
-		switch res.Verdict {
-		case engine.OfferAccepted:
-			return r.accepted(job, n)
-		case engine.OfferRefused:
-			if _, err := r.Dispatcher.store.JobUpdate(r.ctx, engine.RefuseUpdate(job, n.Name, res.Reason)); err != nil && !errors.Is(err, engine.ErrConflict) {
-				return err
+	}
+	var err error
+	for len(plan) > 0 && err == nil {
+		var retry []*planned
+		if retry, err = r.commit(plan); err != nil {
+			plan = nil // commit put back what it claimed
+			break
+		}
+		plan = plan[:0]
+		for _, p := range retry {
+			ok, perr := r.plan(p)
+			if perr != nil {
+				err = perr
+				back = append(back, p)
+				continue
 			}
-			r.stats.Failed++
-			return r.unkeep(job.ID)
-		case engine.OfferGone, engine.OfferUnknownJob:
-			return nil
-		case engine.OfferError:
-			r.unreachable[n.Name] = true
-			r.log.Warn("node did not answer an offer", "target", n.Name, "job", job.ID, "err", res.Reason)
-		default:
-			offered = true // declined: the next candidate
+			if ok {
+				plan = append(plan, p)
+			} else {
+				back = append(back, p)
+			}
 		}
 	}
-	if offered {
-		r.stats.wait(WaitDeclined)
+	// Claimed jobs still planned when the batch ended early go back too.
+	for _, p := range plan {
+		r.unbook(p)
+		back = append(back, p)
+	}
+	return errors.Join(err, r.putBack(back))
+}
+
+// plan chooses the node p's job is offered to next, among its candidates
+// that have not declined or failed to answer this round, and books the job
+// there in memory. With none left it counts why the job waits and has it
+// keep a node if it is oversized.
+func (r *round) plan(p *planned) (bool, error) {
+	job := p.job
+	first, err := r.candidates(r.ctx, &r.p, job, false)
+	if err != nil {
+		return false, err
+	}
+	had := len(r.p.Eligible)
+	r.p.Eligible = r.open(r.p.Eligible)
+	if len(r.p.Eligible) == 0 {
+		switch {
+		case had > 0 && p.declined:
+			r.stats.wait(WaitDeclined)
+		case had > 0:
+			r.stats.wait(WaitUnreachable)
+		case r.p.NeverRunnable():
+			r.stats.wait(WaitNeverRunnable)
+		default:
+			r.stats.wait(string(r.p.WaitCause()))
+		}
+		return false, r.keep(job)
+	}
+	now := r.clock.Now()
+	var n *engine.Node
+	if picker, ok := r.selector.(placement.Picker); ok {
+		n = picker.Pick(job, r.p.Eligible, now)
 	} else {
-		r.stats.wait(WaitUnreachable)
+		n = r.selector.Order(job, r.p.Eligible, now)[0]
 	}
-	if err := r.keep(job); err != nil {
-		return err
-	}
-	return r.putBack(job, origin, nil)
-}
-
-// firstChoice is the start of the order the job is offered in: the first
-// node alone when the selector can pick it without ordering the rest
-// (placement.Picker), else the whole order.
-func (r *round) firstChoice(job *engine.Job, now time.Time) []*engine.Node {
-	if p, ok := r.selector.(placement.Picker); ok {
-		r.best[0] = p.Pick(job, r.p.Eligible, now)
-		return r.best[:1:1] // a decline appends the rest to a new array
-	}
-	return r.selector.Order(job, r.p.Eligible, now)
-}
-
-// accepted books a job a node took.
-func (r *round) accepted(job *engine.Job, n *engine.Node) error {
+	p.node = n
 	n.Load += job.Load
 	n.Running++
 	r.room.changed()
-	if job.ParentID != nil {
+	if first {
+		// Its siblings later in the queue need room of their own: they are
+		// no longer first children, unless this one is not taken.
+		p.first = true
 		r.siblingsRunning[*job.ParentID] = true
 	}
-	r.stats.Dispatched++
-	return r.unkeep(job.ID)
+	return true, nil
 }
 
-// putBack returns a job no node took to the state it was dispatched from.
-func (r *round) putBack(job *engine.Job, origin engine.Status, cause error) error {
-	if job.Status != engine.StatusDispatching {
-		return cause
+// open drops the nodes that declined or did not answer this round, in place.
+func (r *round) open(nodes []*engine.Node) []*engine.Node {
+	if len(r.closed) == 0 && len(r.unreachable) == 0 {
+		return nodes
 	}
-	if _, err := r.Dispatcher.store.JobUpdate(r.ctx, engine.PutBackUpdate(job, origin)); err != nil && !errors.Is(err, engine.ErrConflict) {
-		return err
+	kept := nodes[:0]
+	for _, n := range nodes {
+		if !r.closed[n.Name] && !r.unreachable[n.Name] {
+			kept = append(kept, n)
+		}
 	}
-	return cause
+	return kept
+}
+
+// unbook takes a planned job off its node's books in memory: it was not
+// taken there.
+func (r *round) unbook(p *planned) {
+	if p.node == nil {
+		return
+	}
+	p.node.Load -= p.job.Load
+	p.node.Running--
+	p.node = nil
+	r.room.changed()
+	if p.first {
+		p.first = false
+		r.siblingsRunning[*p.job.ParentID] = r.acceptedChild[*p.job.ParentID]
+	}
+}
+
+// commit claims a planned batch, offers it and settles the verdicts. It
+// returns the jobs to plan again (declined, or their node did not answer);
+// they stay DISPATCHING until planned again or put back.
+func (r *round) commit(plan []*planned) ([]*planned, error) {
+	if !r.trusted() {
+		return nil, r.abandon(plan, ErrUntrusted)
+	}
+	us := make([]engine.JobUpdate, len(plan))
+	for i, p := range plan {
+		us[i] = engine.DispatchUpdate(p.job, p.node.Name)
+	}
+	results, err := r.Dispatcher.store.JobUpdateMany(r.ctx, us)
+	if err != nil {
+		return nil, r.abandon(plan, err)
+	}
+	claimed := plan[:0]
+	for i, p := range plan {
+		if results[i].Err != nil {
+			// Changed meanwhile (cancelled, paused): nothing to place.
+			r.unbook(p)
+			continue
+		}
+		p.job = results[i].Job
+		claimed = append(claimed, p)
+	}
+	if len(claimed) > 0 && !r.trusted() {
+		return nil, r.abandon(claimed, ErrUntrusted)
+	}
+	verdicts := r.offerAll(claimed)
+	var retry, refused []*planned
+	for i, p := range claimed {
+		res := verdicts[i]
+		if r.debug {
+			r.log.Debug("offered job", "job", p.job.ID, "target", p.node.Name, "verdict", res.Verdict, "reason", res.Reason)
+		}
+		switch res.Verdict {
+		case engine.OfferAccepted:
+			r.stats.Dispatched++
+			if p.job.ParentID != nil {
+				r.acceptedChild[*p.job.ParentID] = true
+				r.siblingsRunning[*p.job.ParentID] = true
+			}
+			p.first = false
+			if err := r.unkeep(p.job.ID); err != nil {
+				return nil, err
+			}
+		case engine.OfferRefused:
+			r.stats.Failed++
+			p.reason = res.Reason
+			refused = append(refused, p)
+		case engine.OfferGone, engine.OfferUnknownJob:
+			r.unbook(p)
+		case engine.OfferError:
+			if !r.unreachable[p.node.Name] {
+				r.unreachable[p.node.Name] = true
+				r.log.Warn("node did not answer an offer", "target", p.node.Name, "jobs", countOn(claimed, p.node), "err", res.Reason)
+			}
+			r.unbook(p)
+			retry = append(retry, p)
+		default: // declined: the node's own books are fuller than the round's
+			r.closed[p.node.Name] = true
+			p.declined = true
+			r.unbook(p)
+			retry = append(retry, p)
+		}
+	}
+	return retry, r.refuse(refused)
+}
+
+// offerAll sends each node its share of the batch, every node at once, and
+// returns the verdicts in the order of batch.
+func (r *round) offerAll(batch []*planned) []engine.OfferResult {
+	verdicts := make([]engine.OfferResult, len(batch))
+	shares := map[*engine.Node][]int{}
+	var order []*engine.Node
+	for i, p := range batch {
+		if shares[p.node] == nil {
+			order = append(order, p.node)
+		}
+		shares[p.node] = append(shares[p.node], i)
+	}
+	var wg sync.WaitGroup
+	for _, n := range order {
+		idx := shares[n]
+		offers := make([]engine.DispatchOffer, len(idx))
+		for k, i := range idx {
+			j := batch[i].job
+			offers[k] = engine.DispatchOffer{JobID: j.ID, Attempt: j.Attempt, Version: j.Version, Type: j.Type, Load: j.Load}
+		}
+		offer := func() {
+			got := r.offerer.OfferBatch(r.ctx, n, offers)
+			for k, i := range idx {
+				if k < len(got) {
+					verdicts[i] = got[k]
+				} else {
+					verdicts[i] = engine.OfferResult{Verdict: engine.OfferError, Reason: "no verdict for the job"}
+				}
+			}
+		}
+		if r.sequential || len(order) == 1 {
+			offer()
+		} else {
+			wg.Go(offer)
+		}
+	}
+	wg.Wait()
+	return verdicts
+}
+
+// refuse fails the jobs a node refused for good (412: type not offered,
+// invalid payload): no retry would change the answer.
+func (r *round) refuse(ps []*planned) error {
+	if len(ps) == 0 {
+		return nil
+	}
+	us := make([]engine.JobUpdate, len(ps))
+	for i, p := range ps {
+		us[i] = engine.RefuseUpdate(p.job, p.node.Name, p.reason)
+		r.unbook(p)
+		if err := r.unkeep(p.job.ID); err != nil {
+			return err
+		}
+	}
+	_, err := r.Dispatcher.store.JobUpdateMany(r.ctx, us)
+	return err
+}
+
+// abandon ends a batch before its offers: the planned jobs come off the
+// books and those already claimed go back.
+func (r *round) abandon(plan []*planned, cause error) error {
+	for _, p := range plan {
+		r.unbook(p)
+	}
+	return errors.Join(cause, r.putBack(plan))
+}
+
+// putBack returns the jobs of ps the round left DISPATCHING to the state
+// they were dispatched from.
+func (r *round) putBack(ps []*planned) error {
+	var us []engine.JobUpdate
+	for _, p := range ps {
+		if p.job.Status == engine.StatusDispatching {
+			us = append(us, engine.PutBackUpdate(p.job, p.origin))
+		}
+	}
+	if len(us) == 0 {
+		return nil
+	}
+	// A job changed meanwhile (cancelled) conflicts and is left as it is.
+	_, err := r.Dispatcher.store.JobUpdateMany(r.ctx, us)
+	return err
+}
+
+func countOn(batch []*planned, n *engine.Node) int {
+	c := 0
+	for _, p := range batch {
+		if p.node == n {
+			c++
+		}
+	}
+	return c
 }

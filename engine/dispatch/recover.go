@@ -1,7 +1,6 @@
 package dispatch
 
 import (
-	"errors"
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
@@ -20,11 +19,21 @@ func (r *round) reclaimStaleDispatches() error {
 	if err != nil {
 		return err
 	}
-	for _, job := range stale {
-		if _, err := r.Dispatcher.store.JobUpdate(r.ctx, engine.ReclaimUpdate(job)); err != nil && !errors.Is(err, engine.ErrConflict) {
-			return err
+	if len(stale) == 0 {
+		return nil
+	}
+	us := make([]engine.JobUpdate, len(stale))
+	for i, job := range stale {
+		us[i] = engine.ReclaimUpdate(job)
+	}
+	results, err := r.Dispatcher.store.JobUpdateMany(r.ctx, us)
+	if err != nil {
+		return err
+	}
+	for _, res := range results {
+		if res.Err == nil {
+			r.stats.Recovered++
 		}
-		r.stats.Recovered++
 	}
 	return nil
 }
@@ -53,13 +62,19 @@ func (r *round) recoverOfflineNodes() error {
 		if err != nil {
 			return err
 		}
-		for _, job := range jobs {
-			u := engine.RecoverUpdate(job, "node "+n.Name+" went offline")
-			if _, err := r.Dispatcher.store.JobUpdate(r.ctx, u); err != nil && !errors.Is(err, engine.ErrConflict) {
-				return err
+		us := make([]engine.JobUpdate, len(jobs))
+		for i, job := range jobs {
+			us[i] = engine.RecoverUpdate(job, "node "+n.Name+" went offline")
+		}
+		results, err := r.Dispatcher.store.JobUpdateMany(r.ctx, us)
+		if err != nil {
+			return err
+		}
+		for i, res := range results {
+			if res.Err == nil {
+				r.log.Warn("recovered job of offline node", "job", us[i].ID, "from", n.Name, "status", us[i].To)
+				r.stats.Recovered++
 			}
-			r.log.Warn("recovered job of offline node", "job", job.ID, "from", n.Name, "status", u.To)
-			r.stats.Recovered++
 		}
 		n.Load, n.Running = 0, 0
 	}

@@ -96,3 +96,24 @@ func (r *round) full(job *engine.Job) bool {
 	}
 	return job.Load > rm.free+loadSlack && job.Load > rm.keptFree+loadSlack
 }
+
+// noRoom reports whether no node the round may still offer to has room
+// for more work: every healthy node not kept for an oversized job is at its
+// max jobs or has no load left, or declined or did not answer. The round
+// then stops reading the queue. A job of load 0, or a first child, could
+// still be placed on such a node, but it waits its turn in the queue like
+// any other: room frees as jobs end.
+func (r *round) noRoom() bool {
+	for i, n := range r.nodes {
+		if !r.room.healthy[i] || r.closed[n.Name] || r.unreachable[n.Name] {
+			continue
+		}
+		if _, kept := r.heldFor[n.Name]; kept {
+			continue
+		}
+		if (n.MaxJobs <= 0 || n.Running < n.MaxJobs) && n.MaxLoad-n.Load > loadSlack {
+			return false
+		}
+	}
+	return true
+}

@@ -16,6 +16,14 @@ type round struct {
 	// unreachable are nodes whose endpoint did not answer this round: they
 	// get no more offers until the next one.
 	unreachable map[string]bool
+	// closed are nodes that declined an offer this round: their own books
+	// are fuller than the round's, so they get no more offers until the
+	// next one.
+	closed map[string]bool
+	// acceptedChild marks the parents a child was accepted for this round.
+	acceptedChild map[int64]bool
+	// debug: offers are logged one by one (asked once per round).
+	debug bool
 	// done are the jobs placed ahead of the queue (those kept a node),
 	// which the pages skip.
 	done map[int64]bool
@@ -49,11 +57,12 @@ func (r *round) run() error {
 	r.done = make(map[int64]bool, len(kept))
 	for _, job := range kept {
 		r.done[job.ID] = true
-		if err := r.place(job); err != nil {
-			return err
-		}
+	}
+	if err := r.placeAll(kept); err != nil {
+		return err
 	}
 	var workflows []*engine.Job
+	batch := make([]*engine.Job, 0, r.pageSize)
 	for _, status := range engine.DispatchableStatuses {
 		var after int64
 		for {
@@ -61,6 +70,7 @@ func (r *round) run() error {
 			if err != nil {
 				return err
 			}
+			batch = batch[:0]
 			for _, job := range page {
 				after = job.ID
 				switch {
@@ -68,23 +78,24 @@ func (r *round) run() error {
 				case job.Type == engine.TypeWorkflow:
 					workflows = append(workflows, job)
 				default:
-					if err := r.place(job); err != nil {
-						return err
-					}
+					batch = append(batch, job)
 				}
 			}
+			if err := r.placeAll(batch); err != nil {
+				return err
+			}
 			if len(page) < r.pageSize {
+				break
+			}
+			if r.noRoom() {
+				// The rest of the queue would only be counted as waiting.
+				r.stats.More = true
 				break
 			}
 		}
 	}
 	// Workflow steps go last, so the work they stand for is placed first.
-	for _, job := range workflows {
-		if err := r.place(job); err != nil {
-			return err
-		}
-	}
-	return nil
+	return r.placeAll(workflows)
 }
 
 // noteOverloads records the ONLINE nodes their own machine holds back, for

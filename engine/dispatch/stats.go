@@ -33,6 +33,9 @@ type RoundStats struct {
 	// without filtering the nodes for them: no node had room (see
 	// (*round).full).
 	Skipped int
+	// More: the round stopped reading the queue once no node had room
+	// left, so more jobs wait than Waiting counts.
+	More bool
 	// Overloaded are the ONLINE nodes whose own machine kept them out of
 	// the round, with their figures.
 	Overloaded []NodeOverload
@@ -93,7 +96,10 @@ func (s RoundStats) Summary() string {
 		parts[i] = part
 	}
 	noun := "jobs wait"
-	if total == 1 {
+	switch {
+	case s.More:
+		noun = "or more jobs wait"
+	case total == 1:
 		noun = "job waits"
 	}
 	return fmt.Sprintf("%d %s: %s", total, noun, strings.Join(parts, ", "))

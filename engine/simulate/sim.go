@@ -136,10 +136,16 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	d := dispatch.NewDispatcher(s.store, dispatch.OfferFunc(s.Offer), selector, s.clock, slog.New(slog.DiscardHandler))
+	d.SetSequentialOffers()
 	last, err := s.loop(d)
 	if err != nil {
 		return nil, err
 	}
+	// A round offers each node its share in turn: jobs starting at the
+	// same moment are listed by id, as they were submitted.
+	slices.SortStableFunc(s.placements, func(a, b Placement) int {
+		return cmp.Or(cmp.Compare(a.StartS, b.StartS), cmp.Compare(a.Job, b.Job))
+	})
 	res := &Result{Selector: selector.Name(), Placements: s.placements, Summary: s.summary(), Rounds: s.rounds}
 	if res.Summary.NeverPlaced > 0 {
 		res.Left = last.Summary()

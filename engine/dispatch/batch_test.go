@@ -1,0 +1,157 @@
+package dispatch_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/engine/dispatch"
+	"github.com/jobctl/jobctl/engine/placement"
+)
+
+// batchNodes answers each batch as a node with room for only so many more
+// jobs would: the first room[node] offers are accepted and started, the
+// rest declined busy.
+type batchNodes struct {
+	store   engine.Store
+	mu      sync.Mutex
+	room    map[string]int
+	batches map[string][]int // batch sizes offered, per node
+}
+
+func (b *batchNodes) OfferBatch(ctx context.Context, n *engine.Node, offers []engine.DispatchOffer) []engine.OfferResult {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.batches[n.Name] = append(b.batches[n.Name], len(offers))
+	out := make([]engine.OfferResult, len(offers))
+	for i, o := range offers {
+		if b.room[n.Name] == 0 {
+			out[i] = engine.OfferResult{Verdict: engine.OfferDeclined, Reason: "busy"}
+			continue
+		}
+		if _, err := b.store.JobUpdate(ctx, engine.StartUpdate(&engine.Job{ID: o.JobID, Status: engine.StatusDispatching, Version: o.Version})); err != nil {
+			out[i] = engine.OfferResult{Verdict: engine.OfferGone, Reason: err.Error()}
+			continue
+		}
+		b.room[n.Name]--
+		out[i] = engine.OfferResult{Verdict: engine.OfferAccepted}
+	}
+	return out
+}
+
+func statusCounts(t *testing.T, s engine.Store) map[engine.Status]int {
+	t.Helper()
+	jobs, err := s.JobList(context.Background(), engine.JobListParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[engine.Status]int{}
+	for _, j := range jobs {
+		counts[j.Status]++
+	}
+	return counts
+}
+
+func TestABatchANodeTakesInPartPutsTheRestBack(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	addNode(t, s, "a", 100)
+	for range 10 {
+		addJob(t, s, engine.TypeSleep, 1)
+	}
+	nodes := &batchNodes{store: s, room: map[string]int{"a": 4}, batches: map[string][]int{}}
+	d := dispatch.NewDispatcher(s, nodes, placement.LoadFactor{}, engine.SystemClock{}, quietLog())
+	stats, err := d.Round(context.Background(), always)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.Dispatched != 4 || stats.Waiting[dispatch.WaitDeclined] != 6 {
+		t.Fatalf("stats = %+v, want 4 dispatched and 6 waiting declined", stats)
+	}
+	if got := nodes.batches["a"]; len(got) != 1 || got[0] != 10 {
+		t.Fatalf("batches offered to a = %v, want one of 10", got)
+	}
+	if c := statusCounts(t, s); c[engine.StatusRunning] != 4 || c[engine.StatusQueued] != 6 || c[engine.StatusDispatching] != 0 {
+		t.Fatalf("statuses = %v, want 4 RUNNING and 6 back to QUEUED", c)
+	}
+}
+
+func TestJobsOneNodeDeclinesGoToTheNext(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	addNode(t, s, "a", 100)
+	addNode(t, s, "b", 100)
+	for range 10 {
+		addJob(t, s, engine.TypeSleep, 1)
+	}
+	// a thinks it has room for 2 only; b for everything.
+	nodes := &batchNodes{store: s, room: map[string]int{"a": 2, "b": 100}, batches: map[string][]int{}}
+	d := dispatch.NewDispatcher(s, nodes, placement.LoadFactor{}, engine.SystemClock{}, quietLog())
+	stats, err := d.Round(context.Background(), always)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.Dispatched != 10 || stats.Waited() != 0 {
+		t.Fatalf("stats = %+v, want all 10 dispatched", stats)
+	}
+	running, _ := s.JobList(context.Background(), engine.JobListParams{Statuses: []engine.Status{engine.StatusRunning}})
+	on := map[string]int{}
+	for _, j := range running {
+		on[j.Node]++
+	}
+	if on["a"] != 2 || on["b"] != 8 {
+		t.Fatalf("running per node = %v, want a 2, b 8", on)
+	}
+	if len(nodes.batches["a"]) != 1 {
+		t.Fatalf("a was offered %v batches; a node that declined gets no more offers in the round", nodes.batches["a"])
+	}
+}
+
+// The lease holder stops trusting its lease right after the batch's claim,
+// as when the lease runs out mid-batch.
+func TestALeaseLapsingMidBatchDispatchesNothingMore(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	addNode(t, s, "a", 100)
+	for range 5 {
+		addJob(t, s, engine.TypeSleep, 1)
+	}
+	nodes := &batchNodes{store: s, room: map[string]int{"a": 100}, batches: map[string][]int{}}
+	d := dispatch.NewDispatcher(s, nodes, placement.LoadFactor{}, engine.SystemClock{}, quietLog())
+	calls := 0
+	trusted := func() bool { calls++; return calls <= 1 } // true at the claim, false after it
+	stats, err := d.Round(context.Background(), trusted)
+	if !errors.Is(err, dispatch.ErrUntrusted) || stats.Dispatched != 0 {
+		t.Fatalf("err = %v, dispatched %d; want ErrUntrusted and nothing dispatched", err, stats.Dispatched)
+	}
+	if len(nodes.batches) != 0 {
+		t.Fatalf("offers were made after the lease lapsed: %v", nodes.batches)
+	}
+	if c := statusCounts(t, s); c[engine.StatusQueued] != 5 {
+		t.Fatalf("statuses = %v, want all 5 claimed jobs back in QUEUED", c)
+	}
+}
+
+func TestARoundStopsReadingTheQueueOnceNoNodeHasRoom(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	addNode(t, s, "a", 3)
+	for range 20 {
+		addJob(t, s, engine.TypeSleep, 1)
+	}
+	nodes := &batchNodes{store: s, room: map[string]int{"a": 100}, batches: map[string][]int{}}
+	d := dispatch.NewDispatcher(s, nodes, placement.LoadFactor{}, engine.SystemClock{}, quietLog())
+	d.SetPageSize(5)
+	stats, err := d.Round(context.Background(), always)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.Dispatched != 3 || stats.Considered != 5 || !stats.More {
+		t.Fatalf("stats = %+v, want 3 dispatched of the first page of 5 and the rest unread", stats)
+	}
+	if got := stats.Summary(); got != "2 or more jobs wait: busy" {
+		t.Fatalf("summary = %q", got)
+	}
+}
