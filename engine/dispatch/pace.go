@@ -17,3 +17,15 @@ func NextRound(stats RoundStats, interval time.Duration) time.Duration {
 	}
 	return interval
 }
+
+// WakeGap is how long after a round a wake-up (a job queued, capacity
+// freed) may start the next one early. Zero, unless nodes declined or did
+// not answer: then their books are fuller than the store says, and the
+// jobs put back would wake the dispatcher at once, again and again, so the
+// next round waits at least QuickRound.
+func WakeGap(stats RoundStats, interval time.Duration) time.Duration {
+	if stats.Waiting[WaitDeclined]+stats.Waiting[WaitUnreachable] > 0 {
+		return min(QuickRound, interval)
+	}
+	return 0
+}

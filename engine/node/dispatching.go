@@ -50,24 +50,84 @@ func (n *Runtime) startDispatching(ctx context.Context, wg *sync.WaitGroup) erro
 	return nil
 }
 
+// jobChanges is a store that says when work may have appeared or capacity
+// been freed (engine/dbstore: in-process, and LISTEN/NOTIFY on PostgreSQL).
+type jobChanges interface {
+	JobChanges(ctx context.Context) (<-chan struct{}, error)
+}
+
+// dispatchLoop runs rounds while the node holds the lease. A round starts
+// when the pause after the last one is over (dispatch.NextRound) or, sooner,
+// when the store reports a change; the interval poll stays the fallback,
+// as a notification may be lost.
 func (n *Runtime) dispatchLoop(ctx context.Context, d *dispatch.Dispatcher) {
-	repeat(ctx, func() time.Duration {
-		held := n.holder.Renew(ctx)
-		n.metrics.leaseHeld.Set(boolGauge(held))
+	var wake <-chan struct{}
+	if c, ok := n.store.(jobChanges); ok {
+		ch, err := c.JobChanges(ctx)
+		if err != nil {
+			n.log.Warn("no wake-ups from the database; dispatching every interval", "err", err)
+		} else {
+			wake = ch
+		}
+	}
+	for {
+		pause, gap, held := n.dispatchOnce(ctx, d)
 		if !held {
-			return n.cfg.DispatchInterval
+			if !sleep(ctx, pause) {
+				return
+			}
+			continue
 		}
-		stats, err := d.Round(ctx, n.holder.Trusted)
-		n.metrics.rounds.Inc()
-		n.metrics.dispatched.Add(float64(stats.Dispatched))
-		if err != nil && ctx.Err() == nil {
-			n.log.Warn("dispatch round ended early", "err", err, "dispatched", stats.Dispatched)
-		} else if stats.Dispatched+stats.Failed+stats.Recovered > 0 {
-			n.log.Debug("dispatch round", "considered", stats.Considered, "dispatched", stats.Dispatched,
-				"failed", stats.Failed, "recovered", stats.Recovered)
+		if !sleep(ctx, gap) {
+			return
 		}
-		return dispatch.NextRound(stats, n.cfg.DispatchInterval)
-	})
+		t := time.NewTimer(pause - gap)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		case <-wake:
+			t.Stop()
+		}
+	}
+}
+
+// dispatchOnce renews the lease and, while it is held, runs one round. It
+// returns the pause before the next round and the part of it a wake-up
+// must wait out.
+func (n *Runtime) dispatchOnce(ctx context.Context, d *dispatch.Dispatcher) (pause, gap time.Duration, held bool) {
+	held = n.holder.Renew(ctx)
+	n.metrics.leaseHeld.Set(boolGauge(held))
+	if !held {
+		return n.cfg.DispatchInterval, 0, false
+	}
+	stats, err := d.Round(ctx, n.holder.Trusted)
+	n.metrics.rounds.Inc()
+	n.metrics.dispatched.Add(float64(stats.Dispatched))
+	if err != nil && ctx.Err() == nil {
+		n.log.Warn("dispatch round ended early", "err", err, "dispatched", stats.Dispatched)
+	} else if stats.Dispatched+stats.Failed+stats.Recovered > 0 {
+		n.log.Debug("dispatch round", "considered", stats.Considered, "dispatched", stats.Dispatched,
+			"failed", stats.Failed, "recovered", stats.Recovered)
+	}
+	pause = dispatch.NextRound(stats, n.cfg.DispatchInterval)
+	return pause, min(dispatch.WakeGap(stats, n.cfg.DispatchInterval), pause), true
+}
+
+// sleep waits d unless ctx ends first; false when it did.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }
 
 // offerer sends offers to other nodes over HTTP and to its own node
