@@ -80,7 +80,9 @@ func TestSimulateMatchesCluster(t *testing.T) {
 	}
 	// The first round places jobs 1-5; sort it by job to compare.
 	if len(real) == len(jobs) {
-		slices.SortFunc(real[:5], func(a, b simPlaced) int { return cmp.Or(cmp.Compare(len(a.Job), len(b.Job)), strings.Compare(a.Job, b.Job)) })
+		slices.SortFunc(real[:5], func(a, b simPlaced) int {
+			return cmp.Or(cmp.Compare(len(a.Job), len(b.Job)), strings.Compare(a.Job, b.Job))
+		})
 	}
 	if fmt.Sprint(sim) != fmt.Sprint(real) {
 		t.Errorf("placements in start order:\nsimulated %v\n  cluster %v", sim, real)
