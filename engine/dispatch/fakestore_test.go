@@ -96,6 +96,14 @@ func (s *queueStore) JobUpdate(_ context.Context, u engine.JobUpdate) (*engine.J
 	return &c, nil
 }
 
+func (s *queueStore) JobUpdateMany(ctx context.Context, us []engine.JobUpdate) ([]engine.JobUpdateResult, error) {
+	out := make([]engine.JobUpdateResult, len(us))
+	for i, u := range us {
+		out[i].Job, out[i].Err = s.JobUpdate(ctx, u)
+	}
+	return out, nil
+}
+
 func (s *queueStore) ReservationList(context.Context) ([]engine.Reservation, error) {
 	return slices.Clone(s.reservations), nil
 }
@@ -110,13 +118,21 @@ func (s *queueStore) ReservationDelete(_ context.Context, id int64) error {
 	return nil
 }
 
-// startingNodes accepts every offer and starts the job, as a node's
-// in-process acceptance does, without recording anything.
+// startingNodes accepts every offer and starts the batch in one
+// JobUpdateMany, as a node's acceptance does, without recording anything.
 type startingNodes struct{ store engine.Store }
 
-func (n startingNodes) Offer(ctx context.Context, _ *engine.Node, o engine.DispatchOffer) engine.OfferResult {
-	if _, err := n.store.JobUpdate(ctx, engine.StartUpdate(&engine.Job{ID: o.JobID, Status: engine.StatusDispatching, Version: o.Version})); err != nil {
-		return engine.OfferResult{Verdict: engine.OfferGone}
+func (n startingNodes) OfferBatch(ctx context.Context, _ *engine.Node, offers []engine.DispatchOffer) []engine.OfferResult {
+	us := make([]engine.JobUpdate, len(offers))
+	for i, o := range offers {
+		us[i] = engine.StartUpdate(&engine.Job{ID: o.JobID, Status: engine.StatusDispatching, Version: o.Version})
 	}
-	return engine.OfferResult{Verdict: engine.OfferAccepted}
+	out := make([]engine.OfferResult, len(offers))
+	results, err := n.store.JobUpdateMany(ctx, us)
+	for i := range out {
+		if err != nil || results[i].Err != nil {
+			out[i] = engine.OfferResult{Verdict: engine.OfferGone}
+		}
+	}
+	return out
 }
