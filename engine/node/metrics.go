@@ -3,6 +3,8 @@ package node
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/jobctl/jobctl/engine"
 )
 
 // metrics are the node's Prometheus series, on a registry of its own so
@@ -46,4 +48,9 @@ func boolGauge(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// offer counts a verdict the node answered an offer with.
+func (m *metrics) offer(v engine.OfferVerdict) {
+	m.offers.WithLabelValues(v.String()).Inc()
 }

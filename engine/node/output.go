@@ -28,6 +28,9 @@ func (n *Runtime) newOutput(job *engine.Job) *jobOutput {
 	return o
 }
 
+// Close stores what is left of the log once the run has ended.
+func (o *jobOutput) Close(ctx context.Context) error { return o.logs.Close(ctx) }
+
 // Log implements runner.Output.
 func (o *jobOutput) Log(p []byte) { o.logs.Log(p) }
 
