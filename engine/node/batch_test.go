@@ -3,6 +3,8 @@ package node
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -266,5 +268,30 @@ func TestAStartTheDatabaseRefusesDeclinesTheBatch(t *testing.T) {
 		if res.Verdict != engine.OfferAccepted {
 			t.Errorf("offer %d once the database is back: %+v, want accepted", i, res)
 		}
+	}
+}
+
+// A burst of jobs that succeed leaves no line per job in the node's log at
+// the default level; a failure still says how the job ended.
+func TestOnlyUnusualEndsAreLogged(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	n, s := testNode(t, nil)
+	var logs logBuffer
+	n.log = slog.New(slog.NewTextHandler(&logs, nil))
+	ok := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeNoop, Load: 1, MaxAttempts: 1})
+	failing := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeExec, Args: []string{"sh", "-c", "exit 3"}, Load: 1, MaxAttempts: 1})
+	for i, res := range n.AcceptBatch(ctx, []engine.DispatchOffer{ok, failing}) {
+		if res.Verdict != engine.OfferAccepted {
+			t.Fatalf("offer %d: %+v", i, res)
+		}
+	}
+	n.runsDone.Wait()
+	got := logs.String()
+	if strings.Count(got, "job ended") != 1 || !strings.Contains(got, fmt.Sprintf("job=%d attempt=1 status=FAILED", failing.JobID)) {
+		t.Errorf("log:\n%s\nwant one line, for the failed job", got)
+	}
+	if strings.Contains(got, "job started") {
+		t.Errorf("log:\n%s\nwant no line per started job", got)
 	}
 }

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
@@ -22,10 +23,7 @@ const resultPatience = 2 * time.Minute
 func (n *Runtime) finish(ar *activeRun, res runner.Result) {
 	deadline := time.Now().Add(resultPatience)
 	if ar.out != nil {
-		ctx, cancel := context.WithDeadline(context.Background(), deadline)
-		err := ar.out.Close(ctx)
-		cancel()
-		if err != nil {
+		if err := ar.out.Close(deadline); err != nil {
 			n.log.Warn("lost part of a job's log", "job", ar.job.ID, "err", err)
 		}
 	}
@@ -100,10 +98,18 @@ func (n *Runtime) outcomeUpdate(job *engine.Job, ar *activeRun, res runner.Resul
 	return engine.OutcomeUpdate(job, res, shutdown, n.random)
 }
 
-// recorded counts and logs a result the store took.
+// recorded counts and logs a result the store took. A job that finished
+// as it should is logged at debug level only: in a burst of short jobs the
+// line would cost more than the job.
 func (n *Runtime) recorded(ar *activeRun, u engine.JobUpdate, res runner.Result) {
 	n.metrics.completed.WithLabelValues(string(u.To)).Inc()
-	n.log.Info("job ended", "job", ar.job.ID, "attempt", ar.attempt, "status", u.To, "result", res.Reason)
+	level := slog.LevelInfo
+	if u.To == engine.StatusFinished {
+		level = slog.LevelDebug
+	}
+	if n.log.Enabled(context.Background(), level) {
+		n.log.Log(context.Background(), level, "job ended", "job", ar.job.ID, "attempt", ar.attempt, "status", u.To, "result", res.Reason)
+	}
 }
 
 func (n *Runtime) logDropped(ar *activeRun, res runner.Result) {

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"log/slog"
 
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/runner"
@@ -33,7 +34,9 @@ func (n *Runtime) start(h handler, spec runner.Spec, ar *activeRun) {
 	}
 	n.mu.Unlock()
 	n.metrics.running.Inc()
-	n.log.Info("job started", "job", job.ID, "type", job.Type, "attempt", job.Attempt, "load", job.Load)
+	if n.log.Enabled(context.Background(), slog.LevelDebug) { // spares building the line's values
+		n.log.Debug("job started", "job", job.ID, "type", job.Type, "attempt", job.Attempt, "load", job.Load)
+	}
 	go func() {
 		<-run.Done()
 		n.metrics.running.Dec()
