@@ -78,7 +78,10 @@ func ReclaimUpdate(j *Job) JobUpdate {
 }
 
 // RefuseUpdate fails a job a node refused for good (412: type not offered,
-// invalid payload): no retry would change the answer.
+// invalid payload): no retry would change the answer. The dispatcher applies
+// it to the job it offered; a node that starts a batch of offers without
+// reading them first learns of an invalid spec only from the started job,
+// and applies it to that.
 func RefuseUpdate(j *Job, node, reason string) JobUpdate {
 	u := guarded(j)
 	u.To, u.MarkFinished = StatusFailed, true
@@ -92,4 +95,12 @@ func StartUpdate(j *Job) JobUpdate {
 	u := guarded(j)
 	u.To, u.IncrementAttempt, u.MarkStarted, u.Message = StatusRunning, true, true, Ptr("")
 	return u
+}
+
+// StartOfferUpdate is StartUpdate for the job an offer names, without
+// reading it first: a node starts a whole batch of offers in one store call.
+// The guard is the offer's version, which the job has only while it is
+// DISPATCHING to the node the offer went to.
+func StartOfferUpdate(o DispatchOffer) JobUpdate {
+	return StartUpdate(&Job{ID: o.JobID, Status: StatusDispatching, Version: o.Version})
 }

@@ -1,6 +1,9 @@
 package engine
 
-import "testing"
+import (
+	"reflect"
+	"testing"
+)
 
 // Every constructor guards the job as it was read and takes it somewhere the
 // state machine allows.
@@ -8,6 +11,7 @@ func TestHandshakeTransitions(t *testing.T) {
 	t.Parallel()
 	queued := &Job{ID: 7, Status: StatusQueued, Version: 3}
 	dispatching := &Job{ID: 7, Status: StatusDispatching, Version: 4, Node: "n1", Attempt: 2}
+	running := &Job{ID: 7, Status: StatusRunning, Version: 5, Node: "n1", Attempt: 3}
 	for _, tc := range []struct {
 		name string
 		u    JobUpdate
@@ -20,6 +24,8 @@ func TestHandshakeTransitions(t *testing.T) {
 		{"reclaim", ReclaimUpdate(dispatching), StatusRestart, Ptr("")},
 		{"refuse", RefuseUpdate(dispatching, "n1", "type not offered"), StatusFailed, nil},
 		{"start", StartUpdate(dispatching), StatusRunning, nil},
+		{"start offer", StartOfferUpdate(DispatchOffer{JobID: 7, Attempt: 2, Version: 4}), StatusRunning, nil},
+		{"refuse started", RefuseUpdate(running, "n1", "bad payload"), StatusFailed, nil},
 	} {
 		if err := tc.u.Validate(); err != nil {
 			t.Errorf("%s: %v", tc.name, err)
@@ -33,6 +39,9 @@ func TestHandshakeTransitions(t *testing.T) {
 	}
 	if u := StartUpdate(dispatching); !u.IncrementAttempt || !u.MarkStarted || u.Version != 4 || u.From != StatusDispatching {
 		t.Errorf("start = %+v: want a new attempt, started_at, guarded by version 4", u)
+	}
+	if u, o := StartUpdate(dispatching), StartOfferUpdate(DispatchOffer{JobID: 7, Attempt: 2, Version: 4}); !reflect.DeepEqual(u, o) {
+		t.Errorf("start of an offer = %+v, want the start of the job offered, %+v", o, u)
 	}
 	if u := DispatchUpdate(queued, "n1"); u.IncrementAttempt {
 		t.Error("dispatch counts an attempt: only the node starting the job does")

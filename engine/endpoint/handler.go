@@ -17,6 +17,8 @@ import (
 type Acceptor interface {
 	// Accept answers one dispatch offer.
 	Accept(ctx context.Context, o engine.DispatchOffer) engine.OfferResult
+	// AcceptBatch answers many offers, a verdict each in their order.
+	AcceptBatch(ctx context.Context, offers []engine.DispatchOffer) []engine.OfferResult
 	// Accepting reports whether the node takes work at all; heartbeats
 	// answer with it.
 	Accepting() bool
@@ -43,12 +45,14 @@ type HandlerConfig struct {
 	MetricsAuth bool
 }
 
-// NewHandler serves a node's endpoint: POST and HEAD /v1/dispatch with the
-// cluster token, GET /healthz open, GET /metrics open unless MetricsAuth.
+// NewHandler serves a node's endpoint: POST and HEAD /v1/dispatch and POST
+// /v1/dispatch/batch with the cluster token, GET /healthz open, GET
+// /metrics open unless MetricsAuth.
 func NewHandler(cfg HandlerConfig) http.Handler {
 	h := &handler{token: cfg.Token, acceptor: cfg.Acceptor}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/dispatch", h.authenticated(h.dispatch))
+	mux.HandleFunc("POST /v1/dispatch/batch", h.authenticated(h.dispatchBatch))
 	mux.HandleFunc("HEAD /v1/dispatch", h.authenticated(h.heartbeat))
 	mux.HandleFunc("GET /healthz", h.health)
 	if cfg.Metrics != nil {
@@ -85,7 +89,7 @@ func (h *handler) dispatch(w http.ResponseWriter, r *http.Request) {
 	var o engine.DispatchOffer
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxOfferBytes))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&o); err != nil || o.JobID <= 0 || o.Type == "" || o.Load < 0 {
+	if err := dec.Decode(&o); err != nil || !validOffer(o) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "bad dispatch request"})
 		return
 	}
@@ -95,6 +99,41 @@ func (h *handler) dispatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, statusOf(res.Verdict), map[string]string{"reason": res.Reason})
+}
+
+// dispatchBatch answers many offers in one request: 200 with a verdict per
+// offer, in order, whatever the verdicts are. A body that is not a list of
+// valid offers, each job at most once, is refused whole.
+func (h *handler) dispatchBatch(w http.ResponseWriter, r *http.Request) {
+	var req batchRequest
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBatchBytes))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil || !validBatch(req.Offers) {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "bad dispatch batch"})
+		return
+	}
+	results := h.acceptor.AcceptBatch(r.Context(), req.Offers)
+	answer := batchAnswer{Results: make([]batchResult, len(results))}
+	for i, res := range results {
+		answer.Results[i] = batchResult{Verdict: res.Verdict.String(), Reason: res.Reason}
+	}
+	writeJSON(w, http.StatusOK, answer)
+}
+
+// validBatch holds for a list, possibly empty, of at most MaxBatchOffers
+// valid offers naming distinct jobs: a verdict per job must be unambiguous.
+func validBatch(offers []engine.DispatchOffer) bool {
+	if offers == nil || len(offers) > MaxBatchOffers {
+		return false
+	}
+	seen := make(map[int64]struct{}, len(offers))
+	for _, o := range offers {
+		if _, dup := seen[o.JobID]; dup || !validOffer(o) {
+			return false
+		}
+		seen[o.JobID] = struct{}{}
+	}
+	return true
 }
 
 func (h *handler) heartbeat(w http.ResponseWriter, _ *http.Request) {

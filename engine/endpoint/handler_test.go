@@ -27,6 +27,7 @@ type scriptedAcceptor struct {
 	answer    engine.OfferResult
 	accepting bool
 	offers    []engine.DispatchOffer
+	byJob     map[int64]engine.OfferResult // a batch's answers for these jobs
 }
 
 func (a *scriptedAcceptor) Accept(_ context.Context, o engine.DispatchOffer) engine.OfferResult {
@@ -34,6 +35,18 @@ func (a *scriptedAcceptor) Accept(_ context.Context, o engine.DispatchOffer) eng
 	defer a.mu.Unlock()
 	a.offers = append(a.offers, o)
 	return a.answer
+}
+
+// AcceptBatch answers each offer as Accept does, and keeps them.
+func (a *scriptedAcceptor) AcceptBatch(ctx context.Context, offers []engine.DispatchOffer) []engine.OfferResult {
+	out := make([]engine.OfferResult, len(offers))
+	for i, o := range offers {
+		out[i] = a.Accept(ctx, o)
+		if r, ok := a.byJob[o.JobID]; ok {
+			out[i] = r
+		}
+	}
+	return out
 }
 
 func (a *scriptedAcceptor) Accepting() bool {

@@ -15,7 +15,8 @@ type activeRun struct {
 	job     *engine.Job // as it was when it started
 	attempt int
 	run     *runner.Run
-	logs    *runner.LogBatcher
+	out     *jobOutput // nil when the run never started
+	refused bool       // its spec is invalid: it ends FAILED, never retried
 
 	// Guarded by Runtime.mu.
 	paused     bool
@@ -24,36 +25,121 @@ type activeRun struct {
 	shutdown   bool // stopped by a node shutdown: back to RESTART
 }
 
-// Accept answers one dispatch offer. It is the one acceptance path, used by
-// the endpoint and, in-process, by this node's own dispatcher: the books
-// decide (ready, not in maintenance, room for the load, no earlier run of
-// the job still stopping) and enter the job, then the job is started.
+// Accept answers one dispatch offer: a batch of one.
 func (n *Runtime) Accept(ctx context.Context, o engine.DispatchOffer) engine.OfferResult {
-	h, ok := n.handlers[o.Type]
-	if !ok {
-		return n.verdict(engine.OfferRefused, fmt.Sprintf("type %q not offered by node %s", o.Type, n.cfg.Name))
-	}
-	// The load is on the books before the job is looked at, so concurrent
-	// offers cannot together overcommit the node; the run is counted in
-	// the same step, so a shutdown's drain waits for it.
-	d := n.books.Take(o.JobID, o.Load, func() { n.runsDone.Add(1) })
-	if !d.Accept {
-		return n.verdict(engine.OfferDeclined, d.Reason)
-	}
-	ar := &activeRun{attempt: o.Attempt + 1}
-	n.mu.Lock()
-	n.runs[o.JobID] = ar // a placeholder until started
-	n.mu.Unlock()
+	return n.AcceptBatch(ctx, []engine.DispatchOffer{o})[0]
+}
 
-	res := n.start(ctx, h, o, ar)
-	if res.Verdict != engine.OfferAccepted {
-		n.forget(o.JobID, ar)
-		return n.verdict(res.Verdict, res.Reason)
+// AcceptBatch answers dispatch offers, a verdict each in their order. It is
+// the one acceptance path, used by the endpoint and, in-process, by this
+// node's own dispatcher. A type the node does not run is refused; the books
+// decide each other offer in turn (ready, not in maintenance, room for the
+// load, no earlier run of the job still stopping) and enter it, so a batch
+// larger than the room is accepted in part; the jobs they took become
+// RUNNING in one guarded store call, and each is started.
+func (n *Runtime) AcceptBatch(ctx context.Context, offers []engine.DispatchOffer) []engine.OfferResult {
+	out := make([]engine.OfferResult, len(offers))
+	if taken := n.take(offers, out); len(taken) > 0 {
+		n.startTaken(ctx, taken, out)
 	}
-	if d.Warning != "" {
-		n.log.Warn(d.Warning, "job", o.JobID)
+	for _, res := range out {
+		n.metrics.offer(res.Verdict)
 	}
-	return n.verdict(res.Verdict, res.Reason)
+	return out
+}
+
+// takenOffer is an offer the books took, with the run it becomes.
+type takenOffer struct {
+	index   int // in the batch
+	offer   engine.DispatchOffer
+	handler handler
+	run     *activeRun
+	warning string // the books accepted it with this warning
+}
+
+// take lets the books decide each offer and answers those they do not
+// take; the rest are entered as runs not started yet.
+func (n *Runtime) take(offers []engine.DispatchOffer, out []engine.OfferResult) []takenOffer {
+	var taken []takenOffer
+	for i, o := range offers {
+		h, ok := n.handlers[o.Type]
+		if !ok {
+			out[i] = engine.OfferResult{Verdict: engine.OfferRefused, Reason: fmt.Sprintf("type %q not offered by node %s", o.Type, n.cfg.Name)}
+			continue
+		}
+		// The load is on the books before the job is looked at, so
+		// concurrent offers cannot together overcommit the node; the run
+		// is counted in the same step, so a shutdown's drain waits for it.
+		// The books also take a job at most once, so the jobs taken are
+		// distinct, as the store's batch wants them.
+		d := n.books.Take(o.JobID, o.Load, func() { n.runsDone.Add(1) })
+		if !d.Accept {
+			out[i] = engine.OfferResult{Verdict: engine.OfferDeclined, Reason: d.Reason}
+			continue
+		}
+		taken = append(taken, takenOffer{index: i, offer: o, handler: h, run: &activeRun{attempt: o.Attempt + 1}, warning: d.Warning})
+	}
+	n.mu.Lock()
+	for _, t := range taken {
+		n.runs[t.offer.JobID] = t.run // a placeholder until started
+	}
+	n.mu.Unlock()
+	return taken
+}
+
+// startTaken moves the taken jobs to RUNNING in one store call and starts
+// them. The version guard of each makes sure the job is still the one
+// offered: a job cancelled or redispatched meanwhile is not started.
+func (n *Runtime) startTaken(ctx context.Context, taken []takenOffer, out []engine.OfferResult) {
+	us := make([]engine.JobUpdate, len(taken))
+	for k, t := range taken {
+		us[k] = engine.StartOfferUpdate(t.offer)
+	}
+	results, err := n.store.JobUpdateMany(ctx, us)
+	if err != nil {
+		for _, t := range taken {
+			n.forget(t.offer.JobID, t.run)
+			out[t.index] = engine.OfferResult{Verdict: engine.OfferDeclined, Reason: "not-ready: " + err.Error()}
+		}
+		return
+	}
+	var refused []refusal
+	for k, t := range taken {
+		job, err := results[k].Job, results[k].Err
+		switch {
+		case errors.Is(err, engine.ErrConflict):
+			n.forget(t.offer.JobID, t.run)
+			out[t.index] = n.notStarted(ctx, t.offer.JobID)
+		case err != nil:
+			n.forget(t.offer.JobID, t.run)
+			out[t.index] = engine.OfferResult{Verdict: engine.OfferDeclined, Reason: "not-ready: " + err.Error()}
+		default:
+			t.run.job, t.run.attempt = job, job.Attempt
+			spec, err := n.spec(t.handler, job, job.Attempt)
+			if err != nil {
+				refused = append(refused, refusal{t.run, err.Error()})
+				out[t.index] = engine.OfferResult{Verdict: engine.OfferRefused, Reason: err.Error()}
+				continue
+			}
+			n.start(t.handler, spec, t.run)
+			out[t.index] = engine.OfferResult{Verdict: engine.OfferAccepted}
+			if t.warning != "" {
+				n.log.Warn(t.warning, "job", job.ID)
+			}
+		}
+	}
+	if len(refused) > 0 {
+		n.endRefused(ctx, refused)
+	}
+}
+
+// notStarted tells a job that moved on from one that never was, which the
+// store's batch does not: the rare path of a lost race may read the job.
+func (n *Runtime) notStarted(ctx context.Context, id int64) engine.OfferResult {
+	if _, err := n.store.JobGet(ctx, id); errors.Is(err, engine.ErrNotFound) {
+		return engine.OfferResult{Verdict: engine.OfferUnknownJob, Reason: "unknown job"}
+	}
+	return engine.OfferResult{Verdict: engine.OfferGone, Reason: "job moved on"}
 }
 
 // Accepting reports whether the node takes work; heartbeats answer with it.
@@ -63,84 +149,4 @@ func (n *Runtime) Accepting() bool { return n.books.Ready() }
 func (n *Runtime) Health() endpoint.Health {
 	load, running := n.books.Totals()
 	return endpoint.Health{Node: n.cfg.Name, Accepting: n.books.Ready(), Load: load, Running: running}
-}
-
-func (n *Runtime) verdict(v engine.OfferVerdict, reason string) engine.OfferResult {
-	n.metrics.offers.WithLabelValues(v.String()).Inc()
-	return engine.OfferResult{Verdict: v, Reason: reason}
-}
-
-// start moves the offered job to RUNNING and starts it. The version guard
-// makes sure the job is still the one offered: a job cancelled or
-// redispatched meanwhile is not started.
-func (n *Runtime) start(ctx context.Context, h handler, o engine.DispatchOffer, ar *activeRun) engine.OfferResult {
-	job, err := n.store.JobGet(ctx, o.JobID)
-	if errors.Is(err, engine.ErrNotFound) {
-		return engine.OfferResult{Verdict: engine.OfferUnknownJob, Reason: "unknown job"}
-	}
-	if err != nil {
-		return engine.OfferResult{Verdict: engine.OfferDeclined, Reason: "not-ready: " + err.Error()}
-	}
-	if job.Status != engine.StatusDispatching || job.Node != n.cfg.Name || job.Version != o.Version {
-		return engine.OfferResult{Verdict: engine.OfferGone, Reason: "job moved on"}
-	}
-	spec, err := n.spec(h, job, job.Attempt+1)
-	if err != nil {
-		return engine.OfferResult{Verdict: engine.OfferRefused, Reason: err.Error()}
-	}
-	job, err = n.store.JobUpdate(ctx, engine.StartUpdate(job))
-	if errors.Is(err, engine.ErrConflict) {
-		return engine.OfferResult{Verdict: engine.OfferGone, Reason: "job moved on"}
-	}
-	if err != nil {
-		return engine.OfferResult{Verdict: engine.OfferDeclined, Reason: "not-ready: " + err.Error()}
-	}
-	ar.job, ar.attempt = job, job.Attempt
-	out := n.newOutput(job)
-	ar.logs = out.logs
-
-	// From here on the job is RUNNING on this node: whatever happens, its
-	// end is recorded by finish.
-	var run *runner.Run
-	if h.builtin != nil {
-		run, err = runner.StartBuiltin(spec, h.builtin, out)
-	} else {
-		run, err = runner.Start(spec, out)
-	}
-	if err != nil {
-		go n.finish(ar, runner.Result{ExitCode: -1, Outcome: runner.Failed, Reason: "cannot start: " + err.Error()})
-		return engine.OfferResult{Verdict: engine.OfferAccepted}
-	}
-	n.mu.Lock()
-	ar.run = run
-	if n.stopping {
-		// Accepted just as the shutdown grace ran out: put it back too.
-		ar.shutdown = true
-		run.Cancel("node shutting down", n.cfg.CancelGrace)
-	}
-	n.mu.Unlock()
-	n.metrics.running.Inc()
-	n.log.Info("job started", "job", job.ID, "type", job.Type, "attempt", job.Attempt, "load", job.Load)
-	go func() {
-		<-run.Done()
-		n.metrics.running.Dec()
-		n.finish(ar, run.Result())
-	}()
-	return engine.OfferResult{Verdict: engine.OfferAccepted}
-}
-
-// forget takes a run off the node's books and frees its load. The run
-// leaves the runs map before the books release the job, so a new run of
-// the same job, which the books let in only after that, is never dropped
-// here by mistake.
-func (n *Runtime) forget(id int64, ar *activeRun) {
-	n.mu.Lock()
-	if n.runs[id] != ar {
-		n.mu.Unlock()
-		return
-	}
-	delete(n.runs, id)
-	n.mu.Unlock()
-	n.books.Release(id)
-	n.runsDone.Done()
 }

@@ -138,15 +138,10 @@ type offerer struct {
 }
 
 func (o *offerer) OfferBatch(ctx context.Context, n *engine.Node, offers []engine.DispatchOffer) []engine.OfferResult {
-	out := make([]engine.OfferResult, len(offers))
-	for i, offer := range offers {
-		if n.Name == o.self.cfg.Name {
-			out[i] = o.self.Accept(ctx, offer)
-		} else {
-			out[i] = o.client.Offer(ctx, n, offer)
-		}
+	if n.Name == o.self.cfg.Name {
+		return o.self.AcceptBatch(ctx, offers)
 	}
-	return out
+	return o.client.OfferBatch(ctx, n, offers)
 }
 
 // every runs f now and then each interval until ctx ends; a slow f delays

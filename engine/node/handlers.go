@@ -54,12 +54,14 @@ func (n *Runtime) spec(h handler, job *engine.Job, attempt int) (runner.Spec, er
 		Stdin:   job.Payload,
 		Timeout: time.Duration(job.Timeout),
 		Grace:   n.cfg.CancelGrace,
-		Env: []string{
+	}
+	if h.builtin == nil { // only a process has an environment
+		s.Env = []string{
 			"JOBCTL_KEY=" + job.Key,
 			"JOBCTL_PARENT_ID=" + parentID(job),
 			"JOBCTL_NODE=" + n.cfg.Name,
 			"JOBCTL_DB=" + n.cfg.DSN,
-		},
+		}
 	}
 	switch {
 	case h.jobArgv:

@@ -17,7 +17,7 @@ import (
 
 // testNode is a node runtime accepting work on a fresh SQLite store, without its
 // background loops, so tests drive the handshake directly.
-func testNode(t *testing.T, mutate func(*Config), opts ...Option) (*Runtime, engine.Store) {
+func testNode(t testing.TB, mutate func(*Config), opts ...Option) (*Runtime, engine.Store) {
 	t.Helper()
 	ctx := context.Background()
 	s, err := dbstore.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "node.db"))
@@ -28,6 +28,12 @@ func testNode(t *testing.T, mutate func(*Config), opts ...Option) (*Runtime, eng
 	if err := s.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
+	return testNodeOn(t, s, mutate, opts...), s
+}
+
+// testNodeOn is testNode on a store of the caller's.
+func testNodeOn(t testing.TB, s engine.Store, mutate func(*Config), opts ...Option) *Runtime {
+	t.Helper()
 	cfg := Defaults()
 	cfg.Name, cfg.MaxLoad, cfg.Exec = "n1", 2, true
 	if mutate != nil {
@@ -40,12 +46,12 @@ func testNode(t *testing.T, mutate func(*Config), opts ...Option) (*Runtime, eng
 	n.token = "secret-token"
 	n.books.SetReady(true)
 	t.Cleanup(func() { n.runsDone.Wait() })
-	return n, s
+	return n
 }
 
 // offerFor inserts a job and marks it DISPATCHING to node n1, as the
 // dispatcher does before it offers.
-func offerFor(t *testing.T, s engine.Store, p engine.JobInsertParams) engine.DispatchOffer {
+func offerFor(t testing.TB, s engine.Store, p engine.JobInsertParams) engine.DispatchOffer {
 	t.Helper()
 	ctx := context.Background()
 	p.Status = engine.StatusQueued

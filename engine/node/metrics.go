@@ -3,6 +3,8 @@ package node
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/jobctl/jobctl/engine"
 )
 
 // metrics are the node's Prometheus series, on a registry of its own so
@@ -10,6 +12,7 @@ import (
 type metrics struct {
 	registry   *prometheus.Registry
 	offers     *prometheus.CounterVec
+	offersBy   [engine.OfferUnknownJob + 1]prometheus.Counter // offers' series by verdict
 	completed  *prometheus.CounterVec
 	running    prometheus.Gauge
 	overloaded prometheus.Gauge
@@ -36,6 +39,10 @@ func newMetrics() *metrics {
 		dispatched: prometheus.NewCounter(prometheus.CounterOpts{Name: "jobctl_dispatched_total",
 			Help: "Jobs this node's dispatcher placed on a node."}),
 	}
+	// Every offer is counted: the series are looked up once, not per offer.
+	for v := range m.offersBy {
+		m.offersBy[v] = m.offers.WithLabelValues(engine.OfferVerdict(v).String())
+	}
 	m.registry.MustRegister(m.offers, m.completed, m.running, m.overloaded, m.leaseHeld, m.rounds, m.dispatched,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -46,4 +53,13 @@ func boolGauge(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// offer counts a verdict the node answered an offer with.
+func (m *metrics) offer(v engine.OfferVerdict) {
+	if int(v) < len(m.offersBy) {
+		m.offersBy[v].Inc()
+		return
+	}
+	m.offers.WithLabelValues(v.String()).Inc()
 }

@@ -12,24 +12,50 @@ import (
 
 // jobOutput stores what a running job reports: log bytes in batched chunks,
 // progress coalesced to the latest value and written with the next flush.
-// Neither holds a database connection between writes.
+// Neither holds a database connection between writes. The log batcher, with
+// its goroutine and ticker, starts with the first output: most builtin runs
+// write none, and then cost none.
 type jobOutput struct {
-	n    *Runtime
-	job  *engine.Job
-	logs *runner.LogBatcher
+	n   *Runtime
+	job *engine.Job
 
 	mu       sync.Mutex
+	logs     *runner.LogBatcher        // nil until the first output
+	closed   bool                      // the run has ended: later output is dropped
 	progress *engine.JobProgressParams // latest unsaved progress
 }
 
 func (n *Runtime) newOutput(job *engine.Job) *jobOutput {
-	o := &jobOutput{n: n, job: job}
-	o.logs = runner.NewLogBatcher(o.flush, runner.LogBatcherOptions{MaxBytes: n.cfg.LogCap, Logger: n.log})
-	return o
+	return &jobOutput{n: n, job: job}
+}
+
+// Close stores what is left of the log once the run has ended, giving up
+// at deadline.
+func (o *jobOutput) Close(deadline time.Time) error {
+	o.mu.Lock()
+	o.closed = true
+	logs := o.logs
+	o.mu.Unlock()
+	if logs == nil {
+		return nil
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	return logs.Close(ctx)
 }
 
 // Log implements runner.Output.
-func (o *jobOutput) Log(p []byte) { o.logs.Log(p) }
+func (o *jobOutput) Log(p []byte) {
+	o.mu.Lock()
+	if o.logs == nil && !o.closed {
+		o.logs = runner.NewLogBatcher(o.flush, runner.LogBatcherOptions{MaxBytes: o.n.cfg.LogCap, Logger: o.n.log})
+	}
+	logs := o.logs
+	o.mu.Unlock()
+	if logs != nil {
+		logs.Log(p)
+	}
+}
 
 // Progress implements runner.Output.
 func (o *jobOutput) Progress(percent int, message string) {

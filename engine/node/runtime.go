@@ -48,6 +48,9 @@ type Runtime struct {
 	overload engine.Overload // as last seen by the touch loop
 
 	holder *dispatch.LeaseHolder
+
+	// completions records the results of finished runs in batches.
+	completions *completionBatcher
 }
 
 // Option changes how a Runtime works, for tests and simulations.
@@ -79,6 +82,10 @@ func New(cfg Config, store engine.Store, clock engine.Clock, log *slog.Logger, o
 		random: rand.Float64, health: ReadHealth,
 		books: placement.NewBooks(placement.BookLimits{MaxLoad: cfg.MaxLoad, MaxJobs: cfg.MaxJobs,
 			AcceptExceeding: cfg.AcceptExceeding})}
+	n.completions = newCompletionBatcher(n.recordBatch, func(c completion) {
+		n.logGiveUp(c)
+		n.forget(c.run.job.ID, c.run)
+	}, n.log)
 	for _, o := range opts {
 		o(n)
 	}

@@ -25,6 +25,7 @@ func (n *Runtime) releaseLease() {
 // rest and puts them back to RESTART so another node runs them. The books
 // take no work by now, so runsDone cannot grow.
 func (n *Runtime) drain() {
+	n.completions.flushNow()
 	done := make(chan struct{})
 	go func() { n.runsDone.Wait(); close(done) }()
 	if _, running := n.books.Totals(); running > 0 {

@@ -74,32 +74,66 @@ func (n *simNode) settle(t time.Duration) {
 	n.since = t
 }
 
-// Offer answers the dispatcher for a simulated node the way a node's
-// endpoint does: a type it does not run is refused, the books decide
-// whether the job fits now, and an accepted job is started at once with the
-// engine's start transition, guarded by the version the offer carries.
-func (s *sim) Offer(ctx context.Context, n *engine.Node, o engine.DispatchOffer) engine.OfferResult {
+// OfferBatch answers the dispatcher for a simulated node the way a node's
+// endpoint does: a type it does not run is refused, the books decide in
+// turn whether each job fits now, and the jobs they took are started at
+// once with the engine's start transition, in one store call, each guarded
+// by the version its offer carries.
+func (s *sim) OfferBatch(ctx context.Context, n *engine.Node, offers []engine.DispatchOffer) []engine.OfferResult {
+	out := make([]engine.OfferResult, len(offers))
 	node := s.nodes[n.Name]
 	if node == nil {
-		return engine.OfferResult{Verdict: engine.OfferError, Reason: "no such simulated node"}
-	}
-	if !node.services[o.Type] {
-		return engine.OfferResult{Verdict: engine.OfferRefused, Reason: fmt.Sprintf("type %q not offered by node %s", o.Type, n.Name)}
-	}
-	if d := node.books.Take(o.JobID, o.Load, nil); !d.Accept {
-		s.declines++
-		return engine.OfferResult{Verdict: engine.OfferDeclined, Reason: d.Reason}
-	}
-	offered := &engine.Job{ID: o.JobID, Status: engine.StatusDispatching, Version: o.Version}
-	run, err := s.store.JobUpdate(ctx, engine.StartUpdate(offered))
-	if err != nil {
-		node.books.Release(o.JobID)
-		if errors.Is(err, engine.ErrConflict) || errors.Is(err, engine.ErrNotFound) {
-			return engine.OfferResult{Verdict: engine.OfferGone, Reason: "job moved on"}
+		for i := range out {
+			out[i] = engine.OfferResult{Verdict: engine.OfferError, Reason: "no such simulated node"}
 		}
-		s.fail(err)
-		return engine.OfferResult{Verdict: engine.OfferDeclined, Reason: "not-ready: " + err.Error()}
+		return out
 	}
-	s.started(node, run)
-	return engine.OfferResult{Verdict: engine.OfferAccepted}
+	var taken []int // indexes of the offers the books took
+	var us []engine.JobUpdate
+	for i, o := range offers {
+		if !node.services[o.Type] {
+			out[i] = engine.OfferResult{Verdict: engine.OfferRefused, Reason: fmt.Sprintf("type %q not offered by node %s", o.Type, n.Name)}
+			continue
+		}
+		if d := node.books.Take(o.JobID, o.Load, nil); !d.Accept {
+			s.declines++
+			out[i] = engine.OfferResult{Verdict: engine.OfferDeclined, Reason: d.Reason}
+			continue
+		}
+		taken = append(taken, i)
+		us = append(us, engine.StartOfferUpdate(o))
+	}
+	if len(us) == 0 {
+		return out
+	}
+	results, err := s.store.JobUpdateMany(ctx, us)
+	if err != nil {
+		s.fail(err)
+	}
+	for k, i := range taken {
+		jobErr := err // the whole call's, else this job's
+		if jobErr == nil {
+			jobErr = results[k].Err
+		}
+		switch {
+		case jobErr == nil:
+			s.started(node, results[k].Job)
+			out[i] = engine.OfferResult{Verdict: engine.OfferAccepted}
+			continue
+		case errors.Is(jobErr, engine.ErrConflict):
+			out[i] = engine.OfferResult{Verdict: engine.OfferGone, Reason: "job moved on"}
+		default:
+			if err == nil {
+				s.fail(jobErr)
+			}
+			out[i] = engine.OfferResult{Verdict: engine.OfferDeclined, Reason: "not-ready: " + jobErr.Error()}
+		}
+		node.books.Release(offers[i].JobID)
+	}
+	return out
+}
+
+// Offer is OfferBatch of one offer.
+func (s *sim) Offer(ctx context.Context, n *engine.Node, o engine.DispatchOffer) engine.OfferResult {
+	return s.OfferBatch(ctx, n, []engine.DispatchOffer{o})[0]
 }

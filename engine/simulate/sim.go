@@ -135,7 +135,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := s.resumeRunning(); err != nil {
 		return nil, err
 	}
-	d := dispatch.NewDispatcher(s.store, dispatch.OfferFunc(s.Offer), selector, s.clock, slog.New(slog.DiscardHandler))
+	d := dispatch.NewDispatcher(s.store, s, selector, s.clock, slog.New(slog.DiscardHandler))
 	d.SetSequentialOffers()
 	last, err := s.loop(d)
 	if err != nil {

@@ -1,0 +1,297 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/engine/runner"
+)
+
+func TestABatchLargerThanTheRoomIsAcceptedInPart(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	n, s := testNode(t, func(c *Config) { c.AcceptExceeding = false }) // max load 2
+	offers := make([]engine.DispatchOffer, 5)
+	for i := range offers {
+		offers[i] = offerFor(t, s, engine.JobInsertParams{Type: engine.TypeSleep, Payload: []byte(`"60s"`), Load: 1})
+	}
+	got := n.AcceptBatch(ctx, offers)
+	if len(got) != len(offers) {
+		t.Fatalf("%d verdicts for %d offers", len(got), len(offers))
+	}
+	for i, res := range got {
+		j, err := s.JobGet(ctx, offers[i].JobID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case i < 2 && (res.Verdict != engine.OfferAccepted || j.Status != engine.StatusRunning || j.Attempt != 1):
+			t.Errorf("offer %d: %+v, job %s attempt %d; want accepted and RUNNING attempt 1", i, res, j.Status, j.Attempt)
+		case i >= 2 && (res.Verdict != engine.OfferDeclined || !strings.HasPrefix(res.Reason, "busy") ||
+			j.Status != engine.StatusDispatching || j.Attempt != 0):
+			t.Errorf("offer %d: %+v, job %s attempt %d; want declined busy and left DISPATCHING", i, res, j.Status, j.Attempt)
+		}
+	}
+	if load, running := n.books.Totals(); load != 2 || running != 2 {
+		t.Errorf("books hold load %v in %d jobs, want 2 in 2", load, running)
+	}
+	stopRuns(n)
+}
+
+// Each job of a batch gets its own verdict: one that moved on, one that
+// does not exist, one of a type the node does not run and one that can
+// never run here do not hold up the others.
+func TestABatchAnswersEachJobOnItsOwn(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	n, s := testNode(t, func(c *Config) { c.MaxLoad = 10 })
+	first := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeNoop, Load: 0.5, MaxAttempts: 1})
+	stale := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeNoop, Load: 0.5})
+	stale.Version--
+	unknown := engine.DispatchOffer{JobID: 999999, Version: 1, Type: engine.TypeNoop, Load: 0.1}
+	foreign := offerFor(t, s, engine.JobInsertParams{Type: "render", Load: 0.1})
+	invalid := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeSleep, Payload: []byte(`{"duration":"soon"}`), Load: 0.5, MaxAttempts: 3})
+	last := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeNoop, Load: 0.5, MaxAttempts: 1})
+
+	got := n.AcceptBatch(ctx, []engine.DispatchOffer{first, stale, unknown, foreign, invalid, last})
+	want := []engine.OfferVerdict{engine.OfferAccepted, engine.OfferGone, engine.OfferUnknownJob, engine.OfferRefused,
+		engine.OfferRefused, engine.OfferAccepted}
+	for i, res := range got {
+		if res.Verdict != want[i] {
+			t.Errorf("offer %d: %+v, want %v", i, res, want[i])
+		}
+	}
+	for _, o := range []engine.DispatchOffer{first, last} {
+		if j := waitJob(t, s, o.JobID, func(j *engine.Job) bool { return j.Status.Terminal() }); j.Status != engine.StatusFinished || j.Attempt != 1 {
+			t.Errorf("job %d ended %s attempt %d, want FINISHED after one attempt", j.ID, j.Status, j.Attempt)
+		}
+	}
+	for _, o := range []engine.DispatchOffer{stale, foreign} {
+		if j, _ := s.JobGet(ctx, o.JobID); j.Status != engine.StatusDispatching || j.Attempt != 0 {
+			t.Errorf("job %d not started became %s attempt %d, want left DISPATCHING to the dispatcher", j.ID, j.Status, j.Attempt)
+		}
+	}
+	// A job whose spec is invalid is seen only once started: it has ended
+	// by the answer, for good, whatever attempts it has left.
+	j, err := s.JobGet(ctx, invalid.JobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Status != engine.StatusFailed || !strings.HasPrefix(j.Message, "refused by node n1: ") || !strings.Contains(got[4].Reason, "soon") {
+		t.Errorf("invalid job = %s %q, answered %q; want FAILED as refused, with the reason", j.Status, j.Message, got[4].Reason)
+	}
+	n.runsDone.Wait()
+	if load, running := n.books.Totals(); load != 0 || running != 0 {
+		t.Errorf("books hold load %v in %d jobs after every run ended", load, running)
+	}
+}
+
+// gatedRuns is a builtin whose runs wait for a release (or a stop), and
+// which counts how often each job ran.
+type gatedRuns struct {
+	release chan struct{}
+	mu      sync.Mutex
+	started map[int64]int
+}
+
+func addGatedService(n *Runtime) *gatedRuns {
+	g := &gatedRuns{release: make(chan struct{}), started: map[int64]int{}}
+	n.handlers["gated"] = handler{builtin: func(ctx context.Context, s runner.Spec, _ *runner.Gate, _ runner.Output) error {
+		g.mu.Lock()
+		g.started[s.JobID]++
+		g.mu.Unlock()
+		select {
+		case <-g.release:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}}
+	return g
+}
+
+func (g *gatedRuns) runs(id int64) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.started[id]
+}
+
+// Results recorded together are guarded by the job as its run started: one
+// an operator paused meanwhile is decided again and ends; one taken from
+// the node is dropped, whether the node noticed (fenced) or not.
+func TestACompletionBatchLeavesChangedJobsToTheSinglePath(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	n, s := testNode(t, func(c *Config) { c.MaxLoad = 10 })
+	g := addGatedService(n)
+	offers := make([]engine.DispatchOffer, 4)
+	for i := range offers {
+		offers[i] = offerFor(t, s, engine.JobInsertParams{Type: "gated", Load: 1, MaxAttempts: 1})
+	}
+	for i, res := range n.AcceptBatch(ctx, offers) {
+		if res.Verdict != engine.OfferAccepted {
+			t.Fatalf("offer %d: %+v", i, res)
+		}
+	}
+	plain, paused, fenced, recovered := offers[0].JobID, offers[1].JobID, offers[2].JobID, offers[3].JobID
+	if _, err := engine.ApplyVerb(ctx, s, paused, engine.VerbPause); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []int64{fenced, recovered} {
+		j, _ := s.JobGet(ctx, id)
+		if _, err := s.JobUpdate(ctx, engine.RecoverUpdate(j, "node thought gone")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The node notices one of the jobs taken from it, and stops its run;
+	// the other it learns of only from its result's conflict.
+	markFenced(n, fenced)
+	close(g.release)
+	n.runsDone.Wait()
+
+	for id, want := range map[int64]engine.Status{plain: engine.StatusFinished, paused: engine.StatusFinished,
+		fenced: engine.StatusRestart, recovered: engine.StatusRestart} {
+		j, err := s.JobGet(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j.Status != want {
+			t.Errorf("job %d = %s %q, want %s", id, j.Status, j.Message, want)
+		}
+		if want == engine.StatusRestart && j.Message != "node thought gone" {
+			t.Errorf("job %d taken from the node was changed by its old run: %q", id, j.Message)
+		}
+		if r := g.runs(id); r != 1 {
+			t.Errorf("job %d ran %d times, want once", id, r)
+		}
+	}
+	if load, running := n.books.Totals(); load != 0 || running != 0 {
+		t.Errorf("books hold load %v in %d jobs after every result was recorded or dropped", load, running)
+	}
+}
+
+// markFenced is what reconcile does to a run whose job was taken away.
+func markFenced(n *Runtime, id int64) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	ar := n.runs[id]
+	ar.fenced = true
+	ar.run.Cancel("job was taken from this node", n.cfg.CancelGrace)
+}
+
+// flakyStore fails JobUpdateMany while failures are left, as a database
+// that went away for a moment.
+type flakyStore struct {
+	engine.Store
+	mu       sync.Mutex
+	failures int
+}
+
+func (f *flakyStore) JobUpdateMany(ctx context.Context, us []engine.JobUpdate) ([]engine.JobUpdateResult, error) {
+	f.mu.Lock()
+	fail := f.failures > 0
+	if fail {
+		f.failures--
+	}
+	f.mu.Unlock()
+	if fail {
+		return nil, errors.New("database went away")
+	}
+	return f.Store.JobUpdateMany(ctx, us)
+}
+
+func (f *flakyStore) fail(times int) {
+	f.mu.Lock()
+	f.failures = times
+	f.mu.Unlock()
+}
+
+func TestResultsAreRetriedWhileTheDatabaseIsAway(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	_, real := testNode(t, nil)
+	s := &flakyStore{Store: real}
+	n := testNodeOn(t, s, nil)
+	g := addGatedService(n)
+	offers := []engine.DispatchOffer{
+		offerFor(t, s, engine.JobInsertParams{Type: "gated", Load: 1, MaxAttempts: 1}),
+		offerFor(t, s, engine.JobInsertParams{Type: "gated", Load: 1, MaxAttempts: 1}),
+	}
+	for i, res := range n.AcceptBatch(ctx, offers) {
+		if res.Verdict != engine.OfferAccepted {
+			t.Fatalf("offer %d: %+v", i, res)
+		}
+	}
+	s.fail(2)
+	close(g.release)
+	n.runsDone.Wait()
+	for _, o := range offers {
+		if j, _ := s.JobGet(ctx, o.JobID); j.Status != engine.StatusFinished {
+			t.Errorf("job %d = %s after the database came back, want FINISHED", j.ID, j.Status)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failures != 0 {
+		t.Errorf("%d failures never reached: the results were not written through the batch", s.failures)
+	}
+}
+
+// A start the database does not take leaves every job of the batch to the
+// dispatcher and nothing on the books.
+func TestAStartTheDatabaseRefusesDeclinesTheBatch(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	_, real := testNode(t, nil)
+	s := &flakyStore{Store: real}
+	n := testNodeOn(t, s, nil)
+	offers := []engine.DispatchOffer{
+		offerFor(t, s, engine.JobInsertParams{Type: engine.TypeNoop, Load: 1}),
+		offerFor(t, s, engine.JobInsertParams{Type: engine.TypeNoop, Load: 1}),
+	}
+	s.fail(1)
+	for i, res := range n.AcceptBatch(ctx, offers) {
+		if res.Verdict != engine.OfferDeclined || !strings.HasPrefix(res.Reason, "not-ready: ") {
+			t.Errorf("offer %d: %+v, want declined not-ready", i, res)
+		}
+	}
+	if load, running := n.books.Totals(); load != 0 || running != 0 {
+		t.Errorf("books hold load %v in %d jobs after a failed start", load, running)
+	}
+	for i, res := range n.AcceptBatch(ctx, offers) {
+		if res.Verdict != engine.OfferAccepted {
+			t.Errorf("offer %d once the database is back: %+v, want accepted", i, res)
+		}
+	}
+}
+
+// A burst of jobs that succeed leaves no line per job in the node's log at
+// the default level; a failure still says how the job ended.
+func TestOnlyUnusualEndsAreLogged(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	n, s := testNode(t, nil)
+	var logs logBuffer
+	n.log = slog.New(slog.NewTextHandler(&logs, nil))
+	ok := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeNoop, Load: 1, MaxAttempts: 1})
+	failing := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeExec, Args: []string{"sh", "-c", "exit 3"}, Load: 1, MaxAttempts: 1})
+	for i, res := range n.AcceptBatch(ctx, []engine.DispatchOffer{ok, failing}) {
+		if res.Verdict != engine.OfferAccepted {
+			t.Fatalf("offer %d: %+v", i, res)
+		}
+	}
+	n.runsDone.Wait()
+	got := logs.String()
+	if strings.Count(got, "job ended") != 1 || !strings.Contains(got, fmt.Sprintf("job=%d attempt=1 status=FAILED", failing.JobID)) {
+		t.Errorf("log:\n%s\nwant one line, for the failed job", got)
+	}
+	if strings.Contains(got, "job started") {
+		t.Errorf("log:\n%s\nwant no line per started job", got)
+	}
+}

@@ -1,0 +1,89 @@
+package node
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/engine/runner"
+)
+
+// start runs a job the node has just moved to RUNNING. From here on the
+// job is RUNNING on this node: whatever happens, its end is recorded by
+// finish.
+func (n *Runtime) start(h handler, spec runner.Spec, ar *activeRun) {
+	job := ar.job
+	ar.out = n.newOutput(job)
+	var run *runner.Run
+	var err error
+	if h.builtin != nil {
+		run, err = runner.StartBuiltin(spec, h.builtin, ar.out)
+	} else {
+		run, err = runner.Start(spec, ar.out)
+	}
+	if err != nil {
+		go n.finish(ar, runner.Result{ExitCode: -1, Outcome: runner.Failed, Reason: "cannot start: " + err.Error()})
+		return
+	}
+	n.mu.Lock()
+	ar.run = run
+	if n.stopping {
+		// Accepted just as the shutdown grace ran out: put it back too.
+		ar.shutdown = true
+		run.Cancel("node shutting down", n.cfg.CancelGrace)
+	}
+	n.mu.Unlock()
+	n.metrics.running.Inc()
+	if n.log.Enabled(context.Background(), slog.LevelDebug) { // spares building the line's values
+		n.log.Debug("job started", "job", job.ID, "type", job.Type, "attempt", job.Attempt, "load", job.Load)
+	}
+	go func() {
+		<-run.Done()
+		n.metrics.running.Dec()
+		n.finish(ar, run.Result())
+	}()
+}
+
+// forget takes a run off the node's books and frees its load. The run
+// leaves the runs map before the books release the job, so a new run of
+// the same job, which the books let in only after that, is never dropped
+// here by mistake.
+func (n *Runtime) forget(id int64, ar *activeRun) {
+	n.mu.Lock()
+	if n.runs[id] != ar {
+		n.mu.Unlock()
+		return
+	}
+	delete(n.runs, id)
+	n.mu.Unlock()
+	n.books.Release(id)
+	n.runsDone.Done()
+}
+
+// refusal is a job started that can never run here (an invalid spec).
+type refusal struct {
+	run    *activeRun
+	reason string
+}
+
+// endRefused fails, for good, jobs started only to be found unrunnable: the
+// batch learns a job's args and payload only from the started row. They end
+// before the offers are answered, as a refusal before the start would; one
+// the store does not take now is recorded like any other result.
+func (n *Runtime) endRefused(ctx context.Context, refused []refusal) {
+	us := make([]engine.JobUpdate, len(refused))
+	for k, r := range refused {
+		r.run.refused = true
+		us[k] = engine.RefuseUpdate(r.run.job, n.cfg.Name, r.reason)
+	}
+	results, err := n.store.JobUpdateMany(ctx, us)
+	for k, r := range refused {
+		res := runner.Result{ExitCode: -1, Outcome: runner.Failed, Reason: r.reason}
+		if err != nil || results[k].Err != nil {
+			go n.finish(r.run, res)
+			continue
+		}
+		n.recorded(r.run, us[k], res)
+		n.forget(r.run.job.ID, r.run)
+	}
+}
