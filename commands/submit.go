@@ -1,8 +1,10 @@
 package commands
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -39,12 +41,17 @@ type SubmitOptions struct {
 
 	Wait        bool
 	WaitTimeout time.Duration // 0: no limit
+
+	// Batch holds the jobs of --batch, each line's fields over the
+	// flags above; nil without --batch.
+	Batch  *batchJobs
+	Output outputOptions
 }
 
 // NewCmdSubmit builds `jobctl submit`. runF replaces the action in tests.
 func NewCmdSubmit(f *Factory, runF func(context.Context, *SubmitOptions) error) *cobra.Command {
 	opts := &SubmitOptions{IO: f.IO, Store: f.Store, Clock: f.Clock}
-	var atText, payloadText string
+	var atText, payloadText, batchPath string
 	var timeout, in time.Duration
 	var load float64
 
@@ -60,7 +67,19 @@ own command line. The payload is given to the job as JSON on stdin.
 Unless given, the load and the timeout come from the service's settings on a
 registered node, else 1 and 8h. With --wait, submit waits like 'jobctl wait'
 and exits 4 when the job ends FAILED, CANCELLED or DELETED; stdout still
-holds only the id, the final status goes to stderr.`,
+holds only the id, the final status goes to stderr.
+
+With --batch FILE (- for stdin) submit creates many jobs at once: each line
+of FILE is one JSON object with any of the fields type, operation, args (a
+list of strings), payload (any JSON), load, key, parent_id, max_attempts,
+backoff, timeout, in (durations as strings, like "90s") and hold. A field a
+line leaves out takes the value of its flag on the command line (ARGS after
+-- for args; a line's "in" replaces --at). Blank lines are skipped. Every
+line is checked before any job is created, so a bad line creates nothing and
+exits 2 naming it. The jobs go in in chunks of 1000, one transaction each;
+should the database fail part-way, the ids of the jobs already created are
+printed before the error. The ids are printed one per line in the order of
+the lines (-o json: a JSON array of {"id": …}).`,
 		Example: `  # run a command on any node that allows exec
   jobctl submit -- ./backup.sh --full
 
@@ -75,7 +94,11 @@ holds only the id, the final status goes to stderr.`,
   jobctl submit --in 1h -- make report
 
   # submit and wait for the result (exit 4 when it fails)
-  jobctl submit --wait -- make test`,
+  jobctl submit --wait -- make test
+
+  # many jobs at once, one JSON object a line; flags fill in what a line leaves out
+  printf '%s\n' '{"payload":{"file":"a.mp4"}}' '{"payload":{"file":"b.mp4"},"load":4}' |
+    jobctl submit --batch - --type encode --max-attempts 3`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if dash := cmd.ArgsLenAtDash(); dash > 0 {
@@ -83,7 +106,10 @@ holds only the id, the final status goes to stderr.`,
 			}
 			opts.Args = args
 			opts.Type = strings.TrimSpace(opts.Type)
+			batch := cmd.Flags().Changed("batch")
 			switch {
+			case batch:
+				// Each line names its type or takes --type; see parseBatchLine.
 			case opts.Type == "" && len(args) == 0:
 				return usageErrorf(cmd, "nothing to submit: give --type TYPE or a command after --")
 			case opts.Type == "":
@@ -145,7 +171,25 @@ holds only the id, the final status goes to stderr.`,
 				}
 				opts.Payload = p
 			}
+			if err := opts.Output.check(cmd); err != nil {
+				return err
+			}
 			opts.Creator = creator()
+			if batch {
+				switch {
+				case batchPath == "":
+					return usageErrorf(cmd, "--batch needs a file, or - for stdin")
+				case opts.Wait:
+					return usageErrorf(cmd, "--wait cannot be combined with --batch; wait for the printed ids with 'jobctl wait'")
+				case batchPath == "-" && payloadText == "-" && cmd.Flags().Changed("payload"):
+					return usageErrorf(cmd, "--batch - and --payload - both read stdin; give one of them a file")
+				}
+				jobs, err := readBatch(batchPath, opts.IO.In, opts)
+				if err != nil {
+					return usageErrorf(cmd, "--batch %s: %v", batchPath, err)
+				}
+				opts.Batch = &jobs
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -167,6 +211,8 @@ holds only the id, the final status goes to stderr.`,
 	fl.StringVar(&payloadText, "payload", "", "JSON payload, @FILE to read it from a file, or - for stdin")
 	fl.BoolVar(&opts.Wait, "wait", false, "wait until the job ends; exit 4 if it fails")
 	fl.DurationVar(&opts.WaitTimeout, "wait-timeout", 0, "with --wait, give up after this long (exit 5)")
+	fl.StringVar(&batchPath, "batch", "", "submit a job per line of `FILE`, each a JSON object (- for stdin); flags fill in what a line leaves out")
+	addOutputFlags(cmd, &opts.Output, true)
 	return cmd
 }
 
@@ -236,6 +282,9 @@ func submitRun(ctx context.Context, opts *SubmitOptions) error {
 	if err != nil {
 		return err
 	}
+	if opts.Batch != nil {
+		return submitBatchRun(ctx, opts, store, nodes)
+	}
 	sub, err := engine.Submit(ctx, store, nodes, engine.SubmitRequest{
 		Type:        opts.Type,
 		Operation:   opts.Operation,
@@ -259,7 +308,7 @@ func submitRun(ctx context.Context, opts *SubmitOptions) error {
 		fmt.Fprintf(opts.IO.ErrOut, "jobctl: warning: no registered node offers type %q; the job waits until one does\n", opts.Type)
 	}
 	job := sub.Job
-	if _, err := fmt.Fprintln(opts.IO.Out, job.ID); err != nil {
+	if err := printSubmitted(opts, []int64{job.ID}); err != nil {
 		return err
 	}
 	if !opts.Wait {
@@ -272,4 +321,46 @@ func submitRun(ctx context.Context, opts *SubmitOptions) error {
 	return waitRun(ctx, &WaitOptions{
 		IO: &status, Store: opts.Store, Clock: opts.Clock, IDs: []int64{job.ID}, Timeout: opts.WaitTimeout,
 	})
+}
+
+// submitBatchRun creates the jobs of --batch and prints their ids. A line
+// the engine refuses is a usage error naming the line; nothing is created.
+func submitBatchRun(ctx context.Context, opts *SubmitOptions, store engine.Store, nodes []*engine.Node) error {
+	sub, err := engine.SubmitMany(ctx, store, nodes, opts.Batch.Requests)
+	var refused *engine.BatchError
+	if errors.As(err, &refused) {
+		return &UsageError{Err: fmt.Errorf("--batch %s: line %d: %w", opts.Batch.Path, opts.Batch.Lines[refused.Index], refused.Err), Command: "jobctl submit"}
+	}
+	for _, typ := range sub.Unoffered {
+		fmt.Fprintf(opts.IO.ErrOut, "jobctl: warning: no registered node offers type %q; its jobs wait until one does\n", typ)
+	}
+	// The jobs created before a failure are printed too, so they can be
+	// found and the rest submitted again.
+	if perr := printSubmitted(opts, sub.IDs); err == nil {
+		err = perr
+	}
+	return err
+}
+
+// printSubmitted prints the new ids: one a line, or with -o json a JSON
+// array of {"id": …}.
+func printSubmitted(opts *SubmitOptions, ids []int64) error {
+	if opts.Output.Format == formatJSON {
+		out := make([]submittedJSON, len(ids))
+		for i, id := range ids {
+			out[i] = submittedJSON{ID: id}
+		}
+		return writeJSON(opts.IO.Out, out)
+	}
+	w := bufio.NewWriter(opts.IO.Out)
+	for _, id := range ids {
+		w.WriteString(strconv.FormatInt(id, 10))
+		w.WriteByte('\n')
+	}
+	return w.Flush()
+}
+
+// submittedJSON is one created job in submit's -o json.
+type submittedJSON struct {
+	ID int64 `json:"id"`
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -268,5 +269,220 @@ func TestSubmitRefusesAnEndedParent(t *testing.T) {
 	}
 	if jobs, _ := e.store.JobList(context.Background(), engine.JobListParams{}); len(jobs) != 1 {
 		t.Errorf("the refused submit created a job: %d jobs", len(jobs))
+	}
+}
+
+func TestSubmitBatchParsing(t *testing.T) {
+	t.Setenv("USER", "ada")
+	stdin := strings.Join([]string{
+		`{"operation": "first"}`,
+		``,
+		`   `,
+		`{"type": "encode", "args": ["-v"], "payload": {"file": "a.mp4"}, "load": 2.5, "key": "k2",` +
+			` "parent_id": 7, "max_attempts": 5, "backoff": "1m", "timeout": "90s", "in": "10m", "hold": false}`,
+		`{"args": ["echo", "hi"], "type": ""}`,
+		`{"payload": null, "hold": true}`,
+	}, "\n")
+	o, err := parseSubmit(t, stdin, "--batch", "-", "--type", "noop", "--load", "0.5", "--key", "k",
+		"--max-attempts", "2", "--timeout", "1h", "--at", "2030-05-06T07:08:09Z", "--payload", `{"d":1}`, "--", "default", "args")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Batch == nil || !slices.Equal(o.Batch.Lines, []int{1, 4, 5, 6}) {
+		t.Fatalf("batch %+v; want jobs from lines 1, 4, 5 and 6", o.Batch)
+	}
+	at := time.Date(2030, 5, 6, 7, 8, 9, 0, time.UTC)
+	first, full, exec, held := o.Batch.Requests[0], o.Batch.Requests[1], o.Batch.Requests[2], o.Batch.Requests[3]
+	// A line that leaves fields out takes the flags.
+	if first.Type != "noop" || first.Operation != "first" || *first.Load != 0.5 || first.Key != "k" ||
+		first.MaxAttempts != 2 || *first.Timeout != time.Hour || !first.RunAt.Equal(at) || first.RunIn != nil ||
+		string(first.Payload) != `{"d":1}` || strings.Join(first.Args, " ") != "default args" ||
+		first.Backoff != 10*time.Second || first.Hold || !strings.HasPrefix(first.Creator, "ada@") {
+		t.Errorf("line 1 with the flags' defaults: %+v", first)
+	}
+	// A line's own fields win; its "in" replaces --at.
+	if full.Type != "encode" || strings.Join(full.Args, " ") != "-v" || string(full.Payload) != `{"file": "a.mp4"}` ||
+		*full.Load != 2.5 || full.Key != "k2" || *full.ParentID != 7 || full.MaxAttempts != 5 ||
+		full.Backoff != time.Minute || *full.Timeout != 90*time.Second || full.RunAt != nil || *full.RunIn != 10*time.Minute {
+		t.Errorf("line 4 with every field: %+v", full)
+	}
+	if exec.Type != engine.TypeExec || strings.Join(exec.Args, " ") != "echo hi" {
+		t.Errorf("line 5, args and no type: type %q args %q; want exec [echo hi]", exec.Type, exec.Args)
+	}
+	if !held.Hold || string(held.Payload) != "null" {
+		t.Errorf("line 6: hold %v payload %s; want held with a null payload", held.Hold, held.Payload)
+	}
+
+	file := filepath.Join(t.TempDir(), "jobs.jsonl")
+	if err := os.WriteFile(file, []byte("{\"type\":\"noop\"}\n{\"type\":\"sleep\"}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o, err = parseSubmit(t, "", "--batch", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Batch.Requests) != 2 || o.Batch.Requests[1].Type != "sleep" || o.Batch.Path != file {
+		t.Errorf("batch from a file without a final newline: %+v", o.Batch)
+	}
+	if o, err = parseSubmit(t, "", "--type", "noop"); err != nil || o.Batch != nil {
+		t.Errorf("without --batch: batch %+v, error %v; want none", o.Batch, err)
+	}
+}
+
+func TestSubmitBatchUsageErrors(t *testing.T) {
+	good := `{"type":"noop"}` + "\n"
+	cases := map[string]struct {
+		stdin string
+		args  []string
+		want  string // in the message
+	}{
+		"not JSON":             {good + "{nope\n", nil, "line 2:"},
+		"not an object":        {good + "[1]\n", nil, "line 2:"},
+		"unknown field":        {good + good + `{"type":"noop","colour":"red"}`, nil, `line 3: not a JSON object of job fields: json: unknown field "colour"`},
+		"two objects":          {`{"type":"noop"} {"type":"noop"}`, nil, "line 1: more than one JSON value"},
+		"args not strings":     {`{"args":[1]}`, nil, "line 1:"},
+		"bad timeout":          {good + `{"type":"noop","timeout":"soon"}`, nil, `line 2: invalid "timeout" "soon"`},
+		"zero timeout":         {`{"type":"noop","timeout":"0s"}`, nil, "must be positive"},
+		"negative backoff":     {`{"type":"noop","backoff":"-1s"}`, nil, "must not be negative"},
+		"negative in":          {`{"type":"noop","in":"-1m"}`, nil, "must not be negative"},
+		"duration not string":  {`{"type":"noop","in":60}`, nil, "line 1:"},
+		"negative load":        {`{"type":"noop","load":-1}`, nil, `invalid "load"`},
+		"zero attempts":        {`{"type":"noop","max_attempts":0}`, nil, `invalid "max_attempts"`},
+		"parent zero":          {`{"type":"noop","parent_id":0}`, nil, `invalid "parent_id"`},
+		"no type":              {"\n\n{}", nil, "line 3: no job type"},
+		"exec without command": {`{"type":"exec"}`, nil, "needs a command"},
+		"line too long":        {good + `{"type":"noop","payload":"` + strings.Repeat("x", maxBatchLine) + `"}`, nil, "line 2: longer than"},
+		"no file":              {"", []string{"--batch", "/nonexistent/jobs.jsonl"}, "/nonexistent/jobs.jsonl"},
+		"empty path":           {"", []string{"--batch", ""}, "--batch needs a file"},
+		"with wait":            {good, []string{"--batch", "-", "--wait"}, "--wait cannot be combined with --batch"},
+		"stdin twice":          {good, []string{"--batch", "-", "--payload", "-"}, "both read stdin"},
+		"quiet and json":       {good, []string{"--batch", "-", "-q", "-o", "json"}, "-q and -o json"},
+	}
+	for name, c := range cases {
+		args := c.args
+		if args == nil {
+			args = []string{"--batch", "-"}
+		}
+		_, err := parseSubmit(t, c.stdin, args...)
+		var u *UsageError
+		if !errors.As(err, &u) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v; want a UsageError saying %q", name, err, c.want)
+		}
+	}
+}
+
+// batchIDs reads the ids submit printed, one a line.
+func batchIDs(t *testing.T, stdout string) []int64 {
+	t.Helper()
+	var ids []int64
+	for _, line := range strings.Split(strings.TrimSuffix(stdout, "\n"), "\n") {
+		id, err := strconv.ParseInt(line, 10, 64)
+		if err != nil {
+			t.Fatalf("stdout line %q is not an id", line)
+		}
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+func TestSubmitBatchTenThousandFromStdin(t *testing.T) {
+	e := newTestEnv(t)
+	const n = 10_000
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, `{"operation":"op-%d","payload":{"i":%d}}`+"\n", i, i)
+		if i%1000 == 0 {
+			b.WriteString("\n") // blank lines are skipped
+		}
+	}
+	e.f.IO.In = strings.NewReader(b.String())
+	if err := e.run(t, "submit", "--batch", "-", "--type", "noop", "--key", "bulk"); err != nil {
+		t.Fatal(err)
+	}
+	ids := batchIDs(t, e.stdout.String())
+	if len(ids) != n {
+		t.Fatalf("printed %d ids, want %d", len(ids), n)
+	}
+	jobs, err := e.store.JobList(context.Background(), engine.JobListParams{Key: "bulk"})
+	if err != nil || len(jobs) != n {
+		t.Fatalf("stored %d jobs (%v), want %d", len(jobs), err, n)
+	}
+	for i, j := range jobs {
+		if j.ID != ids[i] || j.Operation != fmt.Sprintf("op-%d", i) || string(j.Payload) != fmt.Sprintf(`{"i":%d}`, i) ||
+			j.Type != "noop" || j.Status != engine.StatusQueued {
+			t.Fatalf("job %d: %+v; want id %d, op-%d, its payload, a queued noop", i, j, ids[i], i)
+		}
+	}
+	if !strings.Contains(e.stderr.String(), `no registered node offers type "noop"`) {
+		t.Errorf("stderr %q; want one warning that no node runs noop jobs", e.stderr.String())
+	}
+}
+
+// A line the engine refuses (here an unknown parent) fails the whole
+// batch, naming its line, before anything is created.
+func TestSubmitBatchRefusedLineCreatesNothing(t *testing.T) {
+	e := newTestEnv(t)
+	ended := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning, engine.StatusFinished)
+	for name, c := range map[string]struct{ line, want string }{
+		"unknown parent":  {`{"parent_id": 999}`, "line 1502: parent: job 999 not found"},
+		"ended parent":    {fmt.Sprintf(`{"parent_id": %d}`, ended.ID), "line 1502: invalid job: parent job"},
+		"payload too big": {`{"payload": "` + strings.Repeat("x", engine.MaxPayloadBytes) + `"}`, "line 1502: invalid job: payload is larger"},
+		"type too long":   {`{"type": "` + strings.Repeat("t", engine.MaxNameLength+1) + `"}`, "line 1502: invalid job: type is longer"},
+	} {
+		lines := make([]string, 1502)
+		for i := range lines {
+			lines[i] = `{}`
+		}
+		lines[1501] = c.line
+		e.f.IO.In = strings.NewReader(strings.Join(lines, "\n"))
+		err := e.run(t, "submit", "--batch", "-", "--type", "noop")
+		var u *UsageError
+		if !errors.As(err, &u) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v; want a UsageError saying %q", name, err, c.want)
+		}
+		if e.stdout.Len() != 0 {
+			t.Errorf("%s: stdout %q; want nothing", name, e.stdout.String())
+		}
+	}
+	if jobs, _ := e.store.JobList(context.Background(), engine.JobListParams{}); len(jobs) != 1 {
+		t.Errorf("refused batches created jobs: %d jobs, want the one ended job", len(jobs))
+	}
+}
+
+func TestSubmitOutputFormats(t *testing.T) {
+	e := newTestEnv(t)
+	batch := `{"type":"noop"}` + "\n" + `{"type":"sleep","payload":"1s"}` + "\n"
+
+	e.f.IO.In = strings.NewReader(batch)
+	if err := e.run(t, "submit", "--batch", "-", "-o", "json"); err != nil {
+		t.Fatal(err)
+	}
+	var got []map[string]int64
+	if err := json.Unmarshal(e.stdout.Bytes(), &got); err != nil || len(got) != 2 || got[0]["id"] == 0 || got[1]["id"] != got[0]["id"]+1 || len(got[0]) != 1 {
+		t.Errorf("-o json: %s (%v); want an array of two {\"id\": …}", e.stdout.String(), err)
+	}
+
+	e.f.IO.In = strings.NewReader(batch)
+	if err := e.run(t, "submit", "--batch", "-", "-q"); err != nil {
+		t.Fatal(err)
+	}
+	if ids := batchIDs(t, e.stdout.String()); len(ids) != 2 || ids[0] != got[1]["id"]+1 {
+		t.Errorf("-q: %q; want the next two ids, one a line", e.stdout.String())
+	}
+
+	e.f.IO.In = strings.NewReader("\n\n")
+	if err := e.run(t, "submit", "--batch", "-", "-o", "json"); err != nil {
+		t.Fatal(err)
+	}
+	if strings.TrimSpace(e.stdout.String()) != "[]" {
+		t.Errorf("an empty batch with -o json: %q; want []", e.stdout.String())
+	}
+
+	if err := e.run(t, "submit", "--type", "noop", "-o", "json"); err != nil {
+		t.Fatal(err)
+	}
+	var one []map[string]int64
+	if err := json.Unmarshal(e.stdout.Bytes(), &one); err != nil || len(one) != 1 || one[0]["id"] == 0 {
+		t.Errorf("a single submit with -o json: %s (%v); want [{\"id\": …}]", e.stdout.String(), err)
 	}
 }

@@ -44,6 +44,23 @@ type Store interface {
 	// at the expected status and version, or no longer exists) or a
 	// *TransitionError. The updates must name distinct jobs.
 	JobUpdateMany(ctx context.Context, us []JobUpdate) ([]JobUpdateResult, error)
+	// JobInsertMany creates many jobs in one transaction (all or none),
+	// each checked by ValidateJobInsert first: an invalid one is an
+	// *InvalidError naming its index, a ParentID that names no job a
+	// *NotFoundError, and nothing is written. The ids are in input order.
+	// It uses multi-row INSERTs (chunked), not one statement per job.
+	JobInsertMany(ctx context.Context, ps []JobInsertParams) ([]int64, error)
+	// JobCountByStatus counts the jobs matching p (Limit ignored) per
+	// status; statuses with none are absent.
+	JobCountByStatus(ctx context.Context, p JobListParams) (map[Status]int, error)
+	// JobPurge removes ended jobs (terminal statuses only, enforced)
+	// matching p and their logs and reservations, at most p.Limit of them
+	// (0: all), oldest first; it returns how many it removed. A job whose
+	// child (or any later descendant) stays, because it does not match or
+	// has not ended, stays too, so no job is left naming a parent that is
+	// gone; with a Limit, a parent goes only together with all its
+	// descendants, which may leave fewer than Limit removed.
+	JobPurge(ctx context.Context, p JobPurgeParams) (int, error)
 	// JobListDispatchable returns one page of jobs with the given status
 	// (QUEUED or RESTART) whose run_after has passed on the database clock
 	// and that their key does not block, oldest (lowest id) first, with ids
@@ -65,6 +82,13 @@ type Store interface {
 	// it. It returns ErrNodeOnline when the row is held by a live process:
 	// its state is not OFFLINE and it was seen within StaleAfter.
 	NodeRegister(ctx context.Context, p NodeRegisterParams) (*Node, error)
+	// NodeRemove deletes a node's row and the reservations kept on it. It
+	// returns ErrNodeOnline while the node is live (not OFFLINE and seen
+	// within StaleAfter, as NodeRegister judges it) and a *NotFoundError
+	// for an unknown name. A gone node that still holds jobs (its name and
+	// a status of RecoverableStatuses) stays, with an error matching
+	// ErrConflict: the dispatcher recovers them through the node's row.
+	NodeRemove(ctx context.Context, p NodeRemoveParams) error
 	// NodeGet returns a *NotFoundError for an unknown name.
 	NodeGet(ctx context.Context, name string) (*Node, error)
 	// NodeList returns every node ordered by name, with live Load and Running filled in.
@@ -174,7 +198,23 @@ type JobListParams struct {
 	Node     string
 	Key      string
 	ParentID *int64
+	Creator  string // only jobs submitted by this creator
 	Limit    int
+}
+
+// JobPurgeParams select ended jobs to remove; zero fields do not filter.
+type JobPurgeParams struct {
+	Creator        string
+	Statuses       []Status   // subset of TerminalStatuses; empty: every terminal status
+	FinishedBefore *time.Time // only jobs that ended before this (database clock); nil: any
+	Limit          int
+}
+
+// NodeRemoveParams name a node to remove; it counts as gone when it is
+// OFFLINE or was last seen longer than StaleAfter ago.
+type NodeRemoveParams struct {
+	Name       string
+	StaleAfter time.Duration
 }
 
 // JobProgressParams report the progress of one attempt of a job on a node.

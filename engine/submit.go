@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -155,7 +157,37 @@ type Submitted struct {
 //
 // Run it inside Store.Tx to create the job atomically with other changes.
 func Submit(ctx context.Context, s TxStore, nodes []*Node, r SubmitRequest) (Submitted, error) {
-	p := JobInsertParams{
+	p, offered, err := submitParams(nodes, r)
+	if err != nil {
+		return Submitted{}, err
+	}
+	if r.ParentID != nil {
+		if err := checkParent(ctx, s, *r.ParentID); err != nil {
+			return Submitted{}, err
+		}
+	}
+	if r.RunIn != nil {
+		// Every node judges run_after on the database's clock, so the
+		// delay counts from that clock too, not from this machine's.
+		now, err := s.Now(ctx)
+		if err != nil {
+			return Submitted{}, err
+		}
+		at := now.Add(*r.RunIn)
+		p.RunAfter = &at
+	}
+	job, err := s.JobInsert(ctx, p)
+	if err != nil {
+		return Submitted{}, err
+	}
+	return Submitted{Job: job, Offered: offered}, nil
+}
+
+// submitParams turns a request into the job to insert, with the defaults
+// Submit documents, and validates it; offered reports whether a
+// registered node offers its type.
+func submitParams(nodes []*Node, r SubmitRequest) (p JobInsertParams, offered bool, err error) {
+	p = JobInsertParams{
 		Type: strings.TrimSpace(r.Type), Operation: r.Operation, Args: r.Args, Payload: r.Payload,
 		Load: 1, Status: StatusQueued, Key: r.Key, ParentID: r.ParentID, MaxAttempts: max(r.MaxAttempts, 1),
 		Backoff: r.Backoff, Rollback: r.Rollback, RunAfter: r.RunAt, Timeout: DefaultJobTimeout, Creator: r.Creator,
@@ -180,39 +212,103 @@ func Submit(ctx context.Context, s TxStore, nodes []*Node, r SubmitRequest) (Sub
 		p.Timeout = time.Duration(svc.Timeout)
 	}
 	if r.RunAt != nil && r.RunIn != nil {
-		return Submitted{}, &InvalidError{What: "job", Problems: []string{"both a start time and a delay are given"}}
+		return p, false, &InvalidError{What: "job", Problems: []string{"both a start time and a delay are given"}}
 	}
 	if r.RunIn != nil && *r.RunIn < 0 {
-		return Submitted{}, &InvalidError{What: "job", Problems: []string{fmt.Sprintf("delay %s is negative", *r.RunIn)}}
+		return p, false, &InvalidError{What: "job", Problems: []string{fmt.Sprintf("delay %s is negative", *r.RunIn)}}
 	}
 	if err := ValidateJobInsert(p); err != nil {
-		return Submitted{}, err
+		return p, false, err
 	}
-	if r.ParentID != nil {
-		parent, err := s.JobGet(ctx, *r.ParentID)
-		if err != nil {
-			return Submitted{}, fmt.Errorf("parent: %w", err)
-		}
-		if parent.Status.Terminal() {
-			return Submitted{}, &InvalidError{What: "job", Problems: []string{
-				fmt.Sprintf("parent job %d has ended (%s); a child belongs to an unfinished job", parent.ID, parent.Status)}}
-		}
-	}
-	if r.RunIn != nil {
-		// Every node judges run_after on the database's clock, so the
-		// delay counts from that clock too, not from this machine's.
-		now, err := s.Now(ctx)
-		if err != nil {
-			return Submitted{}, err
-		}
-		at := now.Add(*r.RunIn)
-		p.RunAfter = &at
-	}
-	job, err := s.JobInsert(ctx, p)
+	return p, offered, nil
+}
+
+// checkParent refuses a parent that does not exist or has ended.
+func checkParent(ctx context.Context, s TxStore, id int64) error {
+	parent, err := s.JobGet(ctx, id)
 	if err != nil {
-		return Submitted{}, err
+		return fmt.Errorf("parent: %w", err)
 	}
-	return Submitted{Job: job, Offered: offered}, nil
+	if parent.Status.Terminal() {
+		return &InvalidError{What: "job", Problems: []string{
+			fmt.Sprintf("parent job %d has ended (%s); a child belongs to an unfinished job", parent.ID, parent.Status)}}
+	}
+	return nil
+}
+
+// SubmitChunk is how many jobs SubmitMany inserts in one transaction.
+const SubmitChunk = 1000
+
+// SubmittedMany are the jobs SubmitMany created.
+type SubmittedMany struct {
+	IDs []int64 // in the order of the requests
+	// Unoffered lists, sorted, the job types of the batch that no
+	// registered node offers; those jobs wait until one registers.
+	Unoffered []string
+}
+
+// BatchError is why one request of a batch was refused, with its index.
+type BatchError struct {
+	Index int
+	Err   error
+}
+
+func (e *BatchError) Error() string { return fmt.Sprintf("job at index %d: %v", e.Index, e.Err) }
+
+func (e *BatchError) Unwrap() error { return e.Err }
+
+// SubmitMany creates many jobs, each with the defaults and checks Submit
+// gives one. Every request is checked, its parent included, before any job
+// is inserted: the first refused is a *BatchError with its index around
+// the error Submit would give, and nothing is written. The jobs then go in
+// one JobInsertMany (one transaction) per SubmitChunk of them, so a long
+// batch never holds a writer's lock for long; should the database fail
+// part-way, the ids of the chunks already in are returned with the error.
+// A delay (RunIn) counts from one reading of the database clock for the
+// whole batch.
+func SubmitMany(ctx context.Context, s Store, nodes []*Node, rs []SubmitRequest) (SubmittedMany, error) {
+	ps := make([]JobInsertParams, len(rs))
+	unoffered := map[string]bool{}
+	parentChecked := map[int64]error{}
+	var now time.Time
+	for i, r := range rs {
+		p, offered, err := submitParams(nodes, r)
+		if err != nil {
+			return SubmittedMany{}, &BatchError{Index: i, Err: err}
+		}
+		if !offered {
+			unoffered[p.Type] = true
+		}
+		if r.ParentID != nil {
+			err, seen := parentChecked[*r.ParentID]
+			if !seen {
+				err = checkParent(ctx, s, *r.ParentID)
+				parentChecked[*r.ParentID] = err
+			}
+			if err != nil {
+				return SubmittedMany{}, &BatchError{Index: i, Err: err}
+			}
+		}
+		if r.RunIn != nil {
+			if now.IsZero() {
+				if now, err = s.Now(ctx); err != nil {
+					return SubmittedMany{}, err
+				}
+			}
+			at := now.Add(*r.RunIn)
+			p.RunAfter = &at
+		}
+		ps[i] = p
+	}
+	out := SubmittedMany{IDs: make([]int64, 0, len(ps)), Unoffered: slices.Sorted(maps.Keys(unoffered))}
+	for chunk := range slices.Chunk(ps, SubmitChunk) {
+		ids, err := s.JobInsertMany(ctx, chunk)
+		if err != nil {
+			return out, fmt.Errorf("insert jobs %d to %d of %d: %w", len(out.IDs)+1, len(out.IDs)+len(chunk), len(ps), err)
+		}
+		out.IDs = append(out.IDs, ids...)
+	}
+	return out, nil
 }
 
 // ServiceDefaults finds the settings the nodes give jobs of a type,

@@ -132,6 +132,18 @@ func (s *Store) jobMustExist(ctx context.Context, q querier, id int64) error {
 // JobList returns the matching jobs ordered by id; with Limit, the newest
 // Limit of them (still oldest first).
 func (s *Store) JobList(ctx context.Context, p engine.JobListParams) ([]*engine.Job, error) {
+	a := jobListArgs(p)
+	a["limit"] = limitOrAll(p.Limit)
+	var rows []jobRow
+	if err := s.selectRows(ctx, s.q, &rows, qJobList, a, true); err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
+	}
+	slices.Reverse(rows) // the query reads newest first so LIMIT keeps the newest
+	return jobsFromRows(rows)
+}
+
+// jobListArgs are the parameters of job_list_filter.
+func jobListArgs(p engine.JobListParams) args {
 	// IN () is not valid SQL, so an unused list filter gets a dummy value
 	// and its "all" flag.
 	statuses := make([]string, 0, len(p.Statuses))
@@ -149,7 +161,7 @@ func (s *Store) JobList(ctx context.Context, p engine.JobListParams) ([]*engine.
 	if p.ParentID != nil {
 		parentID = *p.ParentID
 	}
-	a := args{
+	return args{
 		"all_statuses": len(p.Statuses) == 0,
 		"statuses":     statuses,
 		"all_types":    len(p.Types) == 0,
@@ -158,14 +170,8 @@ func (s *Store) JobList(ctx context.Context, p engine.JobListParams) ([]*engine.
 		"job_key":      p.Key,
 		"any_parent":   p.ParentID == nil,
 		"parent_id":    parentID,
-		"limit":        limitOrAll(p.Limit),
+		"creator":      p.Creator,
 	}
-	var rows []jobRow
-	if err := s.selectRows(ctx, s.q, &rows, qJobList, a, true); err != nil {
-		return nil, fmt.Errorf("list jobs: %w", err)
-	}
-	slices.Reverse(rows) // the query reads newest first so LIMIT keeps the newest
-	return jobsFromRows(rows)
 }
 
 // JobUpdate applies one guarded transition (see engine.JobUpdate) and

@@ -47,6 +47,18 @@ const (
 	qReservationInsert      = "reservation_insert"
 	qMigrateLock            = "migrate_lock"
 	qMigrateUnlock          = "migrate_unlock"
+
+	qJobInsertMany         = "job_insert_many"
+	qJobInsertRow          = "job_insert_row"
+	qJobIDsFrom            = "job_ids_from"
+	qJobIDsExisting        = "job_ids_existing"
+	qJobCountByStatus      = "job_count_by_status"
+	qJobPurgeCandidates    = "job_purge_candidates"
+	qJobPurgeChildren      = "job_purge_children"
+	qJobPurgeDelete        = "job_purge_delete"
+	qNodeRemove            = "node_remove"
+	qNodeJobsHeld          = "node_jobs_held"
+	qReservationDeleteNode = "reservation_delete_node"
 )
 
 // requiredQueries are the queries every dialect must have; loading fails
@@ -58,6 +70,8 @@ var requiredQueries = []string{
 	qSettingInsertAbsent, qSchemaMigrationsCreate, qSchemaMigrationsExists, qSchemaMigrationsList,
 	qSchemaMigrationApplied, qSchemaMigrationInsert, qSchemaMigrationDelete,
 	qReservationList, qReservationNodeHolder, qReservationDelete, qReservationInsert,
+	qJobInsertMany, qJobInsertRow, qJobIDsFrom, qJobIDsExisting, qJobCountByStatus, qJobPurgeCandidates,
+	qJobPurgeChildren, qJobPurgeDelete, qNodeRemove, qNodeJobsHeld, qReservationDeleteNode,
 }
 
 // loadQueries renders every query of the dialect: the .sql files are

@@ -121,7 +121,11 @@ func (tx *txStore) JobList(_ context.Context, p engine.JobListParams) ([]*engine
 	if err := tx.check(); err != nil {
 		return nil, err
 	}
-	t := tx.s.jobs
+	return cloneJobs(tx.s.jobs.list(p)), nil
+}
+
+// list returns the stored jobs (not copies) that match p, as JobList does.
+func (t *jobTable) list(p engine.JobListParams) []*engine.Job {
 	var sources []*idSet
 	switch {
 	case p.ParentID != nil:
@@ -148,7 +152,8 @@ func (tx *txStore) JobList(_ context.Context, p engine.JobListParams) ([]*engine
 			(len(p.Types) == 0 || slices.Contains(p.Types, j.Type)) &&
 			(p.Node == "" || j.Node == p.Node) &&
 			(p.Key == "" || j.Key == p.Key) &&
-			(p.ParentID == nil || (j.ParentID != nil && *j.ParentID == *p.ParentID))
+			(p.ParentID == nil || (j.ParentID != nil && *j.ParentID == *p.ParentID)) &&
+			(p.Creator == "" || j.Creator == p.Creator)
 	}
 	var found []*engine.Job
 	for _, src := range sources {
@@ -169,7 +174,7 @@ func (tx *txStore) JobList(_ context.Context, p engine.JobListParams) ([]*engine
 	if p.Limit > 0 && len(found) > p.Limit {
 		found = found[len(found)-p.Limit:]
 	}
-	return cloneJobs(found), nil
+	return found
 }
 
 // union returns the sets of the given values, each once: the sets of

@@ -1,0 +1,378 @@
+package dbstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/jobctl/jobctl/engine"
+)
+
+// Limits of one multi-row INSERT. Rows: well within every backend's limit
+// on parameters (15 a row; SQLite allows 32766, the others 65535), and
+// measured: SQLite parses a statement of 1000 rows several times slower per
+// row than one of 100, and more rows per statement saved PostgreSQL
+// nothing. Bytes: a statement fits MySQL's default max_allowed_packet
+// however large the payloads.
+const (
+	insertManyRows  = 100
+	insertManyBytes = 4 << 20
+)
+
+// idChunk is how many ids one "id IN (…)" list holds.
+const idChunk = 500
+
+// JobInsertMany creates the jobs in one transaction, a multi-row INSERT per
+// chunk; see engine.Store. Every job is validated and every parent checked
+// before anything is written.
+func (s *Store) JobInsertMany(ctx context.Context, ps []engine.JobInsertParams) ([]int64, error) {
+	rows := make([]args, len(ps))
+	parents := map[int64]bool{}
+	for i, p := range ps {
+		a, err := s.jobInsertArgs(p)
+		if err != nil {
+			return nil, atIndex(err, i)
+		}
+		rows[i] = a
+		if p.ParentID != nil {
+			parents[*p.ParentID] = true
+		}
+	}
+	if len(ps) == 0 {
+		return []int64{}, nil
+	}
+	var ids []int64
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		ids = make([]int64, 0, len(ps))
+		// Checking the parents also takes the transaction's snapshot before
+		// the first INSERT, which MySQL's reading back of the ids needs.
+		if err := s.jobsMustExist(ctx, tx, slices.Sorted(maps.Keys(parents))); err != nil {
+			return err
+		}
+		ri, err := s.newRowInserter(tx, rows[0])
+		if err != nil {
+			return err
+		}
+		defer ri.close()
+		for todo := rows; len(todo) > 0; {
+			n, size := 0, 0
+			for n < len(todo) && n < insertManyRows && (n == 0 || size+rowBytes(todo[n]) <= insertManyBytes) {
+				size += rowBytes(todo[n])
+				n++
+			}
+			chunk, err := ri.insert(ctx, todo[:n])
+			if err != nil {
+				return err
+			}
+			ids = append(ids, chunk...)
+			todo = todo[n:]
+		}
+		return nil
+	})
+	if err != nil {
+		if isDomainError(err) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("insert %d jobs: %w", len(ps), err)
+	}
+	return ids, nil
+}
+
+// atIndex names the element of a batch an *InvalidError is about.
+func atIndex(err error, i int) error {
+	var inv *engine.InvalidError
+	if errors.As(err, &inv) {
+		return &engine.InvalidError{What: fmt.Sprintf("%s at index %d", inv.What, i), Problems: inv.Problems}
+	}
+	return fmt.Errorf("job at index %d: %w", i, err)
+}
+
+// rowBytes is the bulk of one row's parameters: its texts.
+func rowBytes(a args) int {
+	return len(a["args"].(string)) + len(a["payload"].(string)) + len(a["rollback"].(string))
+}
+
+// jobsMustExist returns a *NotFoundError (as JobInsert words it) for the
+// first of ids that names no job.
+func (s *Store) jobsMustExist(ctx context.Context, q querier, ids []int64) error {
+	if len(ids) == 0 {
+		// No parent to look for; still read the table once, for the snapshot.
+		return s.get(ctx, q, new(int64), qJobExists, args{"id": 0})
+	}
+	for chunk := range slices.Chunk(ids, idChunk) {
+		var found []int64
+		if err := s.selectRows(ctx, q, &found, qJobIDsExisting, args{"ids": chunk}, true); err != nil {
+			return err
+		}
+		for _, id := range chunk {
+			if !slices.Contains(found, id) {
+				return fmt.Errorf("parent %w", jobNotFound(id))
+			}
+		}
+	}
+	return nil
+}
+
+// rowInserter runs the multi-row INSERTs of one JobInsertMany. The
+// statement of a full chunk is prepared once and reused: parsing a
+// statement of many rows costs as much as running it.
+type rowInserter struct {
+	s          *Store
+	tx         *sqlx.Tx
+	head, tail string   // the statement around its rows
+	row        string   // one row, with positional parameters
+	names      []string // the row's parameters in order
+	full       *sqlx.Stmt
+}
+
+// newRowInserter prepares the INSERTs of rows like sample.
+func (s *Store) newRowInserter(tx *sqlx.Tx, sample args) (*rowInserter, error) {
+	// job_insert_many holds the row once; the statement repeats it.
+	row := s.queries[qJobInsertRow]
+	head, tail, ok := strings.Cut(s.queries[qJobInsertMany], row)
+	if !ok {
+		return nil, fmt.Errorf("query %s does not include %s", qJobInsertMany, qJobInsertRow)
+	}
+	// Binding a map of each name to itself gives the names in the order
+	// the row's positional parameters take them.
+	names := args{}
+	for name := range sample {
+		names[name] = name
+	}
+	text, order, err := sqlx.Named(row, names)
+	if err != nil {
+		return nil, fmt.Errorf("query %s: %w", qJobInsertRow, err)
+	}
+	ri := &rowInserter{s: s, tx: tx, head: head, tail: tail, row: text}
+	for _, n := range order {
+		ri.names = append(ri.names, n.(string))
+	}
+	return ri, nil
+}
+
+func (ri *rowInserter) statement(n int) string {
+	var b strings.Builder
+	b.WriteString(ri.head)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(",\n")
+		}
+		b.WriteString(ri.row)
+	}
+	b.WriteString(ri.tail)
+	return ri.tx.Rebind(b.String())
+}
+
+func (ri *rowInserter) close() {
+	if ri.full != nil {
+		_ = ri.full.Close()
+	}
+}
+
+// insert runs one multi-row INSERT and returns the new ids in the order of
+// rows.
+func (ri *rowInserter) insert(ctx context.Context, rows []args) ([]int64, error) {
+	params := make([]any, 0, len(rows)*len(ri.names))
+	for _, a := range rows {
+		for _, name := range ri.names {
+			params = append(params, a[name])
+		}
+	}
+	var stmt *sqlx.Stmt
+	if len(rows) == insertManyRows {
+		if ri.full == nil {
+			prepared, err := ri.tx.PreparexContext(ctx, ri.statement(insertManyRows))
+			if err != nil {
+				return nil, err
+			}
+			ri.full = prepared
+		}
+		stmt = ri.full
+	}
+	query := ""
+	if stmt == nil {
+		query = ri.statement(len(rows))
+	}
+
+	if ri.s.dialect.insertReturnsID {
+		var ids []int64
+		var err error
+		if stmt != nil {
+			err = stmt.SelectContext(ctx, &ids, params...)
+		} else {
+			err = sqlx.SelectContext(ctx, ri.tx, &ids, query, params...)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(ids) != len(rows) {
+			return nil, fmt.Errorf("inserted %d jobs but got %d ids back", len(rows), len(ids))
+		}
+		slices.Sort(ids)
+		return ids, nil
+	}
+	var res sql.Result
+	var err error
+	if stmt != nil {
+		res, err = stmt.ExecContext(ctx, params...)
+	} else {
+		res, err = ri.tx.ExecContext(ctx, query, params...)
+	}
+	if err != nil {
+		return nil, err
+	}
+	first, err := res.LastInsertId()
+	if err != nil {
+		return nil, err
+	}
+	var ids []int64
+	if err := ri.s.selectRows(ctx, ri.tx, &ids, qJobIDsFrom, args{"first_id": first, "n": len(rows)}, false); err != nil {
+		return nil, err
+	}
+	if len(ids) != len(rows) {
+		return nil, fmt.Errorf("inserted %d jobs but found %d of them", len(rows), len(ids))
+	}
+	return ids, nil
+}
+
+// JobCountByStatus counts the jobs matching p per status; see engine.Store.
+func (s *Store) JobCountByStatus(ctx context.Context, p engine.JobListParams) (map[engine.Status]int, error) {
+	var rows []struct {
+		Status string `db:"status"`
+		N      int    `db:"n"`
+	}
+	if err := s.selectRows(ctx, s.q, &rows, qJobCountByStatus, jobListArgs(p), true); err != nil {
+		return nil, fmt.Errorf("count jobs: %w", err)
+	}
+	out := make(map[engine.Status]int, len(rows))
+	for _, r := range rows {
+		out[engine.Status(r.Status)] = r.N
+	}
+	return out, nil
+}
+
+// JobPurge removes ended jobs in one transaction; see engine.Store for
+// which. The jobs are deleted children first, and the delete checks each
+// status again, so a job requeued meanwhile stays. Should a child be
+// requeued or submitted under a chosen parent at that very moment, the
+// schema's ON DELETE SET NULL makes it a root job rather than leave it
+// naming a job that is gone.
+func (s *Store) JobPurge(ctx context.Context, p engine.JobPurgeParams) (int, error) {
+	statuses, err := engine.PurgeStatuses(p)
+	if err != nil {
+		return 0, err
+	}
+	names := make([]string, len(statuses))
+	for i, st := range statuses {
+		names[i] = string(st)
+	}
+	a := args{
+		"statuses":        names,
+		"creator":         p.Creator,
+		"any_finish":      p.FinishedBefore == nil,
+		"finished_before": s.dialect.timeArg(time.Unix(0, 0)),
+	}
+	if p.FinishedBefore != nil {
+		a["finished_before"] = s.dialect.timeArg(*p.FinishedBefore)
+	}
+	removed := 0
+	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
+		removed = 0
+		var candidates []struct {
+			ID       int64  `db:"id"`
+			ParentID *int64 `db:"parent_id"`
+		}
+		if err := s.selectRows(ctx, tx, &candidates, qJobPurgeCandidates, a, true); err != nil {
+			return err
+		}
+		if len(candidates) == 0 {
+			return nil
+		}
+		var children []struct {
+			ID       int64 `db:"id"`
+			ParentID int64 `db:"parent_id"`
+		}
+		if err := s.selectRows(ctx, tx, &children, qJobPurgeChildren, a, true); err != nil {
+			return err
+		}
+		isCandidate := make(map[int64]bool, len(candidates))
+		list := make([]engine.PurgeCandidate, len(candidates))
+		for i, c := range candidates {
+			isCandidate[c.ID] = true
+			list[i] = engine.PurgeCandidate{ID: c.ID, ParentID: c.ParentID}
+		}
+		var pinned []int64
+		for _, c := range children {
+			if !isCandidate[c.ID] {
+				pinned = append(pinned, c.ParentID)
+			}
+		}
+		doomed := engine.PurgeSelect(list, pinned, p.Limit)
+		slices.Reverse(doomed) // children first: no parent_id to clear on the way
+		for chunk := range slices.Chunk(doomed, idChunk) {
+			query, params, err := s.bind(tx, qJobPurgeDelete, args{"ids": chunk}, true)
+			if err != nil {
+				return err
+			}
+			res, err := tx.ExecContext(ctx, query, params...)
+			if err != nil {
+				return err
+			}
+			n, err := res.RowsAffected()
+			if err != nil {
+				return err
+			}
+			removed += int(n)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("purge jobs: %w", err)
+	}
+	return removed, nil
+}
+
+// NodeRemove deletes a node that is gone and the reservations kept on it;
+// see engine.Store. A node that still holds jobs (they have its name and a
+// status of engine.RecoverableStatuses) stays, with an error matching
+// engine.ErrConflict: the dispatcher recovers a gone node's jobs through
+// its row, so removing it first would strand them.
+func (s *Store) NodeRemove(ctx context.Context, p engine.NodeRemoveParams) error {
+	a := args{"name": p.Name, "stale_offset_seconds": -p.StaleAfter.Seconds()}
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		n, err := s.exec(ctx, tx, qNodeRemove, a)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			if _, err := s.nodeGet(ctx, tx, p.Name); err != nil {
+				return err
+			}
+			return s.nodeOnlineError(ctx, tx, p.Name, p.StaleAfter)
+		}
+		var held int
+		if err := s.get(ctx, tx, &held, qNodeJobsHeld, a); err != nil {
+			return err
+		}
+		if held > 0 {
+			return fmt.Errorf("node %s still holds %d jobs; they return to the queue once the dispatcher recovers them from the node: %w",
+				p.Name, held, engine.ErrConflict)
+		}
+		_, err = s.exec(ctx, tx, qReservationDeleteNode, args{"node": p.Name})
+		return err
+	})
+	if err != nil {
+		if isDomainError(err) {
+			return err
+		}
+		return fmt.Errorf("remove node %s: %w", p.Name, err)
+	}
+	return nil
+}

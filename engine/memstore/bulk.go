@@ -1,0 +1,154 @@
+package memstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jobctl/jobctl/engine"
+)
+
+// JobInsertMany validates every job and checks every parent, then inserts
+// them all under one lock: all or none, as one transaction of the SQL store.
+func (s *Store) JobInsertMany(ctx context.Context, ps []engine.JobInsertParams) ([]int64, error) {
+	for i, p := range ps {
+		if err := engine.ValidateJobInsert(p); err != nil {
+			return nil, atIndex(err, i)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range ps {
+		if p.ParentID != nil && s.jobs.byID[*p.ParentID] == nil {
+			return nil, fmt.Errorf("insert jobs: parent %w", jobNotFound(*p.ParentID))
+		}
+	}
+	tx := &txStore{s: s, logging: true}
+	ids := make([]int64, len(ps))
+	for i, p := range ps {
+		j, err := tx.JobInsert(ctx, p)
+		if err != nil {
+			tx.rollback()
+			return nil, atIndex(err, i)
+		}
+		ids[i] = j.ID
+	}
+	return ids, nil
+}
+
+// atIndex names the element of a batch an *InvalidError is about.
+func atIndex(err error, i int) error {
+	var inv *engine.InvalidError
+	if errors.As(err, &inv) {
+		return &engine.InvalidError{What: fmt.Sprintf("%s at index %d", inv.What, i), Problems: inv.Problems}
+	}
+	return fmt.Errorf("job at index %d: %w", i, err)
+}
+
+// JobCountByStatus counts the jobs matching p per status, Limit ignored.
+func (s *Store) JobCountByStatus(_ context.Context, p engine.JobListParams) (map[engine.Status]int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p.Limit = 0
+	out := map[engine.Status]int{}
+	if len(p.Statuses) == 0 && len(p.Types) == 0 && p.Node == "" && p.Key == "" && p.ParentID == nil && p.Creator == "" {
+		// The common case, every job: the status index has the counts.
+		for st, set := range s.jobs.byStatus {
+			out[st] = set.Len()
+		}
+		return out, nil
+	}
+	for _, j := range s.jobs.list(p) {
+		out[j.Status]++
+	}
+	return out, nil
+}
+
+// JobPurge removes ended jobs, their logs and their reservations; see
+// engine.Store for which.
+func (s *Store) JobPurge(_ context.Context, p engine.JobPurgeParams) (int, error) {
+	statuses, err := engine.PurgeStatuses(p)
+	if err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.jobs
+	var candidates []engine.PurgeCandidate
+	isCandidate := map[int64]bool{}
+	for _, st := range statuses {
+		set := t.byStatus[st]
+		if set == nil {
+			continue
+		}
+		set.Ascend(func(id int64) bool {
+			j := t.byID[id]
+			if (p.Creator == "" || j.Creator == p.Creator) &&
+				(p.FinishedBefore == nil || (j.FinishedAt != nil && j.FinishedAt.Before(*p.FinishedBefore))) {
+				candidates = append(candidates, engine.PurgeCandidate{ID: id, ParentID: j.ParentID})
+				isCandidate[id] = true
+			}
+			return true
+		})
+	}
+	slices.SortFunc(candidates, func(a, b engine.PurgeCandidate) int { return compareID(a.ID, b.ID) })
+	var pinned []int64
+	for _, c := range candidates {
+		if children := t.byParent[c.ID]; children != nil {
+			children.Ascend(func(child int64) bool {
+				if !isCandidate[child] {
+					pinned = append(pinned, c.ID)
+					return false
+				}
+				return true
+			})
+		}
+	}
+	doomed := engine.PurgeSelect(candidates, pinned, p.Limit)
+	for _, id := range doomed {
+		t.remove(id)
+		delete(s.logs, id)
+		s.reserved.drop(id)
+	}
+	return len(doomed), nil
+}
+
+// NodeRemove deletes a node that is gone (OFFLINE, or not seen for
+// p.StaleAfter) and the reservations kept on it. A node that still holds
+// jobs (with its name and a status of engine.RecoverableStatuses) stays,
+// with an error matching engine.ErrConflict: the dispatcher recovers a gone
+// node's jobs through its row.
+func (s *Store) NodeRemove(_ context.Context, p engine.NodeRemoveParams) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.nodes[p.Name]
+	if n == nil {
+		return nodeNotFound(p.Name)
+	}
+	now := s.now()
+	if n.State != engine.NodeOffline && n.LastSeen.After(now.Add(-p.StaleAfter)) {
+		age := now.Sub(n.LastSeen).Round(time.Millisecond)
+		return fmt.Errorf("%w: %q is %s and was last seen %s ago; stop that process or wait %s until it counts as gone",
+			engine.ErrNodeOnline, p.Name, s.shownState(n), age, (p.StaleAfter - age).Round(time.Millisecond))
+	}
+	held := 0
+	if jobs := s.jobs.byNode[p.Name]; jobs != nil {
+		jobs.Ascend(func(id int64) bool {
+			if slices.Contains(engine.RecoverableStatuses, s.jobs.byID[id].Status) {
+				held++
+			}
+			return true
+		})
+	}
+	if held > 0 {
+		return fmt.Errorf("node %s still holds %d jobs; they return to the queue once the dispatcher recovers them from the node: %w",
+			p.Name, held, engine.ErrConflict)
+	}
+	delete(s.nodes, p.Name)
+	if jobID, ok := s.reserved.byNode[p.Name]; ok {
+		s.reserved.drop(jobID)
+	}
+	return nil
+}

@@ -1,0 +1,476 @@
+package storetest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jobctl/jobctl/engine"
+)
+
+var bulkTests = []subtest{
+	{"JobInsertManyFields", testJobInsertManyFields},
+	{"JobInsertManyInvalid", testJobInsertManyInvalid},
+	{"JobInsertManyUnknownParent", testJobInsertManyUnknownParent},
+	{"JobInsertManyChunks", testJobInsertManyChunks},
+	{"JobInsertManyLargePayloads", testJobInsertManyLargePayloads},
+	{"JobListCreator", testJobListCreator},
+	{"JobCountByStatus", testJobCountByStatus},
+	{"JobPurgeEndedOnly", testJobPurgeEndedOnly},
+	{"JobPurgeFilters", testJobPurgeFilters},
+	{"JobPurgeFinishedBefore", testJobPurgeFinishedBefore},
+	{"JobPurgeLimit", testJobPurgeLimit},
+	{"JobPurgeKeepsParents", testJobPurgeKeepsParents},
+	{"JobPurgeInvalid", testJobPurgeInvalid},
+	{"NodeRemove", testNodeRemove},
+	{"NodeRemoveStale", testNodeRemoveStale},
+	{"NodeRemoveHoldingJobs", testNodeRemoveHoldingJobs},
+}
+
+func insertMany(t *testing.T, s engine.Store, ps []engine.JobInsertParams) []int64 {
+	t.Helper()
+	ids, err := s.JobInsertMany(t.Context(), ps)
+	if err != nil {
+		t.Fatalf("JobInsertMany(%d jobs): %v", len(ps), err)
+	}
+	if len(ids) != len(ps) {
+		t.Fatalf("JobInsertMany(%d jobs) returned %d ids", len(ps), len(ids))
+	}
+	for i := 1; i < len(ids); i++ {
+		if ids[i] <= ids[i-1] {
+			t.Fatalf("ids do not ascend in input order: %d then %d", ids[i-1], ids[i])
+		}
+	}
+	return ids
+}
+
+func countByStatus(t *testing.T, s engine.Store, p engine.JobListParams) map[engine.Status]int {
+	t.Helper()
+	got, err := s.JobCountByStatus(t.Context(), p)
+	if err != nil {
+		t.Fatalf("JobCountByStatus(%+v): %v", p, err)
+	}
+	return got
+}
+
+func purge(t *testing.T, s engine.Store, p engine.JobPurgeParams) int {
+	t.Helper()
+	n, err := s.JobPurge(t.Context(), p)
+	if err != nil {
+		t.Fatalf("JobPurge(%+v): %v", p, err)
+	}
+	return n
+}
+
+// wantGone checks which of the jobs still exist.
+func wantGone(t *testing.T, s engine.Store, what string, gone []*engine.Job, kept []*engine.Job) {
+	t.Helper()
+	for _, j := range gone {
+		if _, err := s.JobGet(t.Context(), j.ID); !errors.Is(err, engine.ErrNotFound) {
+			t.Errorf("%s: job %d (%s) should be gone, JobGet says %v", what, j.ID, j.Status, err)
+		}
+	}
+	for _, j := range kept {
+		if _, err := s.JobGet(t.Context(), j.ID); err != nil {
+			t.Errorf("%s: job %d (%s) should stay: %v", what, j.ID, j.Status, err)
+		}
+	}
+}
+
+// finished runs a new job to the end with outcome.
+func finished(t *testing.T, s engine.Store, p engine.JobInsertParams, outcome engine.RunOutcome) *engine.Job {
+	t.Helper()
+	return finish(t, s, start(t, s, insert(t, s, p), "n1"), outcome)
+}
+
+// sameJob compares a job inserted in bulk with one JobInsert made from the
+// same parameters: every field but the id and the times of insertion.
+func sameJob(t *testing.T, what string, got, want *engine.Job) {
+	t.Helper()
+	g, w := *got, *want
+	g.ID, w.ID = 0, 0
+	g.CreatedAt, w.CreatedAt = time.Time{}, time.Time{}
+	if (g.QueuedAt == nil) != (w.QueuedAt == nil) {
+		t.Errorf("%s: QueuedAt %v, JobInsert gives %v", what, g.QueuedAt, w.QueuedAt)
+	}
+	g.QueuedAt, w.QueuedAt = nil, nil
+	if !reflect.DeepEqual(g, w) {
+		t.Errorf("%s differs from the same job inserted alone:\n got  %+v\n want %+v", what, g, w)
+	}
+}
+
+func testJobInsertManyFields(t *testing.T, s engine.Store) {
+	parent := queued(t, s, 1)
+	runAfter := dbNow(t, s).Add(time.Hour).Truncate(time.Millisecond)
+	ps := []engine.JobInsertParams{
+		{
+			Type: engine.TypeExec, Operation: "build", Args: []string{"echo", "hello world", "ünïcödé", ""},
+			Payload: json.RawMessage(`{"a":[1,2],"b":"x"}`), Load: 2.5, Status: engine.StatusQueued,
+			Key: "repo/main", ParentID: &parent.ID, MaxAttempts: 3, Backoff: 1500 * time.Millisecond,
+			Rollback: "cleanup", RunAfter: &runAfter, Timeout: 90 * time.Second, Creator: "alice",
+		},
+		{Type: engine.TypeNoop, Status: engine.StatusQueued},
+		{Type: "sleep", Status: engine.StatusInstantiated, Payload: json.RawMessage(` "5s" `), Creator: "bob"},
+	}
+	before := dbNow(t, s)
+	ids := insertMany(t, s, ps)
+	after := dbNow(t, s)
+	if ids[0] <= parent.ID {
+		t.Errorf("first id %d is not above the earlier job's %d", ids[0], parent.ID)
+	}
+	for i, p := range ps {
+		got := get(t, s, ids[i])
+		if !within(got.CreatedAt, before, after) {
+			t.Errorf("job %d: CreatedAt %s not within [%s, %s] of the database clock", i, got.CreatedAt, before, after)
+		}
+		wantUTC(t, fmt.Sprintf("job %d CreatedAt", i), got.CreatedAt)
+		sameJob(t, fmt.Sprintf("job %d", i), got, insert(t, s, p))
+	}
+	if got := insertMany(t, s, nil); len(got) != 0 {
+		t.Errorf("inserting no jobs gave ids %v", got)
+	}
+}
+
+func testJobInsertManyInvalid(t *testing.T, s engine.Store) {
+	ps := []engine.JobInsertParams{
+		{Type: "noop", Status: engine.StatusQueued},
+		{Type: "noop", Status: engine.StatusQueued},
+		{Type: "noop", Status: engine.StatusQueued, Load: -1},
+		{Type: "noop", Status: engine.StatusQueued},
+	}
+	_, err := s.JobInsertMany(t.Context(), ps)
+	var inv *engine.InvalidError
+	if !errors.As(err, &inv) {
+		t.Fatalf("an invalid job among many: got %v, want an *engine.InvalidError", err)
+	}
+	if !strings.Contains(err.Error(), "index 2") || !strings.Contains(err.Error(), "load") {
+		t.Errorf("error %q should name index 2 and the load", err)
+	}
+	if got := countByStatus(t, s, engine.JobListParams{}); len(got) != 0 {
+		t.Errorf("nothing should be inserted, found %v", got)
+	}
+}
+
+func testJobInsertManyUnknownParent(t *testing.T, s engine.Store) {
+	parent := queued(t, s, 1)
+	missing := parent.ID + 1000
+	ps := []engine.JobInsertParams{
+		{Type: "noop", Status: engine.StatusQueued, ParentID: &parent.ID},
+		{Type: "noop", Status: engine.StatusQueued, ParentID: &missing},
+	}
+	_, err := s.JobInsertMany(t.Context(), ps)
+	wantErrIs(t, "a parent that does not exist", err, engine.ErrNotFound)
+	if err != nil && !strings.Contains(err.Error(), fmt.Sprint(missing)) {
+		t.Errorf("error %q should name job %d", err, missing)
+	}
+	wantIDs(t, "after the refused batch", list(t, s, engine.JobListParams{}), parent)
+}
+
+// 2500 jobs cross every chunk size a store may use for its statements.
+func testJobInsertManyChunks(t *testing.T, s engine.Store) {
+	const n = 2500
+	ps := make([]engine.JobInsertParams, n)
+	for i := range ps {
+		ps[i] = engine.JobInsertParams{
+			Type: "noop", Status: engine.StatusQueued, Operation: fmt.Sprintf("op-%d", i),
+			Payload: json.RawMessage(fmt.Sprintf(`{"i":%d}`, i)), Creator: "bulk",
+		}
+	}
+	ids := insertMany(t, s, ps)
+	jobs := list(t, s, engine.JobListParams{Creator: "bulk"})
+	if len(jobs) != n {
+		t.Fatalf("listed %d jobs, want %d", len(jobs), n)
+	}
+	for i, j := range jobs {
+		if j.ID != ids[i] || j.Operation != fmt.Sprintf("op-%d", i) || string(j.Payload) != fmt.Sprintf(`{"i":%d}`, i) {
+			t.Fatalf("job %d: id %d operation %q payload %s; want id %d, op-%d", i, j.ID, j.Operation, j.Payload, ids[i], i)
+		}
+	}
+	if got := countByStatus(t, s, engine.JobListParams{}); !maps.Equal(got, map[engine.Status]int{engine.StatusQueued: n}) {
+		t.Errorf("counts %v, want %d QUEUED", got, n)
+	}
+}
+
+// Payloads at their limit fill a statement long before its row count does.
+func testJobInsertManyLargePayloads(t *testing.T, s engine.Store) {
+	ps := make([]engine.JobInsertParams, 9)
+	for i := range ps {
+		ps[i] = engine.JobInsertParams{Type: "noop", Status: engine.StatusQueued, Payload: payloadOfSize(engine.MaxPayloadBytes)}
+	}
+	ids := insertMany(t, s, ps)
+	for _, id := range ids {
+		if got := get(t, s, id); len(got.Payload) != engine.MaxPayloadBytes {
+			t.Errorf("job %d: payload of %d bytes, want %d", id, len(got.Payload), engine.MaxPayloadBytes)
+		}
+	}
+}
+
+func testJobListCreator(t *testing.T, s engine.Store) {
+	a1 := insert(t, s, engine.JobInsertParams{Creator: "alice"})
+	insert(t, s, engine.JobInsertParams{Creator: "bob"})
+	a2 := insert(t, s, engine.JobInsertParams{Creator: "alice", Type: "sleep"})
+	insert(t, s, engine.JobInsertParams{})
+	wantIDs(t, "creator alice", list(t, s, engine.JobListParams{Creator: "alice"}), a1, a2)
+	wantIDs(t, "creator alice, type sleep", list(t, s, engine.JobListParams{Creator: "alice", Types: []string{"sleep"}}), a2)
+	wantIDs(t, "creator alice, limit 1", list(t, s, engine.JobListParams{Creator: "alice", Limit: 1}), a2)
+	wantIDs(t, "unknown creator", list(t, s, engine.JobListParams{Creator: "carol"}))
+}
+
+func testJobCountByStatus(t *testing.T, s engine.Store) {
+	root := insert(t, s, engine.JobInsertParams{Creator: "alice", Key: "k"})
+	insert(t, s, engine.JobInsertParams{Creator: "alice", Key: "k", Status: engine.StatusInstantiated})
+	insert(t, s, engine.JobInsertParams{Creator: "bob", Type: "sleep", ParentID: &root.ID})
+	start(t, s, insert(t, s, engine.JobInsertParams{Creator: "bob", ParentID: &root.ID}), "n1")
+	finished(t, s, engine.JobInsertParams{Creator: "alice", Type: "sleep"}, engine.RunSucceeded)
+	finished(t, s, engine.JobInsertParams{Creator: "alice"}, engine.RunFailed)
+	finished(t, s, engine.JobInsertParams{Creator: "bob"}, engine.RunFailed)
+
+	for _, tt := range []struct {
+		what string
+		p    engine.JobListParams
+		want map[engine.Status]int
+	}{
+		{"every job", engine.JobListParams{}, map[engine.Status]int{
+			engine.StatusQueued: 2, engine.StatusInstantiated: 1, engine.StatusRunning: 1,
+			engine.StatusFinished: 1, engine.StatusFailed: 2}},
+		{"limit ignored", engine.JobListParams{Limit: 1}, map[engine.Status]int{
+			engine.StatusQueued: 2, engine.StatusInstantiated: 1, engine.StatusRunning: 1,
+			engine.StatusFinished: 1, engine.StatusFailed: 2}},
+		{"creator alice", engine.JobListParams{Creator: "alice"}, map[engine.Status]int{
+			engine.StatusQueued: 1, engine.StatusInstantiated: 1, engine.StatusFinished: 1, engine.StatusFailed: 1}},
+		{"type sleep", engine.JobListParams{Types: []string{"sleep"}}, map[engine.Status]int{
+			engine.StatusQueued: 1, engine.StatusFinished: 1}},
+		{"FAILED or QUEUED of bob", engine.JobListParams{Creator: "bob", Statuses: []engine.Status{engine.StatusFailed, engine.StatusQueued}},
+			map[engine.Status]int{engine.StatusQueued: 1, engine.StatusFailed: 1}},
+		{"key k", engine.JobListParams{Key: "k"}, map[engine.Status]int{engine.StatusQueued: 1, engine.StatusInstantiated: 1}},
+		{"children of the root", engine.JobListParams{ParentID: &root.ID}, map[engine.Status]int{
+			engine.StatusQueued: 1, engine.StatusRunning: 1}},
+		{"node n1, FINISHED", engine.JobListParams{Node: "n1", Statuses: []engine.Status{engine.StatusFinished}},
+			map[engine.Status]int{engine.StatusFinished: 1}},
+		{"nobody's", engine.JobListParams{Creator: "carol"}, map[engine.Status]int{}},
+	} {
+		if got := countByStatus(t, s, tt.p); !maps.Equal(got, tt.want) {
+			t.Errorf("%s: counts %v, want %v", tt.what, got, tt.want)
+		}
+	}
+}
+
+// Only ended jobs go, with their logs and reservations; every other job
+// and its log stays.
+func testJobPurgeEndedOnly(t *testing.T, s engine.Store) {
+	ctx := t.Context()
+	queuedJob := queued(t, s, 1)
+	held := insert(t, s, engine.JobInsertParams{Status: engine.StatusInstantiated})
+	running := start(t, s, queued(t, s, 1), "n1")
+	done := finished(t, s, engine.JobInsertParams{}, engine.RunSucceeded)
+	failed := finished(t, s, engine.JobInsertParams{}, engine.RunFailed)
+	warned := finished(t, s, engine.JobInsertParams{}, engine.RunSucceededWithWarning)
+	cancelled := admin(t, s, queued(t, s, 1), engine.VerbCancel)
+	deleted := admin(t, s, finished(t, s, engine.JobInsertParams{}, engine.RunSucceeded), engine.VerbDelete)
+	for _, j := range []*engine.Job{running, done} {
+		if err := s.JobLogAppend(ctx, engine.JobLogAppendParams{JobID: j.ID, Attempt: 1, Data: []byte("output\n")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.ReservationSet(ctx, engine.Reservation{JobID: done.ID, Node: "big"}); err != nil {
+		t.Fatal(err)
+	}
+
+	if n := purge(t, s, engine.JobPurgeParams{}); n != 5 {
+		t.Errorf("purged %d jobs, want the 5 that ended", n)
+	}
+	wantGone(t, s, "purge of every ended job", []*engine.Job{done, failed, warned, cancelled, deleted},
+		[]*engine.Job{queuedJob, held, running})
+	logs, err := s.JobLogList(ctx, engine.JobLogListParams{JobID: done.ID})
+	if err != nil || len(logs) != 0 {
+		t.Errorf("log of the purged job: %v, %v; want none", logs, err)
+	}
+	logs, err = s.JobLogList(ctx, engine.JobLogListParams{JobID: running.ID})
+	if err != nil || len(logs) != 1 {
+		t.Errorf("log of the running job: %v, %v; want its one chunk", logs, err)
+	}
+	if rs, err := s.ReservationList(ctx); err != nil || len(rs) != 0 {
+		t.Errorf("reservations after the purge: %v, %v; want none", rs, err)
+	}
+	if n := purge(t, s, engine.JobPurgeParams{}); n != 0 {
+		t.Errorf("a second purge removed %d jobs, want 0", n)
+	}
+}
+
+func testJobPurgeFilters(t *testing.T, s engine.Store) {
+	aliceDone := finished(t, s, engine.JobInsertParams{Creator: "alice"}, engine.RunSucceeded)
+	aliceFailed := finished(t, s, engine.JobInsertParams{Creator: "alice"}, engine.RunFailed)
+	aliceQueued := insert(t, s, engine.JobInsertParams{Creator: "alice"})
+	bobFailed := finished(t, s, engine.JobInsertParams{Creator: "bob"}, engine.RunFailed)
+	bobCancelled := admin(t, s, insert(t, s, engine.JobInsertParams{Creator: "bob"}), engine.VerbCancel)
+
+	if n := purge(t, s, engine.JobPurgeParams{Creator: "alice"}); n != 2 {
+		t.Errorf("purge of alice's jobs removed %d, want 2", n)
+	}
+	wantGone(t, s, "alice's", []*engine.Job{aliceDone, aliceFailed}, []*engine.Job{aliceQueued, bobFailed, bobCancelled})
+	if n := purge(t, s, engine.JobPurgeParams{Statuses: []engine.Status{engine.StatusFailed}}); n != 1 {
+		t.Errorf("purge of FAILED jobs removed %d, want 1", n)
+	}
+	wantGone(t, s, "FAILED", []*engine.Job{bobFailed}, []*engine.Job{aliceQueued, bobCancelled})
+	if n := purge(t, s, engine.JobPurgeParams{Creator: "alice", Statuses: []engine.Status{engine.StatusCancelled}}); n != 0 {
+		t.Errorf("purge of alice's CANCELLED jobs removed %d, want 0", n)
+	}
+	wantGone(t, s, "nothing of alice's CANCELLED", nil, []*engine.Job{aliceQueued, bobCancelled})
+}
+
+func testJobPurgeFinishedBefore(t *testing.T, s engine.Store) {
+	early := finished(t, s, engine.JobInsertParams{}, engine.RunSucceeded)
+	waitDBClockPast(t, s, *early.FinishedAt)
+	late := finished(t, s, engine.JobInsertParams{}, engine.RunFailed)
+	if !late.FinishedAt.After(*early.FinishedAt) {
+		t.Fatalf("finish times %s, %s do not ascend", early.FinishedAt, late.FinishedAt)
+	}
+	cut := *late.FinishedAt
+	if n := purge(t, s, engine.JobPurgeParams{FinishedBefore: &cut}); n != 1 {
+		t.Errorf("purge of jobs ended before %s removed %d, want 1", cut, n)
+	}
+	wantGone(t, s, "ended before the later one", []*engine.Job{early}, []*engine.Job{late})
+	cut = cut.Add(time.Millisecond)
+	if n := purge(t, s, engine.JobPurgeParams{FinishedBefore: &cut}); n != 1 {
+		t.Errorf("purge of jobs ended before %s removed %d, want 1", cut, n)
+	}
+	wantGone(t, s, "ended before a moment later", []*engine.Job{late}, nil)
+}
+
+func testJobPurgeLimit(t *testing.T, s engine.Store) {
+	var jobs []*engine.Job
+	for range 5 {
+		jobs = append(jobs, finished(t, s, engine.JobInsertParams{}, engine.RunSucceeded))
+	}
+	if n := purge(t, s, engine.JobPurgeParams{Limit: 2}); n != 2 {
+		t.Errorf("purge with limit 2 removed %d", n)
+	}
+	wantGone(t, s, "limit 2", jobs[:2], jobs[2:])
+	if n := purge(t, s, engine.JobPurgeParams{Limit: 10}); n != 3 {
+		t.Errorf("purge with limit 10 removed %d, want the 3 left", n)
+	}
+	wantGone(t, s, "limit 10", jobs, nil)
+}
+
+// A job whose child stays stays too: no job is left naming a parent that
+// is gone. With a limit, a parent goes only with all its descendants.
+func testJobPurgeKeepsParents(t *testing.T, s engine.Store) {
+	parent := start(t, s, queued(t, s, 1), "n1")
+	child := insert(t, s, engine.JobInsertParams{ParentID: &parent.ID})
+	parent = finish(t, s, parent, engine.RunSucceeded)
+	if n := purge(t, s, engine.JobPurgeParams{}); n != 0 {
+		t.Errorf("purge removed %d jobs, want none: the ended parent has a queued child", n)
+	}
+	wantGone(t, s, "parent of a queued child", nil, []*engine.Job{parent, child})
+
+	// The child ends, but only the parent matches the filter.
+	child = finish(t, s, start(t, s, child, "n1"), engine.RunFailed)
+	if n := purge(t, s, engine.JobPurgeParams{Statuses: []engine.Status{engine.StatusFinished}}); n != 0 {
+		t.Errorf("purge of FINISHED removed %d jobs, want none: the FAILED child stays", n)
+	}
+	wantGone(t, s, "parent of a child that does not match", nil, []*engine.Job{parent, child})
+
+	// A grandchild: the family of three does not fit in a limit of 2, so
+	// the child and grandchild go first, and the parent after them.
+	grandchild := finished(t, s, engine.JobInsertParams{ParentID: &child.ID}, engine.RunSucceeded)
+	if n := purge(t, s, engine.JobPurgeParams{Limit: 2}); n != 2 {
+		t.Errorf("purge with limit 2 removed %d jobs, want child and grandchild", n)
+	}
+	wantGone(t, s, "limit 2", []*engine.Job{child, grandchild}, []*engine.Job{parent})
+	if n := purge(t, s, engine.JobPurgeParams{Limit: 2}); n != 1 {
+		t.Errorf("second purge with limit 2 removed %d jobs, want the parent", n)
+	}
+	wantGone(t, s, "second limit 2", []*engine.Job{parent}, nil)
+
+	// Without a limit a whole ended family goes at once.
+	root := start(t, s, queued(t, s, 1), "n1")
+	kids := []*engine.Job{
+		finished(t, s, engine.JobInsertParams{ParentID: &root.ID}, engine.RunSucceeded),
+		finished(t, s, engine.JobInsertParams{ParentID: &root.ID}, engine.RunFailed),
+	}
+	root = finish(t, s, root, engine.RunSucceeded)
+	if n := purge(t, s, engine.JobPurgeParams{}); n != 3 {
+		t.Errorf("purge of an ended family removed %d jobs, want 3", n)
+	}
+	wantGone(t, s, "ended family", append(kids, root), nil)
+}
+
+func testJobPurgeInvalid(t *testing.T, s engine.Store) {
+	done := finished(t, s, engine.JobInsertParams{}, engine.RunSucceeded)
+	for what, p := range map[string]engine.JobPurgeParams{
+		"a status that has not ended": {Statuses: []engine.Status{engine.StatusFinished, engine.StatusQueued}},
+		"a negative limit":            {Limit: -1},
+	} {
+		_, err := s.JobPurge(t.Context(), p)
+		wantErrIs(t, what, err, engine.ErrInvalid)
+	}
+	wantGone(t, s, "after refused purges", nil, []*engine.Job{done})
+}
+
+func testNodeRemove(t *testing.T, s engine.Store) {
+	ctx := t.Context()
+	register(t, s, sampleNode("alpha"), time.Minute)
+	err := s.NodeRemove(ctx, engine.NodeRemoveParams{Name: "alpha", StaleAfter: time.Hour})
+	wantErrIs(t, "removing a live node", err, engine.ErrNodeOnline)
+	getNode(t, s, "alpha")
+
+	job := queued(t, s, 1)
+	if err := s.ReservationSet(ctx, engine.Reservation{JobID: job.ID, Node: "alpha"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.NodeSetState(ctx, "alpha", engine.NodeOffline); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.NodeRemove(ctx, engine.NodeRemoveParams{Name: "alpha", StaleAfter: time.Hour}); err != nil {
+		t.Fatalf("removing an OFFLINE node: %v", err)
+	}
+	_, err = s.NodeGet(ctx, "alpha")
+	wantErrIs(t, "the removed node", err, engine.ErrNotFound)
+	if rs, err := s.ReservationList(ctx); err != nil || len(rs) != 0 {
+		t.Errorf("reservations after removing their node: %v, %v; want none", rs, err)
+	}
+	get(t, s, job.ID)
+
+	err = s.NodeRemove(ctx, engine.NodeRemoveParams{Name: "alpha", StaleAfter: time.Hour})
+	var nf *engine.NotFoundError
+	if !errors.As(err, &nf) {
+		t.Errorf("removing an unknown node: got %v, want a *engine.NotFoundError", err)
+	}
+}
+
+func testNodeRemoveStale(t *testing.T, s engine.Store) {
+	const staleAfter = 300 * time.Millisecond
+	n := register(t, s, sampleNode("alpha"), staleAfter)
+	err := s.NodeRemove(t.Context(), engine.NodeRemoveParams{Name: "alpha", StaleAfter: time.Hour})
+	wantErrIs(t, "removing a node seen within StaleAfter", err, engine.ErrNodeOnline)
+	waitDBClockPast(t, s, n.LastSeen.Add(staleAfter))
+	if err := s.NodeRemove(t.Context(), engine.NodeRemoveParams{Name: "alpha", StaleAfter: staleAfter}); err != nil {
+		t.Fatalf("removing an ONLINE node not seen for StaleAfter: %v", err)
+	}
+	_, err = s.NodeGet(t.Context(), "alpha")
+	wantErrIs(t, "the removed node", err, engine.ErrNotFound)
+}
+
+// A gone node whose jobs the dispatcher has not recovered yet stays: they
+// are recovered through its row.
+func testNodeRemoveHoldingJobs(t *testing.T, s engine.Store) {
+	ctx := t.Context()
+	register(t, s, sampleNode("alpha"), time.Minute)
+	running := start(t, s, queued(t, s, 1), "alpha")
+	if err := s.NodeSetState(ctx, "alpha", engine.NodeOffline); err != nil {
+		t.Fatal(err)
+	}
+	err := s.NodeRemove(ctx, engine.NodeRemoveParams{Name: "alpha", StaleAfter: time.Hour})
+	wantErrIs(t, "removing a node that holds a running job", err, engine.ErrConflict)
+	getNode(t, s, "alpha")
+
+	apply(t, s, engine.RecoverUpdate(running, "node alpha went offline"))
+	if err := s.NodeRemove(ctx, engine.NodeRemoveParams{Name: "alpha", StaleAfter: time.Hour}); err != nil {
+		t.Fatalf("removing the node once its job is recovered: %v", err)
+	}
+}

@@ -1,0 +1,4 @@
+SELECT status, COUNT(*) AS n
+FROM jobs
+WHERE {{template "job_list_filter"}}
+GROUP BY status

@@ -1,0 +1,3 @@
+SELECT id
+FROM jobs
+WHERE id IN (:ids)

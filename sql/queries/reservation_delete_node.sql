@@ -1,0 +1,2 @@
+DELETE FROM reservations
+WHERE node = :node
