@@ -30,6 +30,8 @@ func TestCheckColons(t *testing.T) {
 		"SELECT '12:30' WHERE id = :id":           false,
 		"SELECT 1 WHERE id = :":                   false,
 		"SELECT datetime('now', 'subsec') AS now": true,
+		"SELECT 1 -- the id\nWHERE id = :id":      true,
+		"SELECT 1 -- by :id\nWHERE id = :id":      false,
 	} {
 		if err := checkColons(q); (err == nil) != ok {
 			t.Errorf("checkColons(%q) = %v, want ok=%v", q, err, ok)
