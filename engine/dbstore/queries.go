@@ -20,6 +20,9 @@ const (
 	qJobExists              = "job_exists"
 	qJobList                = "job_list"
 	qJobUpdate              = "job_update"
+	qJobUpdateMany          = "job_update_many"
+	qJobUpdateManyLock      = "job_update_many_lock"
+	qJobUpdateManyRead      = "job_update_many_read"
 	qJobProgressSet         = "job_progress_set"
 	qJobListDispatchable    = "job_list_dispatchable"
 	qJobLoadsByNode         = "job_loads_by_node"
@@ -60,6 +63,7 @@ var requiredQueries = []string{
 	qSettingInsertAbsent, qSchemaMigrationsCreate, qSchemaMigrationsExists, qSchemaMigrationsList,
 	qSchemaMigrationApplied, qSchemaMigrationInsert, qSchemaMigrationDelete,
 	qReservationList, qReservationNodeHolder, qReservationDelete, qReservationInsert,
+	qJobUpdateMany,
 }
 
 // loadQueries renders every query of the dialect: the .sql files are
@@ -98,6 +102,9 @@ func loadQueries(d *dialect) (map[string]string, error) {
 	required := requiredQueries
 	if d.migrationLock {
 		required = append(slices.Clip(required), qMigrateLock, qMigrateUnlock)
+	}
+	if !d.updateReturns {
+		required = append(slices.Clip(required), qJobUpdateManyLock, qJobUpdateManyRead)
 	}
 	for _, name := range required {
 		if _, ok := out[name]; !ok {
