@@ -55,7 +55,7 @@ func RunWith(t *testing.T, open OpenFunc, opts Options) {
 	var all []subtest
 	for _, group := range [][]subtest{
 		metaTests, jobTests, updateTests, dispatchTests, progressTests, logTests, nodeTests,
-		leaseTests, tokenTests, agreementTests, txTests, reservationTests, limitTests,
+		leaseTests, tokenTests, agreementTests, txTests, reservationTests, limitTests, batchTests,
 	} {
 		all = append(all, group...)
 	}
