@@ -1,36 +1,193 @@
 package dbstore
 
 import (
+	"cmp"
 	"context"
-	"errors"
 	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/jmoiron/sqlx"
 
 	"github.com/jobctl/jobctl/engine"
 )
 
-// JobUpdateMany applies many guarded transitions in one transaction; see
-// engine.Store.
+// jobUpdateChunk is the most transitions one statement carries: a
+// dispatcher's page fits in one, and the parameters and statement stay far
+// below every backend's limits.
+const jobUpdateChunk = 1000
+
+// maxRunAfterSeconds bounds RunAfterSeconds: about 317 years, past which
+// the backends' timestamps overflow (and a time.Duration too).
+const maxRunAfterSeconds = 1e10
+
+// JobUpdateMany applies many guarded transitions; see engine.Store. Each
+// chunk of jobUpdateChunk transitions is one statement where the backend
+// has UPDATE … RETURNING, and a batch of one chunk runs without a
+// transaction of its own; MySQL locks, updates and reads back each chunk
+// in one transaction. A transition that is invalid on its own is refused
+// before anything is sent.
 func (s *Store) JobUpdateMany(ctx context.Context, us []engine.JobUpdate) ([]engine.JobUpdateResult, error) {
-	var out []engine.JobUpdateResult
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-		out = make([]engine.JobUpdateResult, len(us))
-		in := &Store{conn: s.conn, q: tx, tx: tx}
-		for i, u := range us {
-			job, err := in.JobUpdate(ctx, u)
-			switch {
-			case errors.Is(err, engine.ErrNotFound):
-				err = engine.ErrConflict
-			case err != nil && !isDomainError(err):
-				return err
-			}
-			out[i] = engine.JobUpdateResult{Job: job, Err: err}
-		}
-		return nil
-	})
+	out := make([]engine.JobUpdateResult, len(us))
+	send, err := checkJobUpdates(us, out)
 	if err != nil {
 		return nil, fmt.Errorf("update %d jobs: %w", len(us), err)
 	}
+	if len(send) == 0 {
+		return out, nil
+	}
+	// Every batch takes its rows' locks in id order, so two batches over
+	// the same jobs queue behind each other rather than deadlock.
+	slices.SortFunc(send, func(a, b engine.JobUpdate) int { return cmp.Compare(a.ID, b.ID) })
+	var changed map[int64]*engine.Job
+	apply := func(q querier) error {
+		changed = make(map[int64]*engine.Job, len(send))
+		for chunk := range slices.Chunk(send, jobUpdateChunk) {
+			if err := s.jobUpdateChunk(ctx, q, chunk, changed); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if s.dialect.updateReturns && len(send) <= jobUpdateChunk {
+		// One statement is atomic on its own: no BEGIN and COMMIT to wait for.
+		err = s.retryDeadlock(ctx, func() error { return apply(s.q) })
+	} else {
+		err = s.inTx(ctx, func(tx *sqlx.Tx) error { return apply(tx) })
+	}
+	if err != nil {
+		return nil, fmt.Errorf("update %d jobs: %w", len(us), err)
+	}
+	for i, u := range us {
+		if out[i].Err != nil {
+			continue
+		}
+		if job := changed[u.ID]; job != nil {
+			out[i].Job = job
+		} else {
+			out[i].Err = fmt.Errorf("job %d is no longer %s at version %d, or is gone: %w", u.ID, u.From, u.Version, engine.ErrConflict)
+		}
+	}
 	return out, nil
+}
+
+// checkJobUpdates refuses, in out, each update that could not apply
+// whatever the database holds, and returns the others. Two updates of one
+// job make the whole call an error: which one would win is undefined.
+func checkJobUpdates(us []engine.JobUpdate, out []engine.JobUpdateResult) ([]engine.JobUpdate, error) {
+	seen := make(map[int64]struct{}, len(us))
+	send := make([]engine.JobUpdate, 0, len(us))
+	for i, u := range us {
+		if _, dup := seen[u.ID]; dup {
+			return nil, fmt.Errorf("job %d appears twice; one call updates each job at most once", u.ID)
+		}
+		seen[u.ID] = struct{}{}
+		if err := checkJobUpdate(u); err != nil {
+			out[i].Err = err
+			continue
+		}
+		send = append(send, u)
+	}
+	return send, nil
+}
+
+// checkJobUpdate is JobUpdate's validation, and it refuses text a backend
+// would reject (PostgreSQL takes no invalid UTF-8 and no NUL), which would
+// otherwise fail the whole batch for one job.
+func checkJobUpdate(u engine.JobUpdate) error {
+	if err := u.Validate(); err != nil {
+		return err
+	}
+	refuse := func(format string, a ...any) error {
+		return &engine.TransitionError{ID: u.ID, From: u.From, To: u.To, Reason: fmt.Sprintf(format, a...)}
+	}
+	if sec := u.RunAfterSeconds; sec != nil && !(math.Abs(*sec) <= maxRunAfterSeconds) {
+		return refuse("run after %v seconds is not a number in range", *sec)
+	}
+	if u.Node != nil && !storableText(*u.Node) {
+		return refuse("node %q is not valid UTF-8 text", *u.Node)
+	}
+	if u.Message != nil && !storableText(*u.Message) {
+		return refuse("message %q is not valid UTF-8 text", *u.Message)
+	}
+	return nil
+}
+
+func storableText(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
+
+// jobUpdateChunk applies one chunk of transitions in one statement and
+// records in changed the jobs it changed.
+func (s *Store) jobUpdateChunk(ctx context.Context, q querier, us []engine.JobUpdate, changed map[int64]*engine.Job) error {
+	if !s.dialect.updateReturns {
+		return s.jobUpdateChunkLocked(ctx, q, us, changed)
+	}
+	var a args
+	if s.dialect == postgresDialect {
+		a = jobUpdateArrays(us)
+	} else {
+		a = args{"updates": jobUpdatesJSON(us)}
+	}
+	var rows []jobRow
+	if err := s.selectRows(ctx, q, &rows, qJobUpdateMany, a, false); err != nil {
+		return err
+	}
+	return addJobs(changed, rows)
+}
+
+// jobUpdateChunkLocked applies one chunk where UPDATE returns no rows: it
+// locks the chunk's rows, updates those still at the expected status and
+// version, and reads them back. Between the three statements no one else
+// can change the locked rows, so the transitions it reports applied are
+// exactly the ones it applied. q must be a transaction.
+func (s *Store) jobUpdateChunkLocked(ctx context.Context, q querier, us []engine.JobUpdate, changed map[int64]*engine.Job) error {
+	var current []struct {
+		ID      int64  `db:"id"`
+		Version int64  `db:"version"`
+		Status  string `db:"status"`
+	}
+	if err := s.selectRows(ctx, q, &current, qJobUpdateManyLock, args{"ids": jobIDsJSON(us)}, false); err != nil {
+		return err
+	}
+	type state struct {
+		version int64
+		status  engine.Status
+	}
+	found := make(map[int64]state, len(current))
+	for _, c := range current {
+		found[c.ID] = state{c.Version, engine.Status(c.Status)}
+	}
+	match := make([]engine.JobUpdate, 0, len(us))
+	for _, u := range us {
+		if found[u.ID] == (state{u.Version, u.From}) {
+			match = append(match, u)
+		}
+	}
+	if len(match) == 0 {
+		return nil
+	}
+	n, err := s.exec(ctx, q, qJobUpdateMany, args{"updates": jobUpdatesJSON(match)})
+	if err != nil {
+		return err
+	}
+	if n != int64(len(match)) {
+		return fmt.Errorf("changed %d of %d locked jobs", n, len(match))
+	}
+	var rows []jobRow
+	if err := s.selectRows(ctx, q, &rows, qJobUpdateManyRead, args{"ids": jobIDsJSON(match)}, false); err != nil {
+		return err
+	}
+	return addJobs(changed, rows)
+}
+
+func addJobs(changed map[int64]*engine.Job, rows []jobRow) error {
+	for i := range rows {
+		job, err := rows[i].job()
+		if err != nil {
+			return err
+		}
+		changed[job.ID] = job
+	}
+	return nil
 }

@@ -56,7 +56,7 @@ func (s *Store) JobInsertMany(ctx context.Context, ps []engine.JobInsertParams) 
 		if err := s.jobsMustExist(ctx, tx, slices.Sorted(maps.Keys(parents))); err != nil {
 			return err
 		}
-		ri, err := s.newRowInserter(tx, rows[0])
+		ri, err := s.newRowInserter(tx)
 		if err != nil {
 			return err
 		}
@@ -132,29 +132,15 @@ type rowInserter struct {
 	full       *sqlx.Stmt
 }
 
-// newRowInserter prepares the INSERTs of rows like sample.
-func (s *Store) newRowInserter(tx *sqlx.Tx, sample args) (*rowInserter, error) {
+// newRowInserter prepares the INSERTs of rows of job_insert_row.
+func (s *Store) newRowInserter(tx *sqlx.Tx) (*rowInserter, error) {
 	// job_insert_many holds the row once; the statement repeats it.
 	row := s.queries[qJobInsertRow]
-	head, tail, ok := strings.Cut(s.queries[qJobInsertMany], row)
+	head, tail, ok := strings.Cut(s.queries[qJobInsertMany].question, row.question)
 	if !ok {
 		return nil, fmt.Errorf("query %s does not include %s", qJobInsertMany, qJobInsertRow)
 	}
-	// Binding a map of each name to itself gives the names in the order
-	// the row's positional parameters take them.
-	names := args{}
-	for name := range sample {
-		names[name] = name
-	}
-	text, order, err := sqlx.Named(row, names)
-	if err != nil {
-		return nil, fmt.Errorf("query %s: %w", qJobInsertRow, err)
-	}
-	ri := &rowInserter{s: s, tx: tx, head: head, tail: tail, row: text}
-	for _, n := range order {
-		ri.names = append(ri.names, n.(string))
-	}
-	return ri, nil
+	return &rowInserter{s: s, tx: tx, head: head, tail: tail, row: row.question, names: row.names}, nil
 }
 
 func (ri *rowInserter) statement(n int) string {

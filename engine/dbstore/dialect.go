@@ -25,6 +25,10 @@ type dialect struct {
 	// insertReturnsID: INSERT … RETURNING id gives the new id; otherwise
 	// the driver's LastInsertId does.
 	insertReturnsID bool
+	// updateReturns: UPDATE … RETURNING gives the changed rows, so a batch
+	// of transitions is one statement; otherwise the batch locks its rows,
+	// updates and reads them back in one transaction.
+	updateReturns bool
 	// migrationLock: Migrate holds the migrate_lock query's lock around its
 	// work on one connection. Without it, each migration's transaction must
 	// itself exclude other writers (SQLite's BEGIN IMMEDIATE).
@@ -50,6 +54,7 @@ var sqliteDialect = &dialect{
 	timeArg: func(t time.Time) any { return t.UTC().Format(sqliteTimeLayout) },
 	// RETURNING needs SQLite 3.35; the embedded one is newer.
 	insertReturnsID: true,
+	updateReturns:   true,
 	migrationLock:   false,
 	// WAL lets readers run beside the one writer; writers queue on the
 	// database lock (busy_timeout). A few connections keep a slow read from
@@ -67,6 +72,7 @@ var postgresDialect = &dialect{
 	},
 	timeArg:         func(t time.Time) any { return t.UTC() },
 	insertReturnsID: true,
+	updateReturns:   true,
 	migrationLock:   true,
 	maxOpenConns:    10,
 }
@@ -82,6 +88,7 @@ var mysqlDialect = &dialect{
 	// The driver writes times in its Loc, which Open sets to UTC.
 	timeArg:         func(t time.Time) any { return t.UTC() },
 	insertReturnsID: false,
+	updateReturns:   false,
 	migrationLock:   true,
 	maxOpenConns:    10,
 }

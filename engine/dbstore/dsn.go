@@ -108,8 +108,16 @@ func parsePostgres(dsn string) (*target, error) {
 	// other libpq clients instead: TLS when the server offers it.
 	if q.Get("sslmode") == "" && os.Getenv("PGSSLMODE") == "" {
 		q.Set("sslmode", "prefer")
-		u.RawQuery = q.Encode()
 	}
+	// binary_parameters: lib/pq sends a statement with its parameters in
+	// one go instead of first asking the server for their types, which
+	// saves a round trip on every statement. It changes how []byte travels
+	// (as binary, which bytea takes as is); the store sends no []byte to a
+	// column of another type.
+	if !q.Has("binary_parameters") {
+		q.Set("binary_parameters", "yes")
+	}
+	u.RawQuery = q.Encode()
 	return &target{
 		dialect:   postgresDialect,
 		driverDSN: u.String(),

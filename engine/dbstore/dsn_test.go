@@ -29,7 +29,9 @@ func TestParseDSN(t *testing.T) {
 		{dsn: "sqlite:~/x.db", dialect: "sqlite", sqlitePath: filepath.Join(home, "x.db")},
 		{dsn: "postgres://u:pw@db.example:5433/jobs?sslmode=require", dialect: "postgres",
 			display: "postgres://u@db.example:5433/jobs", driverHas: []string{"sslmode=require", "u:pw@"}},
-		{dsn: "postgresql://u@db/jobs", dialect: "postgres", display: "postgresql://u@db/jobs", driverHas: []string{"sslmode=prefer"}},
+		{dsn: "postgresql://u@db/jobs", dialect: "postgres", display: "postgresql://u@db/jobs",
+			driverHas: []string{"sslmode=prefer", "binary_parameters=yes"}},
+		{dsn: "postgres://u@db/jobs?binary_parameters=no", dialect: "postgres", driverHas: []string{"binary_parameters=no"}},
 
 		{dsn: "sqlite://x.db", errContains: []string{"sqlite:PATH"}},
 		{dsn: "sqlite::memory:", errContains: []string{"file path"}},

@@ -24,7 +24,7 @@ func mysqlBaseDSN() string {
 
 // mysqlDatabaseDSN creates a fresh database, dropped when the test ends,
 // and returns its DSN. An unreachable server fails the test.
-func mysqlDatabaseDSN(t *testing.T) string {
+func mysqlDatabaseDSN(t testing.TB) string {
 	t.Helper()
 	base := mysqlBaseDSN()
 	tgt, err := parseDSN(base)

@@ -28,7 +28,7 @@ func postgresBaseDSN() string {
 // postgresSchemaDSN creates a fresh schema, dropped when the test ends, and
 // returns a DSN whose connections work in it. An unreachable server fails
 // the test: these tests are never skipped.
-func postgresSchemaDSN(t *testing.T) string {
+func postgresSchemaDSN(t testing.TB) string {
 	t.Helper()
 	base := postgresBaseDSN()
 	admin, err := sqlx.Open("postgres", base)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"text/template"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/jobctl/jobctl/engine"
 	jobsql "github.com/jobctl/jobctl/sql"
 )
@@ -18,6 +20,9 @@ const (
 	qJobExists              = "job_exists"
 	qJobList                = "job_list"
 	qJobUpdate              = "job_update"
+	qJobUpdateMany          = "job_update_many"
+	qJobUpdateManyLock      = "job_update_many_lock"
+	qJobUpdateManyRead      = "job_update_many_read"
 	qJobProgressSet         = "job_progress_set"
 	qJobListDispatchable    = "job_list_dispatchable"
 	qJobLoadsByNode         = "job_loads_by_node"
@@ -72,6 +77,7 @@ var requiredQueries = []string{
 	qReservationList, qReservationNodeHolder, qReservationDelete, qReservationInsert,
 	qJobInsertMany, qJobInsertRow, qJobIDsFrom, qJobIDsExisting, qJobCountByStatus, qJobPurgeCandidates,
 	qJobPurgeChildren, qJobPurgeDelete, qNodeRemove, qNodeJobsHeld, qReservationDeleteNode,
+	qJobUpdateMany,
 }
 
 // loadQueries renders every query of the dialect: the .sql files are
@@ -111,6 +117,9 @@ func loadQueries(d *dialect) (map[string]string, error) {
 	if d.migrationLock {
 		required = append(slices.Clip(required), qMigrateLock, qMigrateUnlock)
 	}
+	if !d.updateReturns {
+		required = append(slices.Clip(required), qJobUpdateManyLock, qJobUpdateManyRead)
+	}
 	for _, name := range required {
 		if _, ok := out[name]; !ok {
 			return nil, fmt.Errorf("sql/queries: no %s.sql for %s", name, d.name)
@@ -133,14 +142,26 @@ func statusList(set string) (string, error) {
 	return "(" + strings.Join(quoted, ", ") + ")", nil
 }
 
-// checkColons refuses a ':' that does not start a :parameter. Queries are
-// bound by name (sqlx), which reads every ':' outside of "::" as the start of
-// a parameter, even in a comment or a string literal; a stray one would
-// silently shift the parameters.
+// checkColons refuses a ':' that does not start a :parameter, and a
+// :parameter in a "--" comment. Queries are bound by name (sqlx), which reads
+// every ':' outside of "::" as the start of a parameter, even in a comment or
+// a string literal; a stray one would silently shift the parameters, and
+// one in a comment adds a value the database finds no placeholder for.
 func checkColons(q string) error {
+	inComment := false
 	for i := 0; i < len(q); i++ {
+		switch {
+		case q[i] == '\n':
+			inComment = false
+		case q[i] == '-' && i+1 < len(q) && q[i+1] == '-':
+			inComment = true
+		}
 		if q[i] != ':' {
 			continue
+		}
+		if inComment && i+1 < len(q) && isParamByte(q[i+1]) {
+			line := strings.Count(q[:i], "\n") + 1
+			return fmt.Errorf("line %d: a :parameter in a comment is bound too; name it without the colon", line)
 		}
 		if i+1 < len(q) && q[i+1] == ':' {
 			i++ // "::" is a literal ':'
@@ -153,4 +174,93 @@ func checkColons(q string) error {
 		return fmt.Errorf("line %d: ':' that does not start a :parameter (write '::' for a literal colon)", line)
 	}
 	return nil
+}
+
+// boundQuery is a query compiled once for its dialect: sqlx.Named and Rebind
+// would otherwise parse the text again on every call, which costs more than
+// many of the statements themselves take on the server. A call only gathers
+// its values in the order of names.
+type boundQuery struct {
+	text     string   // positional, in the driver's placeholder form
+	question string   // positional with '?', for sqlx.In to expand lists in
+	names    []string // the named parameter of each placeholder, in order
+}
+
+// bindQueries compiles every rendered query for bindType (sqlx.BindType of
+// the dialect's driver).
+func bindQueries(texts map[string]string, bindType int) (map[string]*boundQuery, error) {
+	out := make(map[string]*boundQuery, len(texts))
+	for name, text := range texts {
+		bq, err := bindQuery(text, bindType)
+		if err != nil {
+			return nil, fmt.Errorf("sql/queries %s: %w", name, err)
+		}
+		out[name] = bq
+	}
+	return out, nil
+}
+
+// bindQuery compiles one query with sqlx's own named-parameter rules: each
+// parameter is bound to its index in a first pass, so the positional values
+// sqlx.Named returns say which name every placeholder stands for.
+func bindQuery(text string, bindType int) (*boundQuery, error) {
+	unique := paramNames(text)
+	index := make(map[string]any, len(unique))
+	for i, n := range unique {
+		index[n] = i
+	}
+	question, positions, err := sqlx.Named(text, index)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(positions))
+	for i, p := range positions {
+		names[i] = unique[p.(int)]
+	}
+	return &boundQuery{text: sqlx.Rebind(bindType, question), question: question, names: names}, nil
+}
+
+// paramNames lists the distinct :names of a query in order of first use.
+// It reads names as sqlx does (letters, digits, '_' and '.'; "::" is a
+// literal colon); a name it missed would make sqlx.Named fail at Open.
+func paramNames(q string) []string {
+	var names []string
+	for i := 0; i < len(q); i++ {
+		if q[i] != ':' {
+			continue
+		}
+		if i+1 < len(q) && q[i+1] == ':' {
+			i++
+			continue
+		}
+		end := i + 1
+		for end < len(q) && isParamByte(q[end]) {
+			end++
+		}
+		if name := q[i+1 : end]; name != "" && !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+		i = end - 1
+	}
+	return names
+}
+
+func isParamByte(b byte) bool {
+	return b == '_' || b == '.' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9'
+}
+
+// values gathers the parameters of one call in placeholder order.
+func (bq *boundQuery) values(a args) ([]any, error) {
+	if len(bq.names) == 0 {
+		return nil, nil
+	}
+	out := make([]any, len(bq.names))
+	for i, n := range bq.names {
+		v, ok := a[n]
+		if !ok {
+			return nil, fmt.Errorf("no value for :%s", n)
+		}
+		out[i] = v
+	}
+	return out, nil
 }

@@ -1,8 +1,11 @@
 package dbstore
 
 import (
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/jmoiron/sqlx"
 )
 
 func TestQueriesLoadForEveryDialect(t *testing.T) {
@@ -30,9 +33,45 @@ func TestCheckColons(t *testing.T) {
 		"SELECT '12:30' WHERE id = :id":           false,
 		"SELECT 1 WHERE id = :":                   false,
 		"SELECT datetime('now', 'subsec') AS now": true,
+		"SELECT 1 -- the id\nWHERE id = :id":      true,
+		"SELECT 1 -- by :id\nWHERE id = :id":      false,
 	} {
 		if err := checkColons(q); (err == nil) != ok {
 			t.Errorf("checkColons(%q) = %v, want ok=%v", q, err, ok)
 		}
+	}
+}
+
+// TestBindQuery: a compiled query has sqlx's positional text and the name
+// behind each placeholder, repeats included, so gathering values by name
+// binds exactly what sqlx.Named would.
+func TestBindQuery(t *testing.T) {
+	const text = "UPDATE t SET a = :a, b = CASE WHEN :flag THEN :b ELSE b END, c = 'a::b' WHERE id = :id AND :flag"
+	for _, tc := range []struct {
+		bindType int
+		want     string
+	}{
+		{sqlx.QUESTION, "UPDATE t SET a = ?, b = CASE WHEN ? THEN ? ELSE b END, c = 'a:b' WHERE id = ? AND ?"},
+		{sqlx.DOLLAR, "UPDATE t SET a = $1, b = CASE WHEN $2 THEN $3 ELSE b END, c = 'a:b' WHERE id = $4 AND $5"},
+	} {
+		bq, err := bindQuery(text, tc.bindType)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bq.text != tc.want {
+			t.Errorf("bind type %d: text\n %s\nwant\n %s", tc.bindType, bq.text, tc.want)
+		}
+		got, err := bq.values(args{"a": 1, "b": 2, "flag": true, "id": 7})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, want, _ := sqlx.Named(text, args{"a": 1, "b": 2, "flag": true, "id": 7})
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("values %v, want those of sqlx.Named %v", got, want)
+		}
+	}
+	bq, _ := bindQuery("SELECT :a, :b", sqlx.QUESTION)
+	if _, err := bq.values(args{"a": 1}); err == nil || !strings.Contains(err.Error(), ":b") {
+		t.Errorf("a missing value: got %v, want an error naming :b", err)
 	}
 }

@@ -16,7 +16,7 @@ import (
 // openStore opens a store on dsn and closes it when the test ends, before
 // the database or schema the test made is dropped (cleanups run last-in
 // first-out).
-func openStore(t *testing.T, dsn string) *Store {
+func openStore(t testing.TB, dsn string) *Store {
 	t.Helper()
 	s, err := Open(t.Context(), dsn)
 	if err != nil {
@@ -27,9 +27,9 @@ func openStore(t *testing.T, dsn string) *Store {
 }
 
 // openSQLite opens a store on the SQLite file at path.
-func openSQLite(t *testing.T, path string) *Store { return openStore(t, "sqlite:"+path) }
+func openSQLite(t testing.TB, path string) *Store { return openStore(t, "sqlite:"+path) }
 
-func migrated(t *testing.T, s *Store) *Store {
+func migrated(t testing.TB, s *Store) *Store {
 	t.Helper()
 	if err := s.Migrate(t.Context()); err != nil {
 		t.Fatalf("Migrate: %v", err)

@@ -34,7 +34,7 @@ type Store struct {
 type conn struct {
 	db       *sqlx.DB
 	dialect  *dialect
-	queries  map[string]string
+	queries  map[string]*boundQuery
 	location string
 
 	// The lease is acquired and released on a pool of its own, so a node
@@ -57,7 +57,11 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	queries, err := loadQueries(t.dialect)
+	texts, err := loadQueries(t.dialect)
+	if err != nil {
+		return nil, err
+	}
+	queries, err := bindQueries(texts, sqlx.BindType(t.dialect.driver))
 	if err != nil {
 		return nil, err
 	}
@@ -150,31 +154,31 @@ type querier interface {
 // args are the named parameters of one query.
 type args map[string]any
 
-// bind turns the named query into the driver's positional form. With in,
-// slice parameters expand for "x IN (:list)".
-func (s *Store) bind(q querier, name string, arg any, in bool) (string, []any, error) {
-	text, ok := s.queries[name]
+// bind gives the positional form of a named query and its values, from the
+// query compiled at Open. With in, slice parameters expand for
+// "x IN (:list)"; that form depends on the lengths, so it is built per call.
+func (s *Store) bind(q querier, name string, arg args, in bool) (string, []any, error) {
+	bq, ok := s.queries[name]
 	if !ok {
 		// loadQueries checks every name used here, so this is a bug.
 		return "", nil, fmt.Errorf("no query %s for %s", name, s.dialect.name)
 	}
-	if arg == nil {
-		arg = args{}
-	}
-	query, params, err := sqlx.Named(text, arg)
+	params, err := bq.values(arg)
 	if err != nil {
 		return "", nil, fmt.Errorf("query %s: %w", name, err)
 	}
-	if in {
-		if query, params, err = sqlx.In(query, params...); err != nil {
-			return "", nil, fmt.Errorf("query %s: %w", name, err)
-		}
+	if !in {
+		return bq.text, params, nil
+	}
+	query, params, err := sqlx.In(bq.question, params...)
+	if err != nil {
+		return "", nil, fmt.Errorf("query %s: %w", name, err)
 	}
 	return q.Rebind(query), params, nil
 }
 
 // get runs a query that returns one row into dest.
-func (s *Store) get(ctx context.Context, q querier, dest any, name string, arg any) error {
+func (s *Store) get(ctx context.Context, q querier, dest any, name string, arg args) error {
 	query, params, err := s.bind(q, name, arg, false)
 	if err != nil {
 		return err
@@ -183,7 +187,7 @@ func (s *Store) get(ctx context.Context, q querier, dest any, name string, arg a
 }
 
 // selectRows runs a query that returns rows into the slice dest; in as for bind.
-func (s *Store) selectRows(ctx context.Context, q querier, dest any, name string, arg any, in bool) error {
+func (s *Store) selectRows(ctx context.Context, q querier, dest any, name string, arg args, in bool) error {
 	query, params, err := s.bind(q, name, arg, in)
 	if err != nil {
 		return err
@@ -192,7 +196,7 @@ func (s *Store) selectRows(ctx context.Context, q querier, dest any, name string
 }
 
 // exec runs a statement and returns how many rows it changed.
-func (s *Store) exec(ctx context.Context, q querier, name string, arg any) (int64, error) {
+func (s *Store) exec(ctx context.Context, q querier, name string, arg args) (int64, error) {
 	query, params, err := s.bind(q, name, arg, false)
 	if err != nil {
 		return 0, err
@@ -216,8 +220,19 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 	if s.tx != nil {
 		return fn(s.tx)
 	}
+	return s.retryDeadlock(ctx, func() error { return s.tryTx(ctx, fn) })
+}
+
+// retryDeadlock runs fn, a transaction or a single statement, again when
+// the database aborted it as a deadlock victim, a few times at most. Inside
+// a transaction it runs fn once: the abort ends the enclosing transaction,
+// whose own retry starts over.
+func (s *Store) retryDeadlock(ctx context.Context, fn func() error) error {
+	if s.tx != nil {
+		return fn()
+	}
 	for attempt := 1; ; attempt++ {
-		err := s.tryTx(ctx, fn)
+		err := fn()
 		if err == nil || attempt == 5 || !isDeadlock(err) || ctx.Err() != nil {
 			return err
 		}

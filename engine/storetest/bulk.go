@@ -32,7 +32,7 @@ var bulkTests = []subtest{
 	{"NodeRemoveHoldingJobs", testNodeRemoveHoldingJobs},
 }
 
-func insertMany(t *testing.T, s engine.Store, ps []engine.JobInsertParams) []int64 {
+func insertJobsMany(t *testing.T, s engine.Store, ps []engine.JobInsertParams) []int64 {
 	t.Helper()
 	ids, err := s.JobInsertMany(t.Context(), ps)
 	if err != nil {
@@ -118,7 +118,7 @@ func testJobInsertManyFields(t *testing.T, s engine.Store) {
 		{Type: "sleep", Status: engine.StatusInstantiated, Payload: json.RawMessage(` "5s" `), Creator: "bob"},
 	}
 	before := dbNow(t, s)
-	ids := insertMany(t, s, ps)
+	ids := insertJobsMany(t, s, ps)
 	after := dbNow(t, s)
 	if ids[0] <= parent.ID {
 		t.Errorf("first id %d is not above the earlier job's %d", ids[0], parent.ID)
@@ -131,7 +131,7 @@ func testJobInsertManyFields(t *testing.T, s engine.Store) {
 		wantUTC(t, fmt.Sprintf("job %d CreatedAt", i), got.CreatedAt)
 		sameJob(t, fmt.Sprintf("job %d", i), got, insert(t, s, p))
 	}
-	if got := insertMany(t, s, nil); len(got) != 0 {
+	if got := insertJobsMany(t, s, nil); len(got) != 0 {
 		t.Errorf("inserting no jobs gave ids %v", got)
 	}
 }
@@ -181,7 +181,7 @@ func testJobInsertManyChunks(t *testing.T, s engine.Store) {
 			Payload: json.RawMessage(fmt.Sprintf(`{"i":%d}`, i)), Creator: "bulk",
 		}
 	}
-	ids := insertMany(t, s, ps)
+	ids := insertJobsMany(t, s, ps)
 	jobs := list(t, s, engine.JobListParams{Creator: "bulk"})
 	if len(jobs) != n {
 		t.Fatalf("listed %d jobs, want %d", len(jobs), n)
@@ -202,7 +202,7 @@ func testJobInsertManyLargePayloads(t *testing.T, s engine.Store) {
 	for i := range ps {
 		ps[i] = engine.JobInsertParams{Type: "noop", Status: engine.StatusQueued, Payload: payloadOfSize(engine.MaxPayloadBytes)}
 	}
-	ids := insertMany(t, s, ps)
+	ids := insertJobsMany(t, s, ps)
 	for _, id := range ids {
 		if got := get(t, s, id); len(got.Payload) != engine.MaxPayloadBytes {
 			t.Errorf("job %d: payload of %d bytes, want %d", id, len(got.Payload), engine.MaxPayloadBytes)

@@ -1,0 +1,153 @@
+package dbstore
+
+import (
+	"database/sql"
+	"strconv"
+
+	"github.com/lib/pq"
+
+	"github.com/jobctl/jobctl/engine"
+)
+
+// The parameters of job_update_many: one value per transition of each
+// field, so the statement text is the same whatever the batch. An unset
+// optional field travels as NULL (an absent key in JSON), a flag off as
+// false (absent).
+
+// jobUpdateArrays are PostgreSQL arrays, one per column of the unnest.
+func jobUpdateArrays(us []engine.JobUpdate) args {
+	n := len(us)
+	var (
+		ids, versions     = make(pq.Int64Array, n), make(pq.Int64Array, n)
+		from, to          = make(pq.StringArray, n), make(pq.StringArray, n)
+		nodes, messages   = make([]sql.NullString, n), make([]sql.NullString, n)
+		exitCodes         = make([]sql.NullInt64, n)
+		runAfter          = make([]sql.NullFloat64, n)
+		increment, rebase = make(pq.BoolArray, n), make(pq.BoolArray, n)
+		clear, queued     = make(pq.BoolArray, n), make(pq.BoolArray, n)
+		started, finished = make(pq.BoolArray, n), make(pq.BoolArray, n)
+	)
+	for i, u := range us {
+		ids[i], versions[i] = u.ID, u.Version
+		from[i], to[i] = string(u.From), string(u.To)
+		if u.Node != nil {
+			nodes[i] = sql.NullString{String: *u.Node, Valid: true}
+		}
+		if u.Message != nil {
+			messages[i] = sql.NullString{String: *u.Message, Valid: true}
+		}
+		if u.ExitCode != nil {
+			exitCodes[i] = sql.NullInt64{Int64: int64(*u.ExitCode), Valid: true}
+		}
+		if u.RunAfterSeconds != nil {
+			runAfter[i] = sql.NullFloat64{Float64: *u.RunAfterSeconds, Valid: true}
+		}
+		increment[i], rebase[i] = u.IncrementAttempt, u.RebaseAttempts
+		clear[i], queued[i] = u.ClearResult, u.MarkQueued
+		started[i], finished[i] = u.MarkStarted, u.MarkFinished
+	}
+	return args{
+		"ids":                ids,
+		"versions":           versions,
+		"from_statuses":      from,
+		"to_statuses":        to,
+		"nodes":              pq.GenericArray{A: nodes},
+		"increment_attempts": increment,
+		"rebase_attempts":    rebase,
+		"exit_codes":         pq.GenericArray{A: exitCodes},
+		"messages":           pq.GenericArray{A: messages},
+		"run_after_seconds":  pq.GenericArray{A: runAfter},
+		"clear_results":      clear,
+		"mark_queued":        queued,
+		"mark_started":       started,
+		"mark_finished":      finished,
+	}
+}
+
+// jobUpdatesJSON is the JSON array of the SQLite and MySQL statements: one
+// object per transition, with the keys those statements read.
+func jobUpdatesJSON(us []engine.JobUpdate) string {
+	b := make([]byte, 0, 96*len(us))
+	b = append(b, '[')
+	for i, u := range us {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"id":`...)
+		b = strconv.AppendInt(b, u.ID, 10)
+		b = append(b, `,"version":`...)
+		b = strconv.AppendInt(b, u.Version, 10)
+		b = append(b, `,"from":`...)
+		b = appendJSONString(b, string(u.From))
+		b = append(b, `,"to":`...)
+		b = appendJSONString(b, string(u.To))
+		if u.Node != nil {
+			b = append(b, `,"node":`...)
+			b = appendJSONString(b, *u.Node)
+		}
+		if u.ExitCode != nil {
+			b = append(b, `,"exit_code":`...)
+			b = strconv.AppendInt(b, int64(*u.ExitCode), 10)
+		}
+		if u.Message != nil {
+			b = append(b, `,"message":`...)
+			b = appendJSONString(b, *u.Message)
+		}
+		if u.RunAfterSeconds != nil {
+			b = append(b, `,"run_after_seconds":`...)
+			b = strconv.AppendFloat(b, *u.RunAfterSeconds, 'g', -1, 64)
+		}
+		// Flags are 1 when on, not true: every backend reads a JSON number
+		// as an integer the same way.
+		for _, f := range [...]struct {
+			key string
+			on  bool
+		}{
+			{`,"increment_attempt":1`, u.IncrementAttempt},
+			{`,"rebase_attempts":1`, u.RebaseAttempts},
+			{`,"clear_result":1`, u.ClearResult},
+			{`,"mark_queued":1`, u.MarkQueued},
+			{`,"mark_started":1`, u.MarkStarted},
+			{`,"mark_finished":1`, u.MarkFinished},
+		} {
+			if f.on {
+				b = append(b, f.key...)
+			}
+		}
+		b = append(b, '}')
+	}
+	return string(append(b, ']'))
+}
+
+// jobIDsJSON is the JSON array of the updates' job ids, in their order.
+func jobIDsJSON(us []engine.JobUpdate) string {
+	b := make([]byte, 0, 8*len(us)+2)
+	b = append(b, '[')
+	for i, u := range us {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, u.ID, 10)
+	}
+	return string(append(b, ']'))
+}
+
+// appendJSONString appends s as a JSON string. s is valid UTF-8 (see
+// checkJobUpdate), so only quotes, backslashes and control characters need
+// escaping.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"')
+}

@@ -1,0 +1,52 @@
+-- Many guarded transitions in one statement, each exactly as job_update
+-- applies it alone. The parameter is a JSON array with one object per
+-- transition (see dbstore's batch.go); an absent key is NULL, which leaves
+-- its field alone or switches its flag off. MySQL has no UPDATE …
+-- RETURNING, so the store locks the rows first (job_update_many_lock),
+-- sends only the transitions that match, and reads the rows back
+-- (job_update_many_read). The guard stays here all the same.
+--
+-- With STRAIGHT_JOIN the rows are found by id, one by one, never by a scan
+-- that would lock every row it passes.
+--
+-- A multi-table UPDATE assigns in no promised order, so no assignment may
+-- read a column another one changes (a requeue rebases attempts but never
+-- increments them).
+UPDATE JSON_TABLE(:updates, '$[*]' COLUMNS (
+    job_id            BIGINT       PATH '$.id',
+    expected_version  BIGINT       PATH '$.version',
+    from_status       VARCHAR(16)  PATH '$.from',
+    to_status         VARCHAR(16)  PATH '$.to',
+    new_node          VARCHAR(255) PATH '$.node',
+    increment_attempt INT          PATH '$.increment_attempt',
+    rebase_attempts   INT          PATH '$.rebase_attempts',
+    new_exit_code     INT          PATH '$.exit_code',
+    new_message       TEXT         PATH '$.message',
+    run_after_seconds DOUBLE       PATH '$.run_after_seconds',
+    clear_result      INT          PATH '$.clear_result',
+    mark_queued       INT          PATH '$.mark_queued',
+    mark_started      INT          PATH '$.mark_started',
+    mark_finished     INT          PATH '$.mark_finished'
+)) AS x
+STRAIGHT_JOIN jobs AS j ON j.id = x.job_id
+SET
+    j.status           = x.to_status,
+    j.version          = j.version + 1,
+    j.node             = COALESCE(x.new_node, j.node),
+    j.attempt_base     = CASE WHEN x.rebase_attempts THEN j.attempt ELSE j.attempt_base END,
+    j.attempt          = j.attempt + CASE WHEN x.increment_attempt THEN 1 ELSE 0 END,
+    j.exit_code        = CASE WHEN x.new_exit_code IS NOT NULL THEN x.new_exit_code
+                              WHEN x.clear_result THEN NULL
+                              ELSE j.exit_code END,
+    j.message          = COALESCE(x.new_message, j.message),
+    j.run_after        = CASE WHEN x.run_after_seconds IS NOT NULL THEN {{nowPlus "x.run_after_seconds"}}
+                              WHEN x.clear_result THEN NULL
+                              ELSE j.run_after END,
+    j.progress         = CASE WHEN x.clear_result THEN 0 ELSE j.progress END,
+    j.progress_message = CASE WHEN x.clear_result THEN '' ELSE j.progress_message END,
+    j.finished_at      = CASE WHEN x.mark_finished THEN {{now}}
+                              WHEN x.clear_result THEN NULL
+                              ELSE j.finished_at END,
+    j.queued_at        = CASE WHEN x.mark_queued THEN {{now}} ELSE j.queued_at END,
+    j.started_at       = CASE WHEN x.mark_started THEN {{now}} ELSE j.started_at END
+WHERE j.version = x.expected_version AND j.status = x.from_status
