@@ -104,3 +104,13 @@ func StartUpdate(j *Job) JobUpdate {
 func StartOfferUpdate(o DispatchOffer) JobUpdate {
 	return StartUpdate(&Job{ID: o.JobID, Status: StatusDispatching, Version: o.Version})
 }
+
+// LocalStartUpdate is the dispatcher's own node starting a job it accepted
+// in-process: the node's books decided before any claim, so the start is
+// the claim, guarded by the status and version the round read (QUEUED or
+// RESTART, or DISPATCHING when another node declined it first).
+func LocalStartUpdate(j *Job, node string) JobUpdate {
+	u := StartUpdate(j)
+	u.Node = Ptr(node)
+	return u
+}

@@ -33,9 +33,11 @@ type JobUpdate struct {
 // to the next candidate).
 var allowedTransitions = map[Status][]Status{
 	StatusInstantiated: {StatusQueued, StatusCancelled},
-	StatusQueued:       {StatusDispatching, StatusPaused, StatusCancelled},
-	StatusRestart:      {StatusDispatching, StatusPaused, StatusCancelled},
-	StatusDispatching:  {StatusDispatching, StatusRunning, StatusQueued, StatusRestart, StatusFailed, StatusCancelled},
+	// QUEUED or RESTART → RUNNING is the dispatcher's own node starting a
+	// job it accepted in-process, without the DISPATCHING step.
+	StatusQueued:      {StatusDispatching, StatusRunning, StatusPaused, StatusCancelled},
+	StatusRestart:     {StatusDispatching, StatusRunning, StatusPaused, StatusCancelled},
+	StatusDispatching: {StatusDispatching, StatusRunning, StatusQueued, StatusRestart, StatusFailed, StatusCancelled},
 	StatusRunning: {StatusFinished, StatusWarning, StatusFailed, StatusRestart, StatusCancelling,
 		StatusCancelled, StatusPaused, StatusWaiting},
 	StatusPaused: {StatusQueued, StatusRestart, StatusRunning, StatusCancelling, StatusCancelled,

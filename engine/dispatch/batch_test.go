@@ -155,3 +155,72 @@ func TestARoundStopsReadingTheQueueOnceNoNodeHasRoom(t *testing.T) {
 		t.Fatalf("summary = %q", got)
 	}
 }
+
+// localNodes is batchNodes with node "self" in the dispatcher's own
+// process: its jobs are started straight from the queue.
+type localNodes struct {
+	*batchNodes
+	locals [][]engine.Status // statuses of each local batch as handed over
+}
+
+func (l *localNodes) Local(n *engine.Node) bool { return n.Name == "self" }
+
+func (l *localNodes) StartLocal(ctx context.Context, jobs []*engine.Job) []engine.OfferResult {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var seen []engine.Status
+	out := make([]engine.OfferResult, len(jobs))
+	for i, j := range jobs {
+		seen = append(seen, j.Status)
+		if l.room["self"] == 0 {
+			out[i] = engine.OfferResult{Verdict: engine.OfferDeclined, Reason: "busy"}
+			continue
+		}
+		if _, err := l.store.JobUpdate(ctx, engine.LocalStartUpdate(j, "self")); err != nil {
+			out[i] = engine.OfferResult{Verdict: engine.OfferGone, Reason: err.Error()}
+			continue
+		}
+		l.room["self"]--
+		out[i] = engine.OfferResult{Verdict: engine.OfferAccepted}
+	}
+	l.locals = append(l.locals, seen)
+	return out
+}
+
+func TestTheOwnNodeStartsJobsWithoutADispatchingStep(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	addNode(t, s, "self", 100)
+	addNode(t, s, "other", 100)
+	for range 10 {
+		addJob(t, s, engine.TypeSleep, 1)
+	}
+	nodes := &localNodes{batchNodes: &batchNodes{store: s, room: map[string]int{"self": 3, "other": 4}, batches: map[string][]int{}}}
+	d := dispatch.NewDispatcher(s, nodes, placement.LoadFactor{}, engine.SystemClock{}, quietLog())
+	stats, err := d.Round(context.Background(), always)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.Dispatched != 7 {
+		t.Fatalf("stats = %+v, want 7 dispatched (3 on self, 4 on other)", stats)
+	}
+	if len(nodes.locals) == 0 {
+		t.Fatal("the own node was never handed jobs")
+	}
+	for _, st := range nodes.locals[0] {
+		if st != engine.StatusQueued {
+			t.Fatalf("the own node's first share came as %v; want QUEUED, unclaimed", nodes.locals[0])
+		}
+	}
+	running, _ := s.JobList(context.Background(), engine.JobListParams{Statuses: []engine.Status{engine.StatusRunning}})
+	on := map[string]int{}
+	for _, j := range running {
+		on[j.Node]++
+	}
+	if on["self"] != 3 || on["other"] != 4 {
+		t.Fatalf("running per node = %v, want self 3, other 4", on)
+	}
+	if c := statusCounts(t, s); c[engine.StatusQueued] != 3 || c[engine.StatusDispatching] != 0 {
+		t.Fatalf("statuses = %v, want the 3 no node took back in QUEUED, none DISPATCHING", c)
+	}
+}

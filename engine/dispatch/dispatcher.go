@@ -19,6 +19,20 @@ type Offerer interface {
 	OfferBatch(ctx context.Context, n *engine.Node, offers []engine.DispatchOffer) []engine.OfferResult
 }
 
+// LocalOfferer is an Offerer one of whose nodes runs in the dispatcher's
+// own process. A round skips the DISPATCHING step for that node: the
+// node's books decide before any claim, and its guarded start (QUEUED or
+// RESTART → RUNNING, engine.LocalStartUpdate) is the claim. The guarantees
+// are the same, for one write per job less.
+type LocalOfferer interface {
+	Offerer
+	// Local reports whether n is the dispatcher's own node.
+	Local(n *engine.Node) bool
+	// StartLocal offers the own node jobs as the round read them, a
+	// verdict each in their order.
+	StartLocal(ctx context.Context, jobs []*engine.Job) []engine.OfferResult
+}
+
 // OfferFunc is an Offerer that answers one offer at a time.
 type OfferFunc func(ctx context.Context, n *engine.Node, o engine.DispatchOffer) engine.OfferResult
 
@@ -44,6 +58,7 @@ const DefaultPageSize = 1000
 type Dispatcher struct {
 	store    engine.Store
 	offerer  Offerer
+	local    LocalOfferer // offerer, when one of its nodes is in-process
 	selector placement.Selector
 	clock    engine.Clock
 	log      *slog.Logger
@@ -61,8 +76,9 @@ type Dispatcher struct {
 
 // NewDispatcher returns a dispatcher ordering candidates with selector.
 func NewDispatcher(store engine.Store, offerer Offerer, selector placement.Selector, clock engine.Clock, log *slog.Logger) *Dispatcher {
+	local, _ := offerer.(LocalOfferer)
 	return &Dispatcher{
-		store: store, offerer: offerer, selector: selector, clock: clock, log: log,
+		store: store, offerer: offerer, local: local, selector: selector, clock: clock, log: log,
 		pageSize: DefaultPageSize, staleAfter: engine.NodeStaleAfter,
 		summary: NewSummaryLog(log, clock, DefaultSummaryInterval),
 	}

@@ -164,26 +164,35 @@ func (r *round) commit(plan []*planned) ([]*planned, error) {
 	if !r.trusted() {
 		return nil, r.abandon(plan, ErrUntrusted)
 	}
-	us := make([]engine.JobUpdate, len(plan))
-	for i, p := range plan {
-		us[i] = engine.DispatchUpdate(p.job, p.node.Name)
-	}
-	results, err := r.Dispatcher.store.JobUpdateMany(r.ctx, us)
-	if err != nil {
-		return nil, r.abandon(plan, err)
-	}
-	claimed := plan[:0]
-	for i, p := range plan {
-		if results[i].Err != nil {
-			// Changed meanwhile (cancelled, paused): nothing to place.
-			r.unbook(p)
+	// Jobs for the own node are claimed by its start; the others now.
+	var us []engine.JobUpdate
+	var remote []*planned
+	claimed := make([]*planned, 0, len(plan))
+	for _, p := range plan {
+		if r.isLocal(p.node) {
+			claimed = append(claimed, p)
 			continue
 		}
-		p.job = results[i].Job
-		claimed = append(claimed, p)
+		us = append(us, engine.DispatchUpdate(p.job, p.node.Name))
+		remote = append(remote, p)
 	}
-	if len(claimed) > 0 && !r.trusted() {
-		return nil, r.abandon(claimed, ErrUntrusted)
+	if len(us) > 0 {
+		results, err := r.Dispatcher.store.JobUpdateMany(r.ctx, us)
+		if err != nil {
+			return nil, r.abandon(plan, err)
+		}
+		for i, p := range remote {
+			if results[i].Err != nil {
+				// Changed meanwhile (cancelled, paused): nothing to place.
+				r.unbook(p)
+				continue
+			}
+			p.job = results[i].Job
+			claimed = append(claimed, p)
+		}
+		if !r.trusted() {
+			return nil, r.abandon(claimed, ErrUntrusted)
+		}
 	}
 	verdicts := r.offerAll(claimed)
 	var retry, refused []*planned
@@ -247,7 +256,16 @@ func (r *round) offerAll(batch []*planned) []engine.OfferResult {
 			offers[k] = engine.DispatchOffer{JobID: j.ID, Attempt: j.Attempt, Version: j.Version, Type: j.Type, Load: j.Load}
 		}
 		offer := func() {
-			got := r.offerer.OfferBatch(r.ctx, n, offers)
+			var got []engine.OfferResult
+			if r.isLocal(n) {
+				jobs := make([]*engine.Job, len(idx))
+				for k, i := range idx {
+					jobs[k] = batch[i].job
+				}
+				got = r.local.StartLocal(r.ctx, jobs)
+			} else {
+				got = r.offerer.OfferBatch(r.ctx, n, offers)
+			}
 			for k, i := range idx {
 				if k < len(got) {
 					verdicts[i] = got[k]
@@ -266,19 +284,26 @@ func (r *round) offerAll(batch []*planned) []engine.OfferResult {
 	return verdicts
 }
 
+// isLocal reports whether n is the dispatcher's own node (LocalOfferer).
+func (r *round) isLocal(n *engine.Node) bool { return r.local != nil && r.local.Local(n) }
+
 // refuse fails the jobs a node refused for good (412: type not offered,
-// invalid payload): no retry would change the answer.
+// invalid payload): no retry would change the answer. A job the own node
+// refused was never claimed; that node has failed it already where it
+// could (an invalid payload).
 func (r *round) refuse(ps []*planned) error {
-	if len(ps) == 0 {
-		return nil
-	}
-	us := make([]engine.JobUpdate, len(ps))
-	for i, p := range ps {
-		us[i] = engine.RefuseUpdate(p.job, p.node.Name, p.reason)
+	var us []engine.JobUpdate
+	for _, p := range ps {
+		if p.job.Status == engine.StatusDispatching {
+			us = append(us, engine.RefuseUpdate(p.job, p.node.Name, p.reason))
+		}
 		r.unbook(p)
 		if err := r.unkeep(p.job.ID); err != nil {
 			return err
 		}
+	}
+	if len(us) == 0 {
+		return nil
 	}
 	_, err := r.Dispatcher.store.JobUpdateMany(r.ctx, us)
 	return err

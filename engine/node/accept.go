@@ -40,7 +40,34 @@ func (n *Runtime) Accept(ctx context.Context, o engine.DispatchOffer) engine.Off
 func (n *Runtime) AcceptBatch(ctx context.Context, offers []engine.DispatchOffer) []engine.OfferResult {
 	out := make([]engine.OfferResult, len(offers))
 	if taken := n.take(offers, out); len(taken) > 0 {
-		n.startTaken(ctx, taken, out)
+		us := make([]engine.JobUpdate, len(taken))
+		for k, t := range taken {
+			us[k] = engine.StartOfferUpdate(t.offer)
+		}
+		n.startTaken(ctx, taken, us, out)
+	}
+	for _, res := range out {
+		n.metrics.offer(res.Verdict)
+	}
+	return out
+}
+
+// StartLocal is AcceptBatch for this node's own dispatcher, which hands it
+// dispatchable jobs it has not claimed: the books decide first, as for any
+// offer, and the start of each job taken is its claim (LocalStartUpdate),
+// so a job runs here without the DISPATCHING step and its extra write.
+func (n *Runtime) StartLocal(ctx context.Context, jobs []*engine.Job) []engine.OfferResult {
+	offers := make([]engine.DispatchOffer, len(jobs))
+	for i, j := range jobs {
+		offers[i] = engine.DispatchOffer{JobID: j.ID, Attempt: j.Attempt, Version: j.Version, Type: j.Type, Load: j.Load}
+	}
+	out := make([]engine.OfferResult, len(jobs))
+	if taken := n.take(offers, out); len(taken) > 0 {
+		us := make([]engine.JobUpdate, len(taken))
+		for k, t := range taken {
+			us[k] = engine.LocalStartUpdate(jobs[t.index], n.cfg.Name)
+		}
+		n.startTaken(ctx, taken, us, out)
 	}
 	for _, res := range out {
 		n.metrics.offer(res.Verdict)
@@ -87,14 +114,11 @@ func (n *Runtime) take(offers []engine.DispatchOffer, out []engine.OfferResult) 
 	return taken
 }
 
-// startTaken moves the taken jobs to RUNNING in one store call and starts
-// them. The version guard of each makes sure the job is still the one
-// offered: a job cancelled or redispatched meanwhile is not started.
-func (n *Runtime) startTaken(ctx context.Context, taken []takenOffer, out []engine.OfferResult) {
-	us := make([]engine.JobUpdate, len(taken))
-	for k, t := range taken {
-		us[k] = engine.StartOfferUpdate(t.offer)
-	}
+// startTaken moves the taken jobs to RUNNING in one store call, with the
+// start transition us[k] of each, and starts them. The version guard of each
+// makes sure the job is still the one offered: a job cancelled or
+// redispatched meanwhile is not started.
+func (n *Runtime) startTaken(ctx context.Context, taken []takenOffer, us []engine.JobUpdate, out []engine.OfferResult) {
 	results, err := n.store.JobUpdateMany(ctx, us)
 	if err != nil {
 		for _, t := range taken {

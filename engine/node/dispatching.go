@@ -144,6 +144,14 @@ func (o *offerer) OfferBatch(ctx context.Context, n *engine.Node, offers []engin
 	return o.client.OfferBatch(ctx, n, offers)
 }
 
+// Local reports whether n is this node, whose acceptance runs in-process.
+func (o *offerer) Local(n *engine.Node) bool { return n.Name == o.self.cfg.Name }
+
+// StartLocal hands this node dispatchable jobs the round has not claimed.
+func (o *offerer) StartLocal(ctx context.Context, jobs []*engine.Job) []engine.OfferResult {
+	return o.self.StartLocal(ctx, jobs)
+}
+
 // every runs f now and then each interval until ctx ends; a slow f delays
 // the next run instead of piling runs up.
 func every(ctx context.Context, interval time.Duration, f func()) {
