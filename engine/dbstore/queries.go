@@ -119,12 +119,25 @@ func statusList(set string) (string, error) {
 	return "(" + strings.Join(quoted, ", ") + ")", nil
 }
 
-// checkColons refuses a ':' that does not start a :parameter. Queries are
-// bound by name (sqlx), which reads every ':' outside of "::" as the start of
-// a parameter, even in a comment or a string literal; a stray one would
-// silently shift the parameters.
+// checkColons refuses a ':' that does not start a :parameter, and any ':'
+// in a "--" comment. Queries are bound by name (sqlx), which reads every ':'
+// outside of "::" as the start of a parameter, even in a comment or a string
+// literal; a stray one would silently shift the parameters, and a comment
+// naming one (":limit") would bind it twice.
 func checkColons(q string) error {
 	for i := 0; i < len(q); i++ {
+		if strings.HasPrefix(q[i:], "--") {
+			end := strings.IndexByte(q[i:], '\n')
+			if end < 0 {
+				end = len(q) - i
+			}
+			if strings.Contains(q[i:i+end], ":") {
+				line := strings.Count(q[:i], "\n") + 1
+				return fmt.Errorf("line %d: ':' in a comment, which the binding reads as a parameter; reword the comment", line)
+			}
+			i += end
+			continue
+		}
 		if q[i] != ':' {
 			continue
 		}
