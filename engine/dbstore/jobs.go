@@ -160,8 +160,14 @@ func (s *Store) JobList(ctx context.Context, p engine.JobListParams) ([]*engine.
 		"parent_id":    parentID,
 		"limit":        limitOrAll(p.Limit),
 	}
+	query := qJobList
+	if len(p.Statuses) > 0 && !slices.ContainsFunc(p.Statuses, engine.Status.Terminal) {
+		// Live jobs are few: look them up by status. Ended ones may be
+		// millions, read newest first until the limit.
+		query = qJobListLive
+	}
 	var rows []jobRow
-	if err := s.selectRows(ctx, s.q, &rows, qJobList, a, true); err != nil {
+	if err := s.selectRows(ctx, s.q, &rows, query, a, true); err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
 	}
 	slices.Reverse(rows) // the query reads newest first so LIMIT keeps the newest

@@ -17,6 +17,7 @@ const (
 	qJobGet                 = "job_get"
 	qJobExists              = "job_exists"
 	qJobList                = "job_list"
+	qJobListLive            = "job_list_live"
 	qJobUpdate              = "job_update"
 	qJobProgressSet         = "job_progress_set"
 	qJobListDispatchable    = "job_list_dispatchable"
@@ -52,7 +53,7 @@ const (
 // requiredQueries are the queries every dialect must have; loading fails
 // without one, so a missing file shows at Open, not deep in a dispatch round.
 var requiredQueries = []string{
-	qDBNow, qJobInsert, qJobGet, qJobExists, qJobList, qJobUpdate, qJobProgressSet,
+	qDBNow, qJobInsert, qJobGet, qJobExists, qJobList, qJobListLive, qJobUpdate, qJobProgressSet,
 	qJobListDispatchable, qJobLoadsByNode, qJobLogAppend, qJobLogList, qNodeInsertAbsent, qNodeTakeover, qNodeGet,
 	qNodeList, qNodeTouch, qNodeSetState, qNodeSetMaintenance, qLeaseAcquire, qLeaseRelease, qLeaseGet, qSettingGet,
 	qSettingInsertAbsent, qSchemaMigrationsCreate, qSchemaMigrationsExists, qSchemaMigrationsList,

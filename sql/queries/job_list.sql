@@ -4,9 +4,6 @@
 SELECT {{template "job_columns"}}
 FROM jobs
 WHERE (:all_statuses OR status IN (:statuses))
-  AND (:all_types OR type IN (:types))
-  AND (:node = '' OR node = :node)
-  AND (:job_key = '' OR job_key = :job_key)
-  AND (:any_parent OR parent_id = :parent_id)
+  AND {{template "job_list_filters"}}
 ORDER BY id DESC
 LIMIT :limit
