@@ -32,5 +32,10 @@ func (s *Store) JobUpdateMany(ctx context.Context, us []engine.JobUpdate) ([]eng
 	if err != nil {
 		return nil, fmt.Errorf("update %d jobs: %w", len(us), err)
 	}
+	for _, r := range out {
+		if r.Err == nil {
+			s.jobChanged(r.Job.Status)
+		}
+	}
 	return out, nil
 }

@@ -29,6 +29,10 @@ type dialect struct {
 	// work on one connection. Without it, each migration's transaction must
 	// itself exclude other writers (SQLite's BEGIN IMMEDIATE).
 	migrationLock bool
+	// notifiesJobChanges: migration 003's trigger sends a notification on
+	// every job change that may wake the dispatcher, and JobChanges listens
+	// for it, so changes made by other processes are reported too.
+	notifiesJobChanges bool
 
 	maxOpenConns int
 }
@@ -65,10 +69,11 @@ var postgresDialect = &dialect{
 	nowPlus: func(seconds string) string {
 		return fmt.Sprintf("(clock_timestamp() + make_interval(secs => %s))", seconds)
 	},
-	timeArg:         func(t time.Time) any { return t.UTC() },
-	insertReturnsID: true,
-	migrationLock:   true,
-	maxOpenConns:    10,
+	timeArg:            func(t time.Time) any { return t.UTC() },
+	insertReturnsID:    true,
+	migrationLock:      true,
+	notifiesJobChanges: true,
+	maxOpenConns:       10,
 }
 
 var mysqlDialect = &dialect{

@@ -53,6 +53,7 @@ func (s *Store) JobInsert(ctx context.Context, p engine.JobInsertParams) (*engin
 	if err != nil {
 		return nil, fmt.Errorf("insert job: %w", err)
 	}
+	s.jobChanged(job.Status)
 	return job, nil
 }
 
@@ -231,6 +232,7 @@ func (s *Store) JobUpdate(ctx context.Context, u engine.JobUpdate) (*engine.Job,
 		}
 		return nil, fmt.Errorf("update job %d: %w", u.ID, err)
 	}
+	s.jobChanged(job.Status)
 	return job, nil
 }
 

@@ -64,9 +64,12 @@ func postgresSchemaDSN(t *testing.T) string {
 
 func TestPostgresConformance(t *testing.T) {
 	t.Parallel()
-	storetest.Run(t, func(t *testing.T) engine.Store {
+	storetest.RunWith(t, func(t *testing.T) engine.Store {
 		return migrated(t, openStore(t, postgresSchemaDSN(t)))
-	})
+	}, storetest.Options{Peer: func(t *testing.T, s engine.Store) engine.Store {
+		// Its own pools and listener on the same schema: another process.
+		return openStore(t, s.(*Store).driverDSN)
+	}})
 }
 
 func TestPostgresConcurrentMigrate(t *testing.T) {

@@ -48,6 +48,7 @@ const (
 	qReservationInsert      = "reservation_insert"
 	qMigrateLock            = "migrate_lock"
 	qMigrateUnlock          = "migrate_unlock"
+	qJobChangesSchema       = "job_changes_schema"
 )
 
 // requiredQueries are the queries every dialect must have; loading fails
@@ -97,6 +98,9 @@ func loadQueries(d *dialect) (map[string]string, error) {
 	required := requiredQueries
 	if d.migrationLock {
 		required = append(slices.Clip(required), qMigrateLock, qMigrateUnlock)
+	}
+	if d.notifiesJobChanges {
+		required = append(slices.Clip(required), qJobChangesSchema)
 	}
 	for _, name := range required {
 		if _, ok := out[name]; !ok {

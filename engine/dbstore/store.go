@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -28,6 +29,9 @@ type Store struct {
 	// a Tx callback (then tx is that transaction).
 	q  querier
 	tx *sqlx.Tx
+	// txWakes collects, in a transaction of Tx, whether a change must be
+	// reported once it commits (see wake).
+	txWakes *atomic.Bool
 }
 
 // conn is what a Store and the transactions it starts share.
@@ -43,6 +47,11 @@ type conn struct {
 	leaseOnce sync.Once
 	leaseDB   *sqlx.DB
 	leaseErr  error
+
+	// Job changes for JobChanges: this process's own, and on PostgreSQL
+	// those of every process, through a listener (notify.go).
+	changes  engine.JobChangeFeed
+	listener changeListener
 }
 
 var _ engine.Store = (*Store)(nil)
@@ -99,7 +108,7 @@ func prepareSQLiteFile(path string) error {
 
 // Close closes the database connections.
 func (s *Store) Close() error {
-	err := s.db.Close()
+	err := errors.Join(s.listener.close(), s.db.Close())
 	if s.leaseDB != nil {
 		err = errors.Join(err, s.leaseDB.Close())
 	}
@@ -228,9 +237,14 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 // Tx runs fn in one transaction; see engine.Store. A deadlock victim is run
 // again, as inTx does for the store's own transactions.
 func (s *Store) Tx(ctx context.Context, fn func(tx engine.TxStore) error) error {
-	return s.inTx(ctx, func(tx *sqlx.Tx) error {
-		return fn(&Store{conn: s.conn, q: tx, tx: tx})
+	var wakes atomic.Bool
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		return fn(&Store{conn: s.conn, q: tx, tx: tx, txWakes: &wakes})
 	})
+	if err == nil && wakes.Load() {
+		s.wake()
+	}
+	return err
 }
 
 func (s *Store) tryTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
