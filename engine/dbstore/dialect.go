@@ -34,6 +34,8 @@ type dialect struct {
 	// for it, so changes made by other processes are reported too.
 	notifiesJobChanges bool
 
+	// maxOpenConns is the main pool's default size (see the package doc);
+	// a DSN may set another with pool_max_conns.
 	maxOpenConns int
 }
 
@@ -56,8 +58,8 @@ var sqliteDialect = &dialect{
 	insertReturnsID: true,
 	migrationLock:   false,
 	// WAL lets readers run beside the one writer; writers queue on the
-	// database lock (busy_timeout). A few connections keep a slow read from
-	// blocking a lease renewal.
+	// database lock (busy_timeout), so more connections would only queue
+	// there. A few let reads go on beside a write.
 	maxOpenConns: 4,
 }
 
@@ -73,7 +75,7 @@ var postgresDialect = &dialect{
 	insertReturnsID:    true,
 	migrationLock:      true,
 	notifiesJobChanges: true,
-	maxOpenConns:       10,
+	maxOpenConns:       8,
 }
 
 var mysqlDialect = &dialect{
@@ -88,5 +90,5 @@ var mysqlDialect = &dialect{
 	timeArg:         func(t time.Time) any { return t.UTC() },
 	insertReturnsID: false,
 	migrationLock:   true,
-	maxOpenConns:    10,
+	maxOpenConns:    8,
 }

@@ -119,3 +119,16 @@ func TestPostgresLeaseRenewsWithTheMainPoolExhausted(t *testing.T) {
 		t.Fatalf("LeaseRelease with the main pool exhausted: %v, %v", ok, err)
 	}
 }
+
+// TestPostgresPoolMaxConns: the main pool holds at most pool_max_conns
+// connections, and the server never sees the parameter.
+func TestPostgresPoolMaxConns(t *testing.T) {
+	t.Parallel()
+	s := migrated(t, openStore(t, postgresSchemaDSN(t)+"&pool_max_conns=3"))
+	if got := s.db.Stats().MaxOpenConnections; got != 3 {
+		t.Errorf("main pool of %d, want 3", got)
+	}
+	if _, err := s.JobInsert(t.Context(), engine.JobInsertParams{Type: engine.TypeNoop, Status: engine.StatusQueued}); err != nil {
+		t.Fatalf("a store opened with pool_max_conns does not work: %v", err)
+	}
+}

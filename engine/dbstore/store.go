@@ -79,8 +79,8 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot open %s database %s: %w", t.dialect.name, t.display, err)
 	}
-	db.SetMaxOpenConns(t.dialect.maxOpenConns)
-	db.SetMaxIdleConns(t.dialect.maxOpenConns)
+	db.SetMaxOpenConns(t.maxConns)
+	db.SetMaxIdleConns(t.maxConns)
 	db.SetConnMaxIdleTime(5 * time.Minute)
 	if err := ping(ctx, db); err != nil {
 		_ = db.Close()
