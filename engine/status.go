@@ -70,6 +70,14 @@ var (
 	// place in the key's order: handed to a node, running, or waiting for
 	// children (and PAUSED while it has a node; see Job.HoldsKey).
 	KeyActiveStatuses = []Status{StatusDispatching, StatusRunning, StatusCancelling, StatusWaiting, StatusPaused}
+	// WakingStatuses are those whose entry may let the dispatcher place
+	// more work: a job became dispatchable, or it left a load-holding state
+	// (ended, or waits for its children) and so freed its node's load and
+	// perhaps its key. Every way out of a load-holding state leads here or
+	// to PAUSED, and a paused job keeps its node's load and its key, so
+	// PAUSED is not among them. A JobChangeNotifier reports these.
+	WakingStatuses = []Status{StatusQueued, StatusRestart, StatusWaiting,
+		StatusFinished, StatusWarning, StatusFailed, StatusCancelled, StatusDeleted}
 )
 
 // StatusSets names the sets for the SQL store's query templates.
@@ -81,6 +89,7 @@ var StatusSets = map[string][]Status{
 	"node_owned":   NodeOwnedStatuses,
 	"recoverable":  RecoverableStatuses,
 	"key_active":   KeyActiveStatuses,
+	"waking":       WakingStatuses,
 }
 
 // Terminal reports whether no further work happens to a job in this state
@@ -98,3 +107,7 @@ func (s Status) QueuedLike() bool { return slices.Contains(QueuedLikeStatuses, s
 
 // NodeOwned reports whether a job in this state has a run on its node.
 func (s Status) NodeOwned() bool { return slices.Contains(NodeOwnedStatuses, s) }
+
+// Wakes reports whether a job entering this state may let the dispatcher
+// place more work (see WakingStatuses).
+func (s Status) Wakes() bool { return slices.Contains(WakingStatuses, s) }

@@ -138,3 +138,28 @@ func TestLeaseValidity(t *testing.T) {
 		}
 	}
 }
+
+// TestWakingStatuses: every transition that makes work dispatchable or frees
+// a node's load or a key enters a waking state, so a JobChangeNotifier that
+// reports entries into WakingStatuses misses none of them. The one way out
+// of a load-holding state that does not wake is into PAUSED, which keeps the
+// load and the key.
+func TestWakingStatuses(t *testing.T) {
+	t.Parallel()
+	holdsLoad := func(s Status) bool { return slices.Contains(LoadHoldingStatuses, s) }
+	for _, from := range AllStatuses {
+		for _, to := range allowedTransitions[from] {
+			switch {
+			case to.Dispatchable() && !to.Wakes():
+				t.Errorf("%s → %s makes a job dispatchable without waking the dispatcher", from, to)
+			case holdsLoad(from) && !holdsLoad(to) && !to.Wakes():
+				t.Errorf("%s → %s frees load without waking the dispatcher", from, to)
+			case to.Terminal() && !to.Wakes():
+				t.Errorf("%s → %s may free a key without waking the dispatcher", from, to)
+			}
+		}
+	}
+	if StatusPaused.Wakes() {
+		t.Error("PAUSED wakes the dispatcher, yet a paused job keeps its load and its key")
+	}
+}

@@ -118,6 +118,19 @@ type Store interface {
 	ClusterToken(ctx context.Context) (string, error)
 }
 
+// JobChangeNotifier is a store that tells when work may have appeared (a
+// job became QUEUED or RESTART) or capacity was freed (a job left a
+// load-holding state), so the dispatcher can start a round at once instead
+// of waiting for its interval. Notifications may be lost or spurious:
+// polling stays the correct fallback.
+type JobChangeNotifier interface {
+	// JobChanges delivers a value (coalesced: the channel has room for one)
+	// after such changes, until ctx ends. The channel is never closed: stop
+	// reading when ctx ends. Only the changes committed after JobChanges
+	// returns are sure to be reported.
+	JobChanges(ctx context.Context) (<-chan struct{}, error)
+}
+
 // TxStore is the part of a Store that takes part in a transaction (see
 // Store.Tx); the Store itself offers the same methods outside one.
 type TxStore interface {

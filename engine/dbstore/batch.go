@@ -70,6 +70,11 @@ func (s *Store) JobUpdateMany(ctx context.Context, us []engine.JobUpdate) ([]eng
 			out[i].Err = fmt.Errorf("job %d is no longer %s at version %d, or is gone: %w", u.ID, u.From, u.Version, engine.ErrConflict)
 		}
 	}
+	for _, r := range out {
+		if r.Err == nil {
+			s.jobChanged(r.Job.Status)
+		}
+	}
 	return out, nil
 }
 

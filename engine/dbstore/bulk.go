@@ -82,6 +82,12 @@ func (s *Store) JobInsertMany(ctx context.Context, ps []engine.JobInsertParams) 
 		}
 		return nil, fmt.Errorf("insert %d jobs: %w", len(ps), err)
 	}
+	for _, p := range ps {
+		if p.Status.Wakes() {
+			s.wake()
+			break
+		}
+	}
 	return ids, nil
 }
 

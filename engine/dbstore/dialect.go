@@ -33,7 +33,13 @@ type dialect struct {
 	// work on one connection. Without it, each migration's transaction must
 	// itself exclude other writers (SQLite's BEGIN IMMEDIATE).
 	migrationLock bool
+	// notifiesJobChanges: migration 003's trigger sends a notification on
+	// every job change that may wake the dispatcher, and JobChanges listens
+	// for it, so changes made by other processes are reported too.
+	notifiesJobChanges bool
 
+	// maxOpenConns is the main pool's default size (see the package doc);
+	// a DSN may set another with pool_max_conns.
 	maxOpenConns int
 }
 
@@ -57,8 +63,8 @@ var sqliteDialect = &dialect{
 	updateReturns:   true,
 	migrationLock:   false,
 	// WAL lets readers run beside the one writer; writers queue on the
-	// database lock (busy_timeout). A few connections keep a slow read from
-	// blocking a lease renewal.
+	// database lock (busy_timeout), so more connections would only queue
+	// there. A few let reads go on beside a write.
 	maxOpenConns: 4,
 }
 
@@ -70,11 +76,12 @@ var postgresDialect = &dialect{
 	nowPlus: func(seconds string) string {
 		return fmt.Sprintf("(clock_timestamp() + make_interval(secs => %s))", seconds)
 	},
-	timeArg:         func(t time.Time) any { return t.UTC() },
-	insertReturnsID: true,
-	updateReturns:   true,
-	migrationLock:   true,
-	maxOpenConns:    10,
+	timeArg:            func(t time.Time) any { return t.UTC() },
+	insertReturnsID:    true,
+	updateReturns:      true,
+	migrationLock:      true,
+	notifiesJobChanges: true,
+	maxOpenConns:       8,
 }
 
 var mysqlDialect = &dialect{
@@ -90,5 +97,5 @@ var mysqlDialect = &dialect{
 	insertReturnsID: false,
 	updateReturns:   false,
 	migrationLock:   true,
-	maxOpenConns:    10,
+	maxOpenConns:    8,
 }

@@ -6,10 +6,13 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/jobctl/jobctl/engine"
 )
 
 // validForms is appended to every DSN error so the operator sees what works.
@@ -24,6 +27,7 @@ type target struct {
 	driverDSN  string
 	display    string
 	sqlitePath string // the database file, for SQLite
+	maxConns   int    // the main pool's size
 }
 
 // DefaultPath is where the SQLite database lives when no DSN names one:
@@ -92,6 +96,7 @@ func parseSQLite(path string) (*target, error) {
 		driverDSN:  path + "?" + params.Encode(),
 		display:    "sqlite:" + path,
 		sqlitePath: path,
+		maxConns:   sqliteDialect.maxOpenConns,
 	}, nil
 }
 
@@ -102,6 +107,10 @@ func parsePostgres(dsn string) (*target, error) {
 	}
 	if u.Host == "" && u.Query().Get("host") == "" {
 		return nil, fmt.Errorf("database %s: no host; %s", u.Redacted(), validForms)
+	}
+	maxConns, err := takePoolMaxConns(u, postgresDialect)
+	if err != nil {
+		return nil, err
 	}
 	q := u.Query()
 	// lib/pq insists on TLS unless told otherwise; behave like psql and
@@ -122,6 +131,7 @@ func parsePostgres(dsn string) (*target, error) {
 		dialect:   postgresDialect,
 		driverDSN: u.String(),
 		display:   redactURL(u),
+		maxConns:  maxConns,
 	}, nil
 }
 
@@ -172,6 +182,10 @@ func parseMySQL(dsn string) (*target, error) {
 	if dbName == "" || strings.Contains(dbName, "/") {
 		return nil, fmt.Errorf("database %s: name one database, as in mysql://USER@HOST/DATABASE; %s", redactURL(u), validForms)
 	}
+	maxConns, err := takePoolMaxConns(u, mysqlDialect)
+	if err != nil {
+		return nil, err
+	}
 	// The driver's own DSN syntax cannot carry every password; let it
 	// parse only the parameters and set who and where directly.
 	cfg, err := mysql.ParseDSN("/?" + u.RawQuery)
@@ -200,5 +214,34 @@ func parseMySQL(dsn string) (*target, error) {
 		dialect:   mysqlDialect,
 		driverDSN: cfg.FormatDSN(),
 		display:   redactURL(u),
+		maxConns:  maxConns,
 	}, nil
+}
+
+// poolMaxConnsParam sizes the main pool in a PostgreSQL or MySQL DSN (see
+// the package doc). It is jobctl's own: taken out before the driver, which
+// would refuse it or send it to the server as a setting, sees the DSN.
+const (
+	poolMaxConnsParam = "pool_max_conns"
+	poolMaxConnsLimit = 1000
+)
+
+// takePoolMaxConns removes pool_max_conns from u and returns the main
+// pool's size it sets, else d's default. A bad value is an
+// *engine.InvalidError: the command line is wrong, not the database.
+func takePoolMaxConns(u *url.URL, d *dialect) (int, error) {
+	q := u.Query()
+	values, ok := q[poolMaxConnsParam]
+	if !ok {
+		return d.maxOpenConns, nil
+	}
+	n, err := strconv.Atoi(values[0])
+	if len(values) > 1 || err != nil || n < 1 || n > poolMaxConnsLimit {
+		return 0, &engine.InvalidError{What: "database " + redactURL(u), Problems: []string{fmt.Sprintf(
+			"%s=%s: give the main pool's size once, a whole number of connections from 1 to %d",
+			poolMaxConnsParam, strings.Join(values, ","), poolMaxConnsLimit)}}
+	}
+	q.Del(poolMaxConnsParam)
+	u.RawQuery = q.Encode()
+	return n, nil
 }

@@ -1,12 +1,15 @@
 package dbstore
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/jobctl/jobctl/engine"
 )
 
 func TestParseDSN(t *testing.T) {
@@ -139,5 +142,55 @@ func TestMySQLDriverReadsPassword(t *testing.T) {
 	}
 	if cfg.User != "u" || cfg.Passwd != "p@ss:w/rd" || cfg.DBName != "jobs" || cfg.Addr != "db.example:3306" {
 		t.Errorf("driver reads user %q password %q db %q addr %q", cfg.User, cfg.Passwd, cfg.DBName, cfg.Addr)
+	}
+}
+
+// TestParseDSNPoolMaxConns: pool_max_conns sizes the main pool, is taken out
+// of what the driver sees, and a bad value is a usage error (exit 2) that
+// does not show the password.
+func TestParseDSNPoolMaxConns(t *testing.T) {
+	t.Setenv("PGSSLMODE", "")
+	for _, tc := range []struct {
+		dsn  string
+		want int
+	}{
+		{"sqlite:x.db", sqliteDialect.maxOpenConns},
+		{"postgres://u@db/jobs", postgresDialect.maxOpenConns},
+		{"postgres://u@db/jobs?pool_max_conns=3&sslmode=require", 3},
+		{"mysql://u@db/jobs", mysqlDialect.maxOpenConns},
+		{"mysql://u@db/jobs?tls=skip-verify&pool_max_conns=1000", 1000},
+	} {
+		got, err := parseDSN(tc.dsn)
+		if err != nil {
+			t.Errorf("%s: %v", tc.dsn, err)
+			continue
+		}
+		if got.maxConns != tc.want {
+			t.Errorf("%s: pool of %d, want %d", tc.dsn, got.maxConns, tc.want)
+		}
+		if strings.Contains(got.driverDSN, "pool_max_conns") {
+			t.Errorf("%s: driver DSN %q still has pool_max_conns", tc.dsn, got.driverDSN)
+		}
+	}
+	for _, dsn := range []string{
+		"postgres://u:secret@db/jobs?pool_max_conns=0",
+		"postgres://u:secret@db/jobs?pool_max_conns=-1",
+		"postgres://u:secret@db/jobs?pool_max_conns=",
+		"postgres://u:secret@db/jobs?pool_max_conns=ten",
+		"postgres://u:secret@db/jobs?pool_max_conns=1001",
+		"postgres://u:secret@db/jobs?pool_max_conns=2&pool_max_conns=3",
+		"mysql://u:secret@db/jobs?pool_max_conns=2.5",
+	} {
+		_, err := parseDSN(dsn)
+		if !errors.Is(err, engine.ErrInvalid) {
+			t.Errorf("%s: error %v, want an invalid-input error", dsn, err)
+			continue
+		}
+		if !strings.Contains(err.Error(), "pool_max_conns") || !strings.Contains(err.Error(), "1 to 1000") {
+			t.Errorf("%s: error %q does not say what pool_max_conns takes", dsn, err)
+		}
+		if strings.Contains(err.Error(), "secret") {
+			t.Errorf("%s: error %q shows the password", dsn, err)
+		}
 	}
 }

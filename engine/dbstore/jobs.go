@@ -53,6 +53,7 @@ func (s *Store) JobInsert(ctx context.Context, p engine.JobInsertParams) (*engin
 	if err != nil {
 		return nil, fmt.Errorf("insert job: %w", err)
 	}
+	s.jobChanged(job.Status)
 	return job, nil
 }
 
@@ -134,8 +135,14 @@ func (s *Store) jobMustExist(ctx context.Context, q querier, id int64) error {
 func (s *Store) JobList(ctx context.Context, p engine.JobListParams) ([]*engine.Job, error) {
 	a := jobListArgs(p)
 	a["limit"] = limitOrAll(p.Limit)
+	query := qJobList
+	if len(p.Statuses) > 0 && !slices.ContainsFunc(p.Statuses, engine.Status.Terminal) {
+		// Live jobs are few: look them up by status. Ended ones may be
+		// millions, read newest first until the limit.
+		query = qJobListLive
+	}
 	var rows []jobRow
-	if err := s.selectRows(ctx, s.q, &rows, qJobList, a, true); err != nil {
+	if err := s.selectRows(ctx, s.q, &rows, query, a, true); err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
 	}
 	slices.Reverse(rows) // the query reads newest first so LIMIT keeps the newest
@@ -231,6 +238,7 @@ func (s *Store) JobUpdate(ctx context.Context, u engine.JobUpdate) (*engine.Job,
 		}
 		return nil, fmt.Errorf("update job %d: %w", u.ID, err)
 	}
+	s.jobChanged(job.Status)
 	return job, nil
 }
 

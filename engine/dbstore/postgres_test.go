@@ -64,9 +64,12 @@ func postgresSchemaDSN(t testing.TB) string {
 
 func TestPostgresConformance(t *testing.T) {
 	t.Parallel()
-	storetest.Run(t, func(t *testing.T) engine.Store {
+	storetest.RunWith(t, func(t *testing.T) engine.Store {
 		return migrated(t, openStore(t, postgresSchemaDSN(t)))
-	})
+	}, storetest.Options{Peer: func(t *testing.T, s engine.Store) engine.Store {
+		// Its own pools and listener on the same schema: another process.
+		return openStore(t, s.(*Store).driverDSN)
+	}})
 }
 
 func TestPostgresConcurrentMigrate(t *testing.T) {
@@ -114,5 +117,18 @@ func TestPostgresLeaseRenewsWithTheMainPoolExhausted(t *testing.T) {
 	}
 	if ok, err := s.LeaseRelease(ctx, "busy-node"); err != nil || !ok {
 		t.Fatalf("LeaseRelease with the main pool exhausted: %v, %v", ok, err)
+	}
+}
+
+// TestPostgresPoolMaxConns: the main pool holds at most pool_max_conns
+// connections, and the server never sees the parameter.
+func TestPostgresPoolMaxConns(t *testing.T) {
+	t.Parallel()
+	s := migrated(t, openStore(t, postgresSchemaDSN(t)+"&pool_max_conns=3"))
+	if got := s.db.Stats().MaxOpenConnections; got != 3 {
+		t.Errorf("main pool of %d, want 3", got)
+	}
+	if _, err := s.JobInsert(t.Context(), engine.JobInsertParams{Type: engine.TypeNoop, Status: engine.StatusQueued}); err != nil {
+		t.Fatalf("a store opened with pool_max_conns does not work: %v", err)
 	}
 }

@@ -19,6 +19,7 @@ const (
 	qJobGet                 = "job_get"
 	qJobExists              = "job_exists"
 	qJobList                = "job_list"
+	qJobListLive            = "job_list_live"
 	qJobUpdate              = "job_update"
 	qJobUpdateMany          = "job_update_many"
 	qJobUpdateManyLock      = "job_update_many_lock"
@@ -64,12 +65,13 @@ const (
 	qNodeRemove            = "node_remove"
 	qNodeJobsHeld          = "node_jobs_held"
 	qReservationDeleteNode = "reservation_delete_node"
+	qJobChangesSchema       = "job_changes_schema"
 )
 
 // requiredQueries are the queries every dialect must have; loading fails
 // without one, so a missing file shows at Open, not deep in a dispatch round.
 var requiredQueries = []string{
-	qDBNow, qJobInsert, qJobGet, qJobExists, qJobList, qJobUpdate, qJobProgressSet,
+	qDBNow, qJobInsert, qJobGet, qJobExists, qJobList, qJobListLive, qJobUpdate, qJobProgressSet,
 	qJobListDispatchable, qJobLoadsByNode, qJobLogAppend, qJobLogList, qNodeInsertAbsent, qNodeTakeover, qNodeGet,
 	qNodeList, qNodeTouch, qNodeSetState, qNodeSetMaintenance, qLeaseAcquire, qLeaseRelease, qLeaseGet, qSettingGet,
 	qSettingInsertAbsent, qSchemaMigrationsCreate, qSchemaMigrationsExists, qSchemaMigrationsList,
@@ -120,6 +122,9 @@ func loadQueries(d *dialect) (map[string]string, error) {
 	if !d.updateReturns {
 		required = append(slices.Clip(required), qJobUpdateManyLock, qJobUpdateManyRead)
 	}
+	if d.notifiesJobChanges {
+		required = append(slices.Clip(required), qJobChangesSchema)
+	}
 	for _, name := range required {
 		if _, ok := out[name]; !ok {
 			return nil, fmt.Errorf("sql/queries: no %s.sql for %s", name, d.name)
@@ -142,26 +147,27 @@ func statusList(set string) (string, error) {
 	return "(" + strings.Join(quoted, ", ") + ")", nil
 }
 
-// checkColons refuses a ':' that does not start a :parameter, and a
-// :parameter in a "--" comment. Queries are bound by name (sqlx), which reads
-// every ':' outside of "::" as the start of a parameter, even in a comment or
-// a string literal; a stray one would silently shift the parameters, and
-// one in a comment adds a value the database finds no placeholder for.
+// checkColons refuses a ':' that does not start a :parameter, and any ':'
+// in a "--" comment. Queries are bound by name (sqlx), which reads every ':'
+// outside of "::" as the start of a parameter, even in a comment or a string
+// literal; a stray one would silently shift the parameters, and a comment
+// naming one (":limit") would bind it twice.
 func checkColons(q string) error {
-	inComment := false
 	for i := 0; i < len(q); i++ {
-		switch {
-		case q[i] == '\n':
-			inComment = false
-		case q[i] == '-' && i+1 < len(q) && q[i+1] == '-':
-			inComment = true
+		if strings.HasPrefix(q[i:], "--") {
+			end := strings.IndexByte(q[i:], '\n')
+			if end < 0 {
+				end = len(q) - i
+			}
+			if strings.Contains(q[i:i+end], ":") {
+				line := strings.Count(q[:i], "\n") + 1
+				return fmt.Errorf("line %d: ':' in a comment, which the binding reads as a parameter; reword the comment", line)
+			}
+			i += end
+			continue
 		}
 		if q[i] != ':' {
 			continue
-		}
-		if inComment && i+1 < len(q) && isParamByte(q[i+1]) {
-			line := strings.Count(q[:i], "\n") + 1
-			return fmt.Errorf("line %d: a :parameter in a comment is bound too; name it without the colon", line)
 		}
 		if i+1 < len(q) && q[i+1] == ':' {
 			i++ // "::" is a literal ':'

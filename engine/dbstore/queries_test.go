@@ -30,6 +30,8 @@ func TestCheckColons(t *testing.T) {
 		"SELECT 1 WHERE id = :id":                 true,
 		"SELECT x::text FROM t WHERE a = :_a":     true,
 		"SELECT 1 -- note: a comment":             false,
+		"SELECT 1 -- unlike :limit\nLIMIT :limit": false,
+		"SELECT 1 -- a comment\nWHERE id = :id":   true,
 		"SELECT '12:30' WHERE id = :id":           false,
 		"SELECT 1 WHERE id = :":                   false,
 		"SELECT datetime('now', 'subsec') AS now": true,

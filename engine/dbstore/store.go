@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -28,6 +29,9 @@ type Store struct {
 	// a Tx callback (then tx is that transaction).
 	q  querier
 	tx *sqlx.Tx
+	// txWakes collects, in a transaction of Tx, whether a change must be
+	// reported once it commits (see wake).
+	txWakes *atomic.Bool
 }
 
 // conn is what a Store and the transactions it starts share.
@@ -43,6 +47,11 @@ type conn struct {
 	leaseOnce sync.Once
 	leaseDB   *sqlx.DB
 	leaseErr  error
+
+	// Job changes for JobChanges: this process's own, and on PostgreSQL
+	// those of every process, through a listener (notify.go).
+	changes  engine.JobChangeFeed
+	listener changeListener
 }
 
 var _ engine.Store = (*Store)(nil)
@@ -74,8 +83,8 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot open %s database %s: %w", t.dialect.name, t.display, err)
 	}
-	db.SetMaxOpenConns(t.dialect.maxOpenConns)
-	db.SetMaxIdleConns(t.dialect.maxOpenConns)
+	db.SetMaxOpenConns(t.maxConns)
+	db.SetMaxIdleConns(t.maxConns)
 	db.SetConnMaxIdleTime(5 * time.Minute)
 	if err := ping(ctx, db); err != nil {
 		_ = db.Close()
@@ -103,7 +112,7 @@ func prepareSQLiteFile(path string) error {
 
 // Close closes the database connections.
 func (s *Store) Close() error {
-	err := s.db.Close()
+	err := errors.Join(s.listener.close(), s.db.Close())
 	if s.leaseDB != nil {
 		err = errors.Join(err, s.leaseDB.Close())
 	}
@@ -243,9 +252,14 @@ func (s *Store) retryDeadlock(ctx context.Context, fn func() error) error {
 // Tx runs fn in one transaction; see engine.Store. A deadlock victim is run
 // again, as inTx does for the store's own transactions.
 func (s *Store) Tx(ctx context.Context, fn func(tx engine.TxStore) error) error {
-	return s.inTx(ctx, func(tx *sqlx.Tx) error {
-		return fn(&Store{conn: s.conn, q: tx, tx: tx})
+	var wakes atomic.Bool
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		return fn(&Store{conn: s.conn, q: tx, tx: tx, txWakes: &wakes})
 	})
+	if err == nil && wakes.Load() {
+		s.wake()
+	}
+	return err
 }
 
 func (s *Store) tryTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {

@@ -35,6 +35,7 @@ func (s *Store) JobInsertMany(ctx context.Context, ps []engine.JobInsertParams) 
 		}
 		ids[i] = j.ID
 	}
+	tx.signalCommitted()
 	return ids, nil
 }
 

@@ -99,6 +99,7 @@ func (tx *txStore) JobInsert(_ context.Context, p engine.JobInsertParams) (*engi
 	}
 	s.jobs.put(j)
 	tx.onUndo(func() { s.jobs.remove(j.ID) })
+	tx.jobChanged(j.Status)
 	return cloneJob(j), nil
 }
 
@@ -283,6 +284,7 @@ func (tx *txStore) JobUpdate(_ context.Context, u engine.JobUpdate) (*engine.Job
 	}
 	s.jobs.put(&j)
 	tx.onUndo(func() { s.jobs.put(old) })
+	tx.jobChanged(j.Status)
 	return cloneJob(&j), nil
 }
 

@@ -32,6 +32,7 @@ type Store struct {
 	lease     engine.Lease            // Now unused
 	token     string
 	reserved  reservations
+	changes   engine.JobChangeFeed
 	// direct runs the TxStore methods outside a transaction; the lock is
 	// held whenever it is used.
 	direct txStore
@@ -99,7 +100,9 @@ func (s *Store) Tx(ctx context.Context, fn func(tx engine.TxStore) error) (err e
 		}
 		if err != nil {
 			tx.rollback()
+			return
 		}
+		tx.signalCommitted()
 	}()
 	return fn(tx)
 }
@@ -111,6 +114,7 @@ type txStore struct {
 	logging bool
 	undo    []func()
 	done    bool
+	wakes   bool // a change to report once the transaction has committed
 }
 
 // onUndo records how to reverse a change just made.

@@ -40,6 +40,11 @@ type Options struct {
 	// virtual clock. Nil means the store follows real time, and the suite
 	// waits for its clock to move.
 	Advance func(s engine.Store, d time.Duration)
+	// Peer opens a second store on the database of s with connections of
+	// its own, as another process would, and registers its cleanup with t.
+	// Set it for a store whose JobChanges reports the changes of other
+	// processes (PostgreSQL); the suite then checks that it does.
+	Peer func(t *testing.T, s engine.Store) engine.Store
 }
 
 // advancers holds the Advance hook of each store under test, for the
@@ -56,9 +61,12 @@ func RunWith(t *testing.T, open OpenFunc, opts Options) {
 	for _, group := range [][]subtest{
 		metaTests, jobTests, updateTests, dispatchTests, progressTests, logTests, nodeTests,
 		leaseTests, tokenTests, agreementTests, txTests, reservationTests, limitTests,
-		bulkTests, batchTests,
+		bulkTests, batchTests, notifyTests,
 	} {
 		all = append(all, group...)
+	}
+	if opts.Peer != nil {
+		all = append(all, peerNotifyTests...)
 	}
 	for _, st := range all {
 		t.Run(st.name, func(t *testing.T) {
@@ -67,6 +75,10 @@ func RunWith(t *testing.T, open OpenFunc, opts Options) {
 			if opts.Advance != nil {
 				advancers.Store(s, opts.Advance)
 				t.Cleanup(func() { advancers.Delete(s) })
+			}
+			if opts.Peer != nil {
+				peers.Store(s, opts.Peer)
+				t.Cleanup(func() { peers.Delete(s) })
 			}
 			st.fn(t, s)
 		})

@@ -4,6 +4,9 @@
 -- in submission order. It also waits while another job of its key is
 -- active (engine.KeyActiveStatuses; PAUSED only on a node), whatever its
 -- id, so a requeued old job cannot run beside a later job of its key.
+-- Either way the other job has not ended, and job_live_key_match finds such
+-- jobs of the key through the index of live jobs, past however many ended
+-- jobs the key has.
 SELECT {{template "job_columns"}}
 FROM jobs
 WHERE status = :status
@@ -12,9 +15,9 @@ WHERE status = :status
   AND NOT (job_key <> '' AND EXISTS (
       SELECT 1
       FROM jobs other
-      WHERE other.job_key = jobs.job_key
+      WHERE {{template "job_live_key_match"}}
         AND other.id <> jobs.id
-        AND ((other.id < jobs.id AND other.status NOT IN {{statuses "terminal"}})
+        AND (other.id < jobs.id
              OR (other.status IN {{statuses "key_active"}} AND (other.status <> 'PAUSED' OR other.node <> '')))))
 ORDER BY id
 LIMIT :limit

@@ -1,0 +1,115 @@
+package dbstore
+
+import (
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jobctl/jobctl/engine"
+)
+
+// TestPostgresNotifyTriggerStatuses: migration 003's trigger notifies on
+// entry into exactly engine.WakingStatuses, the set the in-process signal
+// follows, so both paths wake the dispatcher for the same changes.
+func TestPostgresNotifyTriggerStatuses(t *testing.T) {
+	t.Parallel()
+	s := migrated(t, openStore(t, postgresSchemaDSN(t)))
+	var def string
+	err := s.db.GetContext(t.Context(), &def,
+		`SELECT pg_get_triggerdef(oid) FROM pg_trigger WHERE tgname = 'jobs_notify_change' AND tgrelid = CAST('jobs' AS regclass)`)
+	if err != nil {
+		t.Fatalf("read the trigger: %v", err)
+	}
+	for _, st := range engine.AllStatuses {
+		if got := strings.Contains(def, "'"+string(st)+"'"); got != st.Wakes() {
+			t.Errorf("trigger notifies on %s: %v, but %s.Wakes() is %v\n%s", st, got, st, st.Wakes(), def)
+		}
+	}
+}
+
+// TestPostgresListenerReconnects: when the listening connection is lost,
+// the listener connects again by itself and reports one change, since
+// notifications may have been missed meanwhile; then it hears changes again.
+func TestPostgresListenerReconnects(t *testing.T) {
+	t.Parallel()
+	dsn := postgresSchemaDSN(t)
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A name of its own, so the test finds its listener among the others.
+	app := "jobctl-reconnect-" + u.Query().Get("search_path")
+	q := u.Query()
+	q.Set("application_name", app)
+	u.RawQuery = q.Encode()
+	s := migrated(t, openStore(t, u.String()))
+	other := openStore(t, dsn)
+
+	changes, err := s.JobChanges(t.Context())
+	if err != nil {
+		t.Fatalf("JobChanges: %v", err)
+	}
+	var killed int
+	err = other.db.GetContext(t.Context(), &killed,
+		`SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1 AND query LIKE 'LISTEN%'`, app)
+	if err != nil || killed != 1 {
+		t.Fatalf("terminate the listening connection: %d terminated, %v; want 1", killed, err)
+	}
+	select {
+	case <-changes:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no signal within 30s of the listener's reconnection")
+	}
+	if _, err := other.JobInsert(t.Context(), engine.JobInsertParams{Type: engine.TypeNoop, Status: engine.StatusQueued}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changes:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no signal within 30s of another process's insert after the reconnection")
+	}
+}
+
+// TestJobChangesSkipNonWakingWrites: in-process signals are sent before a
+// write returns, so the store can be held to silence where nothing was
+// freed: a dispatcher's own claim and start must not wake it into another
+// round at once, nor a held job that nobody may dispatch yet. (SQLite: no
+// other process's notifications can interfere.)
+func TestJobChangesSkipNonWakingWrites(t *testing.T) {
+	t.Parallel()
+	s := migrated(t, openSQLite(t, filepath.Join(t.TempDir(), "jobctl.db")))
+	ctx := t.Context()
+	queued, err := s.JobInsert(ctx, engine.JobInsertParams{Type: engine.TypeNoop, Status: engine.StatusQueued})
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes, err := s.JobChanges(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signalled := func() bool {
+		select {
+		case <-changes:
+			return true
+		default:
+			return false
+		}
+	}
+	if _, err := s.JobInsert(ctx, engine.JobInsertParams{Type: engine.TypeNoop, Status: engine.StatusInstantiated}); err != nil || signalled() {
+		t.Errorf("a held job's insert: %v, or it signalled", err)
+	}
+	claimed, err := s.JobUpdate(ctx, engine.DispatchUpdate(queued, "n1"))
+	if err != nil || signalled() {
+		t.Fatalf("a claim (QUEUED → DISPATCHING): %v, or it signalled", err)
+	}
+	res, err := s.JobUpdateMany(ctx, []engine.JobUpdate{engine.StartUpdate(claimed)})
+	if err != nil || res[0].Err != nil || signalled() {
+		t.Fatalf("a batched start (DISPATCHING → RUNNING): %v %v, or it signalled", err, res)
+	}
+	done := engine.OutcomeUpdate(res[0].Job, engine.RunResult{Outcome: engine.RunSucceeded}, false, func() float64 { return 0.5 })
+	if _, err := s.JobUpdate(ctx, done); err != nil || !signalled() {
+		t.Errorf("a finish: %v, or it did not signal", err)
+	}
+}

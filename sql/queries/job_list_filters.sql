@@ -1,0 +1,10 @@
+{{- /*
+A fragment of job_list_filter and job_list_live: the filters other than
+status, each switched off by its own flag, so one statement serves every
+combination.
+*/ -}}
+(:all_types OR type IN (:types))
+  AND (:node = '' OR node = :node)
+  AND (:job_key = '' OR job_key = :job_key)
+  AND (:any_parent OR parent_id = :parent_id)
+  AND (:creator = '' OR creator = :creator)
