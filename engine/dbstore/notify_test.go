@@ -113,3 +113,26 @@ func TestJobChangesSkipNonWakingWrites(t *testing.T) {
 		t.Errorf("a finish: %v, or it did not signal", err)
 	}
 }
+
+// TestPostgresLiveIndexesLeaveOutExactlyTheEndedJobs: the partial indexes of
+// migration 003 name the ended states by hand; they must be exactly
+// engine.TerminalStatuses, or a live job would be missing from the index
+// the dispatcher reads its queue through.
+func TestPostgresLiveIndexesLeaveOutExactlyTheEndedJobs(t *testing.T) {
+	t.Parallel()
+	s := migrated(t, openStore(t, postgresSchemaDSN(t)))
+	for _, name := range []string{"jobs_status_id", "jobs_node_status", "jobs_live_key_id"} {
+		var def string
+		err := s.db.GetContext(t.Context(), &def,
+			`SELECT pg_get_indexdef(i.indexrelid) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+			 WHERE c.relname = $1 AND i.indrelid = CAST('jobs' AS regclass)`, name)
+		if err != nil {
+			t.Fatalf("read index %s: %v", name, err)
+		}
+		for _, st := range engine.AllStatuses {
+			if got := strings.Contains(def, "'"+string(st)+"'"); got != st.Terminal() {
+				t.Errorf("index %s leaves out %s: %v, but %s.Terminal() is %v\n%s", name, st, got, st, st.Terminal(), def)
+			}
+		}
+	}
+}

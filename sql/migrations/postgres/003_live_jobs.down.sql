@@ -1,3 +1,11 @@
 DROP TRIGGER jobs_notify_change ON jobs;
 DROP FUNCTION jobs_notify_change();
 DROP INDEX jobs_live_key_id;
+DROP INDEX jobs_status_id;
+CREATE INDEX jobs_status_id ON jobs (status, id);
+DROP INDEX jobs_node_status;
+CREATE INDEX jobs_node_status ON jobs (node, status);
+DROP INDEX jobs_key_id;
+CREATE INDEX jobs_key_id ON jobs (job_key, id);
+DROP INDEX jobs_parent_id;
+CREATE INDEX jobs_parent_id ON jobs (parent_id);

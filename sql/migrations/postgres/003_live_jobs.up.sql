@@ -8,6 +8,23 @@
 CREATE INDEX jobs_live_key_id ON jobs (job_key, id)
     WHERE status NOT IN ('FINISHED', 'WARNING', 'FAILED', 'CANCELLED', 'DELETED');
 
+-- Every transition rewrites a job's row with a new entry in each index the
+-- row belongs to (the status changes, so none is a HOT update). The indexes
+-- that serve only live jobs leave ended ones out, so a job's final write
+-- touches the primary key alone, and a table of a million ended jobs keeps
+-- them small. Keyless and parentless jobs stay out of the key and parent
+-- indexes.
+DROP INDEX jobs_status_id;
+CREATE INDEX jobs_status_id ON jobs (status, id)
+    WHERE status NOT IN ('FINISHED', 'WARNING', 'FAILED', 'CANCELLED', 'DELETED');
+DROP INDEX jobs_node_status;
+CREATE INDEX jobs_node_status ON jobs (node, status)
+    WHERE status NOT IN ('FINISHED', 'WARNING', 'FAILED', 'CANCELLED', 'DELETED');
+DROP INDEX jobs_key_id;
+CREATE INDEX jobs_key_id ON jobs (job_key, id) WHERE job_key <> '';
+DROP INDEX jobs_parent_id;
+CREATE INDEX jobs_parent_id ON jobs (parent_id) WHERE parent_id IS NOT NULL;
+
 -- A job change that may wake the dispatcher (engine.WakingStatuses: work
 -- appeared, or a node's load or a key was freed) notifies the channel
 -- jobctl_job_changes. The payload is the schema of this table, constant for
