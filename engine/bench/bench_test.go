@@ -16,6 +16,12 @@ import (
 	"github.com/jobctl/jobctl/engine/node"
 )
 
+// testMaxJobs keeps the tests' nodes small: a dispatch round claims at most
+// what its nodes can take in one SQLite transaction, and a small one holds
+// the one write lock only briefly on a slow (-race) run, so other writers
+// never time out behind it.
+const testMaxJobs = 50
+
 // sqliteStore is a fresh, migrated SQLite database.
 func sqliteStore(t *testing.T) engine.Store {
 	t.Helper()
@@ -83,10 +89,9 @@ func assertNothingLeft(t *testing.T, s engine.Store, keep ...string) {
 func TestBurnDownRunsEveryJobAndRemovesThem(t *testing.T) {
 	for _, nodes := range []int{1, 2} {
 		t.Run(map[int]string{1: "one node", 2: "two nodes"}[nodes], func(t *testing.T) {
-			t.Parallel()
 			store := &recordingStore{Store: sqliteStore(t)}
 			res, err := bench.Run(context.Background(), bench.Config{Store: store, BurnDown: 300, Nodes: nodes,
-				DispatchInterval: 100 * time.Millisecond})
+				MaxJobs: testMaxJobs})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -120,15 +125,14 @@ func TestBurnDownRunsEveryJobAndRemovesThem(t *testing.T) {
 }
 
 func TestInterruptedRunCleansUp(t *testing.T) {
-	t.Parallel()
 	store := sqliteStore(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// Interrupted once jobs are being worked, while more are offered than
 	// SQLite gets through: the queued are cancelled, the nodes stop, and
 	// everything is removed.
-	_, err := bench.Run(ctx, bench.Config{Store: store, Duration: time.Hour, Rate: 5000, Nodes: 2,
-		DispatchInterval: 100 * time.Millisecond, Progress: func(p bench.Progress) {
+	_, err := bench.Run(ctx, bench.Config{Store: store, Duration: time.Hour, Rate: 1000, Nodes: 2,
+		MaxJobs: testMaxJobs, Progress: func(p bench.Progress) {
 			if p.Done > 0 {
 				cancel()
 			}
@@ -140,10 +144,9 @@ func TestInterruptedRunCleansUp(t *testing.T) {
 }
 
 func TestDurationRun(t *testing.T) {
-	t.Parallel()
 	store := sqliteStore(t)
 	res, err := bench.Run(context.Background(), bench.Config{Store: store, Duration: 300 * time.Millisecond,
-		Nodes: 1, DispatchInterval: 100 * time.Millisecond})
+		Nodes: 1, MaxJobs: testMaxJobs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +157,6 @@ func TestDurationRun(t *testing.T) {
 }
 
 func TestClusterMode(t *testing.T) {
-	t.Parallel()
 	store := sqliteStore(t)
 	_, err := bench.Run(context.Background(), bench.Config{Store: store, BurnDown: 10, Cluster: true})
 	if !errors.Is(err, bench.ErrNoClusterNode) {
@@ -163,7 +165,7 @@ func TestClusterMode(t *testing.T) {
 
 	// A node of the cluster, as `jobctl serve` runs it.
 	cfg := node.Defaults()
-	cfg.Name, cfg.Listen, cfg.MaxLoadAvg, cfg.DispatchInterval = "worker", "127.0.0.1:0", 0, 100*time.Millisecond
+	cfg.Name, cfg.Listen, cfg.MaxLoadAvg = "worker", "127.0.0.1:0", 0
 	rt, err := node.New(cfg, store, engine.SystemClock{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)

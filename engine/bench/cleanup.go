@@ -18,8 +18,12 @@ const (
 	// settleTimeout is how long the cluster's nodes get to finish the
 	// benchmark's jobs they run when a --cluster run ends.
 	settleTimeout = 30 * time.Second
-	// cleanupBatch is how many jobs one cancel or purge statement takes.
-	cleanupBatch = 1000
+	// cleanupBatch is how many jobs one cancel or purge takes: few enough
+	// that its transaction holds SQLite's one write lock only briefly,
+	// while nodes still work.
+	cleanupBatch = 200
+	// cleanupAttempts is how often a failing clean-up step is tried.
+	cleanupAttempts = 3
 )
 
 // settle brings the run's jobs to rest: what is queued is cancelled, the
@@ -34,15 +38,19 @@ func (r *run) settle() {
 	r.report(PhaseCleaningUp)
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
-	r.noteCleanup(r.cancelWaiting(ctx, engine.QueuedLikeStatuses))
+	// Cancelling first keeps the nodes from taking more while they stop.
+	// Should it fail (a database too busy to answer in time), the second
+	// pass below, after the nodes have stopped, catches what is left.
+	_ = r.cancelWaiting(ctx, engine.QueuedLikeStatuses)
 	if r.fleet != nil {
 		r.fleet.shutdown()
 	} else {
 		r.noteCleanup(r.awaitRest(ctx))
 	}
-	// Left behind by a stopped node: put back to RESTART, or handed over
-	// but never started.
-	r.noteCleanup(r.cancelWaiting(ctx, append(slices.Clone(engine.QueuedLikeStatuses), engine.StatusDispatching)))
+	// Also what a stopped node left behind: put back to RESTART, or
+	// handed over but never started.
+	leftover := append(slices.Clone(engine.QueuedLikeStatuses), engine.StatusDispatching)
+	r.noteCleanup(retry(ctx, func() error { return r.cancelWaiting(ctx, leftover) }))
 }
 
 // cleanUp settles the run, then deletes its jobs and its nodes' rows.
@@ -50,15 +58,8 @@ func (r *run) cleanUp() error {
 	r.settle()
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
-	for {
-		n, err := r.store.JobPurge(ctx, engine.JobPurgeParams{Creator: r.cfg.Creator, Limit: cleanupBatch})
-		if err != nil {
-			r.noteCleanup(fmt.Errorf("removing the benchmark's jobs (creator %s): %w", r.cfg.Creator, err))
-			break
-		}
-		if n == 0 {
-			break
-		}
+	if err := retry(ctx, func() error { return r.purge(ctx) }); err != nil {
+		r.noteCleanup(fmt.Errorf("removing the benchmark's jobs (creator %s): %w", r.cfg.Creator, err))
 	}
 	// Only ended jobs can be purged: one still on a node of the cluster
 	// when the settle timeout ran out stays, and the run says so.
@@ -69,13 +70,47 @@ func (r *run) cleanUp() error {
 	}
 	if r.fleet != nil {
 		for _, name := range r.fleet.names {
-			err := r.store.NodeRemove(ctx, engine.NodeRemoveParams{Name: name, StaleAfter: engine.NodeStaleAfter})
-			if err != nil && !errors.Is(err, engine.ErrNotFound) {
+			err := retry(ctx, func() error {
+				err := r.store.NodeRemove(ctx, engine.NodeRemoveParams{Name: name, StaleAfter: engine.NodeStaleAfter})
+				if errors.Is(err, engine.ErrNotFound) {
+					return nil
+				}
+				return err
+			})
+			if err != nil {
 				r.noteCleanup(fmt.Errorf("removing benchmark node %s: %w", name, err))
 			}
 		}
 	}
 	return r.cleanupErr
+}
+
+// purge removes the run's ended jobs, a batch at a time.
+func (r *run) purge(ctx context.Context) error {
+	for {
+		n, err := r.store.JobPurge(ctx, engine.JobPurgeParams{Creator: r.cfg.Creator, Limit: cleanupBatch})
+		if err != nil || n == 0 {
+			return err
+		}
+	}
+}
+
+// retry runs a clean-up step up to cleanupAttempts times, a second apart,
+// until it succeeds: a database busy with other work (SQLite's one writer)
+// can refuse a step once and take it the next time.
+func retry(ctx context.Context, step func() error) error {
+	var err error
+	for attempt := 1; attempt <= cleanupAttempts; attempt++ {
+		if err = step(); err == nil || ctx.Err() != nil || attempt == cleanupAttempts {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Second):
+		}
+	}
+	return err
 }
 
 // noteCleanup keeps the first error of the clean-up, which goes on anyway.
