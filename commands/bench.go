@@ -47,9 +47,10 @@ waits from submission to start, on the configured database with real nodes.
 them until every job has ended: the time runs from the nodes' start to the
 last job's end. --duration D starts the nodes and inserts while they work,
 for D: at --rate R jobs a second, or else as fast as the inserts go while
-keeping a bounded backlog (at least 1000 jobs, twice what the nodes run at
-once, and a second's worth at the current rate), so the queue stays full but
-does not grow. Give exactly one of the two. In a burn-down the latency
+keeping a bounded backlog (the most of 1000 jobs, twice what the nodes run at
+once, and a second's worth at the current rate; filled before the nodes
+start), so the queue stays full but does not grow. Give exactly one of the
+two. In a burn-down the latency
 includes the time the jobs were queued before the nodes started; a run at a
 --rate the engine keeps up with measures the latency of the engine itself.
 
@@ -72,9 +73,10 @@ the database and the number of nodes. -o json prints {"jobs_per_second",
 "dialect", "nodes", "mode"}. Progress goes to stderr when it is a terminal.
 
 The benchmark's jobs carry a creator of their own (bench-<pid>-<time>):
-afterwards, and also on Ctrl-C, what is still queued is cancelled, the nodes
-stop, and its jobs and nodes are removed from the database. Its figures
-depend on the database and the machine; compare runs on the same ones.`,
+afterwards, and also on Ctrl-C (exit 130), what is still queued is
+cancelled, the nodes stop, and its jobs and nodes are removed from the
+database. Bad flags and a refused --cluster exit 2. The figures depend on
+the database and the machine; compare runs on the same ones.`,
 		Example: `  # how fast does one node work through 20000 jobs on the default SQLite file?
   jobctl bench --burn-down 20000
 
