@@ -75,6 +75,7 @@ job ended FAILED, CANCELLED or DELETED, 5 timed out waiting.`,
 		NewCmdNodes(f),
 		NewCmdLease(f),
 		NewCmdSimulate(f, nil),
+		NewCmdBench(f, nil),
 	)
 	inGroup(groupAdmin,
 		NewCmdDB(f),

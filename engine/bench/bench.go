@@ -1,0 +1,281 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jobctl/jobctl/engine"
+)
+
+// feedInterval is how often a run of a fixed duration tops up its jobs.
+const feedInterval = 50 * time.Millisecond
+
+// run is the state of one benchmark run.
+type run struct {
+	cfg      *Config
+	store    engine.Store
+	feeder   *feeder
+	fleet    *fleet // nil with --cluster
+	capacity int    // jobs the working nodes run at once
+
+	// Of the last look at the counts.
+	done     int
+	active   int // not ended
+	lastDone time.Time
+	lastLook time.Time
+	rate     float64 // jobs ended per second between the last two looks
+	started  time.Time
+
+	settled    bool
+	cleanupErr error
+}
+
+// Run runs one benchmark and returns what it measured. Its jobs and nodes
+// are removed afterwards, whether it ends, fails or ctx is cancelled (an
+// interrupt: what is queued is cancelled, the nodes are stopped, and Run
+// returns ctx's error once everything is removed).
+func Run(ctx context.Context, config Config) (res *Result, err error) {
+	if err := config.Validate(); err != nil {
+		return nil, err
+	}
+	if config.Store == nil {
+		return nil, errors.New("bench: no store")
+	}
+	cfg := config.withDefaults()
+	r := &run{cfg: &cfg, store: cfg.Store, feeder: newFeeder(cfg.Store, cfg.Creator)}
+	res = &Result{Mode: cfg.mode(), Dialect: cfg.Store.Dialect(), Nodes: cfg.Nodes}
+	if err := r.survey(ctx, res); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if cerr := r.cleanUp(); cerr != nil && err == nil {
+			res, err = nil, cerr
+		}
+	}()
+	var s span
+	if cfg.BurnDown > 0 {
+		s, err = r.burnDown(ctx)
+	} else {
+		s, err = r.continuous(ctx)
+	}
+	r.settle()
+	if err != nil {
+		if ctx.Err() != nil {
+			err = ctx.Err() // whatever the store made of it, the run was interrupted
+		}
+		return nil, err
+	}
+	jobs, err := r.store.JobList(context.WithoutCancel(ctx), engine.JobListParams{Creator: cfg.Creator})
+	if err != nil {
+		return nil, err
+	}
+	if cfg.BurnDown > 0 {
+		s.to = lastEnd(jobs, s.from)
+	}
+	summarize(res, jobs, s)
+	return res, nil
+}
+
+// survey reads the cluster before the run: with --cluster, the nodes that
+// will do the work (refusing when none can); else the other nodes that will
+// take part beside the benchmark's own.
+func (r *run) survey(ctx context.Context, res *Result) error {
+	nodes, err := r.store.NodeList(ctx)
+	if err != nil {
+		return err
+	}
+	workers, dispatchers := 0, 0
+	for _, n := range nodes {
+		if n.State != engine.NodeOnline || n.Maintenance {
+			continue
+		}
+		if n.Candidate {
+			dispatchers++
+		}
+		if n.Offers(engine.TypeNoop) {
+			workers++
+			r.capacity += n.MaxJobs
+		}
+	}
+	if !r.cfg.Cluster {
+		res.OtherNodes = workers
+		r.capacity += r.cfg.Nodes * r.cfg.MaxJobs
+		return nil
+	}
+	if workers == 0 || dispatchers == 0 {
+		return ErrNoClusterNode
+	}
+	res.Nodes = workers
+	return nil
+}
+
+// startWork starts the benchmark's own nodes, unless the cluster works.
+func (r *run) startWork() error {
+	if r.cfg.Cluster {
+		return nil
+	}
+	f, err := startFleet(r.cfg)
+	if err != nil {
+		return err
+	}
+	r.fleet = f
+	return nil
+}
+
+// nodeFailed delivers the error of one of our nodes that stopped by itself.
+func (r *run) nodeFailed() <-chan error {
+	if r.fleet == nil {
+		return nil
+	}
+	return r.fleet.failed
+}
+
+// burnDown inserts all jobs, then starts the nodes and waits until every
+// job has ended. The span starts just before the nodes do; Run ends it at
+// the last job's end.
+func (r *run) burnDown(ctx context.Context) (span, error) {
+	r.started = r.cfg.Clock.Now()
+	err := r.feeder.insert(ctx, r.cfg.BurnDown, func() { r.report(PhaseInserting) })
+	if err != nil {
+		return span{}, err
+	}
+	from, err := r.store.Now(ctx)
+	if err != nil {
+		return span{}, err
+	}
+	if err := r.startWork(); err != nil {
+		return span{}, err
+	}
+	r.started, r.lastDone, r.lastLook = r.cfg.Clock.Now(), r.cfg.Clock.Now(), r.cfg.Clock.Now()
+	tick := time.NewTicker(r.cfg.PollInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return span{}, ctx.Err()
+		case err := <-r.nodeFailed():
+			return span{}, err
+		case <-tick.C:
+		}
+		if err := r.look(ctx); err != nil {
+			return span{}, err
+		}
+		r.report(PhaseWorking)
+		if r.done >= r.cfg.BurnDown {
+			return span{from: from}, nil
+		}
+		if err := r.stalled(); err != nil {
+			return span{}, err
+		}
+	}
+}
+
+// continuous starts the nodes and inserts while they work, for the
+// configured duration: at the offered rate from the start, or keeping a
+// bounded backlog, which is filled before the nodes start so that they find
+// a full queue from their first round on.
+func (r *run) continuous(ctx context.Context) (span, error) {
+	r.started = r.cfg.Clock.Now()
+	if r.cfg.Rate == 0 {
+		if err := r.feeder.insert(ctx, backlogFor(r.capacity, 0), func() { r.report(PhaseInserting) }); err != nil {
+			return span{}, err
+		}
+	}
+	from, err := r.store.Now(ctx)
+	if err != nil {
+		return span{}, err
+	}
+	if err := r.startWork(); err != nil {
+		return span{}, err
+	}
+	r.started, r.lastDone, r.lastLook = r.cfg.Clock.Now(), r.cfg.Clock.Now(), r.cfg.Clock.Now()
+	end := time.NewTimer(r.cfg.Duration)
+	defer end.Stop()
+	feed := time.NewTicker(feedInterval)
+	defer feed.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return span{}, ctx.Err()
+		case err := <-r.nodeFailed():
+			return span{}, err
+		case <-end.C:
+			to, err := r.store.Now(ctx)
+			return span{from: from, to: to}, err
+		case <-feed.C:
+		}
+		now := r.cfg.Clock.Now()
+		if now.Sub(r.lastLook) >= r.cfg.PollInterval {
+			if err := r.look(ctx); err != nil {
+				return span{}, err
+			}
+			r.report(PhaseWorking)
+			if err := r.stalled(); err != nil {
+				return span{}, err
+			}
+		}
+		n := 0
+		if r.cfg.Rate > 0 {
+			n = due(r.cfg.Rate, now.Sub(r.started)) - r.feeder.inserted
+		} else {
+			n = backlogFor(r.capacity, r.rate) - (r.feeder.inserted - r.done)
+		}
+		// One tick inserts a bounded amount, so the end of the run and an
+		// interrupt are noticed on time even when inserts fall behind.
+		if err := r.feeder.insert(ctx, min(n, 10*insertBatch), nil); err != nil {
+			return span{}, err
+		}
+	}
+}
+
+// look reads how many of the run's jobs have ended.
+func (r *run) look(ctx context.Context) error {
+	counts, err := r.store.JobCountByStatus(ctx, engine.JobListParams{Creator: r.cfg.Creator})
+	if err != nil {
+		return err
+	}
+	done, total := 0, 0
+	for status, n := range counts {
+		total += n
+		if status.Terminal() {
+			done += n
+		}
+	}
+	now := r.cfg.Clock.Now()
+	if dt := now.Sub(r.lastLook).Seconds(); dt > 0 && !r.lastLook.IsZero() {
+		r.rate = float64(done-r.done) / dt
+	}
+	if done > r.done {
+		r.lastDone = now
+	}
+	r.done, r.active, r.lastLook = done, total-done, now
+	return nil
+}
+
+// stalled fails a run in which jobs wait but none has ended for the stall
+// timeout: nothing is working the queue.
+func (r *run) stalled() error {
+	if r.active == 0 {
+		r.lastDone = r.cfg.Clock.Now()
+		return nil
+	}
+	if quiet := r.cfg.Clock.Now().Sub(r.lastDone); quiet >= r.cfg.StallTimeout {
+		return fmt.Errorf("no benchmark job ended for %s while %d waited; is a node of the cluster dispatching?",
+			quiet.Round(time.Second), r.active)
+	}
+	return nil
+}
+
+func (r *run) report(phase string) {
+	if r.cfg.Progress == nil {
+		return
+	}
+	elapsed := r.cfg.Clock.Now().Sub(r.started)
+	p := Progress{Phase: phase, Inserted: r.feeder.inserted, Done: r.done, Total: r.cfg.BurnDown, Elapsed: elapsed}
+	if phase == PhaseWorking && elapsed > 0 {
+		p.Rate = float64(r.done) / elapsed.Seconds()
+	}
+	r.cfg.Progress(p)
+}

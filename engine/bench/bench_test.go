@@ -1,0 +1,206 @@
+package bench_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/engine/bench"
+	"github.com/jobctl/jobctl/engine/dbstore"
+	"github.com/jobctl/jobctl/engine/node"
+)
+
+// testMaxJobs keeps the tests' nodes small: a dispatch round claims at most
+// what its nodes can take in one SQLite transaction, and a small one holds
+// the one write lock only briefly on a slow (-race) run, so other writers
+// never time out behind it.
+const testMaxJobs = 50
+
+// sqliteStore is a fresh, migrated SQLite database.
+func sqliteStore(t *testing.T) engine.Store {
+	t.Helper()
+	ctx := context.Background()
+	s, err := dbstore.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "bench.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// recordingStore remembers the benchmark's jobs as they were just before
+// the run removed them, so a test can see which nodes ran them.
+type recordingStore struct {
+	engine.Store
+	mu     sync.Mutex
+	before []*engine.Job
+	purged bool
+}
+
+func (s *recordingStore) JobPurge(ctx context.Context, p engine.JobPurgeParams) (int, error) {
+	s.mu.Lock()
+	if !s.purged {
+		s.purged = true
+		jobs, err := s.Store.JobList(ctx, engine.JobListParams{Creator: p.Creator})
+		if err != nil {
+			s.mu.Unlock()
+			return 0, err
+		}
+		s.before = jobs
+	}
+	s.mu.Unlock()
+	return s.Store.JobPurge(ctx, p)
+}
+
+// assertNothingLeft checks that a run removed every job it created and
+// every node it started, leaving only the nodes named in keep.
+func assertNothingLeft(t *testing.T, s engine.Store, keep ...string) {
+	t.Helper()
+	ctx := context.Background()
+	jobs, err := s.JobList(ctx, engine.JobListParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs) != 0 {
+		t.Errorf("%d jobs left behind, the first %s by %q", len(jobs), jobs[0].Status, jobs[0].Creator)
+	}
+	nodes, err := s.NodeList(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, n := range nodes {
+		names = append(names, n.Name)
+	}
+	if len(names) != len(keep) || (len(keep) > 0 && names[0] != keep[0]) {
+		t.Errorf("nodes left: %v; want %v", names, keep)
+	}
+}
+
+func TestBurnDownRunsEveryJobAndRemovesThem(t *testing.T) {
+	for _, nodes := range []int{1, 2} {
+		t.Run(map[int]string{1: "one node", 2: "two nodes"}[nodes], func(t *testing.T) {
+			store := &recordingStore{Store: sqliteStore(t)}
+			res, err := bench.Run(context.Background(), bench.Config{Store: store, BurnDown: 300, Nodes: nodes,
+				MaxJobs: testMaxJobs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Mode != bench.ModeBurnDown || res.Dialect != "sqlite" || res.Nodes != nodes {
+				t.Errorf("mode %q, dialect %q, nodes %d", res.Mode, res.Dialect, res.Nodes)
+			}
+			if res.Jobs != 300 || res.NotFinished != 0 || res.OtherNodes != 0 {
+				t.Errorf("jobs %d, not finished %d, other nodes %d; want 300 finished by our nodes alone",
+					res.Jobs, res.NotFinished, res.OtherNodes)
+			}
+			if !(res.Seconds > 0) || !(res.JobsPerSecond > 0) {
+				t.Errorf("seconds %v, jobs/s %v; want both positive", res.Seconds, res.JobsPerSecond)
+			}
+			if !(0 <= res.LatencyP50Ms && res.LatencyP50Ms <= res.LatencyP95Ms && res.LatencyP95Ms <= res.LatencyP99Ms) {
+				t.Errorf("latency p50 %v, p95 %v, p99 %v; want ordered and not negative",
+					res.LatencyP50Ms, res.LatencyP95Ms, res.LatencyP99Ms)
+			}
+			ranOn := map[string]int{}
+			for _, j := range store.before {
+				if j.Status != engine.StatusFinished || j.Type != engine.TypeNoop || j.Load != bench.JobLoad {
+					t.Fatalf("job %d: %s %s load %v; want FINISHED noop of load 1", j.ID, j.Status, j.Type, j.Load)
+				}
+				ranOn[j.Node]++
+			}
+			if len(store.before) != 300 || len(ranOn) != nodes {
+				t.Errorf("%d jobs before the clean-up, run on %v; want 300 on %d nodes", len(store.before), ranOn, nodes)
+			}
+			assertNothingLeft(t, store)
+		})
+	}
+}
+
+func TestInterruptedRunCleansUp(t *testing.T) {
+	store := sqliteStore(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// Interrupted once jobs are being worked, while more are offered than
+	// SQLite gets through: the queued are cancelled, the nodes stop, and
+	// everything is removed.
+	_, err := bench.Run(ctx, bench.Config{Store: store, Duration: time.Hour, Rate: 1000, Nodes: 2,
+		MaxJobs: testMaxJobs, Progress: func(p bench.Progress) {
+			if p.Done > 0 {
+				cancel()
+			}
+		}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v; want the interrupt's", err)
+	}
+	assertNothingLeft(t, store)
+}
+
+func TestDurationRun(t *testing.T) {
+	store := sqliteStore(t)
+	res, err := bench.Run(context.Background(), bench.Config{Store: store, Duration: 300 * time.Millisecond,
+		Nodes: 1, MaxJobs: testMaxJobs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Mode != bench.ModeDuration || res.Nodes != 1 || !(res.Seconds > 0) || res.Jobs < 0 {
+		t.Errorf("result %+v", res)
+	}
+	assertNothingLeft(t, store)
+}
+
+func TestClusterMode(t *testing.T) {
+	store := sqliteStore(t)
+	_, err := bench.Run(context.Background(), bench.Config{Store: store, BurnDown: 10, Cluster: true})
+	if !errors.Is(err, bench.ErrNoClusterNode) {
+		t.Fatalf("no cluster: err = %v; want ErrNoClusterNode", err)
+	}
+
+	// A node of the cluster, as `jobctl serve` runs it.
+	cfg := node.Defaults()
+	cfg.Name, cfg.Listen, cfg.MaxLoadAvg = "worker", "127.0.0.1:0", 0
+	rt, err := node.New(cfg, store, engine.SystemClock{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- rt.Run(ctx) }()
+	t.Cleanup(func() { stop(); <-served })
+	waitOnline(t, store, "worker")
+
+	res, err := bench.Run(context.Background(), bench.Config{Store: store, BurnDown: 100, Cluster: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Jobs != 100 || res.Nodes != 1 || res.NotFinished != 0 {
+		t.Errorf("jobs %d on %d nodes, %d not finished; want 100 on the one", res.Jobs, res.Nodes, res.NotFinished)
+	}
+	assertNothingLeft(t, store, "worker")
+}
+
+// waitOnline waits until the node has registered.
+func waitOnline(t *testing.T, s engine.Store, name string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		n, err := s.NodeGet(context.Background(), name)
+		if err == nil && n.State == engine.NodeOnline {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node %s did not come online: %v", name, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

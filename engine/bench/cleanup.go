@@ -1,0 +1,180 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jobctl/jobctl/engine"
+)
+
+// Limits of the clean-up after a run.
+const (
+	// cleanupTimeout bounds the whole clean-up, so an interrupted run
+	// whose database went away still ends.
+	cleanupTimeout = 2 * time.Minute
+	// settleTimeout is how long the cluster's nodes get to finish the
+	// benchmark's jobs they run when a --cluster run ends.
+	settleTimeout = 30 * time.Second
+	// cleanupBatch is how many jobs one cancel or purge takes: few enough
+	// that its transaction holds SQLite's one write lock only briefly,
+	// while nodes still work.
+	cleanupBatch = 200
+	// cleanupAttempts is how often a failing clean-up step is tried.
+	cleanupAttempts = 3
+)
+
+// settle brings the run's jobs to rest: what is queued is cancelled, the
+// benchmark's nodes stop (or the cluster's finish what they run), and what
+// a node shutdown put back is cancelled too. It runs once, on its own
+// context: it is also what follows an interrupt.
+func (r *run) settle() {
+	if r.settled {
+		return
+	}
+	r.settled = true
+	r.report(PhaseCleaningUp)
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	// Cancelling first keeps the nodes from taking more while they stop.
+	// Should it fail (a database too busy to answer in time), the second
+	// pass below, after the nodes have stopped, catches what is left.
+	_ = r.cancelWaiting(ctx, engine.QueuedLikeStatuses)
+	if r.fleet != nil {
+		r.fleet.shutdown()
+	} else {
+		r.noteCleanup(r.awaitRest(ctx))
+	}
+	// Also what a stopped node left behind: put back to RESTART, or
+	// handed over but never started.
+	leftover := append(slices.Clone(engine.QueuedLikeStatuses), engine.StatusDispatching)
+	r.noteCleanup(retry(ctx, func() error { return r.cancelWaiting(ctx, leftover) }))
+}
+
+// cleanUp settles the run, then deletes its jobs and its nodes' rows.
+func (r *run) cleanUp() error {
+	r.settle()
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	if err := retry(ctx, func() error { return r.purge(ctx) }); err != nil {
+		r.noteCleanup(fmt.Errorf("removing the benchmark's jobs (creator %s): %w", r.cfg.Creator, err))
+	}
+	// Only ended jobs can be purged: one still on a node of the cluster
+	// when the settle timeout ran out stays, and the run says so.
+	if left, err := r.store.JobCountByStatus(ctx, engine.JobListParams{Creator: r.cfg.Creator}); err == nil {
+		if n := total(left); n > 0 {
+			r.noteCleanup(fmt.Errorf("%d of the benchmark's jobs (creator %s) had not ended and were left in the database", n, r.cfg.Creator))
+		}
+	}
+	if r.fleet != nil {
+		for _, name := range r.fleet.names {
+			err := retry(ctx, func() error {
+				err := r.store.NodeRemove(ctx, engine.NodeRemoveParams{Name: name, StaleAfter: engine.NodeStaleAfter})
+				if errors.Is(err, engine.ErrNotFound) {
+					return nil
+				}
+				return err
+			})
+			if err != nil {
+				r.noteCleanup(fmt.Errorf("removing benchmark node %s: %w", name, err))
+			}
+		}
+	}
+	return r.cleanupErr
+}
+
+// purge removes the run's ended jobs, a batch at a time.
+func (r *run) purge(ctx context.Context) error {
+	for {
+		n, err := r.store.JobPurge(ctx, engine.JobPurgeParams{Creator: r.cfg.Creator, Limit: cleanupBatch})
+		if err != nil || n == 0 {
+			return err
+		}
+	}
+}
+
+// retry runs a clean-up step up to cleanupAttempts times, a second apart,
+// until it succeeds: a database busy with other work (SQLite's one writer)
+// can refuse a step once and take it the next time.
+func retry(ctx context.Context, step func() error) error {
+	var err error
+	for attempt := 1; attempt <= cleanupAttempts; attempt++ {
+		if err = step(); err == nil || ctx.Err() != nil || attempt == cleanupAttempts {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Second):
+		}
+	}
+	return err
+}
+
+// noteCleanup keeps the first error of the clean-up, which goes on anyway.
+func (r *run) noteCleanup(err error) {
+	if err != nil && r.cleanupErr == nil {
+		r.cleanupErr = err
+	}
+}
+
+// cancelWaiting cancels the run's jobs in the given states a batch at a
+// time, until none is left or none of a batch could be cancelled (they
+// moved on meanwhile: a node has them).
+func (r *run) cancelWaiting(ctx context.Context, statuses []engine.Status) error {
+	for {
+		jobs, err := r.store.JobList(ctx, engine.JobListParams{Creator: r.cfg.Creator, Statuses: statuses, Limit: cleanupBatch})
+		if err != nil || len(jobs) == 0 {
+			return err
+		}
+		us := make([]engine.JobUpdate, 0, len(jobs))
+		for _, j := range jobs {
+			if u, err := engine.CancelUpdate(j); err == nil {
+				us = append(us, u)
+			}
+		}
+		results, err := r.store.JobUpdateMany(ctx, us)
+		if err != nil {
+			return err
+		}
+		if !slices.ContainsFunc(results, func(res engine.JobUpdateResult) bool { return res.Err == nil }) {
+			return nil
+		}
+	}
+}
+
+// awaitRest waits, up to the settle timeout, until the cluster's nodes have
+// finished every benchmark job they hold.
+func (r *run) awaitRest(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, settleTimeout)
+	defer cancel()
+	tick := time.NewTicker(r.cfg.PollInterval)
+	defer tick.Stop()
+	for {
+		if err := r.look(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil // out of time: the purge removes what is left
+			}
+			return err
+		}
+		if r.active == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// total is the sum of counts per status.
+func total(counts map[engine.Status]int) int {
+	n := 0
+	for _, c := range counts {
+		n += c
+	}
+	return n
+}

@@ -1,0 +1,112 @@
+package bench
+
+import (
+	"testing"
+	"time"
+
+	"github.com/jobctl/jobctl/engine"
+)
+
+func TestPercentileIsNearestRank(t *testing.T) {
+	values := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	for _, c := range []struct {
+		p    float64
+		want float64
+	}{{50, 5}, {95, 10}, {99, 10}, {10, 1}, {11, 2}, {100, 10}, {0, 1}} {
+		if got := percentile(values, c.p); got != c.want {
+			t.Errorf("p%v of 1..10 = %v; want %v", c.p, got, c.want)
+		}
+	}
+	if got := percentile(nil, 50); got != 0 {
+		t.Errorf("p50 of nothing = %v; want 0", got)
+	}
+	if got := percentile([]float64{7}, 99); got != 7 {
+		t.Errorf("p99 of one value = %v; want it", got)
+	}
+}
+
+func TestSummarizeCountsOnlyTheSpan(t *testing.T) {
+	t0 := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+	at := func(ms int) *time.Time { v := t0.Add(time.Duration(ms) * time.Millisecond); return &v }
+	job := func(status engine.Status, created int, started, finished *time.Time) *engine.Job {
+		return &engine.Job{Status: status, CreatedAt: *at(created), StartedAt: started, FinishedAt: finished}
+	}
+	jobs := []*engine.Job{
+		job(engine.StatusFinished, 0, at(10), at(20)),       // in the span, 10ms
+		job(engine.StatusFinished, 100, at(130), at(140)),   // in the span, 30ms
+		job(engine.StatusFailed, 200, at(220), at(230)),     // in the span, not FINISHED, 20ms
+		job(engine.StatusFinished, 900, at(1900), at(2100)), // started in the span, ended after it
+		job(engine.StatusRunning, 500, at(600), nil),        // started, not ended
+		job(engine.StatusQueued, 700, nil, nil),             // never started
+		job(engine.StatusFinished, -500, at(-10), at(-5)),   // before the span
+	}
+	var r Result
+	summarize(&r, jobs, span{from: t0, to: *at(2000)})
+	if r.Jobs != 3 || r.NotFinished != 1 {
+		t.Errorf("jobs %d, not finished %d; want 3 and 1", r.Jobs, r.NotFinished)
+	}
+	if r.Seconds != 2 || r.JobsPerSecond != 1.5 {
+		t.Errorf("seconds %v, jobs/s %v; want 2 and 1.5", r.Seconds, r.JobsPerSecond)
+	}
+	// Latencies of the five jobs that started in the span: 10, 20, 30, 100, 1000 ms.
+	if r.LatencyP50Ms != 30 || r.LatencyP95Ms != 1000 || r.LatencyP99Ms != 1000 {
+		t.Errorf("latency p50 %v, p95 %v, p99 %v; want 30, 1000, 1000", r.LatencyP50Ms, r.LatencyP95Ms, r.LatencyP99Ms)
+	}
+	if end := lastEnd(jobs, t0); !end.Equal(*at(2100)) {
+		t.Errorf("last end %s; want the FINISHED job's at 2.1s", end)
+	}
+}
+
+func TestSummarizeOfNothing(t *testing.T) {
+	t0 := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+	var r Result
+	summarize(&r, nil, span{from: t0, to: t0})
+	if r != (Result{}) {
+		t.Errorf("empty run: %+v; want zeros", r)
+	}
+}
+
+func TestBacklogAndPace(t *testing.T) {
+	if got := backlogFor(0, 0); got != minBacklog {
+		t.Errorf("backlog of no capacity = %d; want %d", got, minBacklog)
+	}
+	if got := backlogFor(2000, 100); got != 4000 {
+		t.Errorf("backlog of 2000 slots = %d; want 4000", got)
+	}
+	if got := backlogFor(10, 9000.5); got != 9000 {
+		t.Errorf("backlog at 9000 jobs/s = %d; want a second's worth", got)
+	}
+	if got := due(200, 1500*time.Millisecond); got != 300 {
+		t.Errorf("due after 1.5s at 200/s = %d; want 300", got)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	good := []Config{
+		{BurnDown: 10, Nodes: 1},
+		{Duration: time.Second, Rate: 5, Nodes: 3, MaxJobs: 10, DispatchInterval: time.Millisecond},
+		{Duration: time.Second, Cluster: true},
+	}
+	for _, c := range good {
+		if err := c.Validate(); err != nil {
+			t.Errorf("%+v: %v", c, err)
+		}
+	}
+	bad := []Config{
+		{Nodes: 1},
+		{BurnDown: 10, Duration: time.Second, Nodes: 1},
+		{BurnDown: -1, Nodes: 1},
+		{Duration: -time.Second, Nodes: 1},
+		{BurnDown: 10, Rate: 5, Nodes: 1},
+		{Duration: time.Second, Rate: -1, Nodes: 1},
+		{BurnDown: 10},
+		{BurnDown: 10, Cluster: true, Nodes: 2},
+		{BurnDown: 10, Nodes: 1, MaxJobs: -1},
+		{BurnDown: 10, Nodes: 1, DispatchInterval: -time.Second},
+	}
+	for _, c := range bad {
+		if err := c.Validate(); err == nil {
+			t.Errorf("%+v: accepted", c)
+		}
+	}
+}

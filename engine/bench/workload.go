@@ -1,0 +1,67 @@
+package bench
+
+import (
+	"context"
+	"time"
+
+	"github.com/jobctl/jobctl/engine"
+)
+
+// insertBatch is how many jobs one bulk insert carries: large enough that a
+// round trip costs little per job, small enough that a run reports progress
+// and notices an interrupt while it inserts.
+const insertBatch = 1000
+
+// minBacklog is the least a run without a rate keeps queued; see backlogFor.
+const minBacklog = 1000
+
+// backlogFor is how many jobs a run without a rate keeps waiting: twice what
+// the nodes can run at once and a second's worth at the rate jobs end now,
+// so the dispatcher always finds work between two looks at the counts; and
+// bounded, so the queue does not grow for as long as inserts outpace the
+// engine, which would measure the growing queue instead of the engine.
+func backlogFor(capacity int, rate float64) int {
+	return max(minBacklog, 2*capacity, int(rate))
+}
+
+// feeder inserts the benchmark's noop jobs.
+type feeder struct {
+	store    engine.Store
+	creator  string
+	inserted int
+	params   []engine.JobInsertParams // reused by every batch
+}
+
+func newFeeder(store engine.Store, creator string) *feeder {
+	return &feeder{store: store, creator: creator}
+}
+
+// insert adds n jobs, in batches; afterBatch, if set, runs after each.
+func (f *feeder) insert(ctx context.Context, n int, afterBatch func()) error {
+	for n > 0 {
+		k := min(n, insertBatch)
+		if cap(f.params) < k {
+			f.params = make([]engine.JobInsertParams, insertBatch)
+		}
+		batch := f.params[:k]
+		for i := range batch {
+			batch[i] = engine.JobInsertParams{Type: engine.TypeNoop, Load: JobLoad, Status: engine.StatusQueued,
+				MaxAttempts: 1, Creator: f.creator}
+		}
+		if _, err := f.store.JobInsertMany(ctx, batch); err != nil {
+			return err
+		}
+		f.inserted += k
+		n -= k
+		if afterBatch != nil {
+			afterBatch()
+		}
+	}
+	return nil
+}
+
+// due is how many jobs a run offering rate jobs a second should have
+// inserted after elapsed.
+func due(rate float64, elapsed time.Duration) int {
+	return int(rate * elapsed.Seconds())
+}
