@@ -18,10 +18,11 @@ const (
 	// settleTimeout is how long the cluster's nodes get to finish the
 	// benchmark's jobs they run when a --cluster run ends.
 	settleTimeout = 30 * time.Second
-	// cleanupBatch is how many jobs one cancel or purge takes: few enough
-	// that its transaction holds SQLite's one write lock only briefly,
-	// while nodes still work.
+	// cleanupBatch is how many jobs one cancel or purge takes on SQLite:
+	// few enough that its transaction holds the one write lock only
+	// briefly, while nodes still work. Servers take purgeBatch at a time.
 	cleanupBatch = 200
+	purgeBatch   = 5000
 	// cleanupAttempts is how often a failing clean-up step is tried.
 	cleanupAttempts = 3
 )
@@ -88,7 +89,11 @@ func (r *run) cleanUp() error {
 // purge removes the run's ended jobs, a batch at a time.
 func (r *run) purge(ctx context.Context) error {
 	for {
-		n, err := r.store.JobPurge(ctx, engine.JobPurgeParams{Creator: r.cfg.Creator, Limit: cleanupBatch})
+		limit := purgeBatch
+		if r.store.Dialect() == "sqlite" {
+			limit = cleanupBatch
+		}
+		n, err := r.store.JobPurge(ctx, engine.JobPurgeParams{Creator: r.cfg.Creator, Limit: limit})
 		if err != nil || n == 0 {
 			return err
 		}

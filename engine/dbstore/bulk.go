@@ -99,6 +99,58 @@ func (s *Store) JobInsertMany(ctx context.Context, ps []engine.JobInsertParams) 
 	return ids, nil
 }
 
+// purgeCandidates reads the jobs a purge may remove, the oldest window of
+// them (0: all), and the parents that children outside them pin; full
+// reports that every candidate was read.
+func (s *Store) purgeCandidates(ctx context.Context, tx *sqlx.Tx, a args, window int) (list []engine.PurgeCandidate, pinned []int64, full bool, err error) {
+	a["limit"] = limitOrAll(window)
+	var candidates []struct {
+		ID       int64  `db:"id"`
+		ParentID *int64 `db:"parent_id"`
+	}
+	if err := s.selectRows(ctx, tx, &candidates, qJobPurgeCandidates, a, true); err != nil {
+		return nil, nil, false, err
+	}
+	full = window <= 0 || len(candidates) < window
+	if len(candidates) == 0 {
+		return nil, nil, full, nil
+	}
+	type child struct {
+		ID       int64 `db:"id"`
+		ParentID int64 `db:"parent_id"`
+	}
+	var children []child
+	if full && window <= 0 {
+		if err := s.selectRows(ctx, tx, &children, qJobPurgeChildren, a, true); err != nil {
+			return nil, nil, false, err
+		}
+	} else {
+		ids := make([]int64, len(candidates))
+		for i, c := range candidates {
+			ids[i] = c.ID
+		}
+		for chunk := range slices.Chunk(ids, idChunk) {
+			var some []child
+			if err := s.selectRows(ctx, tx, &some, qJobPurgeChildrenOf, args{"ids": chunk}, true); err != nil {
+				return nil, nil, false, err
+			}
+			children = append(children, some...)
+		}
+	}
+	isCandidate := make(map[int64]bool, len(candidates))
+	list = make([]engine.PurgeCandidate, len(candidates))
+	for i, c := range candidates {
+		isCandidate[c.ID] = true
+		list[i] = engine.PurgeCandidate{ID: c.ID, ParentID: c.ParentID}
+	}
+	for _, c := range children {
+		if !isCandidate[c.ID] {
+			pinned = append(pinned, c.ParentID)
+		}
+	}
+	return list, pinned, full, nil
+}
+
 // analyzeAfterRows: a bulk insert of this many jobs or more refreshes the
 // planner's statistics of the jobs table on PostgreSQL.
 const analyzeAfterRows = 10000
@@ -289,36 +341,22 @@ func (s *Store) JobPurge(ctx context.Context, p engine.JobPurgeParams) (int, err
 	removed := 0
 	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
 		removed = 0
-		var candidates []struct {
-			ID       int64  `db:"id"`
-			ParentID *int64 `db:"parent_id"`
-		}
-		if err := s.selectRows(ctx, tx, &candidates, qJobPurgeCandidates, a, true); err != nil {
+		// With a limit, the oldest Limit candidates and their children
+		// are read, not every candidate: a purge in batches then costs each
+		// batch its own size. A window that removes nothing (every job in
+		// it keeps a parent with a child outside) is read again whole, so
+		// the purge always moves on.
+		list, pinned, full, err := s.purgeCandidates(ctx, tx, a, p.Limit)
+		if err != nil {
 			return err
-		}
-		if len(candidates) == 0 {
-			return nil
-		}
-		var children []struct {
-			ID       int64 `db:"id"`
-			ParentID int64 `db:"parent_id"`
-		}
-		if err := s.selectRows(ctx, tx, &children, qJobPurgeChildren, a, true); err != nil {
-			return err
-		}
-		isCandidate := make(map[int64]bool, len(candidates))
-		list := make([]engine.PurgeCandidate, len(candidates))
-		for i, c := range candidates {
-			isCandidate[c.ID] = true
-			list[i] = engine.PurgeCandidate{ID: c.ID, ParentID: c.ParentID}
-		}
-		var pinned []int64
-		for _, c := range children {
-			if !isCandidate[c.ID] {
-				pinned = append(pinned, c.ParentID)
-			}
 		}
 		doomed := engine.PurgeSelect(list, pinned, p.Limit)
+		if len(doomed) == 0 && !full {
+			if list, pinned, _, err = s.purgeCandidates(ctx, tx, a, 0); err != nil {
+				return err
+			}
+			doomed = engine.PurgeSelect(list, pinned, p.Limit)
+		}
 		slices.Reverse(doomed) // children first: no parent_id to clear on the way
 		for chunk := range slices.Chunk(doomed, idChunk) {
 			query, params, err := s.bind(tx, qJobPurgeDelete, args{"ids": chunk}, true)

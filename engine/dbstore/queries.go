@@ -61,11 +61,12 @@ const (
 	qJobCountByStatus      = "job_count_by_status"
 	qJobPurgeCandidates    = "job_purge_candidates"
 	qJobPurgeChildren      = "job_purge_children"
+	qJobPurgeChildrenOf    = "job_purge_children_of"
 	qJobPurgeDelete        = "job_purge_delete"
 	qNodeRemove            = "node_remove"
 	qNodeJobsHeld          = "node_jobs_held"
 	qReservationDeleteNode = "reservation_delete_node"
-	qJobChangesSchema       = "job_changes_schema"
+	qJobChangesSchema      = "job_changes_schema"
 )
 
 // requiredQueries are the queries every dialect must have; loading fails
@@ -78,7 +79,7 @@ var requiredQueries = []string{
 	qSchemaMigrationApplied, qSchemaMigrationInsert, qSchemaMigrationDelete,
 	qReservationList, qReservationNodeHolder, qReservationDelete, qReservationInsert,
 	qJobInsertMany, qJobInsertRow, qJobIDsFrom, qJobIDsExisting, qJobCountByStatus, qJobPurgeCandidates,
-	qJobPurgeChildren, qJobPurgeDelete, qNodeRemove, qNodeJobsHeld, qReservationDeleteNode,
+	qJobPurgeChildren, qJobPurgeChildrenOf, qJobPurgeDelete, qNodeRemove, qNodeJobsHeld, qReservationDeleteNode,
 	qJobUpdateMany,
 }
 

@@ -26,6 +26,7 @@ var bulkTests = []subtest{
 	{"JobPurgeFinishedBefore", testJobPurgeFinishedBefore},
 	{"JobPurgeLimit", testJobPurgeLimit},
 	{"JobPurgeKeepsParents", testJobPurgeKeepsParents},
+	{"JobPurgeInBatchesAlwaysMovesOn", testJobPurgeInBatchesAlwaysMovesOn},
 	{"JobPurgeInvalid", testJobPurgeInvalid},
 	{"NodeRemove", testNodeRemove},
 	{"NodeRemoveStale", testNodeRemoveStale},
@@ -355,6 +356,32 @@ func testJobPurgeLimit(t *testing.T, s engine.Store) {
 		t.Errorf("purge with limit 10 removed %d, want the 3 left", n)
 	}
 	wantGone(t, s, "limit 10", jobs, nil)
+}
+
+// A purge with a limit looks at the oldest candidates first; when those
+// are all parents whose children came later, it still removes something,
+// so a purge in batches never stalls.
+func testJobPurgeInBatchesAlwaysMovesOn(t *testing.T, s engine.Store) {
+	var all []*engine.Job
+	var parents []*engine.Job
+	for range 3 {
+		parents = append(parents, start(t, s, queued(t, s, 1), "n1"))
+	}
+	for _, p := range parents {
+		all = append(all, finished(t, s, engine.JobInsertParams{ParentID: &p.ID}, engine.RunSucceeded))
+	}
+	for _, p := range parents {
+		all = append(all, finish(t, s, p, engine.RunSucceeded))
+	}
+	removed := 0
+	for calls := 0; removed < len(all); calls++ {
+		n := purge(t, s, engine.JobPurgeParams{Limit: 2})
+		if n == 0 {
+			t.Fatalf("a purge with limit 2 removed nothing with %d ended jobs left", len(all)-removed)
+		}
+		removed += n
+	}
+	wantGone(t, s, "in batches", all, nil)
 }
 
 // A job whose child stays stays too: no job is left naming a parent that
