@@ -38,6 +38,9 @@ type dialect struct {
 	// for it, so changes made by other processes are reported too.
 	notifiesJobChanges bool
 
+	// pageInIndexOrder, where set, runs before the dispatch page's query
+	// in its transaction, so the planner reads the page in index order.
+	pageInIndexOrder string
 	// maxOpenConns is the main pool's default size (see the package doc);
 	// a DSN may set another with pool_max_conns.
 	maxOpenConns int
@@ -81,6 +84,7 @@ var postgresDialect = &dialect{
 	updateReturns:      true,
 	migrationLock:      true,
 	notifiesJobChanges: true,
+	pageInIndexOrder:   "SET LOCAL enable_bitmapscan = off; SET LOCAL enable_seqscan = off",
 	maxOpenConns:       8,
 }
 
