@@ -354,8 +354,9 @@ func printSubmitted(opts *SubmitOptions, ids []int64) error {
 	}
 	w := bufio.NewWriter(opts.IO.Out)
 	for _, id := range ids {
-		w.WriteString(strconv.FormatInt(id, 10))
-		w.WriteByte('\n')
+		// A write error sticks in w and comes back from Flush.
+		_, _ = w.WriteString(strconv.FormatInt(id, 10))
+		_ = w.WriteByte('\n')
 	}
 	return w.Flush()
 }

@@ -50,7 +50,7 @@ func (s *recordingStore) JobPurge(ctx context.Context, p engine.JobPurgeParams) 
 	s.mu.Lock()
 	if !s.purged {
 		s.purged = true
-		jobs, err := s.Store.JobList(ctx, engine.JobListParams{Creator: p.Creator})
+		jobs, err := s.JobList(ctx, engine.JobListParams{Creator: p.Creator})
 		if err != nil {
 			s.mu.Unlock()
 			return 0, err
@@ -176,7 +176,12 @@ func TestClusterMode(t *testing.T) {
 	ctx, stop := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- rt.Run(ctx) }()
-	t.Cleanup(func() { stop(); <-served })
+	t.Cleanup(func() {
+		stop()
+		if err := <-served; err != nil {
+			t.Errorf("node: %v", err)
+		}
+	})
 	waitOnline(t, store, "worker")
 
 	res, err := bench.Run(context.Background(), bench.Config{Store: store, BurnDown: 100, Cluster: true})

@@ -27,9 +27,8 @@ type round struct {
 	// done are the jobs placed ahead of the queue (those kept a node),
 	// which the pages skip.
 	done map[int64]bool
-	// p and best are reused for every job of the round.
+	// p is reused for every job of the round.
 	p     placement.Placement
-	best  [1]*engine.Node
 	room  room
 	stats RoundStats
 }
