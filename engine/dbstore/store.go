@@ -201,6 +201,9 @@ func (s *Store) selectRows(ctx context.Context, q querier, dest any, name string
 	if err != nil {
 		return err
 	}
+	if jobs, ok := dest.(*[]jobRow); ok {
+		return selectJobRows(ctx, q, jobs, query, params)
+	}
 	return sqlx.SelectContext(ctx, q, dest, query, params...)
 }
 
