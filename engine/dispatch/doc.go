@@ -6,7 +6,11 @@
 //
 // A round reclaims interrupted dispatches, recovers the jobs of gone nodes,
 // places the jobs that keep a node first, then pages through the queue
-// (RESTART before QUEUED, workflow steps last). Which nodes may take a job
+// (RESTART before QUEUED, workflow steps last) a page at a time: each page is
+// planned in memory, claimed in one JobUpdateMany and offered to each node as
+// one batch (place.go), and the round stops reading once no node has room.
+// The dispatcher's own node (LocalOfferer) starts its share straight from
+// the queue. Which nodes may take a job
 // and which node an oversized job waits for are placement's decisions; the
 // round records the kept nodes in the store, so a new lease holder honours
 // them. Every job no node took is counted by why it waits (RoundStats), and
