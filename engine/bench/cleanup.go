@@ -18,10 +18,10 @@ const (
 	// settleTimeout is how long the cluster's nodes get to finish the
 	// benchmark's jobs they run when a --cluster run ends.
 	settleTimeout = 30 * time.Second
-	// cleanupBatch is how many jobs one cancel or purge takes on SQLite:
-	// few enough that its transaction holds the one write lock only
-	// briefly, while nodes still work. Servers take purgeBatch at a time.
-	cleanupBatch = 200
+	// cleanupBatch is how many jobs one cancel, or one purge on SQLite,
+	// takes: one statement that holds SQLite's one write lock only briefly
+	// while nodes still work. A purge on a server takes purgeBatch.
+	cleanupBatch = 1000
 	purgeBatch   = 5000
 	// cleanupAttempts is how often a failing clean-up step is tried.
 	cleanupAttempts = 3
