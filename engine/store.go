@@ -244,6 +244,11 @@ type JobDispatchableParams struct {
 	Status  Status
 	AfterID int64
 	Limit   int
+	// Long is a hint: the caller expects more jobs than the page holds.
+	// A SQL backend then reads the page in index order whatever its
+	// statistics say, at the price of a few round trips; the page is the
+	// same either way.
+	Long bool
 }
 
 // JobLogAppendParams are one chunk of output of one attempt.

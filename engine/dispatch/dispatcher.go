@@ -70,6 +70,10 @@ type Dispatcher struct {
 	// every node at once, so a simulation replays exactly.
 	sequential bool
 
+	// long: the last round read a full first page of the status, so the
+	// queue is likely long (JobDispatchableParams.Long). Guarded by mu.
+	long map[engine.Status]bool
+
 	// mu keeps rounds one at a time: they share the selector's rotation.
 	mu sync.Mutex
 }
@@ -81,6 +85,7 @@ func NewDispatcher(store engine.Store, offerer Offerer, selector placement.Selec
 		store: store, offerer: offerer, local: local, selector: selector, clock: clock, log: log,
 		pageSize: DefaultPageSize, staleAfter: engine.NodeStaleAfter,
 		summary: NewSummaryLog(log, clock, DefaultSummaryInterval),
+		long:    map[engine.Status]bool{},
 	}
 }
 

@@ -2,6 +2,8 @@ package dispatch
 
 import (
 	"context"
+	"errors"
+	"sync"
 
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/placement"
@@ -34,12 +36,29 @@ type round struct {
 }
 
 func (r *round) run() error {
-	if err := r.reclaimStaleDispatches(); err != nil {
+	// The reclaim and the cluster's reads are independent: they go to the
+	// database at once, which saves a round trip or two of every round, as
+	// a job waiting in a short queue feels. A reclaim that found jobs
+	// changed the nodes' loads, so the cluster is read again then (rare:
+	// only an interrupted round leaves any).
+	var (
+		wg                  sync.WaitGroup
+		c                   *cluster
+		kept                []*engine.Job
+		stale               []int64
+		reclaimErr, loadErr error
+	)
+	wg.Go(func() { reclaimErr = r.reclaimStaleDispatches() })
+	wg.Go(func() { c, kept, stale, loadErr = loadCluster(r.ctx, r.Dispatcher.store) })
+	wg.Wait()
+	if err := errors.Join(reclaimErr, loadErr); err != nil {
 		return err
 	}
-	c, kept, stale, err := loadCluster(r.ctx, r.Dispatcher.store)
-	if err != nil {
-		return err
+	if r.stats.Recovered > 0 {
+		var err error
+		if c, kept, stale, err = loadCluster(r.ctx, r.Dispatcher.store); err != nil {
+			return err
+		}
 	}
 	r.cluster = c
 	if err := r.recoverOfflineNodes(); err != nil {
@@ -65,9 +84,13 @@ func (r *round) run() error {
 	for _, status := range engine.DispatchableStatuses {
 		var after int64
 		for {
-			page, err := r.Dispatcher.store.JobListDispatchable(r.ctx, engine.JobDispatchableParams{Status: status, AfterID: after, Limit: r.pageSize})
+			page, err := r.Dispatcher.store.JobListDispatchable(r.ctx, engine.JobDispatchableParams{
+				Status: status, AfterID: after, Limit: r.pageSize, Long: after > 0 || r.long[status]})
 			if err != nil {
 				return err
+			}
+			if after == 0 {
+				r.long[status] = len(page) == r.pageSize
 			}
 			batch = batch[:0]
 			for _, job := range page {

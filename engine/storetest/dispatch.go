@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -17,11 +18,22 @@ var dispatchTests = []subtest{
 	{"LoadsByNode", testLoadsByNode},
 }
 
+// dispatchable reads a page, with and without the Long hint, which may
+// change how the page is read but never what it holds.
 func dispatchable(t *testing.T, s engine.Store, status engine.Status, afterID int64, limit int) []*engine.Job {
 	t.Helper()
-	jobs, err := s.JobListDispatchable(t.Context(), engine.JobDispatchableParams{Status: status, AfterID: afterID, Limit: limit})
+	p := engine.JobDispatchableParams{Status: status, AfterID: afterID, Limit: limit}
+	jobs, err := s.JobListDispatchable(t.Context(), p)
 	if err != nil {
 		t.Fatalf("JobListDispatchable(%s, after %d, limit %d): %v", status, afterID, limit, err)
+	}
+	p.Long = true
+	long, err := s.JobListDispatchable(t.Context(), p)
+	if err != nil {
+		t.Fatalf("JobListDispatchable(%s, after %d, limit %d, long): %v", status, afterID, limit, err)
+	}
+	if !slices.Equal(ids(jobs), ids(long)) {
+		t.Fatalf("JobListDispatchable(%s, after %d, limit %d): %v, but with the Long hint %v", status, afterID, limit, ids(jobs), ids(long))
 	}
 	return jobs
 }
