@@ -44,6 +44,10 @@ type Store interface {
 	// at the expected status and version, or no longer exists) or a
 	// *TransitionError. The updates must name distinct jobs.
 	JobUpdateMany(ctx context.Context, us []JobUpdate) ([]JobUpdateResult, error)
+	// JobUpdateManyQuiet is JobUpdateMany for a caller that needs only
+	// whether each transition applied: the results carry no Job, which
+	// spares reading every changed row back (a node recording results).
+	JobUpdateManyQuiet(ctx context.Context, us []JobUpdate) ([]JobUpdateResult, error)
 	// JobInsertMany creates many jobs in one transaction (all or none),
 	// each checked by ValidateJobInsert first: an invalid one is an
 	// *InvalidError naming its index, a ParentID that names no job a

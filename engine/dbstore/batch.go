@@ -30,6 +30,17 @@ const maxRunAfterSeconds = 1e10
 // in one transaction. A transition that is invalid on its own is refused
 // before anything is sent.
 func (s *Store) JobUpdateMany(ctx context.Context, us []engine.JobUpdate) ([]engine.JobUpdateResult, error) {
+	return s.jobUpdateMany(ctx, us, false)
+}
+
+// JobUpdateManyQuiet is JobUpdateMany without reading the jobs back; see
+// engine.Store.
+func (s *Store) JobUpdateManyQuiet(ctx context.Context, us []engine.JobUpdate) ([]engine.JobUpdateResult, error) {
+	return s.jobUpdateMany(ctx, us, true)
+}
+
+// jobUpdateMany applies the transitions; quiet leaves the results' Job nil.
+func (s *Store) jobUpdateMany(ctx context.Context, us []engine.JobUpdate, quiet bool) ([]engine.JobUpdateResult, error) {
 	out := make([]engine.JobUpdateResult, len(us))
 	send, err := checkJobUpdates(us, out)
 	if err != nil {
@@ -45,7 +56,7 @@ func (s *Store) JobUpdateMany(ctx context.Context, us []engine.JobUpdate) ([]eng
 	apply := func(q querier) error {
 		changed = make(map[int64]*engine.Job, len(send))
 		for chunk := range slices.Chunk(send, jobUpdateChunk) {
-			if err := s.jobUpdateChunk(ctx, q, chunk, changed); err != nil {
+			if err := s.jobUpdateChunk(ctx, q, chunk, changed, quiet); err != nil {
 				return err
 			}
 		}
@@ -64,15 +75,15 @@ func (s *Store) JobUpdateMany(ctx context.Context, us []engine.JobUpdate) ([]eng
 		if out[i].Err != nil {
 			continue
 		}
-		if job := changed[u.ID]; job != nil {
+		if job, ok := changed[u.ID]; ok {
 			out[i].Job = job
 		} else {
 			out[i].Err = fmt.Errorf("job %d is no longer %s at version %d, or is gone: %w", u.ID, u.From, u.Version, engine.ErrConflict)
 		}
 	}
-	for _, r := range out {
+	for i, r := range out {
 		if r.Err == nil {
-			s.jobChanged(r.Job.Status)
+			s.jobChanged(us[i].To)
 		}
 	}
 	return out, nil
@@ -124,15 +135,26 @@ func storableText(s string) bool { return utf8.ValidString(s) && !strings.Contai
 
 // jobUpdateChunk applies one chunk of transitions in one statement and
 // records in changed the jobs it changed.
-func (s *Store) jobUpdateChunk(ctx context.Context, q querier, us []engine.JobUpdate, changed map[int64]*engine.Job) error {
+// With quiet it records only which jobs changed (a nil job each).
+func (s *Store) jobUpdateChunk(ctx context.Context, q querier, us []engine.JobUpdate, changed map[int64]*engine.Job, quiet bool) error {
 	if !s.dialect.updateReturns {
-		return s.jobUpdateChunkLocked(ctx, q, us, changed)
+		return s.jobUpdateChunkLocked(ctx, q, us, changed, quiet)
 	}
 	var a args
 	if s.dialect == postgresDialect {
 		a = jobUpdateArrays(us)
 	} else {
 		a = args{"updates": jobUpdatesJSON(us)}
+	}
+	if quiet {
+		var ids []int64
+		if err := s.selectRows(ctx, q, &ids, qJobUpdateManyIDs, a, false); err != nil {
+			return err
+		}
+		for _, id := range ids {
+			changed[id] = nil
+		}
+		return nil
 	}
 	var rows []jobRow
 	if err := s.selectRows(ctx, q, &rows, qJobUpdateMany, a, false); err != nil {
@@ -146,7 +168,7 @@ func (s *Store) jobUpdateChunk(ctx context.Context, q querier, us []engine.JobUp
 // version, and reads them back. Between the three statements no one else
 // can change the locked rows, so the transitions it reports applied are
 // exactly the ones it applied. q must be a transaction.
-func (s *Store) jobUpdateChunkLocked(ctx context.Context, q querier, us []engine.JobUpdate, changed map[int64]*engine.Job) error {
+func (s *Store) jobUpdateChunkLocked(ctx context.Context, q querier, us []engine.JobUpdate, changed map[int64]*engine.Job, quiet bool) error {
 	var current []struct {
 		ID      int64  `db:"id"`
 		Version int64  `db:"version"`
@@ -178,6 +200,12 @@ func (s *Store) jobUpdateChunkLocked(ctx context.Context, q querier, us []engine
 	}
 	if n != int64(len(match)) {
 		return fmt.Errorf("changed %d of %d locked jobs", n, len(match))
+	}
+	if quiet {
+		for _, u := range match {
+			changed[u.ID] = nil
+		}
+		return nil
 	}
 	var rows []jobRow
 	if err := s.selectRows(ctx, q, &rows, qJobUpdateManyRead, args{"ids": jobIDsJSON(match)}, false); err != nil {

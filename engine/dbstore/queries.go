@@ -24,6 +24,7 @@ const (
 	qJobUpdateMany          = "job_update_many"
 	qJobUpdateManyLock      = "job_update_many_lock"
 	qJobUpdateManyRead      = "job_update_many_read"
+	qJobUpdateManyIDs       = "job_update_many_ids"
 	qJobProgressSet         = "job_progress_set"
 	qJobListDispatchable    = "job_list_dispatchable"
 	qJobLoadsByNode         = "job_loads_by_node"
@@ -120,7 +121,9 @@ func loadQueries(d *dialect) (map[string]string, error) {
 	if d.migrationLock {
 		required = append(slices.Clip(required), qMigrateLock, qMigrateUnlock)
 	}
-	if !d.updateReturns {
+	if d.updateReturns {
+		required = append(slices.Clip(required), qJobUpdateManyIDs)
+	} else {
 		required = append(slices.Clip(required), qJobUpdateManyLock, qJobUpdateManyRead)
 	}
 	if d.notifiesJobChanges {

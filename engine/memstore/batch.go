@@ -22,3 +22,12 @@ func (s *Store) JobUpdateMany(ctx context.Context, us []engine.JobUpdate) ([]eng
 	}
 	return out, nil
 }
+
+// JobUpdateManyQuiet is JobUpdateMany without the jobs in the results.
+func (s *Store) JobUpdateManyQuiet(ctx context.Context, us []engine.JobUpdate) ([]engine.JobUpdateResult, error) {
+	out, err := s.JobUpdateMany(ctx, us)
+	for i := range out {
+		out[i].Job = nil
+	}
+	return out, err
+}

@@ -185,8 +185,8 @@ func markFenced(n *Runtime, id int64) {
 	ar.run.Cancel("job was taken from this node", n.cfg.CancelGrace)
 }
 
-// flakyStore fails JobUpdateMany while failures are left, as a database
-// that went away for a moment.
+// flakyStore fails JobUpdateMany and JobUpdateManyQuiet while failures
+// are left, as a database that went away for a moment.
 type flakyStore struct {
 	engine.Store
 	mu       sync.Mutex
@@ -194,16 +194,28 @@ type flakyStore struct {
 }
 
 func (f *flakyStore) JobUpdateMany(ctx context.Context, us []engine.JobUpdate) ([]engine.JobUpdateResult, error) {
-	f.mu.Lock()
-	fail := f.failures > 0
-	if fail {
-		f.failures--
-	}
-	f.mu.Unlock()
-	if fail {
+	if f.failing() {
 		return nil, errors.New("database went away")
 	}
 	return f.Store.JobUpdateMany(ctx, us)
+}
+
+func (f *flakyStore) JobUpdateManyQuiet(ctx context.Context, us []engine.JobUpdate) ([]engine.JobUpdateResult, error) {
+	if f.failing() {
+		return nil, errors.New("database went away")
+	}
+	return f.Store.JobUpdateManyQuiet(ctx, us)
+}
+
+// failing uses up one failure, if any is left.
+func (f *flakyStore) failing() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.failures > 0 {
+		f.failures--
+		return true
+	}
+	return false
 }
 
 func (f *flakyStore) fail(times int) {

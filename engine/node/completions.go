@@ -178,7 +178,7 @@ func (n *Runtime) recordBatch(batch []completion) ([]completion, error) {
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), last)
 	defer cancel()
-	results, err := n.store.JobUpdateMany(ctx, us)
+	results, err := n.store.JobUpdateManyQuiet(ctx, us)
 	if err != nil {
 		retry := make([]completion, len(writes))
 		for k, w := range writes {

@@ -20,6 +20,49 @@ var batchTests = []subtest{
 	{"JobUpdateManyAsOneByOne", testJobUpdateManyAsOneByOne},
 	{"JobUpdateManyDatabaseClock", testJobUpdateManyDatabaseClock},
 	{"JobUpdateManyRace", testJobUpdateManyRace},
+	{"JobUpdateManyQuiet", testJobUpdateManyQuiet},
+}
+
+// JobUpdateManyQuiet applies what JobUpdateMany would and reports the same
+// outcome per transition, only without the jobs.
+func testJobUpdateManyQuiet(t *testing.T, s engine.Store) {
+	applied1, stale, forbidden, applied2 := queued(t, s, 1), queued(t, s, 1), queued(t, s, 1), queued(t, s, 1)
+	stale = move(t, s, stale, engine.StatusDispatching, func(u *engine.JobUpdate) { u.Node = engine.Ptr("n0") })
+	us := []engine.JobUpdate{
+		engine.DispatchUpdate(applied1, "n1"),
+		{ID: stale.ID, From: engine.StatusDispatching, Version: stale.Version - 1, To: engine.StatusRunning, MarkStarted: true},
+		{ID: 424242, From: engine.StatusQueued, Version: 1, To: engine.StatusDispatching, Node: engine.Ptr("n1")},
+		{ID: forbidden.ID, From: engine.StatusQueued, Version: forbidden.Version, To: engine.StatusFinished, MarkFinished: true},
+		engine.DispatchUpdate(applied2, "n2"),
+	}
+	res, err := s.JobUpdateManyQuiet(t.Context(), us)
+	if err != nil || len(res) != len(us) {
+		t.Fatalf("JobUpdateManyQuiet: %d results, %v; want %d", len(res), err, len(us))
+	}
+	for i, r := range res {
+		if r.Job != nil {
+			t.Errorf("result %d carries a job: %+v", i, r.Job)
+		}
+	}
+	for i, j := range map[int]*engine.Job{0: applied1, 4: applied2} {
+		if res[i].Err != nil {
+			t.Errorf("result %d (job %d): %v, want applied", i, j.ID, res[i].Err)
+		}
+		if got := get(t, s, j.ID); got.Status != engine.StatusDispatching || got.Version != j.Version+1 || got.Node != *us[i].Node {
+			t.Errorf("job %d after a quiet batch: %s version %d node %q; want DISPATCHING version %d node %q",
+				j.ID, got.Status, got.Version, got.Node, j.Version+1, *us[i].Node)
+		}
+	}
+	for _, i := range []int{1, 2} {
+		wantErrIs(t, fmt.Sprintf("result %d (job %d)", i, us[i].ID), res[i].Err, engine.ErrConflict)
+	}
+	if got := get(t, s, stale.ID); got.Version != stale.Version || got.Status != engine.StatusDispatching {
+		t.Errorf("the stale update changed job %d: %s version %d", stale.ID, got.Status, got.Version)
+	}
+	var te *engine.TransitionError
+	if !errors.As(res[3].Err, &te) || te.ID != forbidden.ID {
+		t.Errorf("QUEUED → FINISHED in a quiet batch: got %v, want its *TransitionError", res[3].Err)
+	}
 }
 
 // updateMany applies a batch, failing the test when the call itself fails
