@@ -18,21 +18,29 @@ var dispatchTests = []subtest{
 	{"LoadsByNode", testLoadsByNode},
 }
 
-// dispatchable reads a page, with and without the Long hint, which may
-// change how the page is read but never what it holds.
 func dispatchable(t *testing.T, s engine.Store, status engine.Status, afterID int64, limit int) []*engine.Job {
 	t.Helper()
-	p := engine.JobDispatchableParams{Status: status, AfterID: afterID, Limit: limit}
+	return dispatchableRead(t, s, engine.JobDispatchableParams{Status: status, AfterID: afterID, Limit: limit})
+}
+
+func dispatchableRead(t *testing.T, s engine.Store, p engine.JobDispatchableParams) []*engine.Job {
+	t.Helper()
 	jobs, err := s.JobListDispatchable(t.Context(), p)
 	if err != nil {
-		t.Fatalf("JobListDispatchable(%s, after %d, limit %d): %v", status, afterID, limit, err)
+		t.Fatalf("JobListDispatchable(%s, after %d, limit %d, long %v): %v", p.Status, p.AfterID, p.Limit, p.Long, err)
 	}
+	return jobs
+}
+
+// dispatchableBoth reads a page with and without the Long hint, which may
+// change how the page is read but never what it holds. Only for tests in
+// which no job becomes dispatchable with time between the two reads.
+func dispatchableBoth(t *testing.T, s engine.Store, status engine.Status, afterID int64, limit int) []*engine.Job {
+	t.Helper()
+	p := engine.JobDispatchableParams{Status: status, AfterID: afterID, Limit: limit}
+	jobs := dispatchableRead(t, s, p)
 	p.Long = true
-	long, err := s.JobListDispatchable(t.Context(), p)
-	if err != nil {
-		t.Fatalf("JobListDispatchable(%s, after %d, limit %d, long): %v", status, afterID, limit, err)
-	}
-	if !slices.Equal(ids(jobs), ids(long)) {
+	if long := dispatchableRead(t, s, p); !slices.Equal(ids(jobs), ids(long)) {
 		t.Fatalf("JobListDispatchable(%s, after %d, limit %d): %v, but with the Long hint %v", status, afterID, limit, ids(jobs), ids(long))
 	}
 	return jobs
@@ -55,15 +63,15 @@ func testDispatchablePaging(t *testing.T, s engine.Store) {
 	q5 := queued(t, s, 1)
 	start(t, s, queued(t, s, 1), "n1")
 
-	page1 := dispatchable(t, s, engine.StatusQueued, 0, 2)
+	page1 := dispatchableBoth(t, s, engine.StatusQueued, 0, 2)
 	wantIDs(t, "QUEUED page 1", page1, q1, q2)
-	page2 := dispatchable(t, s, engine.StatusQueued, q2.ID, 2)
+	page2 := dispatchableBoth(t, s, engine.StatusQueued, q2.ID, 2)
 	wantIDs(t, "QUEUED page 2", page2, q3, q4)
-	page3 := dispatchable(t, s, engine.StatusQueued, q4.ID, 2)
+	page3 := dispatchableBoth(t, s, engine.StatusQueued, q4.ID, 2)
 	wantIDs(t, "QUEUED page 3", page3, q5)
-	wantIDs(t, "QUEUED past the end", dispatchable(t, s, engine.StatusQueued, q5.ID, 2))
-	wantIDs(t, "QUEUED without limit", dispatchable(t, s, engine.StatusQueued, 0, 0), q1, q2, q3, q4, q5)
-	wantIDs(t, "RESTART", dispatchable(t, s, engine.StatusRestart, 0, 10), r1)
+	wantIDs(t, "QUEUED past the end", dispatchableBoth(t, s, engine.StatusQueued, q5.ID, 2))
+	wantIDs(t, "QUEUED without limit", dispatchableBoth(t, s, engine.StatusQueued, 0, 0), q1, q2, q3, q4, q5)
+	wantIDs(t, "RESTART", dispatchableBoth(t, s, engine.StatusRestart, 0, 10), r1)
 	if len(page1) > 0 && page1[0].Status != engine.StatusQueued {
 		t.Errorf("listed job has status %s", page1[0].Status)
 	}
@@ -113,21 +121,21 @@ func testDispatchableKeyBlocking(t *testing.T, s engine.Store) {
 	}
 	e := insert(t, s, engine.JobInsertParams{Key: "e"})
 
-	wantIDs(t, "first of each key", dispatchable(t, s, engine.StatusQueued, 0, 0), a1, b1, free1, free2, e)
-	wantIDs(t, "RESTART head of its key", dispatchable(t, s, engine.StatusRestart, 0, 0), r1)
+	wantIDs(t, "first of each key", dispatchableBoth(t, s, engine.StatusQueued, 0, 0), a1, b1, free1, free2, e)
+	wantIDs(t, "RESTART head of its key", dispatchableBoth(t, s, engine.StatusRestart, 0, 0), r1)
 
 	// The head running still blocks its key.
 	a1 = start(t, s, a1, "n1")
-	wantIDs(t, "head running", dispatchable(t, s, engine.StatusQueued, 0, 0), b1, free1, free2, e)
+	wantIDs(t, "head running", dispatchableBoth(t, s, engine.StatusQueued, 0, 0), b1, free1, free2, e)
 	// The head finished: the next of its key, in submission order.
 	finish(t, s, a1, engine.RunSucceeded)
-	wantIDs(t, "head finished", dispatchable(t, s, engine.StatusQueued, 0, 0), a2, b1, free1, free2, e)
+	wantIDs(t, "head finished", dispatchableBoth(t, s, engine.StatusQueued, 0, 0), a2, b1, free1, free2, e)
 	// Paging skips blocked jobs too.
-	wantIDs(t, "page after a2", dispatchable(t, s, engine.StatusQueued, a2.ID, 2), b1, free1)
+	wantIDs(t, "page after a2", dispatchableBoth(t, s, engine.StatusQueued, a2.ID, 2), b1, free1)
 
 	admin(t, s, h1, engine.VerbCancel)
 	admin(t, s, r1, engine.VerbCancel)
-	wantIDs(t, "held and restart heads cancelled", dispatchable(t, s, engine.StatusQueued, 0, 0), a2, b1, free1, free2, h2, r2, e)
+	wantIDs(t, "held and restart heads cancelled", dispatchableBoth(t, s, engine.StatusQueued, 0, 0), a2, b1, free1, free2, h2, r2, e)
 }
 
 // A requeued old job of a key waits while a later job of that key is
