@@ -154,6 +154,7 @@ func benchConfig(opts *BenchOptions) bench.Config {
 }
 
 func benchRun(ctx context.Context, opts *BenchOptions) error {
+	tuneGCForServing()
 	store, err := opts.Store(ctx)
 	if err != nil {
 		return err

@@ -143,6 +143,7 @@ func parseLogLevel(s string) (slog.Level, error) {
 }
 
 func serveRun(ctx context.Context, opts *ServeOptions) error {
+	tuneGCForServing()
 	level, _ := parseLogLevel(opts.LogLevel)
 	log := slog.New(slog.NewTextHandler(opts.Factory.IO.ErrOut, &slog.HandlerOptions{Level: level}))
 	store, err := opts.Factory.Store(ctx)

@@ -55,6 +55,23 @@ type Job struct {
 // requeue gives a fresh budget by moving AttemptBase up to it.
 func (j *Job) AttemptsLeft() int { return j.MaxAttempts - (j.Attempt - j.AttemptBase) }
 
+// Brief is the part of j a dispatcher plans with and guards its claim by,
+// as JobListDispatchable returns it: ID, Type, Load, Status, Version, Node,
+// Key, ParentID, Attempt, RunAfter and CreatedAt; Args is empty and every
+// other field zero. Reading a page of the queue this way spares decoding
+// what only the node that runs a job needs.
+func (j *Job) Brief() *Job {
+	b := &Job{ID: j.ID, Type: j.Type, Args: []string{}, Load: j.Load, Status: j.Status, Version: j.Version,
+		Node: j.Node, Key: j.Key, Attempt: j.Attempt, CreatedAt: j.CreatedAt}
+	if j.ParentID != nil {
+		b.ParentID = Ptr(*j.ParentID)
+	}
+	if j.RunAfter != nil {
+		b.RunAfter = Ptr(*j.RunAfter)
+	}
+	return b
+}
+
 // HoldsLoad reports whether the job counts against its node's load now.
 func (j *Job) HoldsLoad() bool {
 	if j.Status == StatusPaused {

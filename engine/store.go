@@ -72,7 +72,10 @@ type Store interface {
 	// key is earlier and not terminal, or active whatever its place: in
 	// DISPATCHING, RUNNING, CANCELLING or WAITING, or PAUSED on a node. The
 	// second rule keeps a requeued old job from running beside a later job
-	// of its key.
+	// of its key. The jobs are brief: only what placement and a claim's
+	// guard need is read (ID, Type, Load, Status, Version, Node, Key,
+	// ParentID, Attempt, RunAfter, CreatedAt); other fields may be zero. A
+	// claim or start returns the full job.
 	JobListDispatchable(ctx context.Context, p JobDispatchableParams) ([]*Job, error)
 
 	// JobLogAppend stores one chunk of a job's output.

@@ -7,25 +7,131 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lib/pq"
+
 	"github.com/jobctl/jobctl/engine"
 )
 
-// TestPostgresNotifyTriggerStatuses: migration 003's trigger notifies on
-// entry into exactly engine.WakingStatuses, the set the in-process signal
-// follows, so both paths wake the dispatcher for the same changes.
+// TestPostgresNotifyTriggerStatuses: the notify triggers (migration 004)
+// fire on every insert and update and notify when a row entered exactly
+// engine.WakingStatuses, the set the in-process signal follows, so both
+// paths wake the dispatcher for the same changes.
 func TestPostgresNotifyTriggerStatuses(t *testing.T) {
 	t.Parallel()
 	s := migrated(t, openStore(t, postgresSchemaDSN(t)))
+	for _, trigger := range []string{"jobs_notify_insert", "jobs_notify_update"} {
+		var def string
+		err := s.db.GetContext(t.Context(), &def,
+			`SELECT pg_get_triggerdef(oid) FROM pg_trigger WHERE tgname = $1 AND tgrelid = CAST('jobs' AS regclass)`, trigger)
+		if err != nil {
+			t.Fatalf("read trigger %s: %v", trigger, err)
+		}
+		if !strings.Contains(def, "FOR EACH STATEMENT") || !strings.Contains(def, "jobs_notify_change()") {
+			t.Errorf("trigger %s: %s", trigger, def)
+		}
+	}
 	var def string
-	err := s.db.GetContext(t.Context(), &def,
-		`SELECT pg_get_triggerdef(oid) FROM pg_trigger WHERE tgname = 'jobs_notify_change' AND tgrelid = CAST('jobs' AS regclass)`)
+	err := s.db.GetContext(t.Context(), &def, `SELECT pg_get_functiondef(CAST('jobs_notify_change' AS regproc))`)
 	if err != nil {
-		t.Fatalf("read the trigger: %v", err)
+		t.Fatalf("read the trigger function: %v", err)
 	}
 	for _, st := range engine.AllStatuses {
 		if got := strings.Contains(def, "'"+string(st)+"'"); got != st.Wakes() {
 			t.Errorf("trigger notifies on %s: %v, but %s.Wakes() is %v\n%s", st, got, st, st.Wakes(), def)
 		}
+	}
+}
+
+// TestPostgresNotifiesOnlyWakingWrites: a claim and a start send no
+// notification, a finish and an insert of a queued job send one, with the
+// cluster's schema as payload. A notification of the test's own marks the
+// point after each write: PostgreSQL delivers notifications in commit
+// order, so the next one heard after a write is the write's own or the
+// marker.
+func TestPostgresNotifiesOnlyWakingWrites(t *testing.T) {
+	t.Parallel()
+	dsn := postgresSchemaDSN(t)
+	s := migrated(t, openStore(t, dsn))
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := u.Query().Get("search_path")
+	marker := "marker of " + schema
+	l := pq.NewListener(dsn, time.Second, time.Second, nil)
+	defer l.Close()
+	if err := l.Listen(jobChangesChannel); err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	ctx := t.Context()
+	// Tests in other schemas notify the same channel; their payloads are
+	// skipped.
+	next := func(what string) string {
+		t.Helper()
+		deadline := time.After(30 * time.Second)
+		for {
+			select {
+			case n := <-l.Notify:
+				if n == nil {
+					t.Fatalf("after %s: the listener lost its connection", what)
+				}
+				if n.Extra == schema || n.Extra == marker {
+					return n.Extra
+				}
+			case <-deadline:
+				t.Fatalf("after %s: no notification within 30s", what)
+				return ""
+			}
+		}
+	}
+	// Only the marker, and nothing of this schema's writes, may follow.
+	mark := func(what string) {
+		t.Helper()
+		if _, err := s.db.ExecContext(ctx, `SELECT pg_notify($1, $2)`, jobChangesChannel, marker); err != nil {
+			t.Fatal(err)
+		}
+		if got := next(what); got != marker {
+			t.Errorf("%s notified %q", what, got)
+		}
+	}
+	held, err := s.JobInsert(ctx, engine.JobInsertParams{Type: engine.TypeNoop, Status: engine.StatusInstantiated})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mark("a held job's insert")
+	if _, err := s.JobInsert(ctx, engine.JobInsertParams{Type: engine.TypeNoop, Status: engine.StatusQueued}); err != nil {
+		t.Fatal(err)
+	}
+	if got := next("a queued job's insert"); got != schema {
+		t.Errorf("a queued job's insert notified %q, want %q", got, schema)
+	}
+	release, err := engine.ReleaseUpdate(held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	released, err := s.JobUpdate(ctx, release)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := next("a release"); got != schema {
+		t.Errorf("a release notified %q, want %q", got, schema)
+	}
+	claimed, err := s.JobUpdate(ctx, engine.DispatchUpdate(released, "n1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mark("a claim")
+	res, err := s.JobUpdateMany(ctx, []engine.JobUpdate{engine.StartUpdate(claimed)})
+	if err != nil || res[0].Err != nil {
+		t.Fatalf("start: %v %v", err, res)
+	}
+	mark("a batched start")
+	done := engine.OutcomeUpdate(res[0].Job, engine.RunResult{Outcome: engine.RunSucceeded}, false, func() float64 { return 0.5 })
+	if res, err := s.JobUpdateManyQuiet(ctx, []engine.JobUpdate{done}); err != nil || res[0].Err != nil {
+		t.Fatalf("finish: %v %v", err, res)
+	}
+	if got := next("a finish"); got != schema {
+		t.Errorf("a finish notified %q, want %q", got, schema)
 	}
 }
 

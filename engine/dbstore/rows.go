@@ -108,10 +108,22 @@ func (r *jobRow) fields() []any {
 		&r.CreatedAt, &r.QueuedAt, &r.StartedAt, &r.FinishedAt}
 }
 
+// jobBriefColumns are the columns of job_columns_brief.sql, in its order:
+// what the dispatcher plans a job with and guards its claim by.
+var jobBriefColumns = []string{"id", "type", "job_load", "status", "node", "job_key", "parent_id", "attempt",
+	"version", "run_after", "created_at"}
+
+// briefFields are r's fields in the order of jobBriefColumns.
+func (r *jobRow) briefFields() []any {
+	return []any{&r.ID, &r.Type, &r.Load, &r.Status, &r.Node, &r.Key, &r.ParentID, &r.Attempt, &r.Version,
+		&r.RunAfter, &r.CreatedAt}
+}
+
 // selectJobRows runs a query of job rows into dest. Rows with exactly
-// jobColumns are scanned field by field: sqlx maps every row's columns to
-// fields by reflection again, which cost more than a third of the CPU of a
-// node working short jobs. Any other set of columns goes through sqlx.
+// jobColumns or jobBriefColumns are scanned field by field: sqlx maps every
+// row's columns to fields by reflection again, which cost more than a third
+// of the CPU of a node working short jobs. Any other set of columns goes
+// through sqlx.
 func selectJobRows(ctx context.Context, q querier, dest *[]jobRow, query string, params []any) error {
 	rows, err := q.QueryContext(ctx, query, params...)
 	if err != nil {
@@ -122,13 +134,17 @@ func selectJobRows(ctx context.Context, q querier, dest *[]jobRow, query string,
 	if err != nil {
 		return err
 	}
-	if !slices.Equal(cols, jobColumns) {
+	fields := (*jobRow).fields
+	switch {
+	case slices.Equal(cols, jobBriefColumns):
+		fields = (*jobRow).briefFields
+	case !slices.Equal(cols, jobColumns):
 		return sqlx.StructScan(rows, dest)
 	}
 	out := (*dest)[:0]
 	for rows.Next() {
 		out = append(out, jobRow{})
-		if err := rows.Scan(out[len(out)-1].fields()...); err != nil {
+		if err := rows.Scan(fields(&out[len(out)-1])...); err != nil {
 			return err
 		}
 	}
@@ -164,11 +180,17 @@ func (r *jobRow) job() (*engine.Job, error) {
 		StartedAt:       r.StartedAt.ptr(),
 		FinishedAt:      r.FinishedAt.ptr(),
 	}
+	if r.Payload == "" { // a brief row
+		j.Payload = nil
+	}
 	if r.ExitCode != nil {
 		j.ExitCode = engine.Ptr(int(*r.ExitCode))
 	}
-	if err := json.Unmarshal([]byte(r.Args), &j.Args); err != nil {
-		return nil, fmt.Errorf("job %d: stored args are not a JSON list of strings: %w", r.ID, err)
+	// A brief row has no args at all; a full one has at least "[]".
+	if r.Args != "" {
+		if err := json.Unmarshal([]byte(r.Args), &j.Args); err != nil {
+			return nil, fmt.Errorf("job %d: stored args are not a JSON list of strings: %w", r.ID, err)
+		}
 	}
 	if j.Args == nil {
 		j.Args = []string{}

@@ -312,7 +312,8 @@ func (s *Store) JobProgressSet(_ context.Context, p engine.JobProgressParams) er
 // judged by engine.DispatchHold at the store's now. It reads only the ready
 // set (jobs without a key and the heads of keys) above p.AfterID, so a page
 // costs the jobs it skips for their run_after and the active jobs of the
-// keys it meets, however many jobs wait behind those heads.
+// keys it meets, however many jobs wait behind those heads. The jobs are
+// brief (engine.Job.Brief), as every store's are.
 func (s *Store) JobListDispatchable(_ context.Context, p engine.JobDispatchableParams) ([]*engine.Job, error) {
 	if !p.Status.Dispatchable() {
 		return nil, fmt.Errorf("list dispatchable jobs: status %q is neither QUEUED nor RESTART", p.Status)
@@ -328,7 +329,7 @@ func (s *Store) JobListDispatchable(_ context.Context, p engine.JobDispatchableP
 	ready.AscendGreaterOrEqual(p.AfterID+1, func(id int64) bool {
 		j := s.jobs.byID[id]
 		if engine.DispatchHold(j, now, s.jobs.keyRivals(j)).Dispatchable() {
-			out = append(out, cloneJob(j))
+			out = append(out, j.Brief())
 		}
 		return p.Limit <= 0 || len(out) < p.Limit
 	})

@@ -7,7 +7,7 @@
 -- Either way the other job has not ended, and job_live_key_match finds such
 -- jobs of the key through the index of live jobs, past however many ended
 -- jobs the key has.
-SELECT {{template "job_columns"}}
+SELECT {{template "job_columns_brief"}}
 FROM jobs
 WHERE status = :status
   AND (run_after IS NULL OR run_after <= {{now}})
