@@ -25,6 +25,7 @@ type LeaseHolder struct {
 
 	mu         sync.Mutex
 	trustUntil time.Time
+	renewedAt  time.Time // start of the last renewal that held
 	held       bool
 }
 
@@ -54,9 +55,10 @@ func (h *LeaseHolder) Renew(ctx context.Context) bool {
 		h.held = h.clock.Now().Before(h.trustUntil)
 	case ok:
 		h.trustUntil = start.Add(h.ttl - h.margin)
+		h.renewedAt = start
 		h.held = true
 	default:
-		h.trustUntil = time.Time{}
+		h.trustUntil, h.renewedAt = time.Time{}, time.Time{}
 		h.held = false
 	}
 	if h.held != was {
@@ -67,6 +69,23 @@ func (h *LeaseHolder) Renew(ctx context.Context) bool {
 		}
 	}
 	return h.held
+}
+
+// RenewIfDue is Renew for a holder that renews more often than it must:
+// while the lease is held and its last renewal started less than every
+// ago, it trusts that renewal and writes nothing. Rounds woken by job
+// changes come many times a second, and a renewal is a write the database
+// must flush before the round can go on; the trust window still ends, as
+// always, a margin before the lease could have expired.
+func (h *LeaseHolder) RenewIfDue(ctx context.Context, every time.Duration) bool {
+	h.mu.Lock()
+	now := h.clock.Now()
+	fresh := h.held && now.Before(h.renewedAt.Add(every)) && now.Before(h.trustUntil)
+	h.mu.Unlock()
+	if fresh {
+		return true
+	}
+	return h.Renew(ctx)
 }
 
 // Trusted reports whether this owner may dispatch now.
@@ -80,7 +99,7 @@ func (h *LeaseHolder) Trusted() bool {
 func (h *LeaseHolder) Release(ctx context.Context) error {
 	h.mu.Lock()
 	h.held = false
-	h.trustUntil = time.Time{}
+	h.trustUntil, h.renewedAt = time.Time{}, time.Time{}
 	h.mu.Unlock()
 	_, err := h.store.LeaseRelease(ctx, h.owner)
 	return err

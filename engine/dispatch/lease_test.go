@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/dispatch"
 )
 
@@ -64,5 +65,51 @@ func TestLeaseHolderStopsTrustingWhenTheDatabaseCannotBeReached(t *testing.T) {
 	clock.Advance(25 * time.Second)
 	if h.Renew(context.Background()) || h.Trusted() {
 		t.Fatal("holder kept trusting past its window while renewals fail")
+	}
+}
+
+// leaseWrites counts the renewals that reach the store.
+type leaseWrites struct {
+	engine.Store
+	n int
+}
+
+func (s *leaseWrites) LeaseAcquire(ctx context.Context, owner string, ttl time.Duration) (bool, error) {
+	s.n++
+	return s.Store.LeaseAcquire(ctx, owner, ttl)
+}
+
+func TestLeaseHolderRenewsWhenDueOnly(t *testing.T) {
+	t.Parallel()
+	s := &leaseWrites{Store: newStore(t)}
+	clock := &fixedClock{now: time.Unix(1_000_000, 0)}
+	h := dispatch.NewLeaseHolder(s, "a", 30*time.Second, clock, quietLog())
+	ctx := context.Background()
+	every := time.Second
+
+	if !h.RenewIfDue(ctx, every) || s.n != 1 {
+		t.Fatalf("a lease not held yet must be acquired: held %v after %d writes", h.Trusted(), s.n)
+	}
+	clock.Advance(every - time.Millisecond)
+	if !h.RenewIfDue(ctx, every) || s.n != 1 {
+		t.Fatalf("within %s of the last renewal: held %v after %d writes, want 1", every, h.Trusted(), s.n)
+	}
+	clock.Advance(time.Millisecond)
+	if !h.RenewIfDue(ctx, every) || s.n != 2 {
+		t.Fatalf("%s after the last renewal: held %v after %d writes, want 2", every, h.Trusted(), s.n)
+	}
+	// A window longer than the trust does not stretch it.
+	clock.Advance(20*time.Second + time.Millisecond)
+	if h.Trusted() {
+		t.Fatal("holder trusts its lease past its window")
+	}
+	if !h.RenewIfDue(ctx, time.Hour) || s.n != 3 {
+		t.Fatalf("past the trust window: held %v after %d writes, want a renewal", h.Trusted(), s.n)
+	}
+	if err := h.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !h.RenewIfDue(ctx, time.Hour) || s.n != 4 {
+		t.Fatalf("after a release: held %v after %d writes, want a renewal", h.Trusted(), s.n)
 	}
 }

@@ -36,22 +36,29 @@ type round struct {
 }
 
 func (r *round) run() error {
-	// The reclaim and the cluster's reads are independent: they go to the
-	// database at once, which saves a round trip or two of every round, as
-	// a job waiting in a short queue feels. A reclaim that found jobs
-	// changed the nodes' loads, so the cluster is read again then (rare:
-	// only an interrupted round leaves any).
+	// The reclaim, the cluster's reads and the first page of each queue are
+	// independent: they go to the database at once, which saves round trips
+	// of every round, as a job waiting in a short queue feels. A reclaim or
+	// recovery that moved jobs changed the nodes' loads and the queues, so
+	// those are read again then (rare: only an interrupted round or a dead
+	// node leaves any).
 	var (
-		wg                  sync.WaitGroup
-		c                   *cluster
-		kept                []*engine.Job
-		stale               []int64
-		reclaimErr, loadErr error
+		wg                           sync.WaitGroup
+		c                            *cluster
+		kept                         []*engine.Job
+		stale                        []int64
+		reclaimErr, loadErr, pageErr error
+		first                        = make([][]*engine.Job, len(engine.DispatchableStatuses))
+		pageErrs                     = make([]error, len(engine.DispatchableStatuses))
 	)
 	wg.Go(func() { reclaimErr = r.reclaimStaleDispatches() })
 	wg.Go(func() { c, kept, stale, loadErr = loadCluster(r.ctx, r.Dispatcher.store) })
+	for i, status := range engine.DispatchableStatuses {
+		wg.Go(func() { first[i], pageErrs[i] = r.page(status, 0) })
+	}
 	wg.Wait()
-	if err := errors.Join(reclaimErr, loadErr); err != nil {
+	pageErr = errors.Join(pageErrs...)
+	if err := errors.Join(reclaimErr, loadErr, pageErr); err != nil {
 		return err
 	}
 	if r.stats.Recovered > 0 {
@@ -63,6 +70,9 @@ func (r *round) run() error {
 	r.cluster = c
 	if err := r.recoverOfflineNodes(); err != nil {
 		return err
+	}
+	if r.stats.Recovered > 0 {
+		clear(first)
 	}
 	for _, id := range stale {
 		if err := r.Dispatcher.store.ReservationDelete(r.ctx, id); err != nil {
@@ -81,13 +91,15 @@ func (r *round) run() error {
 	}
 	var workflows []*engine.Job
 	batch := make([]*engine.Job, 0, r.pageSize)
-	for _, status := range engine.DispatchableStatuses {
+	for i, status := range engine.DispatchableStatuses {
 		var after int64
 		for {
-			page, err := r.Dispatcher.store.JobListDispatchable(r.ctx, engine.JobDispatchableParams{
-				Status: status, AfterID: after, Limit: r.pageSize, Long: after > 0 || r.long[status]})
-			if err != nil {
-				return err
+			page := first[i]
+			if after > 0 || page == nil {
+				var err error
+				if page, err = r.page(status, after); err != nil {
+					return err
+				}
 			}
 			if after == 0 {
 				r.long[status] = len(page) == r.pageSize
@@ -118,6 +130,17 @@ func (r *round) run() error {
 	}
 	// Workflow steps go last, so the work they stand for is placed first.
 	return r.placeAll(workflows)
+}
+
+// page reads the page of the status queue after the job after: never nil,
+// so an empty first page is told from one not read yet.
+func (r *round) page(status engine.Status, after int64) ([]*engine.Job, error) {
+	page, err := r.Dispatcher.store.JobListDispatchable(r.ctx, engine.JobDispatchableParams{
+		Status: status, AfterID: after, Limit: r.pageSize, Long: after > 0 || r.long[status]})
+	if page == nil && err == nil {
+		page = []*engine.Job{}
+	}
+	return page, err
 }
 
 // noteOverloads records the ONLINE nodes their own machine holds back, for
