@@ -1,0 +1,73 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/jobctl/jobctl/engine"
+)
+
+// Header is the top two lines: where the data comes from, who dispatches,
+// how fast, and the jobs per state.
+type Header struct {
+	styles     Styles
+	width      int
+	snap, prev *Snapshot
+}
+
+// NewHeader returns an empty header.
+func NewHeader(s Styles) Header { return Header{styles: s} }
+
+// Update takes each new snapshot, keeping the one before for the rate.
+func (h Header) Update(msg tea.Msg) (Header, tea.Cmd) {
+	if m, ok := msg.(snapshotMsg); ok && m.err == nil {
+		h.prev, h.snap = h.snap, m.snap
+	}
+	return h, nil
+}
+
+// SetSize sets the width; the header is always two lines high.
+func (h *Header) SetSize(width, _ int) { h.width = width }
+
+// View renders the two lines.
+func (h Header) View() string {
+	s := h.snap
+	if s == nil {
+		return fit(h.styles.Title.Render("jobctl top"), h.width) + "\n" + fit("reading the cluster…", h.width)
+	}
+	parts := []string{h.styles.Title.Render("jobctl top"), s.Database, leaseText(s.Lease)}
+	if rate, ok := DispatchRate(h.prev, s); ok {
+		parts = append(parts, "dispatch "+engine.FormatNumber(rate)+"/s")
+	} else {
+		parts = append(parts, "dispatch –/s")
+	}
+	first := strings.Join(parts, "  ")
+
+	var counts []string
+	for _, st := range engine.AllStatuses {
+		if n := s.Counts[st]; n > 0 {
+			counts = append(counts, h.styles.status(st)+" "+fmt.Sprint(n))
+		}
+	}
+	second := "no jobs"
+	if len(counts) > 0 {
+		second = strings.Join(counts, "  ")
+	}
+	return fit(first, h.width) + "\n" + fit(second, h.width)
+}
+
+// leaseText names the dispatcher and how long its lease has left.
+func leaseText(l engine.Lease) string {
+	if !l.Valid() {
+		return "lease: none (no dispatcher)"
+	}
+	left := l.Remaining()
+	text := fmt.Sprintf("%.1fs", left.Seconds())
+	if left >= time.Minute {
+		text = age(left)
+	}
+	return "lease: " + l.Owner + " " + text + " left"
+}
