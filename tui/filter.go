@@ -22,6 +22,9 @@ func NewFilter(s Styles, k KeyMap) Filter {
 	in.Prompt = "/"
 	in.Placeholder = "states and types, e.g. running failed encode"
 	in.SetStyles(s.Input)
+	// The terminal's own cursor, placed by the root view: no escape codes
+	// in the line itself, and no blinking to redraw.
+	in.SetVirtualCursor(false)
 	return Filter{keys: k, input: in}
 }
 
@@ -71,3 +74,7 @@ func (f Filter) Update(msg tea.Msg) (Filter, tea.Cmd) {
 
 // View is the input line.
 func (f Filter) View() string { return f.input.View() }
+
+// Cursor is where the terminal's cursor goes on the line while it is typed
+// in; nil otherwise.
+func (f Filter) Cursor() *tea.Cursor { return f.input.Cursor() }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/jobctl/jobctl/engine"
 )
@@ -38,13 +39,15 @@ func (h Header) View() string {
 	if s == nil {
 		return fit(h.styles.Title.Render("jobctl top"), h.width) + "\n" + fit("reading the cluster…", h.width)
 	}
-	parts := []string{h.styles.Title.Render("jobctl top"), s.Database, leaseText(s.Lease)}
+	// The database comes last: it is the longest and the least likely to
+	// change, so a narrow screen cuts it first.
+	parts := []string{h.styles.Title.Render(leaseText(s.Lease))}
 	if rate, ok := DispatchRate(h.prev, s); ok {
 		parts = append(parts, "dispatch "+engine.FormatNumber(rate)+"/s")
 	} else {
 		parts = append(parts, "dispatch –/s")
 	}
-	first := strings.Join(parts, "  ")
+	first := strings.Join(append(parts, "db "+s.Database), "  ")
 
 	var counts []string
 	for _, st := range engine.AllStatuses {
@@ -55,6 +58,9 @@ func (h Header) View() string {
 	second := "no jobs"
 	if len(counts) > 0 {
 		second = strings.Join(counts, "  ")
+		if ansi.StringWidth(second) > h.width {
+			second = strings.Join(counts, " ") // tighter rather than cut
+		}
 	}
 	return fit(first, h.width) + "\n" + fit(second, h.width)
 }
@@ -62,12 +68,12 @@ func (h Header) View() string {
 // leaseText names the dispatcher and how long its lease has left.
 func leaseText(l engine.Lease) string {
 	if !l.Valid() {
-		return "lease: none (no dispatcher)"
+		return "lease none (no dispatcher)"
 	}
 	left := l.Remaining()
 	text := fmt.Sprintf("%.1fs", left.Seconds())
 	if left >= time.Minute {
 		text = age(left)
 	}
-	return "lease: " + l.Owner + " " + text + " left"
+	return "lease " + l.Owner + " " + text
 }

@@ -435,6 +435,12 @@ func plural(n int, one, many string) string {
 // View draws the whole screen.
 func (m Model) View() tea.View {
 	v := tea.NewView(m.render())
+	if m.state == stateFilter {
+		if c := m.filter.Cursor(); c != nil {
+			c.Y = m.height - 2 // the status line
+			v.Cursor = c
+		}
+	}
 	v.AltScreen = true
 	v.WindowTitle = "jobctl top"
 	return v

@@ -183,7 +183,7 @@ func (f *fixture) selectJob(id int64) {
 func TestFirstSnapshotFillsTheScreen(t *testing.T) {
 	f := setup(t)
 	s := f.screen()
-	for _, want := range []string{"sqlite:test.db", "lease: none", "QUEUED 1", "RUNNING 1", "FINISHED 1",
+	for _, want := range []string{"sqlite:test.db", "lease none", "QUEUED 1", "RUNNING 1", "FINISHED 1",
 		"Nodes (2)", "alpha", "beta", "Jobs on all nodes · 3"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("screen lacks %q:\n%s", want, s)
@@ -334,6 +334,9 @@ func TestFilterKey(t *testing.T) {
 	}
 	if !strings.Contains(f.screen(), "/running") {
 		t.Errorf("typed filter not shown:\n%s", f.screen())
+	}
+	if c := f.m.View().Cursor; c == nil || c.X != len("/running") || c.Y != 22 {
+		t.Errorf("cursor while typing the filter: %+v, want at 8,22", c)
 	}
 	f.run(f.press("enter"))
 	if f.m.state != stateBrowse || len(f.m.query.Statuses) != 1 || f.m.query.Statuses[0] != engine.StatusRunning {
