@@ -1,9 +1,9 @@
 package tui
 
 import (
-	"bytes"
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -94,6 +94,45 @@ func (goldenActions) Explain(_ context.Context, id int64) (*dispatch.Explanation
 	}, nil
 }
 
+// probe wraps the dashboard so a test can ask the running program what
+// its screen shows: a probeMsg is answered on screens after every message
+// sent before it, so waiting on it waits for the keys to take effect.
+type probe struct {
+	Model
+	screens chan string
+}
+
+type probeMsg struct{}
+
+func (p probe) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if _, ok := msg.(probeMsg); ok {
+		p.screens <- p.render()
+		return p, nil
+	}
+	m, cmd := p.Model.Update(msg)
+	p.Model = m.(Model)
+	return p, cmd
+}
+
+// waitScreen asks the program for its screen until it shows want.
+func waitScreen(t *testing.T, tm *teatest.TestModel, screens chan string, want string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	var last string
+	for time.Now().Before(deadline) {
+		tm.Send(probeMsg{})
+		select {
+		case last = <-screens:
+			if strings.Contains(last, want) {
+				return
+			}
+		case <-time.After(time.Until(deadline)):
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("the screen never showed %q; last:\n%s", want, last)
+}
+
 // TestGolden drives the whole program at 80x24 with colour off and
 // compares the final screen with testdata/TestGolden/*.golden; run with
 // -update to write them anew.
@@ -105,35 +144,32 @@ func TestGolden(t *testing.T) {
 		until string // what the screen shows once the keys took effect
 	}{
 		{name: "browse", until: "Nodes (5)"},
-		{name: "jobs_pane", keys: []string{"tab", "down", "down"}},
-		{name: "node_scope", keys: []string{"enter"}, until: "node alpha ·"},
+		{name: "jobs_pane", keys: []string{"tab", "down", "down"}, until: "▸ 1038"},
+		{name: "node_scope", keys: []string{"enter"}, until: "Jobs on node alpha"},
 		{name: "confirm_cancel", keys: []string{"tab", "c"}, until: "[y/n]"},
 		{name: "confirm_maintenance", keys: []string{"down", "m"}, until: "[y/n]"},
 		{name: "filter", keys: []string{"/", "r", "u", "n"}, until: "/run"},
 		{name: "help", keys: []string{"?"}, until: "Keys"},
 		{name: "explain", keys: []string{"tab", "down", "down", "down", "e"}, until: "Explain job 1050"},
-		{name: "resize_100x30", size: &tea.WindowSizeMsg{Width: 100, Height: 30}},
+		{name: "resize_100x30", size: &tea.WindowSizeMsg{Width: 100, Height: 30}, until: "Nodes (5)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			m := New(Options{Fetch: goldenSnapshot, Actions: goldenActions{}, Interval: time.Hour, Styles: NewStyles(false)})
-			tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(80, 24))
-			teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("Nodes (5)")) },
-				teatest.WithDuration(10*time.Second))
+			screens := make(chan string, 1)
+			tm := teatest.NewTestModel(t, probe{Model: m, screens: screens}, teatest.WithInitialTermSize(80, 24))
+			waitScreen(t, tm, screens, "Nodes (5)")
 			for _, k := range c.keys {
 				tm.Send(keyPress(k))
 			}
 			if c.size != nil {
 				tm.Send(*c.size)
 			}
-			if c.until != "" && c.until != "Nodes (5)" {
-				teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(c.until)) },
-					teatest.WithDuration(10*time.Second))
-			}
+			waitScreen(t, tm, screens, c.until)
 			if err := tm.Quit(); err != nil {
 				t.Fatal(err)
 			}
-			final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(Model)
+			final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(probe)
 			golden.RequireEqual(t, final.render())
 		})
 	}
