@@ -47,6 +47,10 @@ func goldenSnapshot(_ context.Context, q Query) (*Snapshot, error) {
 		{ID: 1036, Type: "exec", Status: engine.StatusFailed, Node: "delta", Load: 1, Progress: 40, CreatedAt: ago(3 * time.Hour)},
 	}
 	var shown []*engine.Job
+	matching := 99000
+	if q.Node != "" {
+		matching = -1 // as a Source tells it
+	}
 	for _, j := range jobs {
 		if q.Node == "" || j.Node == q.Node {
 			shown = append(shown, j)
@@ -54,6 +58,7 @@ func goldenSnapshot(_ context.Context, q Query) (*Snapshot, error) {
 	}
 	return &Snapshot{
 		At:       goldenNow,
+		CountsAt: goldenNow,
 		Database: "postgres://jobctl@db.example:5432/jobs",
 		Lease:    engine.Lease{Owner: "alpha", ExpiresAt: goldenNow.Add(4500 * time.Millisecond), Now: goldenNow},
 		Nodes:    nodes,
@@ -61,7 +66,7 @@ func goldenSnapshot(_ context.Context, q Query) (*Snapshot, error) {
 			engine.StatusPaused: 1, engine.StatusCancelling: 1, engine.StatusFinished: 98120, engine.StatusFailed: 56},
 		Jobs:     shown,
 		Query:    q,
-		Matching: 99000,
+		Matching: matching,
 	}, nil
 }
 

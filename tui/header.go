@@ -14,18 +14,32 @@ import (
 // Header is the top two lines: where the data comes from, who dispatches,
 // how fast, and the jobs per state.
 type Header struct {
-	styles     Styles
-	width      int
-	snap, prev *Snapshot
+	styles Styles
+	width  int
+	snap   *Snapshot
+	// counted is the last snapshot with counts newer than the one before
+	// it, and rate the dispatch rate between those two.
+	counted *Snapshot
+	rate    float64
+	hasRate bool
 }
 
 // NewHeader returns an empty header.
 func NewHeader(s Styles) Header { return Header{styles: s} }
 
-// Update takes each new snapshot, keeping the one before for the rate.
+// Update takes each new snapshot and, when its counts are new, the
+// dispatch rate since the last counts.
 func (h Header) Update(msg tea.Msg) (Header, tea.Cmd) {
-	if m, ok := msg.(snapshotMsg); ok && m.err == nil {
-		h.prev, h.snap = h.snap, m.snap
+	m, ok := msg.(snapshotMsg)
+	if !ok || m.err != nil {
+		return h, nil
+	}
+	h.snap = m.snap
+	if h.counted == nil || m.snap.CountsAt.After(h.counted.CountsAt) {
+		if rate, ok := DispatchRate(h.counted, m.snap); ok {
+			h.rate, h.hasRate = rate, true
+		}
+		h.counted = m.snap
 	}
 	return h, nil
 }
@@ -42,8 +56,8 @@ func (h Header) View() string {
 	// The database comes last: it is the longest and the least likely to
 	// change, so a narrow screen cuts it first.
 	parts := []string{h.styles.Title.Render(leaseText(s.Lease))}
-	if rate, ok := DispatchRate(h.prev, s); ok {
-		parts = append(parts, "dispatch "+engine.FormatNumber(rate)+"/s")
+	if h.hasRate {
+		parts = append(parts, "dispatch "+engine.FormatNumber(h.rate)+"/s")
 	} else {
 		parts = append(parts, "dispatch –/s")
 	}

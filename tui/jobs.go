@@ -153,9 +153,12 @@ func (p JobsPane) View() string {
 	if p.filter != "" {
 		title += " · filter: " + p.filter
 	}
-	if p.matching > len(p.jobs) {
+	switch {
+	case p.matching < 0:
+		title += fmt.Sprintf(" · %d shown, on nodes first", len(p.jobs))
+	case p.matching > len(p.jobs):
 		title += fmt.Sprintf(" · %d of %d, on nodes first", len(p.jobs), p.matching)
-	} else {
+	default:
 		title += fmt.Sprintf(" · %d", len(p.jobs))
 	}
 	lines := []string{fit(style.Render(title), p.width)}

@@ -99,6 +99,7 @@ type Model struct {
 	query    Query
 	fetching bool // a refresh is under way
 	refetch  bool // refresh again as soon as it is back
+	recount  bool // the next refresh counts the jobs afresh
 	tickSeq  int
 	message  string // the last action's result
 	err      error  // the last action's or refresh's error
@@ -140,6 +141,7 @@ func (m Model) Init() tea.Cmd {
 
 func (m Model) fetchCmd() tea.Cmd {
 	ctx, fetch, q := m.ctx, m.fetch, m.query
+	q.Recount = m.recount
 	return func() tea.Msg {
 		s, err := fetch(ctx, q)
 		return snapshotMsg{snap: s, err: err}
@@ -160,7 +162,9 @@ func (m *Model) refresh() tea.Cmd {
 	}
 	m.fetching = true
 	m.tickSeq++ // the tick waiting now would refresh twice
-	return m.fetchCmd()
+	cmd := m.fetchCmd()
+	m.recount = false
+	return cmd
 }
 
 func (m *Model) setSize(w, h int) {
@@ -192,6 +196,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m.updateSnapshot(msg)
 	case actionMsg:
 		m.message, m.err = msg.text, msg.err
+		m.recount = true
 		return m, m.refresh()
 	case explainMsg:
 		if msg.err != nil {

@@ -85,7 +85,8 @@ func setup(t *testing.T) *fixture {
 	f.finished = move(t, s, insert(t, s), "beta", engine.StatusRunning, engine.StatusFinished)
 	f.queued = insert(t, s)
 	f.running = move(t, s, insert(t, s), "alpha", engine.StatusRunning)
-	src := &Source{Store: s, Clock: engine.SystemClock{}, Database: "sqlite:test.db"}
+	// Counting at every refresh, so each test sees its own changes at once.
+	src := &Source{Store: s, Clock: engine.SystemClock{}, Database: "sqlite:test.db", CountsEvery: time.Nanosecond}
 	f.m = New(Options{Fetch: src.Fetch, Actions: EngineActions{Store: s}, Interval: time.Hour, Styles: NewStyles(false)})
 	f.send(tea.WindowSizeMsg{Width: 80, Height: 24})
 	f.run(f.m.Init())
@@ -589,13 +590,89 @@ func TestNodeStates(t *testing.T) {
 
 func TestDispatchRate(t *testing.T) {
 	at := time.Date(2030, 1, 2, 15, 4, 5, 0, time.UTC)
-	prev := &Snapshot{At: at, Counts: map[engine.Status]int{engine.StatusQueued: 10, engine.StatusRunning: 2}}
-	cur := &Snapshot{At: at.Add(2 * time.Second), Counts: map[engine.Status]int{engine.StatusQueued: 4, engine.StatusRunning: 4, engine.StatusFinished: 4}}
+	prev := &Snapshot{CountsAt: at, Counts: map[engine.Status]int{engine.StatusQueued: 10, engine.StatusRunning: 2}}
+	cur := &Snapshot{CountsAt: at.Add(2 * time.Second), Counts: map[engine.Status]int{engine.StatusQueued: 4, engine.StatusRunning: 4, engine.StatusFinished: 4}}
 	if r, ok := DispatchRate(prev, cur); !ok || r != 3 {
 		t.Errorf("rate = %v, %v; want 3", r, ok)
 	}
 	if _, ok := DispatchRate(nil, cur); ok {
 		t.Error("a rate without an earlier snapshot")
+	}
+	if _, ok := DispatchRate(cur, cur); ok {
+		t.Error("a rate between the same counts")
+	}
+}
+
+func TestSourceCountsAtMostEveryCountsEvery(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	insert(t, s)
+	clock := engine.NewVirtualClock(time.Date(2030, 1, 2, 15, 4, 5, 0, time.UTC))
+	src := &Source{Store: s, Clock: clock, CountsEvery: 5 * time.Second}
+	queued := func(q Query) int {
+		t.Helper()
+		snap, err := src.Fetch(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return snap.Counts[engine.StatusQueued]
+	}
+	if n := queued(Query{}); n != 1 {
+		t.Fatalf("first count: %d queued", n)
+	}
+	insert(t, s)
+	clock.Advance(4 * time.Second)
+	if n := queued(Query{}); n != 1 {
+		t.Errorf("recounted after 4s: %d queued", n)
+	}
+	clock.Advance(time.Second)
+	if n := queued(Query{}); n != 2 {
+		t.Errorf("not recounted after 5s: %d queued", n)
+	}
+	insert(t, s)
+	if n := queued(Query{Recount: true}); n != 3 {
+		t.Errorf("Recount did not count: %d queued", n)
+	}
+}
+
+func TestSourcePageIsBounded(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	registerNode(t, s, "alpha", 100)
+	var ps []engine.JobInsertParams
+	for range 30 {
+		ps = append(ps, engine.JobInsertParams{Type: engine.TypeSleep, Load: 1, Status: engine.StatusQueued, MaxAttempts: 1})
+	}
+	ids, err := s.JobInsertMany(ctx, ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids[:12] {
+		j, err := s.JobGet(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		move(t, s, j, "alpha", engine.StatusRunning)
+	}
+	src := &Source{Store: s, Clock: engine.SystemClock{}, PageSize: 10}
+	snap, err := src.Fetch(ctx, Query{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Jobs) != 10 || snap.Matching != 30 {
+		t.Fatalf("page of %d of %d, want 10 of 30", len(snap.Jobs), snap.Matching)
+	}
+	for _, j := range snap.Jobs {
+		if j.Status != engine.StatusRunning {
+			t.Errorf("job %d %s on a page that running jobs fill", j.ID, j.Status)
+		}
+	}
+	snap, err = src.Fetch(ctx, Query{Node: "alpha"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Jobs) != 10 || snap.Matching != -1 {
+		t.Errorf("node page of %d, matching %d", len(snap.Jobs), snap.Matching)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
@@ -15,12 +16,26 @@ import (
 // quick.
 const DefaultPageSize = 200
 
+// endedPage bounds the ended jobs one refresh reads. Those are the bulk of
+// a long-lived table, and for one node they are found only by reading the
+// newest jobs until enough are its own, so fewer of them cost less.
+const endedPage = 50
+
+// DefaultCountsEvery is how often a Source recounts the jobs per state.
+// Counting reads the whole jobs table, which a busy cluster's history makes
+// the dearest part of a refresh by far; the other refreshes show the last
+// counts.
+const DefaultCountsEvery = 5 * time.Second
+
 // Query is what the jobs pane asks for: one node's jobs or the cluster's,
 // narrowed by the filter.
 type Query struct {
 	Node     string // "" for every node
 	Statuses []engine.Status
 	Types    []string
+	// Recount asks for the jobs to be counted now, however recent the last
+	// counts: an action has just changed them.
+	Recount bool
 }
 
 // filtered reports whether the filter narrows the query.
@@ -49,13 +64,16 @@ type Snapshot struct {
 	Database string    // where the data comes from, without credentials
 	Lease    engine.Lease
 	Nodes    []*engine.Node
-	// Counts are the jobs per state of the whole cluster.
-	Counts map[engine.Status]int
+	// Counts are the jobs per state of the whole cluster, as counted at
+	// CountsAt (at most a Source's CountsEvery ago).
+	Counts   map[engine.Status]int
+	CountsAt time.Time
 	// Jobs is one page of the jobs Query selects: those on a node first,
 	// then those waiting for one, then the most recently ended.
 	Jobs  []*engine.Job
 	Query Query
-	// Matching is how many jobs the query selects in all.
+	// Matching is how many jobs the query selects in all, or -1 where that
+	// would need a count of its own (one node's jobs, a type filter).
 	Matching int
 }
 
@@ -72,15 +90,15 @@ func (s *Snapshot) dequeued() int {
 	return n
 }
 
-// DispatchRate is how many jobs per second left the queue between two
-// snapshots; ok is false when it cannot be told (no earlier snapshot, or
-// no time passed). Jobs purged in between count against it, so a negative
-// figure is shown as 0.
+// DispatchRate is how many jobs per second left the queue between the
+// counts of two snapshots; ok is false when it cannot be told (no earlier
+// snapshot, or both show the same counts). Jobs purged in between count
+// against it, so a negative figure is shown as 0.
 func DispatchRate(prev, cur *Snapshot) (rate float64, ok bool) {
 	if prev == nil || cur == nil {
 		return 0, false
 	}
-	dt := cur.At.Sub(prev.At).Seconds()
+	dt := cur.CountsAt.Sub(prev.CountsAt).Seconds()
 	if dt <= 0 {
 		return 0, false
 	}
@@ -91,15 +109,43 @@ func DispatchRate(prev, cur *Snapshot) (rate float64, ok bool) {
 // never from Update or View.
 type FetchFunc func(ctx context.Context, q Query) (*Snapshot, error)
 
-// Source reads snapshots from a store with bounded queries, so a refresh
-// costs about the same with a hundred jobs or a million: the nodes, the
-// lease, the per-state counts, and at most PageSize jobs.
+// Source reads snapshots from a store with bounded queries: the nodes, the
+// lease, at most PageSize jobs in three indexed reads, and now and then the
+// per-state counts. It is used by one dashboard at a time.
 type Source struct {
-	Store    engine.Store
-	Clock    engine.Clock
-	Database string
-	PageSize int // 0: DefaultPageSize
+	Store       engine.Store
+	Clock       engine.Clock
+	Database    string
+	PageSize    int           // 0: DefaultPageSize
+	CountsEvery time.Duration // 0: DefaultCountsEvery
+
+	mu       sync.Mutex
+	counts   map[engine.Status]int
+	countsAt time.Time
 }
+
+// jobCounts returns the counts per state, recounted when older than
+// CountsEvery.
+func (s *Source) jobCounts(ctx context.Context, now time.Time, recount bool) (map[engine.Status]int, time.Time, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if recount {
+		s.counts = nil
+	}
+	every := s.CountsEvery
+	if every <= 0 {
+		every = DefaultCountsEvery
+	}
+	if s.counts == nil || now.Sub(s.countsAt) >= every || now.Before(s.countsAt) {
+		counts, err := s.Store.JobCountByStatus(ctx, engine.JobListParams{})
+		if err != nil {
+			return nil, time.Time{}, err
+		}
+		s.counts, s.countsAt = counts, now
+	}
+	return s.counts, s.countsAt, nil
+}
+
 
 // The jobs pane's tiers, read in this order until the page is full: the
 // jobs a node holds, the jobs waiting for a node, then the ended ones.
@@ -123,24 +169,24 @@ func (s *Source) Fetch(ctx context.Context, q Query) (*Snapshot, error) {
 	if snap.Nodes, err = s.Store.NodeList(ctx); err != nil {
 		return nil, fmt.Errorf("list nodes: %w", err)
 	}
-	if snap.Counts, err = s.Store.JobCountByStatus(ctx, engine.JobListParams{}); err != nil {
+	if snap.Counts, snap.CountsAt, err = s.jobCounts(ctx, snap.At, q.Recount); err != nil {
 		return nil, fmt.Errorf("count jobs: %w", err)
 	}
 	params := engine.JobListParams{Node: q.Node, Types: q.Types}
-	counts := snap.Counts
-	if q.Node != "" || len(q.Types) > 0 {
-		if counts, err = s.Store.JobCountByStatus(ctx, params); err != nil {
-			return nil, fmt.Errorf("count jobs: %w", err)
-		}
+	snap.Matching = -1
+	if q.Node == "" && len(q.Types) == 0 {
+		snap.Matching = q.count(snap.Counts)
 	}
-	snap.Matching = q.count(counts)
 	ended := tierEnded
 	if slices.Contains(q.Statuses, engine.StatusDeleted) {
 		ended = append(slices.Clip(ended), engine.StatusDeleted)
 	}
-	for _, tier := range [][]engine.Status{tierOnNode, tierWaiting, ended} {
-		if len(snap.Jobs) >= page || len(snap.Jobs) >= snap.Matching {
+	for i, tier := range [][]engine.Status{tierOnNode, tierWaiting, ended} {
+		if len(snap.Jobs) >= page || (snap.Matching >= 0 && len(snap.Jobs) >= snap.Matching) {
 			break
+		}
+		if i == 1 && q.Node != "" {
+			continue // a job waiting for a node is on none
 		}
 		statuses := tier
 		if len(q.Statuses) > 0 {
@@ -150,6 +196,9 @@ func (s *Source) Fetch(ctx context.Context, q Query) (*Snapshot, error) {
 			}
 		}
 		params.Statuses, params.Limit = statuses, page-len(snap.Jobs)
+		if i == 2 {
+			params.Limit = min(params.Limit, endedPage)
+		}
 		jobs, err := s.Store.JobList(ctx, params)
 		if err != nil {
 			return nil, fmt.Errorf("list jobs: %w", err)
