@@ -80,7 +80,10 @@ func topRun(ctx context.Context, opts *TopOptions) error {
 		Interval: opts.Interval,
 		Styles:   tui.NewStyles(!opts.IO.NoColor),
 	})
-	p := tea.NewProgram(model, tea.WithContext(ctx), tea.WithInput(opts.IO.In), tea.WithOutput(opts.IO.Out))
+	p := tea.NewProgram(model, tea.WithContext(ctx), tea.WithInput(opts.IO.In), tea.WithOutput(opts.IO.Out),
+		// Only for a terminal that does not tell its size; a real one's
+		// size wins, and resizing follows it.
+		tea.WithWindowSize(80, 24))
 	if _, err := p.Run(); err != nil {
 		if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
 			return context.Cause(ctx) // interrupted
