@@ -146,7 +146,6 @@ func (s *Source) jobCounts(ctx context.Context, now time.Time, recount bool) (ma
 	return s.counts, s.countsAt, nil
 }
 
-
 // The jobs pane's tiers, read in this order until the page is full: the
 // jobs a node holds, the jobs waiting for a node, then the ended ones.
 var (
