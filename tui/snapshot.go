@@ -38,9 +38,6 @@ type Query struct {
 	Recount bool
 }
 
-// filtered reports whether the filter narrows the query.
-func (q Query) filtered() bool { return len(q.Statuses) > 0 || len(q.Types) > 0 }
-
 // ParseFilter reads the filter line: each word is a job state (any case) or
 // else a job type, as 'jobctl list --state' and '--type' take them.
 func ParseFilter(s string) (statuses []engine.Status, types []string) {
