@@ -135,7 +135,6 @@ func New(o Options) Model {
 
 // Init starts the first refresh.
 func (m Model) Init() tea.Cmd {
-	m.fetching = true // Init's copy is dropped; snapshotMsg copes with either
 	return m.fetchCmd()
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/dbstore"
@@ -222,6 +223,26 @@ func equalIDs(a, b []int64) bool {
 		}
 	}
 	return true
+}
+
+func TestColouredScreenKeepsItsSize(t *testing.T) {
+	f := setup(t)
+	f.m = New(Options{Fetch: f.m.fetch, Actions: f.m.actions, Interval: time.Hour, Styles: NewStyles(true)})
+	f.run(f.m.Init())
+	for _, k := range []string{"", "tab", "?"} {
+		if k != "" {
+			f.press(k)
+		}
+		s := f.screen()
+		if !strings.Contains(s, "\x1b[") {
+			t.Errorf("after %q: coloured styles drew no colour", k)
+		}
+		for i, l := range strings.Split(s, "\n") {
+			if w := ansi.StringWidth(l); w != 80 {
+				t.Errorf("after %q: line %d is %d cells wide: %q", k, i, w, l)
+			}
+		}
+	}
 }
 
 func TestTickRefreshesAndStaleTicksAreDropped(t *testing.T) {
