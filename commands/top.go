@@ -33,15 +33,16 @@ state, a load bar, running jobs, weight and warm-up, load average, free
 memory and last heartbeat; and the jobs of one node or of all of them.
 
 Keys: ↑/↓ or k/j move, tab switches pane, enter shows the selected node's
-jobs and a all nodes' jobs, / filters by state and type, c cancels, p
-pauses or resumes, r requeues, e explains the selected job, m turns
-maintenance on or off and d drains the selected node, ? shows help, q
+jobs and a those of every node, / filters by state and type; c cancels, p
+pauses or resumes, r requeues and e explains the selected job; m turns
+maintenance on or off and d drains the selected node; ? shows help, q
 quits. c, r, m and d ask first.
 
 Each refresh reads a bounded amount whatever the size of the cluster: the
-nodes, the lease, the counts per state and one page of jobs (those on a
-node first, then those waiting, then the most recently ended). It needs a
-terminal; to follow jobs from a script use 'jobctl list -w'.`,
+nodes, the lease, the counts per state (taken afresh every few seconds)
+and one page of jobs (those on a node first, then those waiting, then the
+most recently ended). It needs a terminal; to follow jobs from a script
+use 'jobctl list -w'.`,
 		Example: `  # the live view, refreshed every second
   jobctl top
 
