@@ -74,6 +74,7 @@ job ended FAILED, CANCELLED or DELETED, 5 timed out waiting.`,
 		newCmdServe(f),
 		NewCmdNodes(f),
 		NewCmdLease(f),
+		NewCmdTop(f, nil),
 		NewCmdSimulate(f, nil),
 		NewCmdBench(f, nil),
 	)

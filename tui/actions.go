@@ -1,0 +1,69 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/engine/dispatch"
+	"github.com/jobctl/jobctl/engine/placement"
+)
+
+// Actions are what the dashboard's keys do to the cluster. They run inside
+// commands, never in Update.
+type Actions interface {
+	// JobVerb applies an admin verb to a job, as 'jobctl cancel' and its
+	// siblings do, and returns the job as it is now.
+	JobVerb(ctx context.Context, id int64, verb engine.Verb) (*engine.Job, error)
+	// NodeMaintenance sets or clears a node's maintenance flag.
+	NodeMaintenance(ctx context.Context, name string, on bool) error
+	// NodeDrain puts a node in maintenance and says how many jobs are still
+	// active on it.
+	NodeDrain(ctx context.Context, name string) (active int, err error)
+	// Explain judges a job as the dispatcher would.
+	Explain(ctx context.Context, id int64) (*dispatch.Explanation, error)
+}
+
+// EngineActions are the Actions on a store, through the engine's own code.
+type EngineActions struct {
+	Store engine.Store
+}
+
+// JobVerb applies the verb with engine.ApplyVerb (so cancelling a job
+// cancels its children, and a lost race is retried, never overwritten).
+func (a EngineActions) JobVerb(ctx context.Context, id int64, verb engine.Verb) (*engine.Job, error) {
+	return engine.ApplyVerb(ctx, a.Store, id, verb)
+}
+
+// NodeMaintenance sets the flag; setting it as it is already is no error.
+func (a EngineActions) NodeMaintenance(ctx context.Context, name string, on bool) error {
+	return a.Store.NodeSetMaintenance(ctx, name, on)
+}
+
+// NodeDrain puts the node in maintenance and counts the jobs that keep it
+// busy: those holding load on it and parents there waiting for children.
+func (a EngineActions) NodeDrain(ctx context.Context, name string) (int, error) {
+	if err := a.Store.NodeSetMaintenance(ctx, name, true); err != nil {
+		return 0, err
+	}
+	jobs, err := a.Store.JobList(ctx, engine.JobListParams{Node: name, Statuses: engine.RecoverableStatuses})
+	if err != nil {
+		return 0, fmt.Errorf("list the jobs of node %s: %w", name, err)
+	}
+	active := 0
+	for _, j := range jobs {
+		if j.HoldsLoad() || j.Status == engine.StatusWaiting {
+			active++
+		}
+	}
+	return active, nil
+}
+
+// Explain runs the dispatcher's explanation with the default selector.
+func (a EngineActions) Explain(ctx context.Context, id int64) (*dispatch.Explanation, error) {
+	sel, err := placement.ParseSelector(placement.SelectorLoadFactor)
+	if err != nil {
+		return nil, err
+	}
+	return dispatch.Explain(ctx, a.Store, id, sel)
+}

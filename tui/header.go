@@ -1,0 +1,93 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/jobctl/jobctl/engine"
+)
+
+// Header is the top two lines: where the data comes from, who dispatches,
+// how fast, and the jobs per state.
+type Header struct {
+	styles Styles
+	width  int
+	snap   *Snapshot
+	// counted is the last snapshot with counts newer than the one before
+	// it, and rate the dispatch rate between those two.
+	counted *Snapshot
+	rate    float64
+	hasRate bool
+}
+
+// NewHeader returns an empty header.
+func NewHeader(s Styles) Header { return Header{styles: s} }
+
+// Update takes each new snapshot and, when its counts are new, the
+// dispatch rate since the last counts.
+func (h Header) Update(msg tea.Msg) (Header, tea.Cmd) {
+	m, ok := msg.(snapshotMsg)
+	if !ok || m.err != nil {
+		return h, nil
+	}
+	h.snap = m.snap
+	if h.counted == nil || m.snap.CountsAt.After(h.counted.CountsAt) {
+		if rate, ok := DispatchRate(h.counted, m.snap); ok {
+			h.rate, h.hasRate = rate, true
+		}
+		h.counted = m.snap
+	}
+	return h, nil
+}
+
+// SetSize sets the width; the header is always two lines high.
+func (h *Header) SetSize(width, _ int) { h.width = width }
+
+// View renders the two lines.
+func (h Header) View() string {
+	s := h.snap
+	if s == nil {
+		return fit(h.styles.Title.Render("jobctl top"), h.width) + "\n" + fit("reading the cluster…", h.width)
+	}
+	// The database comes last: it is the longest and the least likely to
+	// change, so a narrow screen cuts it first.
+	parts := []string{h.styles.Title.Render(leaseText(s.Lease))}
+	if h.hasRate {
+		parts = append(parts, "dispatch "+engine.FormatNumber(h.rate)+"/s")
+	} else {
+		parts = append(parts, "dispatch –/s")
+	}
+	first := strings.Join(append(parts, "db "+s.Database), "  ")
+
+	var counts []string
+	for _, st := range engine.AllStatuses {
+		if n := s.Counts[st]; n > 0 {
+			counts = append(counts, h.styles.status(st)+" "+fmt.Sprint(n))
+		}
+	}
+	second := "no jobs"
+	if len(counts) > 0 {
+		second = strings.Join(counts, "  ")
+		if ansi.StringWidth(second) > h.width {
+			second = strings.Join(counts, " ") // tighter rather than cut
+		}
+	}
+	return fit(first, h.width) + "\n" + fit(second, h.width)
+}
+
+// leaseText names the dispatcher and how long its lease has left.
+func leaseText(l engine.Lease) string {
+	if !l.Valid() {
+		return "lease none (no dispatcher)"
+	}
+	left := l.Remaining()
+	text := fmt.Sprintf("%.1fs", left.Seconds())
+	if left >= time.Minute {
+		text = age(left)
+	}
+	return "lease " + l.Owner + " " + text
+}

@@ -1,0 +1,52 @@
+package tui
+
+import (
+	"charm.land/bubbles/v2/help"
+	tea "charm.land/bubbletea/v2"
+)
+
+// Help shows the keys: one line at the foot of the screen, or every key on
+// the help screen.
+type Help struct {
+	model  help.Model
+	keys   KeyMap
+	width  int
+	height int
+}
+
+// NewHelp returns the help for the keymap.
+func NewHelp(s Styles, k KeyMap) Help {
+	m := help.New()
+	m.Styles = s.Help
+	return Help{model: m, keys: k}
+}
+
+// SetSize sets the space of the help screen; the short line takes width
+// only.
+func (h *Help) SetSize(width, height int) {
+	h.width, h.height = width, height
+	h.model.SetWidth(width)
+}
+
+// Update has nothing to react to: the root model opens and closes the help
+// screen.
+func (h Help) Update(_ tea.Msg) (Help, tea.Cmd) { return h, nil }
+
+// ShortView is the one line of keys.
+func (h Help) ShortView() string { return fit(h.model.ShortHelpView(h.keys.ShortHelp()), h.width) }
+
+// View is the help screen: every key, then what the node states mean.
+func (h Help) View() string {
+	lines := []string{"Keys", ""}
+	lines = append(lines, splitLines(h.model.FullHelpView(h.keys.FullHelp()))...)
+	lines = append(lines, "",
+		"Destructive keys (c, r, m, d) ask first: y to go ahead, n or esc to leave it.",
+		"Filter: job states and types, as 'jobctl list --state/--type' take them.",
+		"",
+		"Node states: MAINTENANCE takes no new jobs; OVERLOADED: its machine is too",
+		"busy (load average or free memory); WATCH: it is late recording that it is",
+		"alive, and heartbeats will mark it OFFLINE unless it answers.",
+		"",
+		"esc or ? to close")
+	return joinLines(lines, h.height, h.width)
+}

@@ -1,0 +1,215 @@
+package tui
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/engine/placement"
+)
+
+// Node states the dashboard shows besides the stored ones.
+const (
+	// stateOverloaded: the node's machine is too busy for new work (load
+	// average above its limit, or free memory under its reserve).
+	stateOverloaded = "OVERLOADED"
+	// stateWatch: the node has not recorded that it is alive for longer
+	// than engine.NodeStaleAfter. The heartbeat's own watch list lives in
+	// the memory of the nodes that send heartbeats; what the database shows
+	// is this: a node late with its liveness record, which heartbeats will
+	// mark OFFLINE unless it answers.
+	stateWatch = "WATCH"
+)
+
+// nodeState is what the STATE column says of a node at time now.
+func nodeState(n *engine.Node, now time.Time) string {
+	live := n.State == engine.NodeOnline || n.State == engine.NodeMaintenance
+	switch {
+	case live && !n.LastSeen.IsZero() && now.Sub(n.LastSeen) > engine.NodeStaleAfter:
+		return stateWatch
+	case n.State == engine.NodeOnline && n.Overloaded().Kind != "":
+		return stateOverloaded
+	}
+	return string(n.State)
+}
+
+// NodesTable is one row per node: state, a load bar, running jobs against
+// the maximum, weight and warm-up, machine health and the last heartbeat.
+type NodesTable struct {
+	styles  Styles
+	keys    KeyMap
+	width   int
+	height  int
+	focused bool
+
+	nodes  []*engine.Node
+	at     time.Time
+	cursor int
+	offset int
+}
+
+// NewNodesTable returns an empty table.
+func NewNodesTable(s Styles, k KeyMap) NodesTable { return NodesTable{styles: s, keys: k} }
+
+// SetSize sets the space the table may use, its title and column heads
+// included.
+func (t *NodesTable) SetSize(width, height int) {
+	t.width, t.height = width, height
+	t.scroll()
+}
+
+// SetFocused says whether the movement keys move in this table.
+func (t *NodesTable) SetFocused(f bool) { t.focused = f }
+
+// Selected is the node under the cursor, nil when there is none.
+func (t NodesTable) Selected() *engine.Node {
+	if t.cursor < len(t.nodes) {
+		return t.nodes[t.cursor]
+	}
+	return nil
+}
+
+// Update takes snapshots (the cursor stays on the same node) and, when
+// focused, the movement keys.
+func (t NodesTable) Update(msg tea.Msg) (NodesTable, tea.Cmd) {
+	switch msg := msg.(type) {
+	case snapshotMsg:
+		if msg.err != nil {
+			break
+		}
+		var name string
+		if n := t.Selected(); n != nil {
+			name = n.Name
+		}
+		t.nodes, t.at = msg.snap.Nodes, msg.snap.At
+		t.cursor = min(t.cursor, max(0, len(t.nodes)-1))
+		for i, n := range t.nodes {
+			if n.Name == name {
+				t.cursor = i
+			}
+		}
+	case tea.KeyPressMsg:
+		if !t.focused {
+			break
+		}
+		switch {
+		case key.Matches(msg, t.keys.Up):
+			t.cursor = max(0, t.cursor-1)
+		case key.Matches(msg, t.keys.Down):
+			t.cursor = max(0, min(len(t.nodes)-1, t.cursor+1))
+		}
+	}
+	t.scroll()
+	return t, nil
+}
+
+func (t *NodesTable) rows() int { return max(0, t.height-2) }
+
+// scroll keeps the cursor inside the visible rows.
+func (t *NodesTable) scroll() {
+	rows := t.rows()
+	switch {
+	case t.cursor < t.offset:
+		t.offset = t.cursor
+	case rows > 0 && t.cursor >= t.offset+rows:
+		t.offset = t.cursor - rows + 1
+	}
+	t.offset = max(0, min(t.offset, len(t.nodes)-rows))
+}
+
+// Column widths; the name and the bar share what is left.
+const (
+	nodeStateW   = 11 // MAINTENANCE
+	nodeLoadW    = 9  // 12.5/16
+	nodeJobsW    = 7  // 200/200
+	nodeWeightW  = 7  // 37/100 while warming up
+	nodeLoadAvgW = 5
+	nodeFreeW    = 7 // 12.3GiB
+	nodeSeenW    = 4
+)
+
+func (t NodesTable) widths() []int {
+	fixed := 2 + nodeStateW + nodeLoadW + nodeJobsW + nodeWeightW + nodeLoadAvgW + nodeFreeW + nodeSeenW + 8
+	rest := max(0, t.width-fixed)
+	name := 4
+	for _, n := range t.nodes {
+		name = max(name, len(n.Name))
+	}
+	name = max(4, min(name, 20, rest-6))
+	return []int{1, name, nodeStateW, max(0, rest-name), nodeLoadW, nodeJobsW, nodeWeightW, nodeLoadAvgW, nodeFreeW, nodeSeenW}
+}
+
+// View renders the title, the column heads and the visible rows.
+func (t NodesTable) View() string {
+	title := t.styles.PaneTitle
+	if t.focused {
+		title = t.styles.PaneFocused
+	}
+	lines := []string{fit(title.Render(fmt.Sprintf("Nodes (%d)", len(t.nodes))), t.width)}
+	w := t.widths()
+	head := row([]string{"", "NAME", "STATE", "LOAD", "", "JOBS", "WEIGHT", "LAVG", "FREE", "SEEN"}, w)
+	lines = append(lines, fit(t.styles.ColumnHead.Render(head), t.width))
+	if len(t.nodes) == 0 {
+		lines = append(lines, fit(t.styles.Dim.Render("  no node has registered; start one with 'jobctl serve'"), t.width))
+	}
+	for i := t.offset; i < len(t.nodes) && i < t.offset+t.rows(); i++ {
+		lines = append(lines, t.rowView(i, w))
+	}
+	return joinLines(lines, t.height, t.width)
+}
+
+func (t NodesTable) rowView(i int, w []int) string {
+	n := t.nodes[i]
+	state := nodeState(n, t.at)
+	factor := 0.0
+	if n.MaxLoad > 0 {
+		factor = n.Load / n.MaxLoad
+	}
+	jobs := strconv.Itoa(n.Running)
+	if n.MaxJobs > 0 {
+		jobs += "/" + strconv.Itoa(n.MaxJobs)
+	}
+	weight := strconv.Itoa(n.Weight)
+	if eff := placement.EffectiveWeight(n, t.at); eff < float64(n.Weight) {
+		weight = strconv.Itoa(int(eff)) + "/" + weight // still warming up
+	}
+	loadAvg, free, seen := "", "", ""
+	if n.LoadAvg > 0 || n.Cores > 0 {
+		loadAvg = engine.FormatNumber(n.LoadAvg)
+	}
+	if n.MemAvailable > 0 {
+		free = freeMemory(n.MemAvailable)
+	}
+	if !n.LastSeen.IsZero() {
+		seen = age(t.at.Sub(n.LastSeen))
+	}
+	cells := []string{
+		marker(i == t.cursor, t.focused),
+		n.Name,
+		t.styles.NodeState[state].Render(state),
+		bar(factor, w[3], t.styles.loadColor(factor), t.styles.BarEmpty),
+		fitRight(engine.FormatNumber(n.Load)+"/"+engine.FormatNumber(n.MaxLoad), w[4]),
+		fitRight(jobs, w[5]),
+		fitRight(weight, w[6]),
+		fitRight(loadAvg, w[7]),
+		fitRight(free, w[8]),
+		fitRight(seen, w[9]),
+	}
+	return selectRow(t.styles, row(cells, w), i == t.cursor && t.focused)
+}
+
+// freeMemory is a memory size in at most seven cells: 812MiB, 22.3GiB.
+func freeMemory(b int64) string {
+	const mib, gib = 1 << 20, 1 << 30
+	switch {
+	case b >= 100*gib:
+		return strconv.FormatInt(b/gib, 10) + "GiB"
+	case b >= gib:
+		return strconv.FormatFloat(float64(b)/gib, 'f', 1, 64) + "GiB"
+	}
+	return strconv.FormatInt(b/mib, 10) + "MiB"
+}
