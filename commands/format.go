@@ -30,6 +30,9 @@ func (p palette) red(s string) string    { return p.paint(s, color.FgRed) }
 func (p palette) yellow(s string) string { return p.paint(s, color.FgYellow) }
 func (p palette) gray(s string) string   { return p.paint(s, color.FgHiBlack) }
 
+// Times follow one rule everywhere: for a person on a terminal, ages and
+// the local zone; for scripts (piped, and in JSON), RFC 3339 in UTC.
+
 // timeCell shows a time for its reader: an age like "5m" on a terminal,
 // RFC 3339 in UTC for scripts, and nothing for a time not reached yet.
 func timeCell(ios *IOStreams, now time.Time, t *time.Time) string {
@@ -40,6 +43,21 @@ func timeCell(ios *IOStreams, now time.Time, t *time.Time) string {
 		return t.UTC().Format(time.RFC3339)
 	}
 	return age(now.Sub(*t))
+}
+
+// untilCell shows a time still ahead, like a RUN AFTER: "in 5m" on a
+// terminal, nothing once it has passed; RFC 3339 in UTC for scripts.
+func untilCell(ios *IOStreams, now time.Time, t *time.Time) string {
+	if t == nil || t.IsZero() {
+		return ""
+	}
+	if !ios.OutIsTerminal {
+		return t.UTC().Format(time.RFC3339)
+	}
+	if d := t.Sub(now); d > 0 {
+		return "in " + age(d)
+	}
+	return ""
 }
 
 // timeValue shows a time in a show block: local time, and its age on a
