@@ -5,30 +5,38 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fatih/color"
+	"charm.land/lipgloss/v2"
 )
 
 // palette colours text when stdout is a colour terminal and leaves it
-// alone otherwise.
+// alone otherwise. It uses Lip Gloss, the styling of the whole tool, with
+// the 16 basic colours so the terminal's own theme decides the shades.
 type palette struct{ on bool }
 
 func newPalette(ios *IOStreams) palette { return palette{on: ios.ColorEnabled()} }
 
-func (p palette) paint(s string, attrs ...color.Attribute) string {
+var (
+	boldStyle   = lipgloss.NewStyle().Bold(true)
+	greenStyle  = lipgloss.NewStyle().Foreground(lipgloss.Green)
+	redStyle    = lipgloss.NewStyle().Foreground(lipgloss.Red)
+	yellowStyle = lipgloss.NewStyle().Foreground(lipgloss.Yellow)
+	grayStyle   = lipgloss.NewStyle().Foreground(lipgloss.BrightBlack)
+)
+
+// paint styles s; Lip Gloss renders the codes unconditionally, and the
+// streams decide whether they may be written.
+func (p palette) paint(s string, style lipgloss.Style) string {
 	if !p.on || s == "" {
 		return s
 	}
-	c := color.New(attrs...)
-	// fatih/color decides from os.Stdout by itself; the streams know better.
-	c.EnableColor()
-	return c.Sprint(s)
+	return style.Render(s)
 }
 
-func (p palette) bold(s string) string   { return p.paint(s, color.Bold) }
-func (p palette) green(s string) string  { return p.paint(s, color.FgGreen) }
-func (p palette) red(s string) string    { return p.paint(s, color.FgRed) }
-func (p palette) yellow(s string) string { return p.paint(s, color.FgYellow) }
-func (p palette) gray(s string) string   { return p.paint(s, color.FgHiBlack) }
+func (p palette) bold(s string) string   { return p.paint(s, boldStyle) }
+func (p palette) green(s string) string  { return p.paint(s, greenStyle) }
+func (p palette) red(s string) string    { return p.paint(s, redStyle) }
+func (p palette) yellow(s string) string { return p.paint(s, yellowStyle) }
+func (p palette) gray(s string) string   { return p.paint(s, grayStyle) }
 
 // Times follow one rule everywhere: for a person on a terminal, ages and
 // the local zone; for scripts (piped, and in JSON), RFC 3339 in UTC.
