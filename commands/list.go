@@ -49,8 +49,8 @@ a note on stderr says how many and that --limit 0 lists them all.
 
 --sort orders the rows listed (the newest --limit of the matching jobs) by
 id, created, status, type, operation, node, load, progress, key, run-after,
-started or finished; a leading - sorts descending (--sort -load). Equal rows
-stay in id order.
+started or finished; a leading - sorts descending (--sort -load). Rows equal
+in the field go by id, in the same direction.
 
 --since and --until keep the jobs created in a window. Each takes RFC 3339
 (2030-01-02T15:04:05Z), a date or a date and time in the local zone
@@ -413,18 +413,18 @@ func parseJobSort(s string) (jobSort, error) {
 	return js, fmt.Errorf("want one of %s, with - in front for descending", strings.Join(names, ", "))
 }
 
-// apply sorts jobs in place; equal rows keep id order.
+// apply sorts jobs in place; equal rows go by id, in the same direction.
 func (s jobSort) apply(jobs []*engine.Job) {
 	if s.field == nil {
 		return
 	}
 	slices.SortStableFunc(jobs, func(a, b *engine.Job) int {
 		c := s.field.cmp(a, b)
-		if s.desc {
-			c = -c
-		}
 		if c == 0 {
 			c = cmp.Compare(a.ID, b.ID)
+		}
+		if s.desc {
+			c = -c
 		}
 		return c
 	})

@@ -58,7 +58,7 @@ func parseTimeSpec(s string, now time.Time, loc *time.Location, dir timeDirectio
 		if d, err := parseDays(s[1:]); err == nil && d >= 0 {
 			return now.Add(d), nil
 		}
-	case dir == towardPast:
+	case dir == towardPast && !strings.HasPrefix(s, "+"):
 		if d, err := parseDays(strings.TrimPrefix(s, "-")); err == nil && d >= 0 {
 			return now.Add(-d), nil
 		}
