@@ -193,27 +193,26 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.Watch {
-		jobs, err := listJobs(ctx, opts, store)
-		if err != nil {
-			return err
-		}
-		return watchJobs(ctx, opts, store, jobs)
-	}
 	jobs, matched, err := listPage(ctx, opts, store)
 	if err != nil {
 		return err
 	}
 	opts.Sort.apply(jobs)
+	// On stderr, so a script reading stdout gets the rows alone, yet
+	// nobody takes the listing for every matching job.
+	note := func() {
+		if matched > len(jobs) {
+			fmt.Fprintf(opts.IO.ErrOut, "jobctl: showing the newest %s of %s matching jobs; --limit 0 lists all\n",
+				groupDigits(len(jobs)), groupDigits(matched))
+		}
+	}
+	if opts.Watch {
+		return watchJobs(ctx, opts, store, jobs, note)
+	}
 	if err := printJobs(opts.IO, opts.Output, opts.Clock.Now(), jobs, true); err != nil {
 		return err
 	}
-	if matched > len(jobs) {
-		// On stderr, so a script reading stdout gets the rows alone, yet
-		// nobody takes the listing for every matching job.
-		fmt.Fprintf(opts.IO.ErrOut, "jobctl: showing the newest %s of %s matching jobs; --limit 0 lists all\n",
-			groupDigits(len(jobs)), groupDigits(matched))
-	}
+	note()
 	return nil
 }
 
@@ -298,9 +297,10 @@ func groupDigits(n int) string {
 	return s
 }
 
-// watchJobs prints the first listing, then every job again whenever its
-// version changes, until ctx ends (the operator interrupts).
-func watchJobs(ctx context.Context, opts *ListOptions, store engine.Store, jobs []*engine.Job) error {
+// watchJobs prints the first listing and calls afterFirst, then prints
+// every job again whenever its version changes, until ctx ends (the
+// operator interrupts).
+func watchJobs(ctx context.Context, opts *ListOptions, store engine.Store, jobs []*engine.Job, afterFirst func()) error {
 	seen := map[int64]int64{}
 	first := true
 	for {
@@ -315,6 +315,9 @@ func watchJobs(ctx context.Context, opts *ListOptions, store engine.Store, jobs 
 			if err := printWatched(opts, changed, first); err != nil {
 				return err
 			}
+		}
+		if first {
+			afterFirst()
 		}
 		first = false
 		if sleepCtx(ctx, opts.Interval) != nil {

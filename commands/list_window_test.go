@@ -173,3 +173,28 @@ func TestGroupDigits(t *testing.T) {
 		}
 	}
 }
+
+func TestListWatchSaysWhenTheLimitCutsItShort(t *testing.T) {
+	e := newTestEnv(t)
+	e.insert(t, engine.JobInsertParams{})
+	b := e.insert(t, engine.JobInsertParams{})
+	out, errOut := &syncBuffer{}, &syncBuffer{}
+	ios := &IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- listRun(ctx, &ListOptions{
+			IO: ios, Store: e.f.Store, Clock: e.f.Clock, Watch: true, Interval: 10 * time.Millisecond,
+			Filter: engine.JobListParams{Limit: 1}, Output: outputOptions{Quiet: true},
+		})
+	}()
+	const note = "jobctl: showing the newest 1 of 2 matching jobs; --limit 0 lists all\n"
+	waitFor(t, "the first listing and its note", func() bool { return out.String() == idLines(b) && errOut.String() == note })
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("watch ended by interruption returned %v; want nil", err)
+	}
+	if errOut.String() != note {
+		t.Errorf("stderr %q; want the note once", errOut.String())
+	}
+}
