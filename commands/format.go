@@ -79,9 +79,9 @@ func timeValue(ios *IOStreams, now time.Time, t *time.Time) string {
 	}
 	d := now.Sub(*t)
 	if d < 0 {
-		return fmt.Sprintf("%s (in %s)", t.Local().Format(time.RFC3339), age(-d))
+		return fmt.Sprintf("%s (in %s)", t.In(ios.Zone()).Format(time.RFC3339), age(-d))
 	}
-	return fmt.Sprintf("%s (%s ago)", t.Local().Format(time.RFC3339), age(d))
+	return fmt.Sprintf("%s (%s ago)", t.In(ios.Zone()).Format(time.RFC3339), age(d))
 }
 
 // age renders a duration the way kubectl's AGE column does: one or two

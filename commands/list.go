@@ -109,7 +109,7 @@ until interrupted; -o json then prints one JSON object per line.`,
 				if !cmd.Flags().Changed(w.name) {
 					continue
 				}
-				t, err := parseTimeSpec(w.text, opts.Clock.Now(), time.Local, towardPast)
+				t, err := parseTimeSpec(w.text, opts.Clock.Now(), opts.IO.Zone(), towardPast)
 				if err != nil {
 					return usageErrorf(cmd, "invalid --%s %q: want %s", w.name, w.text, pastTimeForms)
 				}

@@ -198,3 +198,29 @@ func TestListWatchSaysWhenTheLimitCutsItShort(t *testing.T) {
 		t.Errorf("stderr %q; want the note once", errOut.String())
 	}
 }
+
+func TestListColourOnlyOnAColourTerminal(t *testing.T) {
+	e := newTestEnv(t)
+	e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning, engine.StatusFailed)
+	e.f.IO.OutIsTerminal = true
+	if err := e.run(t, "list"); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"\x1b[1mID\x1b[m", "\x1b[31mFAILED\x1b[m"} {
+		if !strings.Contains(e.stdout.String(), want) {
+			t.Errorf("colour terminal list lacks %q:\n%q", want, e.stdout.String())
+		}
+	}
+	for _, setup := range []func(){
+		func() { e.f.IO.NoColor = true },
+		func() { e.f.IO.OutIsTerminal, e.f.IO.NoColor = false, false },
+	} {
+		setup()
+		if err := e.run(t, "list"); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(e.stdout.String(), "\x1b") {
+			t.Errorf("list without a colour terminal printed escapes: %q", e.stdout.String())
+		}
+	}
+}

@@ -156,7 +156,7 @@ them, so .[0].id is the id.`,
 				return usageErrorf(cmd, "--at and --in both set the start time; give one")
 			}
 			if cmd.Flags().Changed("at") {
-				at, err := parseTimeSpec(atText, opts.Clock.Now(), time.Local, towardFuture)
+				at, err := parseTimeSpec(atText, opts.Clock.Now(), opts.IO.Zone(), towardFuture)
 				if err != nil {
 					return usageErrorf(cmd, "invalid --at %q: want %s", atText, futureTimeForms)
 				}

@@ -1,8 +1,13 @@
 package commands
 
 import (
+	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/jobctl/jobctl/engine"
 )
 
 func TestParseTimeSpec(t *testing.T) {
@@ -52,20 +57,64 @@ func TestParseTimeSpec(t *testing.T) {
 }
 
 func TestSubmitAtForms(t *testing.T) {
-	now := testNow.In(time.Local)
-	next := time.Date(now.Year(), now.Month(), now.Day(), now.Hour(), 0, 0, 0, time.Local).Add(time.Hour)
+	zone := time.FixedZone("UTC+2", 2*60*60)
+	// testNow is 17:04:05 in zone.
 	for in, want := range map[string]time.Time{
 		"+10m":                 testNow.Add(10 * time.Minute),
-		"2030-12-24":           time.Date(2030, 12, 24, 0, 0, 0, 0, time.Local),
-		next.Format("15:04"):   next,
+		"2030-12-24":           time.Date(2030, 12, 24, 0, 0, 0, 0, zone),
+		"18:00":                time.Date(2030, 1, 2, 18, 0, 0, 0, zone),
+		"17:00":                time.Date(2030, 1, 3, 17, 0, 0, 0, zone),
 		"2030-05-06T07:08:09Z": time.Date(2030, 5, 6, 7, 8, 9, 0, time.UTC),
 	} {
-		o, err := parseSubmit(t, "", "--at", in, "--", "true")
-		if err != nil {
+		ios, _, _ := TestIO("")
+		ios.Location = zone
+		var got *SubmitOptions
+		cmd := NewCmdSubmit(&Factory{IO: ios, Clock: fixedClock(testNow)}, func(_ context.Context, o *SubmitOptions) error {
+			got = o
+			return nil
+		})
+		if err := execParse(cmd, "--at", in, "--", "true"); err != nil {
 			t.Fatalf("--at %s: %v", in, err)
 		}
-		if o.At == nil || !o.At.Equal(want) {
-			t.Errorf("--at %s = %v; want %v", in, o.At, want)
+		if got.At == nil || !got.At.Equal(want) {
+			t.Errorf("--at %s = %v; want %v", in, got.At, want)
 		}
+	}
+}
+
+func TestShowTimesInTheReadersZone(t *testing.T) {
+	e := newTestEnv(t)
+	later := time.Now().Add(time.Hour)
+	j := e.insert(t, engine.JobInsertParams{RunAfter: &later})
+	e.f.Clock = fixedClock(j.CreatedAt.Add(90 * time.Second))
+	zone := time.FixedZone("UTC-5", -5*60*60)
+	e.f.IO.Location = zone
+
+	e.f.IO.OutIsTerminal, e.f.IO.NoColor = true, true
+	if err := e.run(t, "show", fmt.Sprint(j.ID)); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		fmt.Sprintf("created:   %s (1m30s ago)\n", j.CreatedAt.In(zone).Format(time.RFC3339)),
+		fmt.Sprintf("run after: %s (in 58m)\n", j.RunAfter.In(zone).Format(time.RFC3339)),
+	} {
+		if !strings.Contains(e.stdout.String(), want) {
+			t.Errorf("terminal show lacks %q:\n%s", want, e.stdout.String())
+		}
+	}
+
+	// Piped and in JSON, times are UTC whatever the reader's zone.
+	e.f.IO.OutIsTerminal = false
+	if err := e.run(t, "show", fmt.Sprint(j.ID)); err != nil {
+		t.Fatal(err)
+	}
+	if want := "run after\t" + j.RunAfter.UTC().Format(time.RFC3339Nano) + "\n"; !strings.Contains(e.stdout.String(), want) {
+		t.Errorf("piped show lacks %q:\n%s", want, e.stdout.String())
+	}
+	if err := e.run(t, "show", fmt.Sprint(j.ID), "--jq", ".run_after"); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(e.stdout.String()); !strings.HasSuffix(got, "Z") {
+		t.Errorf("run_after in JSON %q; want UTC", got)
 	}
 }
