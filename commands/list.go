@@ -83,7 +83,7 @@ until interrupted; -o json then prints one JSON object per line.`,
   # what failed in the last hour, heaviest first
   jobctl list --state failed --since 1h --sort -load
 
-  # the ids and states of running jobs, through jq
+  # the id and node of each running job, through jq
   jobctl list --state running --jq '.[] | "\(.id) \(.node)"'
 
   # follow changes on one node
