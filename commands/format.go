@@ -5,30 +5,41 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fatih/color"
+	"charm.land/lipgloss/v2"
 )
 
 // palette colours text when stdout is a colour terminal and leaves it
-// alone otherwise.
+// alone otherwise. It uses Lip Gloss, the styling of the whole tool, with
+// the 16 basic colours so the terminal's own theme decides the shades.
 type palette struct{ on bool }
 
 func newPalette(ios *IOStreams) palette { return palette{on: ios.ColorEnabled()} }
 
-func (p palette) paint(s string, attrs ...color.Attribute) string {
+var (
+	boldStyle   = lipgloss.NewStyle().Bold(true)
+	greenStyle  = lipgloss.NewStyle().Foreground(lipgloss.Green)
+	redStyle    = lipgloss.NewStyle().Foreground(lipgloss.Red)
+	yellowStyle = lipgloss.NewStyle().Foreground(lipgloss.Yellow)
+	grayStyle   = lipgloss.NewStyle().Foreground(lipgloss.BrightBlack)
+)
+
+// paint styles s; Lip Gloss renders the codes unconditionally, and the
+// streams decide whether they may be written.
+func (p palette) paint(s string, style lipgloss.Style) string {
 	if !p.on || s == "" {
 		return s
 	}
-	c := color.New(attrs...)
-	// fatih/color decides from os.Stdout by itself; the streams know better.
-	c.EnableColor()
-	return c.Sprint(s)
+	return style.Render(s)
 }
 
-func (p palette) bold(s string) string   { return p.paint(s, color.Bold) }
-func (p palette) green(s string) string  { return p.paint(s, color.FgGreen) }
-func (p palette) red(s string) string    { return p.paint(s, color.FgRed) }
-func (p palette) yellow(s string) string { return p.paint(s, color.FgYellow) }
-func (p palette) gray(s string) string   { return p.paint(s, color.FgHiBlack) }
+func (p palette) bold(s string) string   { return p.paint(s, boldStyle) }
+func (p palette) green(s string) string  { return p.paint(s, greenStyle) }
+func (p palette) red(s string) string    { return p.paint(s, redStyle) }
+func (p palette) yellow(s string) string { return p.paint(s, yellowStyle) }
+func (p palette) gray(s string) string   { return p.paint(s, grayStyle) }
+
+// Times follow one rule everywhere: for a person on a terminal, ages and
+// the local zone; for scripts (piped, and in JSON), RFC 3339 in UTC.
 
 // timeCell shows a time for its reader: an age like "5m" on a terminal,
 // RFC 3339 in UTC for scripts, and nothing for a time not reached yet.
@@ -42,6 +53,21 @@ func timeCell(ios *IOStreams, now time.Time, t *time.Time) string {
 	return age(now.Sub(*t))
 }
 
+// untilCell shows a time still ahead, like a RUN AFTER: "in 5m" on a
+// terminal, nothing once it has passed; RFC 3339 in UTC for scripts.
+func untilCell(ios *IOStreams, now time.Time, t *time.Time) string {
+	if t == nil || t.IsZero() {
+		return ""
+	}
+	if !ios.OutIsTerminal {
+		return t.UTC().Format(time.RFC3339)
+	}
+	if d := t.Sub(now); d > 0 {
+		return "in " + age(d)
+	}
+	return ""
+}
+
 // timeValue shows a time in a show block: local time, and its age on a
 // terminal.
 func timeValue(ios *IOStreams, now time.Time, t *time.Time) string {
@@ -53,9 +79,9 @@ func timeValue(ios *IOStreams, now time.Time, t *time.Time) string {
 	}
 	d := now.Sub(*t)
 	if d < 0 {
-		return fmt.Sprintf("%s (in %s)", t.Local().Format(time.RFC3339), age(-d))
+		return fmt.Sprintf("%s (in %s)", t.In(ios.Zone()).Format(time.RFC3339), age(-d))
 	}
-	return fmt.Sprintf("%s (%s ago)", t.Local().Format(time.RFC3339), age(d))
+	return fmt.Sprintf("%s (%s ago)", t.In(ios.Zone()).Format(time.RFC3339), age(d))
 }
 
 // age renders a duration the way kubectl's AGE column does: one or two

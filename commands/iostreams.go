@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"time"
 
 	"golang.org/x/term"
 )
@@ -17,6 +18,9 @@ type IOStreams struct {
 	OutIsTerminal bool
 	// NoColor turns colour off even on a terminal (NO_COLOR, TERM=dumb).
 	NoColor bool
+	// Location is the zone times are shown in on a terminal and read in
+	// from the command line; nil means the local zone.
+	Location *time.Location
 }
 
 // SystemIO returns the process's standard streams.
@@ -35,6 +39,14 @@ func SystemIO() *IOStreams {
 func TestIO(in string) (ios *IOStreams, stdout, stderr *bytes.Buffer) {
 	stdout, stderr = &bytes.Buffer{}, &bytes.Buffer{}
 	return &IOStreams{In: bytes.NewBufferString(in), Out: stdout, ErrOut: stderr}, stdout, stderr
+}
+
+// Zone is the reader's time zone: Location, else the local zone.
+func (s *IOStreams) Zone() *time.Location {
+	if s.Location != nil {
+		return s.Location
+	}
+	return time.Local
 }
 
 // ColorEnabled reports whether stdout may carry ANSI colour.

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -36,11 +37,18 @@ func printIDs(ios *IOStreams, jobs []*engine.Job) error {
 	return nil
 }
 
-// jobTable lays jobs out in the columns of `jobctl list`.
+// jobTable lays jobs out in the columns of `jobctl list`. RUN AFTER is a
+// column of the wide table; a terminal's default table shows it too when a
+// listed job waits for its start time. Piped, the default columns never
+// change, so scripts can count on them.
 func jobTable(ios *IOStreams, o outputOptions, now time.Time, jobs []*engine.Job) *table {
 	header := []string{"ID", "STATUS", "TYPE", "OPERATION", "NODE", "LOAD", "PROGRESS", "AGE"}
+	runAfter := !o.wide() && ios.OutIsTerminal && slices.ContainsFunc(jobs, func(j *engine.Job) bool { return delayed(j, now) })
+	if runAfter {
+		header = append(header, "RUN AFTER")
+	}
 	if o.wide() {
-		header = append(header, "KEY", "PARENT", "ATTEMPT", "STARTED", "FINISHED", "EXIT", "MESSAGE")
+		header = append(header, "KEY", "PARENT", "ATTEMPT", "STARTED", "FINISHED", "EXIT", "RUN AFTER", "MESSAGE")
 	}
 	t := newTable(ios, header...)
 	p := newPalette(ios)
@@ -55,6 +63,9 @@ func jobTable(ios *IOStreams, o outputOptions, now time.Time, jobs []*engine.Job
 			progressCell(j),
 			timeCell(ios, now, &j.CreatedAt),
 		}
+		if runAfter {
+			row = append(row, untilCell(ios, now, j.RunAfter))
+		}
 		if o.wide() {
 			row = append(row,
 				j.Key,
@@ -63,6 +74,7 @@ func jobTable(ios *IOStreams, o outputOptions, now time.Time, jobs []*engine.Job
 				timeCell(ios, now, j.StartedAt),
 				timeCell(ios, now, j.FinishedAt),
 				optionalInt(j.ExitCode),
+				untilCell(ios, now, j.RunAfter),
 				j.Message,
 			)
 		}
@@ -84,6 +96,11 @@ func statusCell(p palette, s engine.Status) string {
 		return p.gray(string(s))
 	}
 	return string(s)
+}
+
+// delayed reports whether a job waits for its run_after to pass.
+func delayed(j *engine.Job, now time.Time) bool {
+	return j.RunAfter != nil && j.RunAfter.After(now) && !j.Status.Terminal()
 }
 
 func progressCell(j *engine.Job) string {

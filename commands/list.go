@@ -1,9 +1,11 @@
 package commands
 
 import (
+	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -25,6 +27,9 @@ type ListOptions struct {
 	Clock engine.Clock
 
 	Filter   engine.JobListParams
+	Since    *time.Time // only jobs created at or after this
+	Until    *time.Time // only jobs created at or before this
+	Sort     jobSort    // how the rows are ordered; zero: by id
 	Watch    bool
 	Interval time.Duration // how often -w polls
 	Output   outputOptions
@@ -34,12 +39,28 @@ type ListOptions struct {
 func NewCmdList(f *Factory, runF func(context.Context, *ListOptions) error) *cobra.Command {
 	opts := &ListOptions{IO: f.IO, Store: f.Store, Clock: f.Clock, Interval: defaultWatchInterval}
 	var states []string
+	var sinceText, untilText, sortText string
 	cmd := &cobra.Command{
 		Use:     "list",
 		Aliases: []string{"ls"},
 		Short:   "List jobs",
 		Long: `List jobs, oldest first, up to --limit of the newest. When more jobs match,
-a note on stderr says so; --limit 0 lists them all.
+a note on stderr says how many and that --limit 0 lists them all.
+
+--sort orders the rows listed (the newest --limit of the matching jobs) by
+id, created, status, type, operation, node, load, progress, key, run-after,
+started or finished; a leading - sorts descending (--sort -load). Rows equal
+in the field go by id, in the same direction.
+
+--since and --until keep the jobs created in a window. Each takes RFC 3339
+(2030-01-02T15:04:05Z), a date or a date and time in the local zone
+(2030-01-02, "2030-01-02 15:04"), a clock time (15:04: the last one) or a
+duration ago (90m, 2d, 1d12h).
+
+Times are shown as ages (and RUN AFTER as "in 5m") on a terminal and as
+RFC 3339 in UTC when piped and in JSON. On a terminal the table gains a RUN
+AFTER column when a listed job waits for its start time; -o wide always has
+it.
 
 Without --state, deleted jobs are left out; --state all shows them too.
 States: INSTANTIATED, QUEUED, RESTART, DISPATCHING, RUNNING, PAUSED, WAITING,
@@ -56,8 +77,14 @@ until interrupted; -o json then prints one JSON object per line.`,
   # the children of job 12, as JSON
   jobctl list --parent 12 -o json
 
-  # ids of every held job, to release them
-  jobctl list --state instantiated -q | xargs jobctl release
+  # ids of every held job, to release them (nothing to do is no error)
+  jobctl list --state instantiated -q | jobctl release -
+
+  # what failed in the last hour, heaviest first
+  jobctl list --state failed --since 1h --sort -load
+
+  # the id and node of each running job, through jq
+  jobctl list --state running --jq '.[] | "\(.id) \(.node)"'
 
   # follow changes on one node
   jobctl list --node worker-3 -w`,
@@ -75,6 +102,27 @@ until interrupted; -o json then prints one JSON object per line.`,
 				parent, _ := cmd.Flags().GetInt64("parent")
 				opts.Filter.ParentID = &parent
 			}
+			for _, w := range []struct {
+				name, text string
+				into       **time.Time
+			}{{"since", sinceText, &opts.Since}, {"until", untilText, &opts.Until}} {
+				if !cmd.Flags().Changed(w.name) {
+					continue
+				}
+				t, err := parseTimeSpec(w.text, opts.Clock.Now(), opts.IO.Zone(), towardPast)
+				if err != nil {
+					return usageErrorf(cmd, "invalid --%s %q: want %s", w.name, w.text, pastTimeForms)
+				}
+				*w.into = &t
+			}
+			if opts.Since != nil && opts.Until != nil && opts.Until.Before(*opts.Since) {
+				return usageErrorf(cmd, "--until %s is before --since %s; nothing could match", untilText, sinceText)
+			}
+			if cmd.Flags().Changed("sort") {
+				if opts.Sort, err = parseJobSort(sortText); err != nil {
+					return usageErrorf(cmd, "invalid --sort %q: %v", sortText, err)
+				}
+			}
 			if err := opts.Output.check(cmd); err != nil {
 				return err
 			}
@@ -91,8 +139,18 @@ until interrupted; -o json then prints one JSON object per line.`,
 	fl.StringVar(&opts.Filter.Key, "key", "", "only jobs with this key")
 	fl.Int64("parent", 0, "only children of this job")
 	fl.IntVar(&opts.Filter.Limit, "limit", defaultListLimit, "show at most this many of the newest jobs (0: all)")
+	fl.StringVar(&sortText, "sort", "", "order the rows by `FIELD` (id, created, status, type, node, load, …; -FIELD descending)")
+	fl.StringVar(&sinceText, "since", "", "only jobs created at or after this `TIME` (RFC 3339, date, HH:MM, or a duration ago like 2h)")
+	fl.StringVar(&untilText, "until", "", "only jobs created at or before this `TIME` (as --since)")
 	fl.BoolVarP(&opts.Watch, "watch", "w", false, "keep printing jobs as they change, until interrupted")
 	addOutputFlags(cmd, &opts.Output, true)
+	_ = cmd.RegisterFlagCompletionFunc("sort", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		var names []string
+		for _, f := range jobSortFields {
+			names = append(names, f.name, "-"+f.name)
+		}
+		return names, cobra.ShellCompDirectiveNoFileComp
+	})
 	_ = cmd.RegisterFlagCompletionFunc("node", completeNodeNames(f))
 	_ = cmd.RegisterFlagCompletionFunc("state", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		names := []string{"all"}
@@ -135,41 +193,114 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.Watch {
-		jobs, err := store.JobList(ctx, opts.Filter)
-		if err != nil {
-			return err
-		}
-		return watchJobs(ctx, opts, store, jobs)
+	jobs, matched, err := listPage(ctx, opts, store)
+	if err != nil {
+		return err
 	}
-	// One job more than asked for tells whether the limit cut the listing
-	// short, without a second query that could disagree with the first.
+	opts.Sort.apply(jobs)
+	// On stderr, so a script reading stdout gets the rows alone, yet
+	// nobody takes the listing for every matching job.
+	note := func() {
+		if matched > len(jobs) {
+			fmt.Fprintf(opts.IO.ErrOut, "jobctl: showing the newest %s of %s matching jobs; --limit 0 lists all\n",
+				groupDigits(len(jobs)), groupDigits(matched))
+		}
+	}
+	if opts.Watch {
+		return watchJobs(ctx, opts, store, jobs, note)
+	}
+	if err := printJobs(opts.IO, opts.Output, opts.Clock.Now(), jobs, true); err != nil {
+		return err
+	}
+	note()
+	return nil
+}
+
+// listPage reads the newest Limit matching jobs and how many match in
+// all. One job more than asked for tells whether the limit cut the listing
+// short; only then are the matching jobs counted.
+func listPage(ctx context.Context, opts *ListOptions, store engine.Store) ([]*engine.Job, int, error) {
+	if opts.Since != nil || opts.Until != nil {
+		// The store filters on no time, so the window is applied here, on
+		// every job the other filters leave, before the limit.
+		filter := opts.Filter
+		filter.Limit = 0
+		all, err := store.JobList(ctx, filter)
+		if err != nil {
+			return nil, 0, err
+		}
+		all = inWindow(all, opts.Since, opts.Until)
+		if l := opts.Filter.Limit; l > 0 && len(all) > l {
+			return all[len(all)-l:], len(all), nil
+		}
+		return all, len(all), nil
+	}
 	filter := opts.Filter
 	if filter.Limit > 0 {
 		filter.Limit++
 	}
 	jobs, err := store.JobList(ctx, filter)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
-	truncated := opts.Filter.Limit > 0 && len(jobs) > opts.Filter.Limit
-	if truncated {
-		jobs = jobs[1:] // the oldest: the listing holds the newest
+	if opts.Filter.Limit == 0 || len(jobs) <= opts.Filter.Limit {
+		return jobs, len(jobs), nil
 	}
-	if err := printJobs(opts.IO, opts.Output, opts.Clock.Now(), jobs, true); err != nil {
-		return err
+	jobs = jobs[1:] // the oldest: the listing holds the newest
+	counts, err := store.JobCountByStatus(ctx, opts.Filter)
+	if err != nil {
+		return nil, 0, err
 	}
-	if truncated {
-		// On stderr, so a script reading stdout gets the rows alone, yet
-		// nobody takes the listing for every matching job.
-		fmt.Fprintf(opts.IO.ErrOut, "jobctl: showing the newest %d matching jobs; more match, --limit 0 lists all\n", len(jobs))
+	matched := 0
+	for _, n := range counts {
+		matched += n
 	}
-	return nil
+	// Jobs submitted between the two reads may be counted; never report
+	// fewer than were found.
+	return jobs, max(matched, len(jobs)+1), nil
 }
 
-// watchJobs prints the first listing, then every job again whenever its
-// version changes, until ctx ends (the operator interrupts).
-func watchJobs(ctx context.Context, opts *ListOptions, store engine.Store, jobs []*engine.Job) error {
+// listJobs reads what a watching listing shows: the matching jobs in the
+// window, the newest Limit of them.
+func listJobs(ctx context.Context, opts *ListOptions, store engine.Store) ([]*engine.Job, error) {
+	if opts.Since == nil && opts.Until == nil {
+		jobs, err := store.JobList(ctx, opts.Filter)
+		opts.Sort.apply(jobs)
+		return jobs, err
+	}
+	jobs, _, err := listPage(ctx, opts, store)
+	opts.Sort.apply(jobs)
+	return jobs, err
+}
+
+// inWindow keeps the jobs created within [since, until]; nil ends are open.
+func inWindow(jobs []*engine.Job, since, until *time.Time) []*engine.Job {
+	out := jobs[:0]
+	for _, j := range jobs {
+		if since != nil && j.CreatedAt.Before(*since) {
+			continue
+		}
+		if until != nil && j.CreatedAt.After(*until) {
+			continue
+		}
+		out = append(out, j)
+	}
+	return out
+}
+
+// groupDigits writes a count with thousands separators: 2,345.
+func groupDigits(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// watchJobs prints the first listing and calls afterFirst, then prints
+// every job again whenever its version changes, until ctx ends (the
+// operator interrupts).
+func watchJobs(ctx context.Context, opts *ListOptions, store engine.Store, jobs []*engine.Job, afterFirst func()) error {
 	seen := map[int64]int64{}
 	first := true
 	for {
@@ -185,12 +316,15 @@ func watchJobs(ctx context.Context, opts *ListOptions, store engine.Store, jobs 
 				return err
 			}
 		}
+		if first {
+			afterFirst()
+		}
 		first = false
 		if sleepCtx(ctx, opts.Interval) != nil {
 			return nil
 		}
 		var err error
-		if jobs, err = store.JobList(ctx, opts.Filter); err != nil {
+		if jobs, err = listJobs(ctx, opts, store); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
@@ -205,11 +339,96 @@ func printWatched(opts *ListOptions, jobs []*engine.Job, first bool) error {
 	if opts.Output.Format != formatJSON || opts.Output.Quiet {
 		return printJobs(opts.IO, opts.Output, opts.Clock.Now(), jobs, first)
 	}
-	enc := json.NewEncoder(opts.IO.Out)
 	for _, j := range jobs {
-		if err := enc.Encode(j); err != nil {
+		if err := writeJSONLine(opts.IO.Out, j); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// jobSort is --sort: a field to order rows by, and whether descending.
+type jobSort struct {
+	field *jobSortField
+	desc  bool
+}
+
+// jobSortField compares two jobs on one field.
+type jobSortField struct {
+	name string
+	cmp  func(a, b *engine.Job) int
+}
+
+// jobSortFields are the fields --sort knows, in the order help lists them.
+var jobSortFields = []jobSortField{
+	{"id", func(a, b *engine.Job) int { return cmp.Compare(a.ID, b.ID) }},
+	{"created", func(a, b *engine.Job) int { return a.CreatedAt.Compare(b.CreatedAt) }},
+	{"status", func(a, b *engine.Job) int { return strings.Compare(string(a.Status), string(b.Status)) }},
+	{"type", func(a, b *engine.Job) int { return strings.Compare(a.Type, b.Type) }},
+	{"operation", func(a, b *engine.Job) int { return strings.Compare(a.Operation, b.Operation) }},
+	{"node", func(a, b *engine.Job) int { return strings.Compare(a.Node, b.Node) }},
+	{"load", func(a, b *engine.Job) int { return cmp.Compare(a.Load, b.Load) }},
+	{"progress", func(a, b *engine.Job) int { return cmp.Compare(a.Progress, b.Progress) }},
+	{"key", func(a, b *engine.Job) int { return strings.Compare(a.Key, b.Key) }},
+	{"run-after", func(a, b *engine.Job) int { return compareTimes(a.RunAfter, b.RunAfter) }},
+	{"started", func(a, b *engine.Job) int { return compareTimes(a.StartedAt, b.StartedAt) }},
+	{"finished", func(a, b *engine.Job) int { return compareTimes(a.FinishedAt, b.FinishedAt) }},
+}
+
+// compareTimes orders times that are not set before every time that is.
+func compareTimes(a, b *time.Time) int {
+	switch {
+	case a == nil && b == nil:
+		return 0
+	case a == nil:
+		return -1
+	case b == nil:
+		return 1
+	}
+	return a.Compare(*b)
+}
+
+// parseJobSort reads --sort: a field name, - in front for descending;
+// run_after and age are accepted as the names a reader may try first.
+func parseJobSort(s string) (jobSort, error) {
+	var js jobSort
+	name := strings.ToLower(strings.TrimSpace(s))
+	if rest, ok := strings.CutPrefix(name, "-"); ok {
+		js.desc, name = true, rest
+	}
+	switch name {
+	case "run_after", "runafter":
+		name = "run-after"
+	case "age":
+		// The oldest job has the greatest age.
+		name, js.desc = "created", !js.desc
+	}
+	for i := range jobSortFields {
+		if jobSortFields[i].name == name {
+			js.field = &jobSortFields[i]
+			return js, nil
+		}
+	}
+	names := make([]string, len(jobSortFields))
+	for i, f := range jobSortFields {
+		names[i] = f.name
+	}
+	return js, fmt.Errorf("want one of %s, with - in front for descending", strings.Join(names, ", "))
+}
+
+// apply sorts jobs in place; equal rows go by id, in the same direction.
+func (s jobSort) apply(jobs []*engine.Job) {
+	if s.field == nil {
+		return
+	}
+	slices.SortStableFunc(jobs, func(a, b *engine.Job) int {
+		c := s.field.cmp(a, b)
+		if c == 0 {
+			c = cmp.Compare(a.ID, b.ID)
+		}
+		if s.desc {
+			c = -c
+		}
+		return c
+	})
 }

@@ -18,7 +18,7 @@ func parseList(t *testing.T, args ...string) (*ListOptions, error) {
 	t.Helper()
 	ios, _, _ := TestIO("")
 	var got *ListOptions
-	err := execParse(NewCmdList(&Factory{IO: ios}, func(_ context.Context, o *ListOptions) error {
+	err := execParse(NewCmdList(&Factory{IO: ios, Clock: fixedClock(testNow)}, func(_ context.Context, o *ListOptions) error {
 		got = o
 		return nil
 	}), args...)
@@ -104,7 +104,7 @@ func TestListPiped(t *testing.T) {
 	if err := e.run(t, "list", "-o", "wide", "--state", "running"); err != nil {
 		t.Fatal(err)
 	}
-	want = fmt.Sprintf("%d\tRUNNING\tsleep\t\tn1\t2.5\t0%%\t%s\tk1\t\t1/2\t%s\t\t\t\n",
+	want = fmt.Sprintf("%d\tRUNNING\tsleep\t\tn1\t2.5\t0%%\t%s\tk1\t\t1/2\t%s\t\t\t\t\n",
 		r.ID, rfc3339(&r.CreatedAt), rfc3339(r.StartedAt))
 	if got := e.stdout.String(); got != want {
 		t.Errorf("piped wide list:\n%q\nwant:\n%q", got, want)
@@ -255,7 +255,7 @@ func TestListSaysWhenTheLimitCutsItShort(t *testing.T) {
 	for range 3 {
 		ids = append(ids, e.insert(t, engine.JobInsertParams{}).ID)
 	}
-	const note = "jobctl: showing the newest 2 matching jobs; more match, --limit 0 lists all\n"
+	const note = "jobctl: showing the newest 2 of 3 matching jobs; --limit 0 lists all\n"
 	cases := []struct {
 		args   []string
 		want   []int64

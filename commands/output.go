@@ -23,39 +23,53 @@ const (
 
 // formatValue is the -o flag; it refuses unknown formats while flags are
 // parsed, so a typo is a usage error before anything runs.
-type formatValue string
+type formatValue struct{ o *outputOptions }
 
-func (v *formatValue) String() string { return string(*v) }
-func (v *formatValue) Type() string   { return "format" }
-func (v *formatValue) Set(s string) error {
+func (v formatValue) String() string { return v.o.Format }
+func (v formatValue) Type() string   { return "format" }
+func (v formatValue) Set(s string) error {
 	switch s {
 	case formatTable, formatWide, formatJSON:
-		*v = formatValue(s)
-		return nil
+	default:
+		return fmt.Errorf("must be table, wide or json")
 	}
-	return fmt.Errorf("must be table, wide or json")
+	if v.o.JQ != "" && s != formatJSON {
+		return fmt.Errorf("--jq filters JSON; it cannot be combined with -o %s", s)
+	}
+	v.o.Format, v.o.formatSet = s, true
+	return nil
 }
 
-// outputOptions are the -o and -q flags shared by listing and show commands.
+// outputOptions are the -o, --jq and -q flags shared by listing and show
+// commands.
 type outputOptions struct {
 	Format string
 	Quiet  bool
+	JQ     string // the --jq expression; Format is json when set
+
+	formatSet bool // -o was given
 }
 
-// addOutputFlags registers -o and, when quiet is true, -q on cmd, and
-// checks after parsing that they are not combined.
+// addOutputFlags registers -o, --jq and, when quiet is true, -q on cmd,
+// and checks after parsing that they are not combined. JSON written with
+// writeJSON goes through the --jq filter (see bindJQ).
 func addOutputFlags(cmd *cobra.Command, o *outputOptions, quiet bool) {
 	o.Format = formatTable
-	cmd.Flags().VarP((*formatValue)(&o.Format), "output", "o", "output format: table, wide or json")
+	cmd.Flags().VarP(formatValue{o}, "output", "o", "output format: table, wide or json")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(
 		[]string{formatTable, formatWide, formatJSON}, cobra.ShellCompDirectiveNoFileComp))
+	cmd.Flags().Var(&jqValue{o: o}, "jq", jqFlagUsage)
+	_ = cmd.RegisterFlagCompletionFunc("jq", cobra.NoFileCompletions)
 	if quiet {
 		cmd.Flags().BoolVarP(&o.Quiet, "quiet", "q", false, "print only ids, one per line")
 	}
 }
 
-// check refuses -q together with -o json.
+// check refuses -q together with -o json or --jq.
 func (o *outputOptions) check(cmd *cobra.Command) error {
+	if o.Quiet && o.JQ != "" {
+		return usageErrorf(cmd, "-q and --jq cannot be combined; choose one")
+	}
 	if o.Quiet && o.Format == formatJSON {
 		return usageErrorf(cmd, "-q and -o json cannot be combined; choose one")
 	}
@@ -64,11 +78,24 @@ func (o *outputOptions) check(cmd *cobra.Command) error {
 
 func (o *outputOptions) wide() bool { return o.Format == formatWide }
 
-// writeJSON prints v as indented JSON followed by a newline.
+// writeJSON prints v as indented JSON followed by a newline, or what the
+// --jq filter makes of it.
 func writeJSON(w io.Writer, v any) error {
+	if jw, ok := w.(*jqWriter); ok {
+		return jw.emit(v)
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// writeJSONLine prints v as JSON on one line (a stream of objects, as
+// watching prints them), or what the --jq filter makes of it.
+func writeJSONLine(w io.Writer, v any) error {
+	if jw, ok := w.(*jqWriter); ok {
+		return jw.emit(v)
+	}
+	return json.NewEncoder(w).Encode(v)
 }
 
 // table collects rows and prints them for the reader at hand: aligned

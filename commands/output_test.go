@@ -52,8 +52,14 @@ func TestColorOnlyOnColorTerminal(t *testing.T) {
 		t.Error("colour on piped output")
 	}
 	ios.OutIsTerminal = true
-	if p := newPalette(ios); p.red("x") == "x" {
-		t.Error("no colour on a terminal")
+	p := newPalette(ios)
+	for got, want := range map[string]string{
+		p.red("x"): "\x1b[31mx\x1b[m", p.green("x"): "\x1b[32mx\x1b[m", p.yellow("x"): "\x1b[33mx\x1b[m",
+		p.gray("x"): "\x1b[90mx\x1b[m", p.bold("x"): "\x1b[1mx\x1b[m",
+	} {
+		if got != want {
+			t.Errorf("on a terminal painted %q; want %q (basic ANSI colours)", got, want)
+		}
 	}
 	ios.NoColor = true
 	if p := newPalette(ios); p.red("x") != "x" {

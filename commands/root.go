@@ -39,6 +39,8 @@ job ended FAILED, CANCELLED or DELETED, 5 timed out waiting.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		Version:       version,
+		// Every command with -o json filters it through --jq when given.
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return bindJQ(f.IO, cmd) },
 	}
 	root.SetIn(f.IO.In)
 	root.SetOut(f.IO.Out)
@@ -73,6 +75,7 @@ job ended FAILED, CANCELLED or DELETED, 5 timed out waiting.`,
 	inGroup(groupCluster,
 		newCmdServe(f),
 		NewCmdNodes(f),
+		NewCmdStats(f, nil),
 		NewCmdLease(f),
 		NewCmdTop(f, nil),
 		NewCmdSimulate(f, nil),

@@ -79,7 +79,15 @@ line is checked before any job is created, so a bad line creates nothing and
 exits 2 naming it. The jobs go in in chunks of 1000, one transaction each;
 should the database fail part-way, the ids of the jobs already created are
 printed before the error. The ids are printed one per line in the order of
-the lines (-o json: a JSON array of {"id": …}).`,
+the lines.
+
+--at takes RFC 3339 (2030-01-02T15:04:05Z), a date or a date and time in
+the local zone (2030-12-24, "2030-12-24 08:00"), a clock time HH:MM in the
+local zone (the next one: tomorrow when it has passed today) or an offset
+from now (+10m, +1d). A time in the past starts the job at once.
+
+-o json prints a JSON array of the new jobs as 'jobctl show -o json' prints
+them, so .[0].id is the id.`,
 		Example: `  # run a command on any node that allows exec
   jobctl submit -- ./backup.sh --full
 
@@ -92,6 +100,11 @@ the lines (-o json: a JSON array of {"id": …}).`,
   # hold the job until 'jobctl release', or start it in an hour
   jobctl submit --hold -- make release
   jobctl submit --in 1h -- make report
+
+  # start it at the next 02:30 local time, on a date, or ten minutes from now
+  jobctl submit --at 02:30 -- make backup
+  jobctl submit --at 2030-12-24 -- make report
+  jobctl submit --at +10m -- make report
 
   # submit and wait for the result (exit 4 when it fails)
   jobctl submit --wait -- make test
@@ -143,9 +156,9 @@ the lines (-o json: a JSON array of {"id": …}).`,
 				return usageErrorf(cmd, "--at and --in both set the start time; give one")
 			}
 			if cmd.Flags().Changed("at") {
-				at, err := time.Parse(time.RFC3339, atText)
+				at, err := parseTimeSpec(atText, opts.Clock.Now(), opts.IO.Zone(), towardFuture)
 				if err != nil {
-					return usageErrorf(cmd, "invalid --at %q: want RFC 3339 like 2030-01-02T15:04:05Z", atText)
+					return usageErrorf(cmd, "invalid --at %q: want %s", atText, futureTimeForms)
 				}
 				opts.At = &at
 			}
@@ -205,7 +218,7 @@ the lines (-o json: a JSON array of {"id": …}).`,
 	fl.IntVar(&opts.MaxAttempts, "max-attempts", 1, "how often the job is tried before it fails")
 	fl.DurationVar(&opts.Backoff, "backoff", 10*time.Second, "wait before the first retry; doubles with each further one")
 	fl.DurationVar(&timeout, "timeout", 0, "cancel the job after running this long (default: the service's, else 8h)")
-	fl.StringVar(&atText, "at", "", "do not start before this time (RFC 3339)")
+	fl.StringVar(&atText, "at", "", "do not start before this `TIME`: RFC 3339, a date (2030-01-02), HH:MM (the next one) or +10m")
 	fl.DurationVar(&in, "in", 0, "do not start before this long from now")
 	fl.BoolVar(&opts.Hold, "hold", false, "create the job held (INSTANTIATED) until 'jobctl release'")
 	fl.StringVar(&payloadText, "payload", "", "JSON payload, @FILE to read it from a file, or - for stdin")
@@ -308,7 +321,12 @@ func submitRun(ctx context.Context, opts *SubmitOptions) error {
 		fmt.Fprintf(opts.IO.ErrOut, "jobctl: warning: no registered node offers type %q; the job waits until one does\n", opts.Type)
 	}
 	job := sub.Job
-	if err := printSubmitted(opts, []int64{job.ID}); err != nil {
+	if opts.Output.Format == formatJSON {
+		err = writeJSON(opts.IO.Out, []*engine.Job{job})
+	} else {
+		err = printIDs(opts.IO, []*engine.Job{job})
+	}
+	if err != nil {
 		return err
 	}
 	if !opts.Wait {
@@ -336,21 +354,41 @@ func submitBatchRun(ctx context.Context, opts *SubmitOptions, store engine.Store
 	}
 	// The jobs created before a failure are printed too, so they can be
 	// found and the rest submitted again.
-	if perr := printSubmitted(opts, sub.IDs); err == nil {
+	if perr := printSubmitted(ctx, opts, store, sub.IDs); err == nil {
 		err = perr
 	}
 	return err
 }
 
-// printSubmitted prints the new ids: one a line, or with -o json a JSON
-// array of {"id": …}.
-func printSubmitted(opts *SubmitOptions, ids []int64) error {
+// printSubmitted prints the new ids one a line, or with -o json a JSON
+// array of the new jobs.
+func printSubmitted(ctx context.Context, opts *SubmitOptions, store engine.Store, ids []int64) error {
 	if opts.Output.Format == formatJSON {
-		out := make([]submittedJSON, len(ids))
-		for i, id := range ids {
-			out[i] = submittedJSON{ID: id}
+		// The new jobs are, nearly always, this creator's newest: one read
+		// finds them, and any another submit slipped in between is read
+		// on its own.
+		byID := map[int64]*engine.Job{}
+		if len(ids) > 1 {
+			recent, err := store.JobList(ctx, engine.JobListParams{Creator: opts.Creator, Limit: len(ids)})
+			if err != nil {
+				return err
+			}
+			for _, j := range recent {
+				byID[j.ID] = j
+			}
 		}
-		return writeJSON(opts.IO.Out, out)
+		jobs := make([]*engine.Job, 0, len(ids))
+		for _, id := range ids {
+			j, ok := byID[id]
+			if !ok {
+				var err error
+				if j, err = store.JobGet(ctx, id); err != nil {
+					return err
+				}
+			}
+			jobs = append(jobs, j)
+		}
+		return writeJSON(opts.IO.Out, jobs)
 	}
 	w := bufio.NewWriter(opts.IO.Out)
 	for _, id := range ids {
@@ -359,9 +397,4 @@ func printSubmitted(opts *SubmitOptions, ids []int64) error {
 		_ = w.WriteByte('\n')
 	}
 	return w.Flush()
-}
-
-// submittedJSON is one created job in submit's -o json.
-type submittedJSON struct {
-	ID int64 `json:"id"`
 }

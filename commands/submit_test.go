@@ -22,7 +22,7 @@ func parseSubmit(t *testing.T, stdin string, args ...string) (*SubmitOptions, er
 	t.Helper()
 	ios, _, _ := TestIO(stdin)
 	var got *SubmitOptions
-	cmd := NewCmdSubmit(&Factory{IO: ios}, func(_ context.Context, o *SubmitOptions) error {
+	cmd := NewCmdSubmit(&Factory{IO: ios, Clock: fixedClock(testNow)}, func(_ context.Context, o *SubmitOptions) error {
 		got = o
 		return nil
 	})
@@ -115,7 +115,10 @@ func TestSubmitUsageErrors(t *testing.T) {
 		"zero timeout":       {"--timeout", "0s", "--", "true"},
 		"bad timeout":        {"--timeout", "soon", "--", "true"},
 		"at and in":          {"--at", "2030-01-01T00:00:00Z", "--in", "1m", "--", "true"},
-		"at not RFC 3339":    {"--at", "tomorrow", "--", "true"},
+		"at not a time":      {"--at", "tomorrow", "--", "true"},
+		"at a bare duration": {"--at", "10m", "--", "true"},
+		"at an offset back":  {"--at", "-10m", "--", "true"},
+		"at a bad clock":     {"--at", "25:00", "--", "true"},
 		"negative in":        {"--in", "-1m", "--", "true"},
 		"hold and wait":      {"--hold", "--wait", "--", "true"},
 		"wait-timeout alone": {"--wait-timeout", "1m", "--", "true"},
@@ -457,16 +460,21 @@ func TestSubmitOutputFormats(t *testing.T) {
 	if err := e.run(t, "submit", "--batch", "-", "-o", "json"); err != nil {
 		t.Fatal(err)
 	}
-	var got []map[string]int64
-	if err := json.Unmarshal(e.stdout.Bytes(), &got); err != nil || len(got) != 2 || got[0]["id"] == 0 || got[1]["id"] != got[0]["id"]+1 || len(got[0]) != 1 {
-		t.Errorf("-o json: %s (%v); want an array of two {\"id\": …}", e.stdout.String(), err)
+	var got []*engine.Job
+	if err := json.Unmarshal(e.stdout.Bytes(), &got); err != nil || len(got) != 2 || got[1].ID != got[0].ID+1 {
+		t.Fatalf("-o json: %s (%v); want an array of the two new jobs", e.stdout.String(), err)
 	}
-
+	for i, typ := range []string{"noop", "sleep"} {
+		if got[i].Type != typ {
+			t.Errorf("-o json job %d has type %q; want %q", i, got[i].Type, typ)
+		}
+		wantJobJSON(t, "submit --batch -o json", got[i], e.get(t, got[i].ID))
+	}
 	e.f.IO.In = strings.NewReader(batch)
 	if err := e.run(t, "submit", "--batch", "-", "-q"); err != nil {
 		t.Fatal(err)
 	}
-	if ids := batchIDs(t, e.stdout.String()); len(ids) != 2 || ids[0] != got[1]["id"]+1 {
+	if ids := batchIDs(t, e.stdout.String()); len(ids) != 2 || ids[0] != got[1].ID+1 {
 		t.Errorf("-q: %q; want the next two ids, one a line", e.stdout.String())
 	}
 
@@ -481,8 +489,27 @@ func TestSubmitOutputFormats(t *testing.T) {
 	if err := e.run(t, "submit", "--type", "noop", "-o", "json"); err != nil {
 		t.Fatal(err)
 	}
-	var one []map[string]int64
-	if err := json.Unmarshal(e.stdout.Bytes(), &one); err != nil || len(one) != 1 || one[0]["id"] == 0 {
-		t.Errorf("a single submit with -o json: %s (%v); want [{\"id\": …}]", e.stdout.String(), err)
+	var one []*engine.Job
+	if err := json.Unmarshal(e.stdout.Bytes(), &one); err != nil || len(one) != 1 {
+		t.Fatalf("a single submit with -o json: %s (%v); want an array of the new job", e.stdout.String(), err)
+	}
+	wantJobJSON(t, "submit -o json", one[0], e.get(t, one[0].ID))
+
+	if err := e.run(t, "submit", "--type", "noop", "--jq", ".[0].id"); err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("%d\n", one[0].ID+1); e.stdout.String() != want {
+		t.Errorf("submit --jq .[0].id printed %q; want %q", e.stdout.String(), want)
+	}
+}
+
+// wantJobJSON checks that a job printed as JSON is the job as the store
+// holds it, field for field.
+func wantJobJSON(t *testing.T, what string, got, want *engine.Job) {
+	t.Helper()
+	g, _ := json.Marshal(got)
+	w, _ := json.Marshal(want)
+	if string(g) != string(w) {
+		t.Errorf("%s printed\n%s\nwant the job as stored:\n%s", what, g, w)
 	}
 }

@@ -3,6 +3,8 @@ package commands
 import (
 	"context"
 	"fmt"
+	"io"
+	"strings"
 
 	"github.com/jobctl/jobctl/engine"
 	"github.com/spf13/cobra"
@@ -13,8 +15,9 @@ type VerbOptions struct {
 	IO    *IOStreams
 	Store func(ctx context.Context) (engine.Store, error)
 
-	Verb engine.Verb
-	IDs  []int64
+	Verb   engine.Verb
+	IDs    []int64
+	Output outputOptions
 }
 
 // verbHelp is the help of each admin verb command.
@@ -28,8 +31,8 @@ job also cancels its unfinished children.`,
 		example: `  # cancel two jobs
   jobctl cancel 41 42
 
-  # cancel everything queued of one type
-  jobctl list --state queued --type encode -q | xargs jobctl cancel`,
+  # cancel everything queued of one type (none queued: nothing to do)
+  jobctl list --state queued --type encode -q | jobctl cancel -`,
 	},
 	engine.VerbPause: {
 		short: "Pause jobs",
@@ -52,21 +55,28 @@ RESTART, ahead of queued jobs, with their previous result cleared.`,
 		example: `  # retry a failed job
   jobctl requeue 42
 
-  # retry every failed job
-  jobctl list --state failed -q | xargs jobctl requeue`,
+  # retry every failed job; with xargs, -r keeps an empty list from running it
+  jobctl list --state failed -q | jobctl requeue -
+  jobctl list --state failed -q | xargs -r jobctl requeue`,
 	},
 	engine.VerbRelease: {
 		short: "Release held jobs",
 		long:  `Release jobs submitted with --hold (INSTANTIATED) so they are dispatched.`,
 		example: `  # let a held job run
-  jobctl release 42`,
+  jobctl release 42
+
+  # release every held job
+  jobctl list --state instantiated -q | jobctl release -`,
 	},
 	engine.VerbDelete: {
 		short: "Delete ended jobs",
 		long: `Mark ended jobs DELETED. They leave listings (see them with --state deleted)
 and can no longer be requeued.`,
 		example: `  # delete a finished job
-  jobctl delete 42`,
+  jobctl delete 42
+
+  # delete every cancelled job, printing them as JSON
+  jobctl list --state cancelled -q | jobctl delete - -o json`,
 	},
 }
 
@@ -95,16 +105,20 @@ func newVerbCmds(f *Factory, runF func(context.Context, *VerbOptions) error) []*
 func NewCmdVerb(f *Factory, verb engine.Verb, runF func(context.Context, *VerbOptions) error) *cobra.Command {
 	opts := &VerbOptions{IO: f.IO, Store: f.Store, Verb: verb}
 	help := verbHelp[verb]
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		ValidArgsFunction: completeJobIDs(f, verbCompletionStates[verb]...),
 		Use:               string(verb) + " ID...",
 		Short:             help.short,
 		Long: help.long + "\n\nA job already " + verb.PastTense() + " (or past the point where it could be) is left as it is and\n" +
-			"counts as done. When any job is unknown or cannot be " + verb.PastTense() + " now, none is changed.",
+			"counts as done. When any job is unknown or cannot be " + verb.PastTense() + " now, none is changed.\n\n" +
+			"An ID of - reads ids from stdin, separated by blanks or newlines (as 'jobctl list -q'\n" +
+			"prints them); when stdin holds none, there is nothing to do and the command exits 0.\n\n" +
+			"Each job is printed as it ends up: \"ID<TAB>STATUS\" when piped, \"job ID: OLD → NEW\"\n" +
+			"on a terminal, and with -o json a JSON array of the jobs as 'jobctl show -o json' prints them.",
 		Example: help.example,
-		Args:    minArgs(1, "a job id"),
+		Args:    minArgs(1, "a job id, or - to read ids from stdin"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ids, err := parseIDs(cmd, args)
+			ids, err := verbIDs(cmd, args, opts.IO)
 			if err != nil {
 				return err
 			}
@@ -112,9 +126,46 @@ func NewCmdVerb(f *Factory, verb engine.Verb, runF func(context.Context, *VerbOp
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
+			if len(ids) == 0 {
+				return verbNothing(opts)
+			}
 			return verbRun(cmd.Context(), opts)
 		},
 	}
+	addOutputFlags(cmd, &opts.Output, false)
+	return cmd
+}
+
+// verbIDs reads the ids a verb acts on: its arguments, where one "-"
+// stands for the ids on stdin.
+func verbIDs(cmd *cobra.Command, args []string, ios *IOStreams) ([]int64, error) {
+	var words []string
+	fromStdin := false
+	for _, a := range args {
+		if a != "-" {
+			words = append(words, a)
+			continue
+		}
+		if fromStdin {
+			return nil, usageErrorf(cmd, "- (ids from stdin) given twice")
+		}
+		fromStdin = true
+		in, err := io.ReadAll(ios.In)
+		if err != nil {
+			return nil, fmt.Errorf("reading ids from stdin: %w", err)
+		}
+		words = append(words, strings.Fields(string(in))...)
+	}
+	return parseIDs(cmd, words)
+}
+
+// verbNothing is a verb given no job at all (an empty stdin): it succeeds,
+// printing what an empty result looks like.
+func verbNothing(opts *VerbOptions) error {
+	if opts.Output.Format == formatJSON {
+		return writeJSON(opts.IO.Out, []*engine.Job{})
+	}
+	return nil
 }
 
 func verbRun(ctx context.Context, opts *VerbOptions) error {
@@ -140,18 +191,28 @@ func verbRun(ctx context.Context, opts *VerbOptions) error {
 		return joinErrors(errs)
 	}
 	p := newPalette(opts.IO)
+	jobs := []*engine.Job{}
 	for i, id := range opts.IDs {
 		// A job already done is reported as it is (and a cancel still
 		// reaches children left unfinished).
 		j, err := engine.ApplyVerb(ctx, store, id, opts.Verb)
 		if j != nil {
-			if opts.IO.OutIsTerminal {
+			switch {
+			case opts.Output.Format == formatJSON:
+				jobs = append(jobs, j)
+			case opts.IO.OutIsTerminal:
 				fmt.Fprintf(opts.IO.Out, "job %d: %s → %s\n", id, statusCell(p, before[i].Status), statusCell(p, j.Status))
-			} else {
+			default:
 				fmt.Fprintf(opts.IO.Out, "%d\t%s\n", id, j.Status)
 			}
 		}
 		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if opts.Output.Format == formatJSON {
+		// The jobs changed before a failure are printed too.
+		if err := writeJSON(opts.IO.Out, jobs); err != nil {
 			errs = append(errs, err)
 		}
 	}

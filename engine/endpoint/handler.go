@@ -43,6 +43,9 @@ type HandlerConfig struct {
 	// MetricsAuth puts /metrics behind the cluster token too: the series
 	// name job types and nodes, which some clusters keep to themselves.
 	MetricsAuth bool
+	// Jobs, when set, adds the cluster's jobs per status (jobctl_jobs) to
+	// /metrics, counted at each scrape.
+	Jobs JobCounter
 }
 
 // NewHandler serves a node's endpoint: POST and HEAD /v1/dispatch and POST
@@ -56,7 +59,13 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 	mux.HandleFunc("HEAD /v1/dispatch", h.authenticated(h.heartbeat))
 	mux.HandleFunc("GET /healthz", h.health)
 	if cfg.Metrics != nil {
-		metrics := promhttp.HandlerFor(cfg.Metrics, promhttp.HandlerOpts{})
+		gatherer := cfg.Metrics
+		if cfg.Jobs != nil {
+			jobs := prometheus.NewRegistry()
+			jobs.MustRegister(newJobCollector(cfg.Jobs, jobCountTimeout))
+			gatherer = prometheus.Gatherers{cfg.Metrics, jobs}
+		}
+		metrics := promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{})
 		if cfg.MetricsAuth {
 			metrics = h.authenticated(metrics.ServeHTTP)
 		}

@@ -110,7 +110,7 @@ func (n *Runtime) Listen() error {
 // known (Run reads it).
 func (n *Runtime) Handler() http.Handler {
 	return endpoint.NewHandler(endpoint.HandlerConfig{Token: n.token, Acceptor: n,
-		Metrics: n.metrics.registry, MetricsAuth: n.cfg.MetricsAuth})
+		Metrics: n.metrics.registry, MetricsAuth: n.cfg.MetricsAuth, Jobs: n.store})
 }
 
 // Run registers the node and serves until ctx is cancelled, then shuts down

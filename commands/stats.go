@@ -1,0 +1,279 @@
+package commands
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"strconv"
+
+	"github.com/jobctl/jobctl/engine"
+	"github.com/spf13/cobra"
+)
+
+// StatsOptions are the parsed flags of `jobctl stats`.
+type StatsOptions struct {
+	IO    *IOStreams
+	Store func(ctx context.Context) (engine.Store, error)
+
+	Output outputOptions
+}
+
+// NewCmdStats builds `jobctl stats`. runF replaces the action in tests.
+func NewCmdStats(f *Factory, runF func(context.Context, *StatsOptions) error) *cobra.Command {
+	opts := &StatsOptions{IO: f.IO, Store: f.Store}
+	cmd := &cobra.Command{
+		Use:   "stats",
+		Short: "Count jobs per state and type, and show node loads",
+		Long: `Count the cluster's jobs per state and per type, and show each node's load
+and running jobs: a summary for cron and monitoring, read with a few counting
+queries whatever the number of jobs.
+
+Types are counted for every type a registered node offers and the built-in
+ones; jobs of any other type are counted together as other types.
+
+Piped, each line starts with what it counts, tab-separated:
+  status STATUS COUNT                       (every state, zeros too)
+  type TYPE TOTAL STATUS=COUNT...           (types with jobs; "-" for other types)
+  node NAME STATE LOAD MAX_LOAD RUNNING MAX_JOBS DISPATCHER(yes/no)
+
+-o json prints {"jobs": {"total", "by_status"}, "types": [{"type", "total",
+"by_status"}], "other_types": {"total", "by_status"}, "nodes": [{"name",
+"state", "maintenance", "load", "max_load", "running", "max_jobs",
+"dispatcher"}]}; by_status holds every state, zeros too.`,
+		Example: `  # the cluster at a glance
+  jobctl stats
+
+  # alert when jobs pile up, from cron
+  test "$(jobctl stats --jq '.jobs.by_status.QUEUED')" -lt 1000 || echo "queue is long"
+
+  # failed jobs per type
+  jobctl stats --jq '.types[] | "\(.type) \(.by_status.FAILED)"'`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return statsRun(cmd.Context(), opts)
+		},
+	}
+	addOutputFlags(cmd, &opts.Output, false)
+	return cmd
+}
+
+// jobCounts are jobs counted per status: every status is a key.
+type jobCounts struct {
+	Total    int                   `json:"total"`
+	ByStatus map[engine.Status]int `json:"by_status"`
+}
+
+func newJobCounts(by map[engine.Status]int) jobCounts {
+	c := jobCounts{ByStatus: make(map[engine.Status]int, len(engine.AllStatuses))}
+	for _, s := range engine.AllStatuses {
+		c.ByStatus[s] = by[s]
+		c.Total += by[s]
+	}
+	return c
+}
+
+type typeCounts struct {
+	Type string `json:"type"`
+	jobCounts
+}
+
+type nodeStats struct {
+	Name        string           `json:"name"`
+	State       engine.NodeState `json:"state"`
+	Maintenance bool             `json:"maintenance"`
+	Load        float64          `json:"load"`
+	MaxLoad     float64          `json:"max_load"`
+	Running     int              `json:"running"`
+	MaxJobs     int              `json:"max_jobs"`
+	Dispatcher  bool             `json:"dispatcher"`
+}
+
+// clusterStats is what `jobctl stats -o json` prints.
+type clusterStats struct {
+	Jobs       jobCounts    `json:"jobs"`
+	Types      []typeCounts `json:"types"`
+	OtherTypes jobCounts    `json:"other_types"`
+	Nodes      []nodeStats  `json:"nodes"`
+}
+
+// builtinTypes are counted even when no node is registered.
+var builtinTypes = []string{engine.TypeExec, engine.TypeNoop, engine.TypeSleep, engine.TypeWorkflow}
+
+func statsRun(ctx context.Context, opts *StatsOptions) error {
+	store, err := opts.Store(ctx)
+	if err != nil {
+		return err
+	}
+	stats, err := collectStats(ctx, store)
+	if err != nil {
+		return err
+	}
+	if opts.Output.Format == formatJSON {
+		return writeJSON(opts.IO.Out, stats)
+	}
+	if !opts.IO.OutIsTerminal {
+		return printStatsPiped(opts.IO, stats)
+	}
+	return printStatsTerminal(opts.IO, stats)
+}
+
+// collectStats counts with one query for all jobs and one per type, so
+// its cost does not grow with the number of jobs listed.
+func collectStats(ctx context.Context, store engine.Store) (*clusterStats, error) {
+	all, err := store.JobCountByStatus(ctx, engine.JobListParams{})
+	if err != nil {
+		return nil, err
+	}
+	nodes, err := store.NodeList(ctx)
+	if err != nil {
+		return nil, err
+	}
+	types := slices.Clone(builtinTypes)
+	for _, n := range nodes {
+		for _, s := range n.Services {
+			types = append(types, s.Type)
+		}
+	}
+	slices.Sort(types)
+	types = slices.Compact(types)
+
+	stats := &clusterStats{Jobs: newJobCounts(all), Types: []typeCounts{}, Nodes: []nodeStats{}}
+	other := maps.Clone(all)
+	if other == nil {
+		other = map[engine.Status]int{}
+	}
+	for _, t := range types {
+		by, err := store.JobCountByStatus(ctx, engine.JobListParams{Types: []string{t}})
+		if err != nil {
+			return nil, err
+		}
+		c := newJobCounts(by)
+		if c.Total == 0 {
+			continue
+		}
+		for s, n := range by {
+			other[s] -= n
+		}
+		stats.Types = append(stats.Types, typeCounts{Type: t, jobCounts: c})
+	}
+	for s, n := range other {
+		// Jobs that came or went between the queries must not show as
+		// a negative count.
+		other[s] = max(n, 0)
+	}
+	stats.OtherTypes = newJobCounts(other)
+	for _, n := range nodes {
+		stats.Nodes = append(stats.Nodes, nodeStats{
+			Name: n.Name, State: n.State, Maintenance: n.Maintenance, Load: n.Load, MaxLoad: n.MaxLoad,
+			Running: n.Running, MaxJobs: n.MaxJobs, Dispatcher: n.Dispatcher,
+		})
+	}
+	return stats, nil
+}
+
+// statusCounts renders the non-zero counts of c as STATUS=COUNT, in state
+// order.
+func statusCounts(c jobCounts) []string {
+	var out []string
+	for _, s := range engine.AllStatuses {
+		if n := c.ByStatus[s]; n > 0 {
+			out = append(out, string(s)+"="+strconv.Itoa(n))
+		}
+	}
+	return out
+}
+
+func printStatsPiped(ios *IOStreams, st *clusterStats) error {
+	t := newTable(ios)
+	for _, s := range engine.AllStatuses {
+		t.addRow("status", string(s), strconv.Itoa(st.Jobs.ByStatus[s]))
+	}
+	for _, tc := range st.Types {
+		t.addRow(append([]string{"type", tc.Type, strconv.Itoa(tc.Total)}, statusCounts(tc.jobCounts)...)...)
+	}
+	if st.OtherTypes.Total > 0 {
+		t.addRow(append([]string{"type", "-", strconv.Itoa(st.OtherTypes.Total)}, statusCounts(st.OtherTypes)...)...)
+	}
+	for _, n := range st.Nodes {
+		t.addRow("node", n.Name, string(n.State), formatFloat(n.Load), formatFloat(n.MaxLoad),
+			strconv.Itoa(n.Running), strconv.Itoa(n.MaxJobs), yesNo(n.Dispatcher))
+	}
+	return t.render()
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// printStatsTerminal prints three tables for a person: jobs per state, a
+// type by state matrix over the states that have jobs, and the nodes.
+func printStatsTerminal(ios *IOStreams, st *clusterStats) error {
+	p := newPalette(ios)
+	var present []engine.Status
+	for _, s := range engine.AllStatuses {
+		if st.Jobs.ByStatus[s] > 0 {
+			present = append(present, s)
+		}
+	}
+	w := ios.Out
+	if len(present) == 0 {
+		if _, err := w.Write([]byte("No jobs.\n")); err != nil {
+			return err
+		}
+	} else {
+		jobs := newTable(ios, "STATUS", "JOBS")
+		for _, s := range present {
+			jobs.addRow(statusCell(p, s), strconv.Itoa(st.Jobs.ByStatus[s]))
+		}
+		jobs.addRow(p.bold("TOTAL"), strconv.Itoa(st.Jobs.Total))
+		if err := jobs.render(); err != nil {
+			return err
+		}
+		header := []string{"TYPE", "TOTAL"}
+		for _, s := range present {
+			header = append(header, string(s))
+		}
+		types := newTable(ios, header...)
+		rows := st.Types
+		if st.OtherTypes.Total > 0 {
+			rows = append(slices.Clone(rows), typeCounts{Type: "(other types)", jobCounts: st.OtherTypes})
+		}
+		for _, tc := range rows {
+			row := []string{tc.Type, strconv.Itoa(tc.Total)}
+			for _, s := range present {
+				row = append(row, strconv.Itoa(tc.ByStatus[s]))
+			}
+			types.addRow(row...)
+		}
+		if _, err := w.Write([]byte("\n")); err != nil {
+			return err
+		}
+		if err := types.render(); err != nil {
+			return err
+		}
+	}
+	if _, err := w.Write([]byte("\n")); err != nil {
+		return err
+	}
+	if len(st.Nodes) == 0 {
+		_, err := w.Write([]byte("No nodes registered; start one with 'jobctl serve'.\n"))
+		return err
+	}
+	nodes := newTable(ios, "NODE", "STATE", "LOAD", "RUNNING", "DISPATCHER")
+	for _, n := range st.Nodes {
+		dispatcher := ""
+		if n.Dispatcher {
+			dispatcher = "yes"
+		}
+		nodes.addRow(n.Name, nodeStateCell(p, n.State),
+			formatFloat(n.Load)+"/"+formatFloat(n.MaxLoad),
+			strconv.Itoa(n.Running)+"/"+strconv.Itoa(n.MaxJobs), dispatcher)
+	}
+	return nodes.render()
+}
