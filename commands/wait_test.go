@@ -100,10 +100,16 @@ func TestWaitUnknownJob(t *testing.T) {
 	}
 }
 
-// countingStore counts JobGet calls, to tell when a poller has polled.
+// countingStore counts JobGet and JobList calls, to tell when a poller
+// has polled.
 type countingStore struct {
 	engine.Store
-	gets atomic.Int64
+	gets, lists atomic.Int64
+}
+
+func (s *countingStore) JobList(ctx context.Context, p engine.JobListParams) ([]*engine.Job, error) {
+	s.lists.Add(1)
+	return s.Store.JobList(ctx, p)
 }
 
 func (s *countingStore) JobGet(ctx context.Context, id int64) (*engine.Job, error) {
