@@ -50,7 +50,8 @@ stops its process, and as soon as the node reports it stopped the job is
 requeued (RESTART, dispatched before queued jobs, with a fresh set of
 attempts). So the job runs again from the start on another node, and never
 twice at once. A job already being cancelled is left to end CANCELLED.
---deadline 0 does this at once. Should drain be interrupted after the
+--deadline 0 does this at once. A node that is gone stops nothing: its
+jobs come back once the dispatcher recovers them, or with 'jobctl nodes rm'. Should drain be interrupted after the
 deadline, a job it stopped may be left CANCELLED; it says which, and
 'jobctl requeue' puts them back.
 
@@ -179,14 +180,18 @@ func drainWait(ctx context.Context, opts *NodesDrainOptions, store engine.Store,
 	}
 	defer d.line.Clear()
 	for {
-		if !d.passed && opts.Deadline != nil && !opts.Clock.Now().Before(deadlineAt) {
-			if err := d.stopActive(ctx); err != nil {
-				return err
+		// Past the deadline, a job that reached the node late (an offer
+		// under way as maintenance began) is stopped too.
+		if opts.Deadline != nil && !opts.Clock.Now().Before(deadlineAt) {
+			stopped, err := d.stopActive(ctx)
+			if err != nil {
+				return d.interrupted(err)
 			}
 			d.passed = true
-			var err error
-			if d.active, err = activeJobs(ctx, store, opts.Name); err != nil {
-				return d.interrupted(err)
+			if stopped > 0 {
+				if d.active, err = activeJobs(ctx, store, opts.Name); err != nil {
+					return d.interrupted(err)
+				}
 			}
 		}
 		if err := d.requeueStopped(ctx); err != nil {
@@ -261,11 +266,12 @@ func (d *drainer) drainMessage(what string) string {
 }
 
 // stopActive cancels every job still active on the node, except those
-// being cancelled already, so the node stops their processes. The node
-// reports each stop by ending the job CANCELLED; only then does
-// requeueStopped put it back in the queue, so no run of it overlaps the
-// stopped one. A job that changes meanwhile is read again and decided anew.
-func (d *drainer) stopActive(ctx context.Context) error {
+// being cancelled already, so the node stops their processes, and returns
+// how many it stopped. The node reports each stop by ending the job
+// CANCELLED; only then does requeueStopped put it back in the queue, so no
+// run of it overlaps the stopped one. A job that changes meanwhile is read
+// again and decided anew.
+func (d *drainer) stopActive(ctx context.Context) (int, error) {
 	var ids []string
 	for _, j := range d.active {
 		for attempt := 0; ; attempt++ {
@@ -284,13 +290,13 @@ func (d *drainer) stopActive(ctx context.Context) error {
 				break
 			}
 			if !errors.Is(err, engine.ErrConflict) || attempt >= 10 {
-				return fmt.Errorf("stopping job %d on node %s: %w", j.ID, d.opts.Name, err)
+				return len(ids), fmt.Errorf("stopping job %d on node %s: %w", j.ID, d.opts.Name, err)
 			}
 			if j, err = d.store.JobGet(ctx, j.ID); err != nil {
 				if errors.Is(err, engine.ErrNotFound) {
 					break
 				}
-				return err
+				return len(ids), err
 			}
 		}
 	}
@@ -298,7 +304,7 @@ func (d *drainer) stopActive(ctx context.Context) error {
 		d.notef("deadline passed: stopping %d %s on node %s to put back in the queue: %s\n",
 			len(ids), plural(len(ids), "job", "jobs"), d.opts.Name, strings.Join(ids, ", "))
 	}
-	return nil
+	return len(ids), nil
 }
 
 // requeueStopped puts back in the queue each stopped job its node has
