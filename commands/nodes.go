@@ -24,7 +24,10 @@ with 'rm'.`,
   jobctl nodes
 
   # stop sending jobs to a node, and wait until it has none
-  jobctl nodes drain worker-3 --wait`,
+  jobctl nodes drain worker-3 --wait
+
+  # forget a node whose machine is gone
+  jobctl nodes rm worker-3`,
 		Args: subcommandArgs,
 		RunE: list.RunE,
 	}
