@@ -69,14 +69,20 @@ func (w *progressWriter) round() {
 	w.pending = map[int64]engine.JobProgressParams{}
 	w.last = time.Now()
 	w.mu.Unlock()
-	for _, id := range slices.Sorted(maps.Keys(batch)) {
+	ids := slices.Sorted(maps.Keys(batch))
+	for i, id := range ids {
 		if err := w.write(batch[id]); err != nil {
-			// Kept for the next round unless a newer value came meanwhile.
+			// A failing database fails the rest too: they wait for the
+			// next round, unless a newer value came meanwhile, rather
+			// than each waiting out its own timeout now.
 			w.mu.Lock()
-			if _, newer := w.pending[id]; !newer {
-				w.pending[id] = batch[id]
+			for _, id := range ids[i:] {
+				if _, newer := w.pending[id]; !newer {
+					w.pending[id] = batch[id]
+				}
 			}
 			w.mu.Unlock()
+			break
 		}
 	}
 	w.writing.Unlock()

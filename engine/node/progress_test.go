@@ -2,8 +2,12 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -108,5 +112,59 @@ func TestProgressOfManyJobsIsWrittenInRoundsOnOneConnection(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Log(fmt.Sprint(s.writes))
+	}
+}
+
+// flakyProgressStore fails progress writes while down is set.
+type flakyProgressStore struct {
+	engine.Store
+	down     atomic.Bool
+	attempts atomic.Int64
+}
+
+func (s *flakyProgressStore) JobProgressSet(ctx context.Context, p engine.JobProgressParams) error {
+	s.attempts.Add(1)
+	if s.down.Load() {
+		return errors.New("database away")
+	}
+	return s.Store.JobProgressSet(ctx, p)
+}
+
+func TestProgressIsRetriedWhileTheDatabaseIsAway(t *testing.T) {
+	t.Parallel()
+	_, base := testNode(t, nil)
+	ctx := context.Background()
+	o := offerFor(t, base, engine.JobInsertParams{Type: engine.TypeNoop, Load: 1, MaxAttempts: 1})
+	job, err := base.JobUpdate(ctx, engine.JobUpdate{ID: o.JobID, From: engine.StatusDispatching, Version: o.Version,
+		To: engine.StatusRunning, MarkStarted: true, IncrementAttempt: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &flakyProgressStore{Store: base}
+	s.down.Store(true)
+	logs := &logBuffer{}
+	w := newProgressWriter(s, slog.New(slog.NewTextHandler(logs, nil)), 20*time.Millisecond)
+	w.Set(engine.JobProgressParams{ID: job.ID, Attempt: job.Attempt, Node: "n1", Progress: 30, Message: "a third"})
+	deadline := time.Now().Add(10 * time.Second)
+	for s.attempts.Load() < 3 {
+		if time.Now().After(deadline) {
+			t.Fatal("the failed write is not retried")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	s.down.Store(false)
+	j := waitJob(t, base, job.ID, func(j *engine.Job) bool { return j.Progress == 30 })
+	if j.ProgressMessage != "a third" {
+		t.Errorf("progress message %q", j.ProgressMessage)
+	}
+	waitFor := time.Now().Add(10 * time.Second)
+	for !strings.Contains(logs.String(), "storing job progress works again") {
+		if time.Now().After(waitFor) {
+			t.Fatalf("log %q; want the recovery noted", logs.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := strings.Count(logs.String(), "storing job progress failed"); n != 1 {
+		t.Errorf("the failure was logged %d times; want once until it works again:\n%s", n, logs.String())
 	}
 }
