@@ -31,9 +31,10 @@ explicitly, for example before upgrading the nodes of a cluster.`,
 
 // DBOptions are the parsed flags of `jobctl db migrate` and `db status`.
 type DBOptions struct {
-	IO    *IOStreams
-	Open  func(ctx context.Context) (engine.Store, error) // without migrating
-	Clock engine.Clock
+	IO       *IOStreams
+	Open     func(ctx context.Context) (engine.Store, error) // without migrating
+	DBChoice func() (DBChoice, error)
+	Clock    engine.Clock
 
 	Output outputOptions
 }
@@ -102,14 +103,22 @@ func pending(ms []engine.Migration) int {
 
 // NewCmdDBStatus builds `jobctl db status`. runF replaces the action in tests.
 func NewCmdDBStatus(f *Factory, runF func(context.Context, *DBOptions) error) *cobra.Command {
-	opts := &DBOptions{IO: f.IO, Open: f.Open, Clock: f.Clock}
+	opts := &DBOptions{IO: f.IO, Open: f.Open, DBChoice: f.DBChoice, Clock: f.Clock}
 	cmd := &cobra.Command{
 		Use:   "status",
-		Short: "List schema migrations and whether they are applied",
-		Long: `List every schema migration this jobctl knows and when it was applied.
--o json prints an array of {version, name, applied_at}; applied_at is null
-for a pending migration.`,
-		Example: `  # is anything pending?
+		Short: "Name the database in use and list its schema migrations",
+		Long: `Name the database in use (without its password or parameters) and where
+that choice came from: --db, $JOBCTL_DB, the config file, or the default
+SQLite file. Then list every schema migration this jobctl knows and when
+it was applied.
+
+The database line heads the table on a terminal; otherwise it goes to
+stderr, so stdout keeps only the rows. -o json prints an array of
+{version, name, applied_at}; applied_at is null for a pending migration.`,
+		Example: `  # which database, and is anything pending?
+  jobctl db status
+
+  # count the pending migrations
   jobctl db status -o json | jq 'map(select(.applied_at == null)) | length'`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -132,6 +141,18 @@ func dbStatusRun(ctx context.Context, opts *DBOptions) error {
 	if err != nil {
 		return err
 	}
+	if opts.DBChoice != nil {
+		choice, err := opts.DBChoice()
+		if err != nil {
+			return err
+		}
+		line := "database: " + storeLocation(store) + " (" + choiceFrom(choice) + ")\n"
+		if opts.IO.OutIsTerminal && opts.Output.Format != formatJSON {
+			fmt.Fprint(opts.IO.Out, line+"\n")
+		} else {
+			fmt.Fprint(opts.IO.ErrOut, line)
+		}
+	}
 	if opts.Output.Format == formatJSON {
 		if ms == nil {
 			ms = []engine.Migration{}
@@ -149,4 +170,23 @@ func dbStatusRun(ctx context.Context, opts *DBOptions) error {
 		t.addRow(strconv.Itoa(m.Version), m.Name, applied)
 	}
 	return t.render()
+}
+
+// storeLocation names the database a store is on, without a password.
+func storeLocation(store engine.Store) string {
+	if l, ok := store.(interface{ Location() string }); ok {
+		return l.Location()
+	}
+	return store.Dialect()
+}
+
+// choiceFrom says where the choice of the database came from.
+func choiceFrom(c DBChoice) string {
+	switch c.Source {
+	case DBFromDefault:
+		return "default"
+	case DBFromConfig:
+		return "from config file " + c.Path
+	}
+	return "from " + c.Source
 }

@@ -1,8 +1,10 @@
 package commands
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -84,20 +86,171 @@ func TestStoreMigratesOnFirstUse(t *testing.T) {
 func TestDSNPrecedence(t *testing.T) {
 	ios, _, _ := TestIO("")
 	f := NewFactory(ios)
+	config := filepath.Join(t.TempDir(), "config.yaml")
+	f.ConfigPath = func() string { return config }
 	t.Setenv("JOBCTL_DB", "")
 	t.Setenv("XDG_STATE_HOME", "/state")
-	if got := f.DSN(); got != "sqlite:/state/jobctl/jobctl.db" {
-		t.Errorf("default DSN %q", got)
+	check := func(what, dsn, source string) {
+		t.Helper()
+		c, err := f.DBChoice()
+		if err != nil || c.DSN != dsn || c.Source != source || f.DSN() != dsn {
+			t.Errorf("%s: %+v, %v, DSN %q; want %q from %s", what, c, err, f.DSN(), dsn, source)
+		}
+	}
+	check("no config file", "sqlite:/state/jobctl/jobctl.db", DBFromDefault)
+	writeConfig(t, config, "# nothing set\n")
+	check("a config file without db", "sqlite:/state/jobctl/jobctl.db", DBFromDefault)
+	writeConfig(t, config, "db: sqlite:/config.db\nservices:\n  encode:\n    command: [encode]\n")
+	check("a config file with db", "sqlite:/config.db", DBFromConfig)
+	if c, _ := f.DBChoice(); c.Path != config {
+		t.Errorf("config choice names %q; want the file %q", c.Path, config)
 	}
 	t.Setenv("JOBCTL_DB", "sqlite:/env.db")
-	if got := f.DSN(); got != "sqlite:/env.db" {
-		t.Errorf("DSN with JOBCTL_DB %q", got)
-	}
+	check("JOBCTL_DB", "sqlite:/env.db", DBFromEnv)
 	root := NewRootCmd(f, "test")
 	if err := root.ParseFlags([]string{"--db", "sqlite:/flag.db"}); err != nil {
 		t.Fatal(err)
 	}
-	if got := f.DSN(); got != "sqlite:/flag.db" {
-		t.Errorf("DSN with --db %q", got)
+	check("--db", "sqlite:/flag.db", DBFromFlag)
+}
+
+func writeConfig(t *testing.T, path, body string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestXDGConfigPath(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", "/conf")
+	if got := UserConfigPath(); got != "/conf/jobctl/config.yaml" {
+		t.Errorf("with XDG_CONFIG_HOME: %q", got)
+	}
+	t.Setenv("XDG_CONFIG_HOME", "relative")
+	t.Setenv("HOME", "/home/u")
+	if got := UserConfigPath(); got != "/home/u/.config/jobctl/config.yaml" {
+		t.Errorf("with a relative XDG_CONFIG_HOME: %q; want it ignored", got)
+	}
+}
+
+func TestBadConfigFileIsReported(t *testing.T) {
+	ios, _, _ := TestIO("")
+	f := NewFactory(ios)
+	config := filepath.Join(t.TempDir(), "config.yaml")
+	f.ConfigPath = func() string { return config }
+	t.Setenv("JOBCTL_DB", "")
+	writeConfig(t, config, "database: sqlite:/x.db\n")
+	root := NewRootCmd(f, "test")
+	root.SetArgs([]string{"list"})
+	err := root.ExecuteContext(context.Background())
+	if err == nil || !strings.HasPrefix(err.Error(), "config file "+config+": ") ||
+		!strings.Contains(err.Error(), "field database not found") || !strings.HasSuffix(err.Error(), "(it may set db, services and preferred)") {
+		t.Errorf("list with a bad config file: %v; want the file and the problem named", err)
+	}
+}
+
+// dbStatusEnv is a factory whose database is chosen as a user would: by
+// flag, environment, config file or default, never by replacing DSN.
+func dbStatusEnv(t *testing.T) (f *Factory, stdout, stderr *bytes.Buffer, dir string) {
+	t.Helper()
+	ios, stdout, stderr := TestIO("")
+	f = NewFactory(ios)
+	dir = t.TempDir()
+	f.ConfigPath = func() string { return filepath.Join(dir, "config.yaml") }
+	t.Setenv("JOBCTL_DB", "")
+	t.Setenv("XDG_STATE_HOME", dir)
+	t.Cleanup(func() { _ = f.Close() })
+	return f, stdout, stderr, dir
+}
+
+func TestDBStatusNamesTheDatabase(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		setup func(t *testing.T, dir string) []string // returns extra args
+		want  func(dir string) string
+	}{
+		{"default", func(*testing.T, string) []string { return nil },
+			func(dir string) string { return "database: sqlite:" + dir + "/jobctl/jobctl.db (default)\n" }},
+		{"config", func(t *testing.T, dir string) []string {
+			writeConfig(t, filepath.Join(dir, "config.yaml"), "db: sqlite:"+dir+"/c.db\n")
+			return nil
+		}, func(dir string) string {
+			return "database: sqlite:" + dir + "/c.db (from config file " + dir + "/config.yaml)\n"
+		}},
+		{"env", func(t *testing.T, dir string) []string {
+			t.Setenv("JOBCTL_DB", "sqlite:"+dir+"/e.db")
+			return nil
+		}, func(dir string) string { return "database: sqlite:" + dir + "/e.db (from $JOBCTL_DB)\n" }},
+		{"flag", func(t *testing.T, dir string) []string { return []string{"--db", "sqlite:" + dir + "/f.db"} },
+			func(dir string) string { return "database: sqlite:" + dir + "/f.db (from --db)\n" }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f, stdout, stderr, dir := dbStatusEnv(t)
+			args := append([]string{"db", "status"}, c.setup(t, dir)...)
+			root := NewRootCmd(f, "test")
+			root.SetArgs(args)
+			if err := root.ExecuteContext(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			// Piped, stdout keeps only the rows; the database is named on stderr.
+			if got := stderr.String(); got != c.want(dir) {
+				t.Errorf("stderr %q; want %q", got, c.want(dir))
+			}
+			if !strings.HasPrefix(stdout.String(), "1\t") {
+				t.Errorf("stdout %q; want the migration rows only", stdout.String())
+			}
+		})
+	}
+}
+
+func TestDBStatusOnATerminal(t *testing.T) {
+	f, stdout, stderr, dir := dbStatusEnv(t)
+	f.IO.OutIsTerminal, f.IO.NoColor = true, true
+	root := NewRootCmd(f, "test")
+	root.SetArgs([]string{"db", "status"})
+	if err := root.ExecuteContext(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	want := "database: sqlite:" + dir + "/jobctl/jobctl.db (default)\n\nVERSION"
+	if !strings.HasPrefix(stdout.String(), want) || stderr.String() != "" {
+		t.Errorf("stdout %q, stderr %q; want it to start %q", stdout.String(), stderr.String(), want)
+	}
+}
+
+func TestDBStatusHidesThePassword(t *testing.T) {
+	f, _, stderr, _ := dbStatusEnv(t)
+	// Trust authentication: the password is accepted and ignored, which is
+	// what lets the test see that it is not shown.
+	dsn := "postgres://postgres:s3cret@127.0.0.1:5432/postgres?sslmode=disable&application_name=x"
+	root := NewRootCmd(f, "test")
+	root.SetArgs([]string{"db", "status", "--db", dsn, "-o", "json"})
+	if err := root.ExecuteContext(context.Background()); err != nil {
+		t.Fatalf("db status on PostgreSQL (needed at 127.0.0.1:5432): %v", err)
+	}
+	if got, want := stderr.String(), "database: postgres://postgres@127.0.0.1:5432/postgres (from --db)\n"; got != want {
+		t.Errorf("stderr %q; want %q", got, want)
+	}
+}
+
+func TestServeConfigSetsTheDatabase(t *testing.T) {
+	ios, _, _ := TestIO("")
+	f := NewFactory(ios)
+	dir := t.TempDir()
+	f.ConfigPath = func() string { return filepath.Join(dir, "user.yaml") }
+	writeConfig(t, filepath.Join(dir, "user.yaml"), "db: sqlite:/user.db\n")
+	serveConfig := filepath.Join(dir, "serve.yaml")
+	writeConfig(t, serveConfig, "db: sqlite:/serve.db\nservices:\n  encode:\n    command: encode --fast\n")
+	t.Setenv("JOBCTL_DB", "")
+	var got *ServeOptions
+	cmd := NewCmdServe(f, func(o *ServeOptions) error { got = o; return nil })
+	if err := execParse(cmd, "--config", serveConfig); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := f.DBChoice(); c.DSN != "sqlite:/serve.db" || c.Path != serveConfig || len(got.Config.Services) != 1 {
+		t.Errorf("serve --config: %+v, services %v; want the file's db and service", c, got.Config.Services)
+	}
+	t.Setenv("JOBCTL_DB", "sqlite:/env.db")
+	if f.DSN() != "sqlite:/env.db" {
+		t.Errorf("JOBCTL_DB beside serve --config: %q; want JOBCTL_DB first", f.DSN())
 	}
 }

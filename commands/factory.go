@@ -16,9 +16,9 @@ type Factory struct {
 	IO    *IOStreams
 	Clock engine.Clock
 
-	// Store opens the database named by --db / JOBCTL_DB / the default
-	// SQLite path (dbstore.DefaultPath()), migrates it on first use, and
-	// caches it for the process.
+	// Store opens the database named by --db / JOBCTL_DB / the config
+	// file / the default SQLite path (dbstore.DefaultPath()), migrates it
+	// on first use, and caches it for the process.
 	Store func(ctx context.Context) (engine.Store, error)
 	// Open opens the same database without migrating it, for the db
 	// commands that report or apply migrations themselves.
@@ -26,34 +26,80 @@ type Factory struct {
 	// DSN is the effective DSN (for JOBCTL_DB in job environments); never
 	// print it with a password.
 	DSN func() string
+	// DBChoice says which database is in use and where that choice came
+	// from; its error is a config file that cannot be read.
+	DBChoice func() (DBChoice, error)
+	// ConfigPath is the config file holding the default --db.
+	ConfigPath func() string
 
-	dbFlag string // --db, bound by NewRootCmd
+	dbFlag     string // --db, bound by NewRootCmd
+	serveDB    DBChoice
+	hasServeDB bool
 
 	mu       sync.Mutex
 	opened   engine.Store // what Open opened, closed by Close
 	migrated engine.Store // what Store checked and migrated
 }
 
+// Where the choice of the database came from, in order of precedence.
+const (
+	DBFromFlag    = "--db"
+	DBFromEnv     = "$JOBCTL_DB"
+	DBFromConfig  = "config file"
+	DBFromDefault = "default"
+)
+
+// DBChoice is the database commands use and where it was chosen.
+type DBChoice struct {
+	DSN    string // may hold a password: never print it
+	Source string // DBFromFlag, DBFromEnv, DBFromConfig or DBFromDefault
+	Path   string // the config file, for DBFromConfig
+}
+
 // NewFactory returns a factory on the given streams, the system clock and
-// the database chosen by --db, JOBCTL_DB or the default path.
+// the database chosen by --db, JOBCTL_DB, the config file or the default
+// path.
 func NewFactory(ios *IOStreams) *Factory {
-	f := &Factory{IO: ios, Clock: engine.SystemClock{}}
-	f.DSN = f.effectiveDSN
+	f := &Factory{IO: ios, Clock: engine.SystemClock{}, ConfigPath: UserConfigPath}
+	f.DBChoice = f.chooseDB
+	f.DSN = func() string {
+		c, _ := f.DBChoice()
+		return c.DSN
+	}
 	f.Open = f.openOnce
 	f.Store = f.migratedStore
 	return f
 }
 
-// effectiveDSN applies the documented precedence: --db, then JOBCTL_DB,
-// then SQLite at the default path.
-func (f *Factory) effectiveDSN() string {
+// chooseDB applies the documented precedence: --db, then JOBCTL_DB, then
+// the config file (serve --config's, else the user's), then SQLite at the
+// default path.
+func (f *Factory) chooseDB() (DBChoice, error) {
 	if f.dbFlag != "" {
-		return f.dbFlag
+		return DBChoice{DSN: f.dbFlag, Source: DBFromFlag}, nil
 	}
 	if env := os.Getenv("JOBCTL_DB"); env != "" {
-		return env
+		return DBChoice{DSN: env, Source: DBFromEnv}, nil
 	}
-	return "sqlite:" + dbstore.DefaultPath()
+	if f.hasServeDB {
+		return f.serveDB, nil
+	}
+	path := f.ConfigPath()
+	c, err := readUserConfig(path)
+	if err != nil {
+		return DBChoice{}, err
+	}
+	if c.DB != "" {
+		return DBChoice{DSN: c.DB, Source: DBFromConfig, Path: path}, nil
+	}
+	return DBChoice{DSN: "sqlite:" + dbstore.DefaultPath(), Source: DBFromDefault}, nil
+}
+
+// useConfigDB makes the db of a config file given on the command line
+// (serve --config) the choice after --db and JOBCTL_DB, ahead of the
+// user's config file.
+func (f *Factory) useConfigDB(dsn, path string) {
+	f.serveDB, f.hasServeDB = DBChoice{DSN: dsn, Source: DBFromConfig, Path: path}, true
 }
 
 // openOnce opens the database the first time and returns the same store
@@ -63,6 +109,13 @@ func (f *Factory) openOnce(ctx context.Context) (engine.Store, error) {
 	defer f.mu.Unlock()
 	if f.opened != nil {
 		return f.opened, nil
+	}
+	// A config file that cannot be read is reported as such, rather than
+	// as a database without a name.
+	if f.DBChoice != nil {
+		if _, err := f.DBChoice(); err != nil {
+			return nil, err
+		}
 	}
 	s, err := dbstore.Open(ctx, f.DSN())
 	if err != nil {

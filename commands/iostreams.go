@@ -16,6 +16,9 @@ type IOStreams struct {
 	In            io.Reader
 	Out, ErrOut   io.Writer
 	OutIsTerminal bool
+	// ErrIsTerminal says stderr is a terminal: progress is drawn there,
+	// and only then.
+	ErrIsTerminal bool
 	// NoColor turns colour off even on a terminal (NO_COLOR, TERM=dumb).
 	NoColor bool
 	// Location is the zone times are shown in on a terminal and read in
@@ -30,6 +33,7 @@ func SystemIO() *IOStreams {
 		Out:           os.Stdout,
 		ErrOut:        os.Stderr,
 		OutIsTerminal: term.IsTerminal(int(os.Stdout.Fd())),
+		ErrIsTerminal: term.IsTerminal(int(os.Stderr.Fd())),
 		NoColor:       os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb",
 	}
 }

@@ -17,19 +17,23 @@ func NewCmdNodes(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "nodes",
 		Short: "List and administer nodes",
-		Long: `List the nodes of the cluster (the same as 'jobctl nodes list'), or take a node
-out of dispatch with 'maintenance' and 'drain'.`,
+		Long: `List the nodes of the cluster (the same as 'jobctl nodes list'), take a node
+out of dispatch with 'maintenance' and 'drain', or forget one that is gone
+with 'rm'.`,
 		Example: `  # every node with its load
   jobctl nodes
 
   # stop sending jobs to a node, and wait until it has none
-  jobctl nodes drain worker-3 --wait`,
+  jobctl nodes drain worker-3 --wait
+
+  # forget a node whose machine is gone
+  jobctl nodes rm worker-3`,
 		Args: subcommandArgs,
 		RunE: list.RunE,
 	}
 	// The bare group command lists, so it takes the list's flags too.
 	cmd.Flags().AddFlagSet(list.Flags())
-	cmd.AddCommand(list, NewCmdNodesMaintenance(f, nil), NewCmdNodesDrain(f, nil))
+	cmd.AddCommand(list, NewCmdNodesMaintenance(f, nil), NewCmdNodesDrain(f, nil), NewCmdNodesRemove(f, nil))
 	return cmd
 }
 

@@ -2,7 +2,11 @@ package commands
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
@@ -19,15 +23,17 @@ type NodesDrainOptions struct {
 	Clock engine.Clock
 
 	Name     string
-	Wait     bool
-	Timeout  time.Duration // with Wait; 0: no limit
-	Interval time.Duration // how often Wait polls
+	Wait     bool           // also set by Deadline
+	Timeout  time.Duration  // with Wait; 0: no limit
+	Deadline *time.Duration // stop what still runs after this long and requeue it; nil: never
+	Interval time.Duration  // how often Wait polls
 	Output   outputOptions
 }
 
 // NewCmdNodesDrain builds `jobctl nodes drain`. runF replaces the action in tests.
 func NewCmdNodesDrain(f *Factory, runF func(context.Context, *NodesDrainOptions) error) *cobra.Command {
 	opts := &NodesDrainOptions{IO: f.IO, Store: f.Store, Clock: f.Clock, Interval: drainPollInterval}
+	var deadline time.Duration
 	cmd := &cobra.Command{
 		ValidArgsFunction: completeNodeNames(f),
 		Use:               "drain NAME",
@@ -35,20 +41,49 @@ func NewCmdNodesDrain(f *Factory, runF func(context.Context, *NodesDrainOptions)
 		Long: `Put a node in maintenance so it gets no new jobs, then list the jobs still
 active on it (running, paused, being cancelled, or waiting for children).
 With --wait, wait until none is left, so the node can be stopped safely;
---timeout gives up with exit 5.`,
+--timeout gives up with exit 5. On a terminal, stderr shows how many jobs
+are left while it waits.
+
+--deadline D waits too, and once D has passed it puts what still runs on
+the node back in the queue: each such job is cancelled on the node, which
+stops its process, and as soon as the node reports it stopped the job is
+requeued (RESTART, dispatched before queued jobs, with a fresh set of
+attempts). So the job runs again from the start on another node, and never
+twice at once. A job already being cancelled is left to end CANCELLED.
+--deadline 0 does this at once. A node that is gone stops nothing: its
+jobs come back once the dispatcher recovers them, or with 'jobctl nodes rm'. Should drain be interrupted after the
+deadline, a job it stopped may be left CANCELLED; it says which, and
+'jobctl requeue' puts them back.
+
+-o json prints the node as 'jobctl nodes -o json' does (an array of one
+node object), after the wait if there is one; -q prints the ids of the
+active jobs.`,
 		Example: `  # stop new work and see what still runs
   jobctl nodes drain worker-3
 
   # wait at most an hour for its jobs to end
-  jobctl nodes drain worker-3 --wait --timeout 1h`,
+  jobctl nodes drain worker-3 --wait --timeout 1h
+
+  # give its jobs ten minutes, then move the rest to other nodes
+  jobctl nodes drain worker-3 --deadline 10m`,
 		Args: exactArgs(1, "a node name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
 			if opts.Timeout < 0 {
 				return usageErrorf(cmd, "invalid --timeout %s: must not be negative", opts.Timeout)
 			}
+			if cmd.Flags().Changed("deadline") {
+				if deadline < 0 {
+					return usageErrorf(cmd, "invalid --deadline %s: must not be negative", deadline)
+				}
+				if opts.Timeout > 0 && opts.Timeout <= deadline {
+					return usageErrorf(cmd, "--timeout %s must be longer than --deadline %s: the jobs stopped at the deadline take time to end",
+						opts.Timeout, deadline)
+				}
+				opts.Deadline, opts.Wait = &deadline, true
+			}
 			if cmd.Flags().Changed("timeout") && !opts.Wait {
-				return usageErrorf(cmd, "--timeout needs --wait")
+				return usageErrorf(cmd, "--timeout needs --wait or --deadline")
 			}
 			if err := opts.Output.check(cmd); err != nil {
 				return err
@@ -61,6 +96,7 @@ With --wait, wait until none is left, so the node can be stopped safely;
 	}
 	cmd.Flags().BoolVar(&opts.Wait, "wait", false, "wait until no job is active on the node")
 	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 0, "with --wait, give up after this long (exit 5)")
+	cmd.Flags().DurationVar(&deadline, "deadline", 0, "wait this long, then put what still runs back in the queue (implies --wait)")
 	addOutputFlags(cmd, &opts.Output, true)
 	return cmd
 }
@@ -70,11 +106,9 @@ func nodesDrainRun(ctx context.Context, opts *NodesDrainOptions) error {
 	if err != nil {
 		return err
 	}
-	// stdout lists only the active jobs (ids with -q), so the state change
-	// is reported on stderr.
-	notes := *opts.IO
-	notes.Out, notes.OutIsTerminal = opts.IO.ErrOut, false
-	if _, err := enterMaintenance(ctx, store, &notes, opts.Name); err != nil {
+	// stdout lists only the active jobs (ids with -q) or the node (-o
+	// json), so the state change is reported on stderr.
+	if _, err := enterMaintenance(ctx, store, notesOnStderr(opts.IO), opts.Name); err != nil {
 		return err
 	}
 	active, err := activeJobs(ctx, store, opts.Name)
@@ -83,40 +117,231 @@ func nodesDrainRun(ctx context.Context, opts *NodesDrainOptions) error {
 	}
 	if len(active) == 0 {
 		fmt.Fprintf(opts.IO.ErrOut, "node %s is drained: no job is active on it\n", opts.Name)
-		if opts.Output.Format == formatJSON {
-			return writeJSON(opts.IO.Out, []*engine.Job{})
-		}
-		return nil
+		return drainPrintNode(ctx, opts, store)
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "%d %s still active on node %s:\n", len(active), plural(len(active), "job", "jobs"), opts.Name)
-	if err := printJobs(opts.IO, opts.Output, opts.Clock.Now(), active, true); err != nil {
+	if opts.Output.Format != formatJSON {
+		if err := printJobs(opts.IO, opts.Output, opts.Clock.Now(), active, true); err != nil {
+			return err
+		}
+	} else if err := printJobs(notesOnStderr(opts.IO), outputOptions{Format: formatTable}, opts.Clock.Now(), active, true); err != nil {
 		return err
 	}
 	if !opts.Wait {
+		return drainPrintNode(ctx, opts, store)
+	}
+	if err := drainWait(ctx, opts, store, active); err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "node %s is drained: no job is active on it\n", opts.Name)
+	return drainPrintNode(ctx, opts, store)
+}
+
+// drainPrintNode prints the node for -o json.
+func drainPrintNode(ctx context.Context, opts *NodesDrainOptions, store engine.Store) error {
+	if opts.Output.Format != formatJSON {
 		return nil
 	}
+	return writeNodesJSON(ctx, opts.IO, store, opts.Name)
+}
+
+// drainer follows one node's drain: the jobs still active on it and, after
+// the deadline, the jobs it stopped to put back in the queue.
+type drainer struct {
+	opts    *NodesDrainOptions
+	store   engine.Store
+	active  []*engine.Job
+	stopped map[int64]bool // cancelled at the deadline, not requeued yet
+	passed  bool           // the deadline has passed and the jobs then active were stopped
+	line    *progressLine
+}
+
+// notef prints a line on stderr below the progress line, which the next
+// poll draws again.
+func (d *drainer) notef(format string, args ...any) {
+	d.line.Clear()
+	fmt.Fprintf(d.opts.IO.ErrOut, format, args...)
+}
+
+// drainWait polls until no job is active on the node and every job stopped
+// at the deadline is back in the queue.
+func drainWait(ctx context.Context, opts *NodesDrainOptions, store engine.Store, active []*engine.Job) error {
+	d := &drainer{opts: opts, store: store, active: active, stopped: map[int64]bool{}, line: newProgressLine(opts.IO)}
 	waitCtx := ctx
 	if opts.Timeout > 0 {
 		var cancel context.CancelFunc
 		waitCtx, cancel = context.WithTimeout(ctx, opts.Timeout)
 		defer cancel()
 	}
-	for len(active) > 0 {
-		if err := sleepCtx(waitCtx, opts.Interval); err != nil {
-			if ctx.Err() == nil {
-				ids := make([]int64, len(active))
-				for i, j := range active {
-					ids[i] = j.ID
-				}
-				return &WaitTimeoutError{Timeout: opts.Timeout, Pending: ids}
+	began := opts.Clock.Now()
+	var deadlineAt time.Time
+	if opts.Deadline != nil {
+		deadlineAt = began.Add(*opts.Deadline)
+	}
+	defer d.line.Clear()
+	for {
+		// Past the deadline, a job that reached the node late (an offer
+		// under way as maintenance began) is stopped too.
+		if opts.Deadline != nil && !opts.Clock.Now().Before(deadlineAt) {
+			stopped, err := d.stopActive(ctx)
+			if err != nil {
+				return d.interrupted(err)
 			}
-			return err
+			d.passed = true
+			if stopped > 0 {
+				if d.active, err = activeJobs(ctx, store, opts.Name); err != nil {
+					return d.interrupted(err)
+				}
+			}
 		}
-		if active, err = activeJobs(ctx, store, opts.Name); err != nil {
-			return err
+		if err := d.requeueStopped(ctx); err != nil {
+			return d.interrupted(err)
+		}
+		if len(d.active) == 0 && len(d.stopped) == 0 {
+			return nil
+		}
+		d.line.Show(d.progress(opts.Clock.Now().Sub(began), deadlineAt))
+		if err := sleepCtx(waitCtx, opts.Interval); err != nil {
+			d.line.Clear()
+			if ctx.Err() == nil {
+				return d.interrupted(&WaitTimeoutError{Timeout: opts.Timeout, Pending: d.pending()})
+			}
+			return d.interrupted(err)
+		}
+		var err error
+		if d.active, err = activeJobs(ctx, store, opts.Name); err != nil {
+			return d.interrupted(err)
 		}
 	}
-	fmt.Fprintf(opts.IO.ErrOut, "node %s is drained: no job is active on it\n", opts.Name)
+}
+
+// progress is the drain's progress line.
+func (d *drainer) progress(waited time.Duration, deadlineAt time.Time) string {
+	left := len(d.active)
+	text := fmt.Sprintf("draining node %s: %d %s left", d.opts.Name, left, plural(left, "job", "jobs"))
+	if n := len(d.stopped); n > 0 {
+		text += fmt.Sprintf(", %d stopped to go back to the queue", n)
+	}
+	text += " · " + elapsed(waited)
+	if !deadlineAt.IsZero() && !d.passed {
+		text += fmt.Sprintf(" · deadline in %s", elapsed(deadlineAt.Sub(d.opts.Clock.Now())))
+	}
+	return text
+}
+
+// pending names every job the drain still waits for.
+func (d *drainer) pending() []int64 {
+	var ids []int64
+	for _, j := range d.active {
+		ids = append(ids, j.ID)
+	}
+	for id := range d.stopped {
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// interrupted adds to err which stopped jobs are not back in the queue.
+func (d *drainer) interrupted(err error) error {
+	if len(d.stopped) == 0 {
+		return err
+	}
+	ids := make([]string, 0, len(d.stopped))
+	for _, id := range d.pending() {
+		if d.stopped[id] {
+			ids = append(ids, fmt.Sprint(id))
+		}
+	}
+	d.notef("jobctl: %s %s stopped at the drain deadline but not back in the queue; once CANCELLED, run 'jobctl requeue %s'\n",
+		plural(len(ids), "job", "jobs"), strings.Join(ids, ", "), strings.Join(ids, " "))
+	return err
+}
+
+// drainMessage says why a job left the node.
+func (d *drainer) drainMessage(what string) string {
+	return what + ": the drain deadline of node " + d.opts.Name + " passed"
+}
+
+// stopActive cancels every job still active on the node, except those
+// being cancelled already, so the node stops their processes, and returns
+// how many it stopped. The node reports each stop by ending the job
+// CANCELLED; only then does requeueStopped put it back in the queue, so no
+// run of it overlaps the stopped one. A job that changes meanwhile is read
+// again and decided anew.
+func (d *drainer) stopActive(ctx context.Context) (int, error) {
+	var ids []string
+	for _, j := range d.active {
+		for attempt := 0; ; attempt++ {
+			if j.Node != d.opts.Name || j.Status.Terminal() || j.Status == engine.StatusCancelling {
+				break
+			}
+			u, err := engine.CancelUpdate(j)
+			if err != nil {
+				break // nothing to stop, e.g. it went back to the queue meanwhile
+			}
+			u.Message = engine.Ptr(d.drainMessage("stopped to go back to the queue"))
+			_, err = d.store.JobUpdate(ctx, u)
+			if err == nil {
+				d.stopped[j.ID] = true
+				ids = append(ids, fmt.Sprint(j.ID))
+				break
+			}
+			if !errors.Is(err, engine.ErrConflict) || attempt >= 10 {
+				return len(ids), fmt.Errorf("stopping job %d on node %s: %w", j.ID, d.opts.Name, err)
+			}
+			if j, err = d.store.JobGet(ctx, j.ID); err != nil {
+				if errors.Is(err, engine.ErrNotFound) {
+					break
+				}
+				return len(ids), err
+			}
+		}
+	}
+	if len(ids) > 0 {
+		d.notef("deadline passed: stopping %d %s on node %s to put back in the queue: %s\n",
+			len(ids), plural(len(ids), "job", "jobs"), d.opts.Name, strings.Join(ids, ", "))
+	}
+	return len(ids), nil
+}
+
+// requeueStopped puts back in the queue each stopped job its node has
+// ended (CANCELLED). A job someone else moved on meanwhile (requeued,
+// deleted) is theirs and left alone.
+func (d *drainer) requeueStopped(ctx context.Context) error {
+	for _, id := range slices.Sorted(maps.Keys(d.stopped)) {
+		j, err := d.store.JobGet(ctx, id)
+		if errors.Is(err, engine.ErrNotFound) {
+			delete(d.stopped, id)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		switch {
+		case j.Status == engine.StatusCancelling:
+			continue // the node is still stopping it
+		case j.Status != engine.StatusCancelled:
+			delete(d.stopped, id)
+			continue
+		}
+		u, err := engine.RequeueUpdate(j)
+		if err != nil {
+			delete(d.stopped, id)
+			continue
+		}
+		u.Message = engine.Ptr(d.drainMessage("requeued"))
+		if _, err := d.store.JobUpdate(ctx, u); err != nil {
+			if errors.Is(err, engine.ErrConflict) {
+				continue // changed under us: judged again at the next poll
+			}
+			return fmt.Errorf("requeueing job %d: %w", id, err)
+		}
+		delete(d.stopped, id)
+		d.notef("job %d is back in the queue\n", id)
+	}
 	return nil
 }
 

@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jobctl/jobctl/engine"
@@ -14,8 +15,9 @@ type NodesMaintenanceOptions struct {
 	IO    *IOStreams
 	Store func(ctx context.Context) (engine.Store, error)
 
-	Name string
-	On   bool
+	Name   string
+	On     bool
+	Output outputOptions
 }
 
 // NewCmdNodesMaintenance builds `jobctl nodes maintenance`. runF replaces
@@ -23,7 +25,7 @@ type NodesMaintenanceOptions struct {
 func NewCmdNodesMaintenance(f *Factory, runF func(context.Context, *NodesMaintenanceOptions) error) *cobra.Command {
 	opts := &NodesMaintenanceOptions{IO: f.IO, Store: f.Store}
 	nodeNames := completeNodeNames(f)
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 			if len(args) == 1 {
 				return []cobra.Completion{"on", "off"}, cobra.ShellCompDirectiveNoFileComp
@@ -36,12 +38,20 @@ func NewCmdNodesMaintenance(f *Factory, runF func(context.Context, *NodesMainten
 the jobs it runs go on. Maintenance outlives restarts of the node, and the
 node going OFFLINE and coming back. 'off' ends it: an ONLINE node takes jobs
 again, while an OFFLINE or ERROR one stays as it is. To also wait for its
-jobs to end, use 'jobctl nodes drain'.`,
+jobs to end, use 'jobctl nodes drain'.
+
+Both are idempotent: switching to what the node already has changes
+nothing, says so on stderr and exits 0. -o json prints the node as
+'jobctl nodes -o json' does (an array of one node object), whether it
+changed or not.`,
 		Example: `  # no new jobs for worker-3
   jobctl nodes maintenance worker-3 on
 
   # back in service
-  jobctl nodes maintenance worker-3 off`,
+  jobctl nodes maintenance worker-3 off
+
+  # the node's state afterwards, for a script
+  jobctl nodes maintenance worker-3 on -o json | jq -r '.[0].state'`,
 		Args: exactArgs(2, "a node name and on or off"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
@@ -53,12 +63,17 @@ jobs to end, use 'jobctl nodes drain'.`,
 			default:
 				return usageErrorf(cmd, "invalid switch %q: want on or off", args[1])
 			}
+			if err := opts.Output.check(cmd); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
 			return nodesMaintenanceRun(cmd.Context(), opts)
 		},
 	}
+	addOutputFlags(cmd, &opts.Output, false)
+	return cmd
 }
 
 func nodesMaintenanceRun(ctx context.Context, opts *NodesMaintenanceOptions) error {
@@ -66,23 +81,64 @@ func nodesMaintenanceRun(ctx context.Context, opts *NodesMaintenanceOptions) err
 	if err != nil {
 		return err
 	}
+	// With -o json stdout holds only the node object, so the change is
+	// reported on stderr.
+	ios := opts.IO
+	if opts.Output.Format == formatJSON {
+		ios = notesOnStderr(opts.IO)
+	}
 	if opts.On {
-		_, err := enterMaintenance(ctx, store, opts.IO, opts.Name)
+		_, err = enterMaintenance(ctx, store, ios, opts.Name)
+	} else {
+		err = leaveMaintenance(ctx, store, ios, opts.Name)
+	}
+	if err != nil || opts.Output.Format != formatJSON {
 		return err
 	}
-	n, err := store.NodeGet(ctx, opts.Name)
+	return writeNodesJSON(ctx, opts.IO, store, opts.Name)
+}
+
+// leaveMaintenance clears a node's maintenance flag unless it is clear
+// already. Only the flag: whether the node is healthy is for the node and
+// the heartbeat to say, so an OFFLINE node stays OFFLINE.
+func leaveMaintenance(ctx context.Context, store engine.Store, ios *IOStreams, name string) error {
+	n, err := store.NodeGet(ctx, name)
 	if err != nil {
 		return err
 	}
 	if !n.Maintenance {
-		return fmt.Errorf("node %s is %s, not in maintenance; nothing to turn off", n.Name, n.State)
+		fmt.Fprintf(ios.ErrOut, "node %s is out of maintenance already (%s)\n", n.Name, n.State)
+		return nil
 	}
-	// Only the flag: whether the node is healthy is for the node and the
-	// heartbeat to say, so an OFFLINE node stays OFFLINE.
 	if err := store.NodeSetMaintenance(ctx, n.Name, false); err != nil {
 		return err
 	}
-	return printMaintenance(ctx, store, opts.IO, n)
+	return printMaintenance(ctx, store, ios, n)
+}
+
+// notesOnStderr returns streams whose stdout is stderr, for reports of a
+// change when stdout is kept for what a script reads.
+func notesOnStderr(ios *IOStreams) *IOStreams {
+	notes := *ios
+	notes.Out, notes.OutIsTerminal = ios.ErrOut, false
+	return &notes
+}
+
+// writeNodesJSON prints the named nodes as 'jobctl nodes -o json' does:
+// an array of node objects, read afresh with their live load and whether
+// they dispatch.
+func writeNodesJSON(ctx context.Context, ios *IOStreams, store engine.Store, names ...string) error {
+	nodes, err := store.NodeList(ctx)
+	if err != nil {
+		return err
+	}
+	views := make([]nodeView, 0, len(names))
+	for _, n := range nodes {
+		if slices.Contains(names, n.Name) {
+			views = append(views, newNodeView(n))
+		}
+	}
+	return writeJSON(ios.Out, views)
 }
 
 // enterMaintenance puts a node in maintenance unless it is already and

@@ -2,10 +2,12 @@ package commands
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -105,8 +107,10 @@ func TestNodesMaintenance(t *testing.T) {
 	if state() != engine.NodeOnline || e.stdout.String() != "n1\tONLINE\n" {
 		t.Errorf("after off: %s, printed %q", state(), e.stdout.String())
 	}
-	if err := e.run(t, "nodes", "maintenance", "n1", "off"); err == nil || !strings.Contains(err.Error(), "not in maintenance") {
-		t.Errorf("off when ONLINE: %v; want an error saying it is not in maintenance", err)
+	// off twice is as harmless as on twice: a note, nothing changed, exit 0.
+	if err := e.run(t, "nodes", "maintenance", "n1", "off"); err != nil || state() != engine.NodeOnline ||
+		e.stdout.String() != "" || e.stderr.String() != "node n1 is out of maintenance already (ONLINE)\n" {
+		t.Errorf("off when ONLINE: %v, %s, stdout %q, stderr %q; want a note and success", err, state(), e.stdout.String(), e.stderr.String())
 	}
 	// Only the flag changes: a node the heartbeat marked OFFLINE keeps
 	// maintenance, and turning it off does not claim the node is ONLINE.
@@ -135,8 +139,8 @@ func TestNodesMaintenance(t *testing.T) {
 		!strings.Contains(e.stderr.String(), "takes jobs again when it is back ONLINE") {
 		t.Errorf("off when OFFLINE: %s, printed %q, %q; want it OFFLINE still", state(), e.stdout.String(), e.stderr.String())
 	}
-	if err := e.run(t, "nodes", "maintenance", "n1", "off"); err == nil || !strings.Contains(err.Error(), "n1 is OFFLINE, not in maintenance") {
-		t.Errorf("off twice: %v; want an error saying it is not in maintenance", err)
+	if err := e.run(t, "nodes", "maintenance", "n1", "off"); err != nil || e.stderr.String() != "node n1 is out of maintenance already (OFFLINE)\n" {
+		t.Errorf("off twice: %v, stderr %q; want a note and success", err, e.stderr.String())
 	}
 	if err := e.run(t, "nodes", "maintenance", "n1", "on"); err != nil {
 		t.Fatal(err)
@@ -324,5 +328,311 @@ func TestNodesListJSONWithoutNodes(t *testing.T) {
 	}
 	if got := strings.TrimSpace(e.stdout.String()); got != "[]" {
 		t.Errorf("nodes -o json with no nodes = %q; want []", got)
+	}
+}
+
+// nodeJSON decodes what a node verb prints with -o json.
+func nodeJSON(t *testing.T, out []byte) []map[string]any {
+	t.Helper()
+	var nodes []map[string]any
+	if err := json.Unmarshal(out, &nodes); err != nil {
+		t.Fatalf("-o json printed %q: %v", out, err)
+	}
+	return nodes
+}
+
+func TestNodesMaintenanceJSON(t *testing.T) {
+	e := newTestEnv(t)
+	e.registerNode(t, "n1")
+	e.registerNode(t, "n2")
+	e.move(t, e.insert(t, engine.JobInsertParams{Load: 1.5}), engine.StatusDispatching, engine.StatusRunning)
+	for _, c := range []struct {
+		sw, state, stderr string
+		maintenance       bool
+	}{
+		{"on", "MAINTENANCE", "n1\tMAINTENANCE\n", true},
+		{"on", "MAINTENANCE", "node n1 is in maintenance already\n", true},
+		{"off", "ONLINE", "n1\tONLINE\n", false},
+		{"off", "ONLINE", "node n1 is out of maintenance already (ONLINE)\n", false},
+	} {
+		if err := e.run(t, "nodes", "maintenance", "n1", c.sw, "-o", "json"); err != nil {
+			t.Fatal(err)
+		}
+		nodes := nodeJSON(t, e.stdout.Bytes())
+		if len(nodes) != 1 || nodes[0]["name"] != "n1" || nodes[0]["state"] != c.state ||
+			nodes[0]["maintenance"] != c.maintenance || nodes[0]["load"] != 1.5 || nodes[0]["running"] != 1.0 {
+			t.Errorf("maintenance %s -o json = %v; want n1 %s with its load", c.sw, nodes, c.state)
+		}
+		if _, ok := nodes[0]["overloaded"]; !ok {
+			t.Errorf("maintenance %s -o json lacks the fields of 'nodes -o json': %v", c.sw, nodes[0])
+		}
+		if got := e.stderr.String(); got != c.stderr {
+			t.Errorf("maintenance %s -o json: stderr %q; want %q", c.sw, got, c.stderr)
+		}
+	}
+}
+
+// silence makes a node's last report lie ago in the past, as if its
+// process had stopped then; only the database's clock judges staleness.
+func (e *testEnv) silence(t *testing.T, name string, ago time.Duration) {
+	t.Helper()
+	db, err := sql.Open("sqlite", strings.TrimPrefix(e.f.DSN(), "sqlite:"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	res, err := db.Exec(`UPDATE nodes SET last_seen = datetime('now', printf('%+.3f seconds', ?), 'subsec') WHERE name = ?`,
+		-ago.Seconds(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		t.Fatalf("no node %s to silence", name)
+	}
+}
+
+func (e *testEnv) nodeExists(t *testing.T, name string) bool {
+	t.Helper()
+	_, err := e.store.NodeGet(context.Background(), name)
+	if err != nil && !errors.Is(err, engine.ErrNotFound) {
+		t.Fatal(err)
+	}
+	return err == nil
+}
+
+func TestNodesRemove(t *testing.T) {
+	e := newTestEnv(t)
+	ctx := context.Background()
+
+	// A node that looks alive stays unless forced.
+	e.registerNode(t, "alive")
+	err := e.run(t, "nodes", "rm", "alive")
+	if err == nil || !strings.Contains(err.Error(), "node alive is ONLINE and was last seen") ||
+		!strings.Contains(err.Error(), "it looks alive; stop it first, or give --force to remove it anyway") || !e.nodeExists(t, "alive") {
+		t.Errorf("rm of a live node: %v; want a refusal naming --force, and the node kept", err)
+	}
+	if err := e.run(t, "nodes", "rm", "alive", "--force"); err != nil || e.stdout.String() != "alive\n" || e.nodeExists(t, "alive") {
+		t.Errorf("rm --force of a live node without jobs: %v, stdout %q; want it removed", err, e.stdout.String())
+	}
+
+	// A node stopped cleanly (OFFLINE) without jobs goes at once.
+	e.registerNode(t, "stopped")
+	if err := e.store.NodeSetState(ctx, "stopped", engine.NodeOffline); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.run(t, "nodes", "rm", "stopped"); err != nil || e.stdout.String() != "stopped\n" || e.stderr.String() != "" {
+		t.Errorf("rm of an OFFLINE node: %v, stdout %q, stderr %q", err, e.stdout.String(), e.stderr.String())
+	}
+
+	// OFFLINE but seen just now, with a job: its process may still run it.
+	e.registerNode(t, "n1")
+	running := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning)
+	if err := e.store.NodeSetState(ctx, "n1", engine.NodeOffline); err != nil {
+		t.Fatal(err)
+	}
+	err = e.run(t, "nodes", "rm", "n1")
+	if err == nil || !strings.Contains(err.Error(), "node n1 still holds 1 job and was seen") ||
+		!strings.Contains(err.Error(), "wait until it has been silent for 6s") || !e.nodeExists(t, "n1") ||
+		e.get(t, running.ID).Status != engine.StatusRunning {
+		t.Errorf("rm of a recently seen node with a job: %v; want a refusal and nothing changed", err)
+	}
+	if err := e.store.NodeSetState(ctx, "n1", engine.NodeOnline); err != nil {
+		t.Fatal(err)
+	}
+	// --force never takes jobs from a node that is alive.
+	err = e.run(t, "nodes", "rm", "n1", "--force")
+	if err == nil || !strings.Contains(err.Error(), "drain it first with 'jobctl nodes drain n1 --deadline 0'") ||
+		e.get(t, running.ID).Status != engine.StatusRunning {
+		t.Errorf("rm --force of a live node with a job: %v; want a refusal pointing to drain", err)
+	}
+
+	// Silent for longer than a node may be: its jobs are recovered, then it goes.
+	cancelling := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning, engine.StatusCancelling)
+	e.silence(t, "n1", time.Minute)
+	if err := e.run(t, "nodes", "rm", "n1", "-o", "json"); err != nil {
+		t.Fatal(err)
+	}
+	nodes := nodeJSON(t, e.stdout.Bytes())
+	if len(nodes) != 1 || nodes[0]["name"] != "n1" || nodes[0]["running"] != 2.0 {
+		t.Errorf("rm -o json = %v; want n1 as it was, with its 2 jobs", nodes)
+	}
+	want := fmt.Sprintf("job %d of node n1 is back in the queue\njob %d of node n1 ended CANCELLED: it was being cancelled\n", running.ID, cancelling.ID)
+	if got := e.stderr.String(); got != want {
+		t.Errorf("rm stderr %q; want %q", got, want)
+	}
+	if e.nodeExists(t, "n1") {
+		t.Error("n1 is still there")
+	}
+	if j := e.get(t, running.ID); j.Status != engine.StatusRestart || j.Node != "" || j.Message != "node n1 was removed" {
+		t.Errorf("running job after rm: %s on %q, %q; want RESTART off the node", j.Status, j.Node, j.Message)
+	}
+	if j := e.get(t, cancelling.ID); j.Status != engine.StatusCancelled {
+		t.Errorf("cancelling job after rm: %s; want CANCELLED", j.Status)
+	}
+
+	if err := e.run(t, "nodes", "rm", "ghost"); !errors.Is(err, engine.ErrNotFound) {
+		t.Errorf("rm of an unknown node: %v; want not found", err)
+	}
+	if err := e.run(t, "nodes", "rm"); !errors.As(err, new(*UsageError)) {
+		t.Errorf("rm without a name: %v; want a UsageError", err)
+	}
+}
+
+func TestNodesRemoveTerminal(t *testing.T) {
+	e := newTestEnv(t)
+	e.f.IO.OutIsTerminal, e.f.IO.NoColor = true, true
+	e.registerNode(t, "n1")
+	e.silence(t, "n1", time.Minute)
+	if err := e.run(t, "nodes", "remove", "n1"); err != nil || e.stdout.String() != "removed node n1\n" {
+		t.Errorf("rm on a terminal: %v, %q", err, e.stdout.String())
+	}
+}
+
+// manualClock is a clock a test moves by hand.
+type manualClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *manualClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *manualClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+func TestNodesDrainDeadlineRequeues(t *testing.T) {
+	e := newTestEnv(t)
+	e.registerNode(t, "n1")
+	e.registerNode(t, "n2")
+	running := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning)
+	paused := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning, engine.StatusPaused)
+	cancelling := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning, engine.StatusCancelling)
+	dispatching := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching)
+
+	clock := &manualClock{now: testNow}
+	out, errOut := &syncBuffer{}, &syncBuffer{}
+	counting := &countingStore{Store: e.store}
+	done := make(chan error, 1)
+	go func() {
+		done <- nodesDrainRun(context.Background(), &NodesDrainOptions{
+			IO: &IOStreams{Out: out, ErrOut: errOut}, Store: func(context.Context) (engine.Store, error) { return counting, nil },
+			Clock: clock, Name: "n1", Wait: true, Deadline: engine.Ptr(time.Minute), Interval: 5 * time.Millisecond,
+			Output: outputOptions{Format: formatTable, Quiet: true},
+		})
+	}()
+	waitFor(t, "the drain to list the jobs", func() bool { return strings.Contains(errOut.String(), "4 jobs still active on node n1") })
+	// Before the deadline nothing is stopped, however often drain looks.
+	polls := counting.lists.Load()
+	waitFor(t, "more polls", func() bool { return counting.lists.Load() >= polls+3 })
+	if j := e.get(t, running.ID); j.Status != engine.StatusRunning {
+		t.Fatalf("before the deadline the running job is %s", j.Status)
+	}
+	clock.advance(time.Minute)
+	waitFor(t, "the running job to be stopped", func() bool { return e.get(t, running.ID).Status == engine.StatusCancelling })
+	if j := e.get(t, running.ID); j.Message != "stopped to go back to the queue: the drain deadline of node n1 passed" {
+		t.Errorf("stopped job's message %q", j.Message)
+	}
+	// Jobs not started on the node need no stop: back in the queue at once.
+	waitFor(t, "the dispatching job to be requeued", func() bool { return e.get(t, dispatching.ID).Status == engine.StatusRestart })
+	if j := e.get(t, paused.ID); j.Status != engine.StatusCancelling {
+		t.Errorf("paused job after the deadline: %s; want CANCELLING", j.Status)
+	}
+	// The node reports the stops; only then do the jobs go back.
+	for _, j := range []*engine.Job{running, paused, cancelling} {
+		j = e.get(t, j.ID)
+		if j.Status != engine.StatusCancelling {
+			t.Fatalf("job %d is %s; want CANCELLING", j.ID, j.Status)
+		}
+		if r := e.get(t, j.ID); r.Status == engine.StatusRestart {
+			t.Fatalf("job %d requeued before its node stopped it", j.ID)
+		}
+		e.move(t, j, engine.StatusCancelled)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range []*engine.Job{running, paused, dispatching} {
+		if got := e.get(t, j.ID); got.Status != engine.StatusRestart || got.Node != "" || got.Message != "requeued: the drain deadline of node n1 passed" {
+			t.Errorf("job %d after the drain: %s on %q, %q; want RESTART off the node", j.ID, got.Status, got.Node, got.Message)
+		}
+	}
+	if got := e.get(t, cancelling.ID); got.Status != engine.StatusCancelled {
+		t.Errorf("the job the operator cancelled is %s; want it left CANCELLED", got.Status)
+	}
+	if got, want := out.String(), fmt.Sprintf("%d\n%d\n%d\n%d\n", running.ID, paused.ID, cancelling.ID, dispatching.ID); got != want {
+		t.Errorf("stdout %q; want the active jobs' ids %q", got, want)
+	}
+	wantErr := "n1\tMAINTENANCE\n4 jobs still active on node n1:\n" +
+		fmt.Sprintf("deadline passed: stopping 3 jobs on node n1 to put back in the queue: %d, %d, %d\n", running.ID, paused.ID, dispatching.ID) +
+		fmt.Sprintf("job %d is back in the queue\n", dispatching.ID) +
+		fmt.Sprintf("job %d is back in the queue\njob %d is back in the queue\n", running.ID, paused.ID) +
+		"node n1 is drained: no job is active on it\n"
+	if got := errOut.String(); got != wantErr {
+		t.Errorf("stderr\n%q\nwant\n%q", got, wantErr)
+	}
+}
+
+func TestNodesDrainDeadlineZeroAndJSON(t *testing.T) {
+	e := newTestEnv(t)
+	e.registerNode(t, "n1")
+	j := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching)
+	if err := e.run(t, "nodes", "drain", "n1", "--deadline", "0", "-o", "json"); err != nil {
+		t.Fatal(err)
+	}
+	nodes := nodeJSON(t, e.stdout.Bytes())
+	if len(nodes) != 1 || nodes[0]["name"] != "n1" || nodes[0]["state"] != "MAINTENANCE" || nodes[0]["running"] != 0.0 {
+		t.Errorf("drain -o json = %v; want n1 in maintenance with nothing running", nodes)
+	}
+	if got := e.get(t, j.ID); got.Status != engine.StatusRestart {
+		t.Errorf("job after drain --deadline 0: %s; want RESTART", got.Status)
+	}
+	for _, args := range [][]string{
+		{"--deadline", "-1s"},
+		{"--deadline", "1m", "--timeout", "30s"},
+		{"--deadline", "soon"},
+	} {
+		if err := e.run(t, append([]string{"nodes", "drain", "n1"}, args...)...); !errors.As(err, new(*UsageError)) {
+			t.Errorf("drain %v: %v; want a UsageError", args, err)
+		}
+	}
+}
+
+func TestNodesDrainProgressOnATerminal(t *testing.T) {
+	e := newTestEnv(t)
+	e.registerNode(t, "n1")
+	running := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning)
+	out, errOut := &syncBuffer{}, &syncBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- nodesDrainRun(context.Background(), &NodesDrainOptions{
+			IO: &IOStreams{Out: out, ErrOut: errOut, ErrIsTerminal: true}, Store: e.f.Store, Clock: e.f.Clock,
+			Name: "n1", Wait: true, Interval: 5 * time.Millisecond, Output: outputOptions{Format: formatTable},
+		})
+	}()
+	waitFor(t, "the progress line", func() bool {
+		return strings.Contains(errOut.String(), "\r\x1b[Kdraining node n1: 1 job left · 0s")
+	})
+	e.move(t, running, engine.StatusFinished)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := errOut.String(); !strings.HasSuffix(got, "0s\r\x1b[Knode n1 is drained: no job is active on it\n") {
+		t.Errorf("stderr %q; want the progress line cleared before the last line", got)
+	}
+}
+
+func TestNodesDrainQuietWhenPiped(t *testing.T) {
+	e := newTestEnv(t)
+	e.registerNode(t, "n1")
+	e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning)
+	err := e.run(t, "nodes", "drain", "n1", "--wait", "--timeout", "100ms")
+	if !errors.As(err, new(*WaitTimeoutError)) || strings.Contains(e.stderr.String(), "\r") {
+		t.Errorf("drain --wait piped: %v, stderr %q; want a timeout and no progress drawn", err, e.stderr.String())
 	}
 }

@@ -87,6 +87,9 @@ within --shutdown-grace and puts the rest back in the queue.`,
 				}
 				opts.Config.Services = append(opts.Config.Services, fc.Services...)
 				opts.Config.Preferred = append(opts.Config.Preferred, fc.Preferred...)
+				if fc.DB != "" {
+					opts.Factory.useConfigDB(fc.DB, opts.ConfigFile)
+				}
 			}
 			if err := opts.Config.Validate(); err != nil {
 				return usageErrorf(cmd, "%v", err)
@@ -116,7 +119,7 @@ within --shutdown-grace and puts the rest back in the queue.`,
 	fl.BoolVar(&c.AcceptExceeding, "accept-exceeding", c.AcceptExceeding, "accept a job whose load alone exceeds --max-load")
 	fl.BoolVar(&c.Exec, "exec", false, "run exec jobs (arbitrary commands from job input)")
 	fl.StringArrayVar(&opts.Services, "service", nil, "job type and the command that runs it, TYPE=COMMAND (repeatable)")
-	fl.StringVar(&opts.ConfigFile, "config", "", "YAML file with services and preferred nodes")
+	fl.StringVar(&opts.ConfigFile, "config", "", "YAML file with services, preferred nodes and the database (db)")
 	fl.StringArrayVar(&opts.Prefer, "prefer", nil, "send jobs of TYPE to these nodes first while their load factor is under THRESHOLD (default 1), TYPE=NODE[,NODE...][@THRESHOLD] (repeatable)")
 	fl.DurationVar(&c.PollInterval, "poll-interval", c.PollInterval, "how often running jobs are checked for cancel, pause and resume")
 	fl.DurationVar(&c.CancelGrace, "cancel-grace", c.CancelGrace, "time between SIGTERM and SIGKILL when a job is stopped")

@@ -67,7 +67,9 @@ own command line. The payload is given to the job as JSON on stdin.
 Unless given, the load and the timeout come from the service's settings on a
 registered node, else 1 and 8h. With --wait, submit waits like 'jobctl wait'
 and exits 4 when the job ends FAILED, CANCELLED or DELETED; stdout still
-holds only the id, the final status goes to stderr.
+holds only the id, the final status goes to stderr. On a terminal stderr
+shows the job's progress while it runs and ends with one readable line,
+such as "job 42 FINISHED in 3.2s (exit 0)".
 
 With --batch FILE (- for stdin) submit creates many jobs at once: each line
 of FILE is one JSON object with any of the fields type, operation, args (a
@@ -333,11 +335,13 @@ func submitRun(ctx context.Context, opts *SubmitOptions) error {
 		return nil
 	}
 	// stdout carries the id alone, so ID=$(jobctl submit --wait …) works;
-	// the final status line is for the person watching.
+	// the final status goes to stderr, for the person watching: a readable
+	// line on a terminal, the status row of 'jobctl wait' otherwise.
 	status := *opts.IO
 	status.Out, status.OutIsTerminal = opts.IO.ErrOut, false
 	return waitRun(ctx, &WaitOptions{
 		IO: &status, Store: opts.Store, Clock: opts.Clock, IDs: []int64{job.ID}, Timeout: opts.WaitTimeout,
+		summary: opts.IO.ErrIsTerminal,
 	})
 }
 

@@ -3,6 +3,8 @@ package commands
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
@@ -25,6 +27,10 @@ type WaitOptions struct {
 	IDs     []int64
 	Timeout time.Duration // 0: no limit
 	Output  outputOptions
+
+	// summary replaces the final table with one readable line per job
+	// (submit --wait on a terminal).
+	summary bool
 }
 
 // NewCmdWait builds `jobctl wait`. runF replaces the action in tests.
@@ -37,7 +43,12 @@ func NewCmdWait(f *Factory, runF func(context.Context, *WaitOptions) error) *cob
 		Long: `Wait until every given job has ended, then print their final states.
 
 Exits 0 when all ended FINISHED or WARNING, 4 when any ended FAILED,
-CANCELLED or DELETED, and 5 when --timeout passes first.`,
+CANCELLED or DELETED, and 5 when --timeout passes first.
+
+While it waits on a terminal, one line on stderr shows how far the jobs
+are (the progress they report with 'jobctl:progress N'); it is cleared
+before the final states are printed, and never drawn when stderr is not
+a terminal.`,
 		Example: `  # wait for two jobs
   jobctl wait 41 42
 
@@ -78,12 +89,21 @@ func waitRun(ctx context.Context, opts *WaitOptions) error {
 		waitCtx, cancel = context.WithTimeout(ctx, opts.Timeout)
 		defer cancel()
 	}
-	jobs, err := waitForJobs(waitCtx, store, opts.IDs)
+	line := newProgressLine(opts.IO)
+	began := opts.Clock.Now()
+	jobs, err := waitForJobs(waitCtx, store, opts.IDs, func(jobs []*engine.Job) {
+		line.Show(waitProgress(jobs, opts.Clock.Now().Sub(began)))
+	})
+	line.Clear()
 	timedOut := errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil
 	if err != nil && !timedOut {
 		return err
 	}
-	if err := printJobs(opts.IO, opts.Output, opts.Clock.Now(), jobs, true); err != nil {
+	if opts.summary {
+		for _, j := range jobs {
+			fmt.Fprintln(opts.IO.Out, jobSummary(j))
+		}
+	} else if err := printJobs(opts.IO, opts.Output, opts.Clock.Now(), jobs, true); err != nil {
 		return err
 	}
 	if timedOut {
@@ -107,10 +127,65 @@ func waitRun(ctx context.Context, opts *WaitOptions) error {
 	return nil
 }
 
+// waitProgress is the progress line of a wait: a bar and the job's own
+// message for one job; for several, how many ended and where the others
+// stand.
+func waitProgress(jobs []*engine.Job, waited time.Duration) string {
+	if len(jobs) == 1 {
+		j := jobs[0]
+		text := fmt.Sprintf("job %d %s", j.ID, j.Status)
+		if j.Status == engine.StatusRunning || j.Progress > 0 {
+			text += fmt.Sprintf(" %s %d%%", progressBar(j.Progress, 20), j.Progress)
+			if j.ProgressMessage != "" {
+				text += " " + j.ProgressMessage
+			}
+		}
+		return text + " · " + elapsed(waited)
+	}
+	ended := 0
+	var parts []string
+	for _, j := range jobs {
+		if j.Status.Terminal() {
+			ended++
+			continue
+		}
+		part := fmt.Sprintf("%d %s", j.ID, j.Status)
+		if j.Progress > 0 {
+			part += fmt.Sprintf(" %d%%", j.Progress)
+		}
+		parts = append(parts, part)
+	}
+	return fmt.Sprintf("%d of %d jobs ended · %s · %s", ended, len(jobs), strings.Join(parts, " · "), elapsed(waited))
+}
+
+// jobSummary says in one line how a job ended: "job 42 FINISHED in 3.2s
+// (exit 0)", with the job's message when it says more than the exit code.
+func jobSummary(j *engine.Job) string {
+	text := fmt.Sprintf("job %d %s", j.ID, j.Status)
+	if !j.Status.Terminal() {
+		return text + " (still waiting)"
+	}
+	if j.StartedAt != nil && j.FinishedAt != nil && !j.FinishedAt.Before(*j.StartedAt) {
+		text += " in " + elapsed(j.FinishedAt.Sub(*j.StartedAt))
+	}
+	var why []string
+	if j.ExitCode != nil {
+		why = append(why, fmt.Sprintf("exit %d", *j.ExitCode))
+	}
+	if j.Message != "" && !strings.HasPrefix(j.Message, "exit code ") {
+		why = append(why, j.Message)
+	}
+	if len(why) > 0 {
+		text += " (" + strings.Join(why, "; ") + ")"
+	}
+	return text
+}
+
 // waitForJobs polls until every job is terminal and returns them in the
-// order of ids. An unknown id fails at once. When ctx ends first it returns
-// ctx's error with each job as last seen.
-func waitForJobs(ctx context.Context, store engine.Store, ids []int64) ([]*engine.Job, error) {
+// order of ids, calling report (if not nil) with the jobs as seen at every
+// poll. An unknown id fails at once. When ctx ends first it returns ctx's
+// error with each job as last seen.
+func waitForJobs(ctx context.Context, store engine.Store, ids []int64, report func([]*engine.Job)) ([]*engine.Job, error) {
 	jobs := make([]*engine.Job, len(ids))
 	for i, id := range ids {
 		j, err := store.JobGet(ctx, id)
@@ -138,6 +213,9 @@ func waitForJobs(ctx context.Context, store engine.Store, ids []int64) ([]*engin
 		}
 		if done {
 			return jobs, nil
+		}
+		if report != nil {
+			report(jobs)
 		}
 		if err := sleepCtx(ctx, interval); err != nil {
 			return jobs, err

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jobctl/jobctl/engine"
 )
@@ -100,13 +102,138 @@ func TestWaitUnknownJob(t *testing.T) {
 	}
 }
 
-// countingStore counts JobGet calls, to tell when a poller has polled.
+// countingStore counts JobGet and JobList calls, to tell when a poller
+// has polled.
 type countingStore struct {
 	engine.Store
-	gets atomic.Int64
+	gets, lists atomic.Int64
+}
+
+func (s *countingStore) JobList(ctx context.Context, p engine.JobListParams) ([]*engine.Job, error) {
+	s.lists.Add(1)
+	return s.Store.JobList(ctx, p)
 }
 
 func (s *countingStore) JobGet(ctx context.Context, id int64) (*engine.Job, error) {
 	s.gets.Add(1)
 	return s.Store.JobGet(ctx, id)
+}
+
+// asyncRun runs a command line on the environment with streams that are
+// safe to read while it writes, stderr counting as a terminal.
+func (e *testEnv) asyncRun(t *testing.T, args ...string) (stdout, stderr *syncBuffer, done chan error) {
+	t.Helper()
+	stdout, stderr, done = &syncBuffer{}, &syncBuffer{}, make(chan error, 1)
+	e.f.IO = &IOStreams{In: strings.NewReader(""), Out: stdout, ErrOut: stderr, ErrIsTerminal: true}
+	root := NewRootCmd(e.f, "test")
+	root.SetArgs(args)
+	go func() { done <- root.ExecuteContext(context.Background()) }()
+	return stdout, stderr, done
+}
+
+// report sets a running job's progress as its node would.
+func (e *testEnv) report(t *testing.T, j *engine.Job, percent int, message string) {
+	t.Helper()
+	if err := e.store.JobProgressSet(context.Background(), engine.JobProgressParams{
+		ID: j.ID, Attempt: j.Attempt, Node: "n1", Progress: percent, Message: message}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestWaitShowsProgressOnATerminal(t *testing.T) {
+	e := newTestEnv(t)
+	a := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning)
+	e.report(t, a, 40, "copying")
+	stdout, stderr, done := e.asyncRun(t, "wait", fmt.Sprint(a.ID))
+	want := fmt.Sprintf("\r\x1b[Kjob %d RUNNING [########------------] 40%% copying · 0s", a.ID)
+	waitFor(t, "the progress line", func() bool { return stderr.String() == want })
+	e.report(t, a, 75, "")
+	want += fmt.Sprintf("\r\x1b[Kjob %d RUNNING [###############-----] 75%% · 0s", a.ID)
+	waitFor(t, "the progress line redrawn", func() bool { return stderr.String() == want })
+	e.move(t, e.get(t, a.ID), engine.StatusFinished)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := stderr.String(); got != want+"\r\x1b[K" {
+		t.Errorf("stderr %q; want the line cleared at the end", got)
+	}
+	if !strings.HasPrefix(stdout.String(), fmt.Sprintf("%d\tFINISHED\t", a.ID)) {
+		t.Errorf("stdout %q; want the final row as when piped", stdout.String())
+	}
+}
+
+func TestWaitProgressOfSeveralJobs(t *testing.T) {
+	e := newTestEnv(t)
+	a := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning)
+	e.report(t, a, 40, "copying")
+	b := e.insert(t, engine.JobInsertParams{})
+	c := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning, engine.StatusFinished)
+	_, stderr, done := e.asyncRun(t, "wait", fmt.Sprint(a.ID), fmt.Sprint(b.ID), fmt.Sprint(c.ID), "--timeout", "1s")
+	want := fmt.Sprintf("\r\x1b[K1 of 3 jobs ended · %d RUNNING 40%% · %d QUEUED · 0s", a.ID, b.ID)
+	waitFor(t, "the progress line", func() bool { return strings.HasPrefix(stderr.String(), want) })
+	if err := <-done; !errors.As(err, new(*WaitTimeoutError)) {
+		t.Fatalf("wait: %v; want a timeout", err)
+	}
+	if got := stderr.String(); got != want+"\r\x1b[K" {
+		t.Errorf("stderr %q; want one line, drawn once and cleared", got)
+	}
+}
+
+func TestWaitIsQuietWhenPiped(t *testing.T) {
+	e := newTestEnv(t)
+	a := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning)
+	e.report(t, a, 40, "copying")
+	err := e.run(t, "wait", fmt.Sprint(a.ID), "--timeout", "300ms")
+	if !errors.As(err, new(*WaitTimeoutError)) || e.stderr.String() != "" {
+		t.Errorf("wait piped: %v, stderr %q; want a timeout and nothing drawn", err, e.stderr.String())
+	}
+}
+
+func TestSubmitWaitOnATerminal(t *testing.T) {
+	e := newTestEnv(t)
+	stdout, stderr, done := e.asyncRun(t, "submit", "--type", "noop", "--wait")
+	var id int64
+	waitFor(t, "the id", func() bool {
+		_, err := fmt.Sscanf(stdout.String(), "%d\n", &id)
+		return err == nil
+	})
+	j := e.move(t, e.get(t, id), engine.StatusDispatching, engine.StatusRunning)
+	e.report(t, j, 50, "half")
+	waitFor(t, "the progress line", func() bool {
+		return strings.HasSuffix(stderr.String(), fmt.Sprintf("job %d RUNNING [##########----------] 50%% half · 0s", id))
+	})
+	e.move(t, e.get(t, id), engine.StatusFinished)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := stdout.String(); got != fmt.Sprintf("%d\n", id) {
+		t.Errorf("stdout %q; want the id alone", got)
+	}
+	final := regexp.MustCompile(fmt.Sprintf(`\r\x1b\[Kjob %d FINISHED in [0-9.]+m?s \(exit 0\)\n$`, id))
+	if got := stderr.String(); !final.MatchString(got) {
+		t.Errorf("stderr %q; want the progress cleared and one readable final line", got)
+	}
+}
+
+func TestJobSummary(t *testing.T) {
+	start := testNow
+	end := start.Add(3200 * time.Millisecond)
+	for _, c := range []struct {
+		job  engine.Job
+		want string
+	}{
+		{engine.Job{ID: 42, Status: engine.StatusFinished, StartedAt: &start, FinishedAt: &end, ExitCode: engine.Ptr(0)},
+			"job 42 FINISHED in 3.2s (exit 0)"},
+		{engine.Job{ID: 7, Status: engine.StatusFailed, StartedAt: &start, FinishedAt: &end, ExitCode: engine.Ptr(3), Message: "exit code 3"},
+			"job 7 FAILED in 3.2s (exit 3)"},
+		{engine.Job{ID: 8, Status: engine.StatusCancelled, Message: "cancelled by operator"},
+			"job 8 CANCELLED (cancelled by operator)"},
+		{engine.Job{ID: 9, Status: engine.StatusWarning, StartedAt: &start, FinishedAt: &end, ExitCode: engine.Ptr(0), Message: "disk nearly full"},
+			"job 9 WARNING in 3.2s (exit 0; disk nearly full)"},
+		{engine.Job{ID: 10, Status: engine.StatusQueued}, "job 10 QUEUED (still waiting)"},
+	} {
+		if got := jobSummary(&c.job); got != c.want {
+			t.Errorf("jobSummary = %q; want %q", got, c.want)
+		}
+	}
 }

@@ -202,10 +202,14 @@ func reservedType(t string) bool {
 type FileConfig struct {
 	Services  []Service
 	Preferred []placement.Preferred
+	// DB is the database, used when neither --db nor JOBCTL_DB names one;
+	// the same key sets the default database of the user's config file.
+	DB string
 }
 
 // fileConfig is the --config file:
 //
+//	db: postgres://jobctl@db/jobctl   # unless --db or JOBCTL_DB is given
 //	services:
 //	  transcode:
 //	    command: ["/usr/local/bin/transcode", "--fast"]   # or one string, split into words
@@ -216,6 +220,7 @@ type FileConfig struct {
 //	    nodes: [big1, big2]
 //	    threshold: 0.8      # load factor; default 1 (while not full)
 type fileConfig struct {
+	DB       string `yaml:"db"`
 	Services map[string]struct {
 		Command yaml.Node `yaml:"command"`
 		Load    float64   `yaml:"load"`
@@ -240,6 +245,7 @@ func LoadConfigFile(path string) (FileConfig, error) {
 	if err := dec.Decode(&fc); err != nil {
 		return out, fmt.Errorf("%s: %w", path, err)
 	}
+	out.DB = fc.DB
 	for typ, sc := range fc.Services {
 		if reservedType(typ) {
 			return out, fmt.Errorf("%s: service %q is a built-in type", path, typ)

@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"time"
 
@@ -11,31 +10,34 @@ import (
 )
 
 // jobOutput stores what a running job reports: log bytes in batched chunks,
-// progress coalesced to the latest value and written with the next flush.
-// Neither holds a database connection between writes. The log batcher, with
-// its goroutine and ticker, starts with the first output: most builtin runs
-// write none, and then cost none.
+// progress through the node's progressWriter, which writes it on its own,
+// whether or not the job logs anything. Neither holds a database connection
+// between writes. The log batcher, with its goroutine and ticker, starts
+// with the first output: most builtin runs write none, and then cost none.
 type jobOutput struct {
 	n   *Runtime
 	job *engine.Job
 
 	mu       sync.Mutex
-	logs     *runner.LogBatcher        // nil until the first output
-	closed   bool                      // the run has ended: later output is dropped
-	progress *engine.JobProgressParams // latest unsaved progress
+	logs     *runner.LogBatcher // nil until the first output
+	closed   bool               // the run has ended: later output is dropped
+	progress bool               // the run has reported progress
 }
 
 func (n *Runtime) newOutput(job *engine.Job) *jobOutput {
 	return &jobOutput{n: n, job: job}
 }
 
-// Close stores what is left of the log once the run has ended, giving up
-// at deadline.
+// Close stores what is left of the log and the last progress once the run
+// has ended, giving up on the log at deadline.
 func (o *jobOutput) Close(deadline time.Time) error {
 	o.mu.Lock()
 	o.closed = true
-	logs := o.logs
+	logs, progress := o.logs, o.progress
 	o.mu.Unlock()
+	if progress {
+		o.n.progress.Flush(o.job.ID)
+	}
 	if logs == nil {
 		return nil
 	}
@@ -60,31 +62,22 @@ func (o *jobOutput) Log(p []byte) {
 // Progress implements runner.Output.
 func (o *jobOutput) Progress(percent int, message string) {
 	o.mu.Lock()
-	o.progress = &engine.JobProgressParams{ID: o.job.ID, Attempt: o.job.Attempt, Node: o.n.cfg.Name,
-		Progress: percent, Message: message}
+	if o.closed {
+		o.mu.Unlock()
+		return
+	}
+	o.progress = true
 	o.mu.Unlock()
+	o.n.progress.Set(engine.JobProgressParams{ID: o.job.ID, Attempt: o.job.Attempt, Node: o.n.cfg.Name,
+		Progress: percent, Message: message})
 }
 
 // Warning implements runner.Output; the runner keeps the warning for the result.
 func (o *jobOutput) Warning(string) {}
 
-// flush writes one batch of log and the latest progress.
+// flush writes one batch of log.
 func (o *jobOutput) flush(ctx context.Context, data []byte) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if len(data) > 0 {
-		if err := o.n.store.JobLogAppend(ctx, engine.JobLogAppendParams{JobID: o.job.ID, Attempt: o.job.Attempt, Data: data}); err != nil {
-			return err
-		}
-	}
-	o.mu.Lock()
-	p := o.progress
-	o.progress = nil
-	o.mu.Unlock()
-	if p != nil {
-		if err := o.n.store.JobProgressSet(ctx, *p); err != nil && !errors.Is(err, engine.ErrConflict) {
-			return err
-		}
-	}
-	return nil
+	return o.n.store.JobLogAppend(ctx, engine.JobLogAppendParams{JobID: o.job.ID, Attempt: o.job.Attempt, Data: data})
 }

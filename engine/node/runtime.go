@@ -51,6 +51,8 @@ type Runtime struct {
 
 	// completions records the results of finished runs in batches.
 	completions *completionBatcher
+	// progress stores the progress running jobs report.
+	progress *progressWriter
 }
 
 // Option changes how a Runtime works, for tests and simulations.
@@ -82,6 +84,7 @@ func New(cfg Config, store engine.Store, clock engine.Clock, log *slog.Logger, o
 		random: rand.Float64, health: ReadHealth,
 		books: placement.NewBooks(placement.BookLimits{MaxLoad: cfg.MaxLoad, MaxJobs: cfg.MaxJobs,
 			AcceptExceeding: cfg.AcceptExceeding})}
+	n.progress = newProgressWriter(store, n.log, progressInterval)
 	n.completions = newCompletionBatcher(n.recordBatch, func(c completion) {
 		n.logGiveUp(c)
 		n.forget(c.run.job.ID, c.run)
