@@ -93,11 +93,3 @@ func topRun(ctx context.Context, opts *TopOptions) error {
 	}
 	return nil
 }
-
-// storeLocation names the database for people, without credentials.
-func storeLocation(s engine.Store) string {
-	if l, ok := s.(interface{ Location() string }); ok {
-		return l.Location()
-	}
-	return s.Dialect()
-}
