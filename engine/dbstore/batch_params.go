@@ -3,6 +3,7 @@ package dbstore
 import (
 	"database/sql"
 	"strconv"
+	"time"
 
 	"github.com/lib/pq"
 
@@ -61,6 +62,48 @@ func jobUpdateArrays(us []engine.JobUpdate) args {
 		"mark_queued":        queued,
 		"mark_started":       started,
 		"mark_finished":      finished,
+	}
+}
+
+// jobInsertArrays are the PostgreSQL arrays of job_insert_arrays, one per
+// column, from the rows of jobInsertArgs.
+func jobInsertArrays(rows []args) args {
+	n := len(rows)
+	var (
+		types, operations = make(pq.StringArray, n), make(pq.StringArray, n)
+		argv, payloads    = make(pq.StringArray, n), make(pq.StringArray, n)
+		statuses, keys    = make(pq.StringArray, n), make(pq.StringArray, n)
+		rollbacks         = make(pq.StringArray, n)
+		creators          = make(pq.StringArray, n)
+		loads, backoffs   = make(pq.Float64Array, n), make(pq.Float64Array, n)
+		timeouts          = make(pq.Float64Array, n)
+		maxAttempts       = make(pq.Int64Array, n)
+		parents           = make([]sql.NullInt64, n)
+		runAfters         = make([]sql.NullString, n)
+		queued            = make(pq.BoolArray, n)
+	)
+	for i, a := range rows {
+		types[i], operations[i] = a["type"].(string), a["operation"].(string)
+		argv[i], payloads[i] = a["args"].(string), a["payload"].(string)
+		statuses[i], keys[i] = a["status"].(string), a["job_key"].(string)
+		rollbacks[i], creators[i] = a["rollback"].(string), a["creator"].(string)
+		loads[i], backoffs[i] = a["load"].(float64), a["backoff_seconds"].(float64)
+		timeouts[i] = a["timeout_seconds"].(float64)
+		maxAttempts[i] = int64(a["max_attempts"].(int))
+		if p, _ := a["parent_id"].(*int64); p != nil {
+			parents[i] = sql.NullInt64{Int64: *p, Valid: true}
+		}
+		if t, ok := a["run_after"].(time.Time); ok {
+			runAfters[i] = sql.NullString{String: t.UTC().Format(time.RFC3339Nano), Valid: true}
+		}
+		queued[i] = a["queued"].(bool)
+	}
+	return args{
+		"types": types, "operations": operations, "args": argv, "payloads": payloads,
+		"loads": loads, "statuses": statuses, "job_keys": keys,
+		"parent_ids": pq.GenericArray{A: parents}, "max_attempts": maxAttempts,
+		"backoff_seconds": backoffs, "rollbacks": rollbacks, "run_afters": pq.GenericArray{A: runAfters},
+		"timeout_seconds": timeouts, "creators": creators, "queued": queued,
 	}
 }
 

@@ -26,6 +26,10 @@ const (
 	insertManyBytes = 4 << 20
 )
 
+// insertArrayRows is how many rows one job_insert_arrays statement takes
+// (PostgreSQL): its text stays the same whatever the count.
+const insertArrayRows = 1000
+
 // idChunk is how many ids one "id IN (…)" list holds.
 const idChunk = 500
 
@@ -56,18 +60,22 @@ func (s *Store) JobInsertMany(ctx context.Context, ps []engine.JobInsertParams) 
 		if err := s.jobsMustExist(ctx, tx, slices.Sorted(maps.Keys(parents))); err != nil {
 			return err
 		}
-		ri, err := s.newRowInserter(tx)
-		if err != nil {
-			return err
+		insert, perStatement := s.insertArrays(tx), insertArrayRows
+		if !s.dialect.insertsArrays {
+			ri, err := s.newRowInserter(tx)
+			if err != nil {
+				return err
+			}
+			defer ri.close()
+			insert, perStatement = ri.insert, insertManyRows
 		}
-		defer ri.close()
 		for todo := rows; len(todo) > 0; {
 			n, size := 0, 0
-			for n < len(todo) && n < insertManyRows && (n == 0 || size+rowBytes(todo[n]) <= insertManyBytes) {
+			for n < len(todo) && n < perStatement && (n == 0 || size+rowBytes(todo[n]) <= insertManyBytes) {
 				size += rowBytes(todo[n])
 				n++
 			}
-			chunk, err := ri.insert(ctx, todo[:n])
+			chunk, err := insert(ctx, todo[:n])
 			if err != nil {
 				return err
 			}
@@ -188,6 +196,21 @@ func (s *Store) jobsMustExist(ctx context.Context, q querier, ids []int64) error
 		}
 	}
 	return nil
+}
+
+// insertArrays returns the insert of one chunk of rows through
+// job_insert_arrays, in tx.
+func (s *Store) insertArrays(tx *sqlx.Tx) func(ctx context.Context, rows []args) ([]int64, error) {
+	return func(ctx context.Context, rows []args) ([]int64, error) {
+		var ids []int64
+		if err := s.selectRows(ctx, tx, &ids, qJobInsertArrays, jobInsertArrays(rows), false); err != nil {
+			return nil, err
+		}
+		if len(ids) != len(rows) {
+			return nil, fmt.Errorf("inserted %d jobs but got %d ids back", len(rows), len(ids))
+		}
+		return ids, nil
+	}
 }
 
 // rowInserter runs the multi-row INSERTs of one JobInsertMany. The

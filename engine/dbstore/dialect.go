@@ -25,6 +25,9 @@ type dialect struct {
 	// insertReturnsID: INSERT … RETURNING id gives the new id; otherwise
 	// the driver's LastInsertId does.
 	insertReturnsID bool
+	// insertsArrays: JobInsertMany sends each chunk as arrays, one per
+	// column, to job_insert_arrays instead of a multi-row VALUES list.
+	insertsArrays bool
 	// updateReturns: UPDATE … RETURNING gives the changed rows, so a batch
 	// of transitions is one statement; otherwise the batch locks its rows,
 	// updates and reads them back in one transaction.
@@ -81,6 +84,7 @@ var postgresDialect = &dialect{
 	},
 	timeArg:            func(t time.Time) any { return t.UTC() },
 	insertReturnsID:    true,
+	insertsArrays:      true,
 	updateReturns:      true,
 	migrationLock:      true,
 	notifiesJobChanges: true,

@@ -27,6 +27,7 @@ const (
 	qJobUpdateManyIDs       = "job_update_many_ids"
 	qJobProgressSet         = "job_progress_set"
 	qJobListDispatchable    = "job_list_dispatchable"
+	qJobInsertArrays        = "job_insert_arrays"
 	qJobLoadsByNode         = "job_loads_by_node"
 	qJobLogAppend           = "job_log_append"
 	qJobLogList             = "job_log_list"
@@ -128,6 +129,9 @@ func loadQueries(d *dialect) (map[string]string, error) {
 	}
 	if d.notifiesJobChanges {
 		required = append(slices.Clip(required), qJobChangesSchema)
+	}
+	if d.insertsArrays {
+		required = append(slices.Clip(required), qJobInsertArrays)
 	}
 	for _, name := range required {
 		if _, ok := out[name]; !ok {

@@ -1,0 +1,21 @@
+-- A whole chunk of JobInsertMany in one statement of fixed text. Each
+-- parameter is an array with one element per job, in the columns of
+-- job_insert_row. PostgreSQL parses and plans it once, where a multi-row
+-- VALUES list of a thousand rows is fifteen thousand parameters to bind
+-- and a new statement to plan for every size. The rows are inserted, and
+-- their ids drawn, in the order of the arrays.
+INSERT INTO jobs (type, operation, args, payload, job_load, status, job_key, parent_id, max_attempts,
+                  backoff_seconds, rollback, run_after, timeout_seconds, creator, created_at, queued_at)
+SELECT x.type, x.operation, x.args, x.payload, x.job_load, x.status, x.job_key, x.parent_id, x.max_attempts,
+       x.backoff_seconds, x.rollback, x.run_after, x.timeout_seconds, x.creator, {{now}},
+       CASE WHEN x.queued THEN {{now}} END
+FROM unnest(
+    CAST(:types AS text[]), CAST(:operations AS text[]), CAST(:args AS text[]), CAST(:payloads AS text[]),
+    CAST(:loads AS double precision[]), CAST(:statuses AS text[]), CAST(:job_keys AS text[]),
+    CAST(:parent_ids AS bigint[]), CAST(:max_attempts AS integer[]), CAST(:backoff_seconds AS double precision[]),
+    CAST(:rollbacks AS text[]), CAST(:run_afters AS timestamptz[]), CAST(:timeout_seconds AS double precision[]),
+    CAST(:creators AS text[]), CAST(:queued AS boolean[])
+) WITH ORDINALITY AS x(type, operation, args, payload, job_load, status, job_key, parent_id, max_attempts,
+                       backoff_seconds, rollback, run_after, timeout_seconds, creator, queued, n)
+ORDER BY x.n
+RETURNING id
