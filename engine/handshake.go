@@ -3,14 +3,29 @@ package engine
 import "fmt"
 
 // DispatchOffer is what the dispatcher sends a node for one job: the body of
-// POST /v1/dispatch. Version is the job's version after it was marked
-// DISPATCHING for that node; the node starts the job only if it still is.
+// POST /v1/dispatch. Status and Version are the job's as the dispatcher
+// read it; the node starts the job only if it still has them, so the start
+// is the claim: of two offers of one job (a dispatcher retrying after a lost
+// answer, or two dispatchers across a failover) at most one starts it. An
+// offer without a Status names a job the dispatcher marked DISPATCHING for
+// this node first.
 type DispatchOffer struct {
 	JobID   int64   `json:"job_id"`
 	Attempt int     `json:"attempt"` // attempts made so far; the node runs Attempt+1
 	Version int64   `json:"version"`
+	Status  Status  `json:"status,omitempty"` // QUEUED, RESTART or DISPATCHING; "" is DISPATCHING
 	Type    string  `json:"type"`
 	Load    float64 `json:"load"`
+}
+
+// OfferOf is the offer of a job as the dispatcher read it.
+func OfferOf(j *Job) DispatchOffer {
+	return DispatchOffer{JobID: j.ID, Attempt: j.Attempt, Version: j.Version, Status: j.Status, Type: j.Type, Load: j.Load}
+}
+
+// ValidOfferStatus reports whether a node can start a job offered in st.
+func ValidOfferStatus(st Status) bool {
+	return st == "" || st == StatusDispatching || st.Dispatchable()
 }
 
 // OfferVerdict is a node's answer to an offer.
@@ -97,19 +112,23 @@ func StartUpdate(j *Job) JobUpdate {
 	return u
 }
 
-// StartOfferUpdate is StartUpdate for the job an offer names, without
-// reading it first: a node starts a whole batch of offers in one store call.
-// The guard is the offer's version, which the job has only while it is
-// DISPATCHING to the node the offer went to.
-func StartOfferUpdate(o DispatchOffer) JobUpdate {
+// StartOfferUpdate is StartUpdate for the job an offer to node names,
+// without reading it first: a node starts a whole batch of offers in one
+// store call. The guard is the offer's status and version. A job offered
+// straight from the queue becomes RUNNING on node, a claim and a start in
+// one write; one the dispatcher marked DISPATCHING for node already has
+// node.
+func StartOfferUpdate(o DispatchOffer, node string) JobUpdate {
+	if o.Status.Dispatchable() {
+		return QueuedStartUpdate(&Job{ID: o.JobID, Status: o.Status, Version: o.Version}, node)
+	}
 	return StartUpdate(&Job{ID: o.JobID, Status: StatusDispatching, Version: o.Version})
 }
 
-// LocalStartUpdate is the dispatcher's own node starting a job it accepted
-// in-process: the node's books decided before any claim, so the start is
-// the claim, guarded by the status and version the round read (QUEUED or
-// RESTART, or DISPATCHING when another node declined it first).
-func LocalStartUpdate(j *Job, node string) JobUpdate {
+// QueuedStartUpdate is a node starting a dispatchable job it accepted: the
+// node's books decided before any claim, so the start is the claim,
+// guarded by the status and version the round read (QUEUED or RESTART).
+func QueuedStartUpdate(j *Job, node string) JobUpdate {
 	u := StartUpdate(j)
 	u.Node = Ptr(node)
 	return u

@@ -24,7 +24,9 @@ func TestHandshakeTransitions(t *testing.T) {
 		{"reclaim", ReclaimUpdate(dispatching), StatusRestart, Ptr("")},
 		{"refuse", RefuseUpdate(dispatching, "n1", "type not offered"), StatusFailed, nil},
 		{"start", StartUpdate(dispatching), StatusRunning, nil},
-		{"start offer", StartOfferUpdate(DispatchOffer{JobID: 7, Attempt: 2, Version: 4}), StatusRunning, nil},
+		{"start offer", StartOfferUpdate(DispatchOffer{JobID: 7, Attempt: 2, Version: 4}, "n1"), StatusRunning, nil},
+		{"start offer from the queue", StartOfferUpdate(OfferOf(queued), "n1"), StatusRunning, Ptr("n1")},
+		{"refuse from the queue", RefuseUpdate(queued, "n1", "type not offered"), StatusFailed, nil},
 		{"refuse started", RefuseUpdate(running, "n1", "bad payload"), StatusFailed, nil},
 	} {
 		if err := tc.u.Validate(); err != nil {
@@ -40,8 +42,11 @@ func TestHandshakeTransitions(t *testing.T) {
 	if u := StartUpdate(dispatching); !u.IncrementAttempt || !u.MarkStarted || u.Version != 4 || u.From != StatusDispatching {
 		t.Errorf("start = %+v: want a new attempt, started_at, guarded by version 4", u)
 	}
-	if u, o := StartUpdate(dispatching), StartOfferUpdate(DispatchOffer{JobID: 7, Attempt: 2, Version: 4}); !reflect.DeepEqual(u, o) {
+	if u, o := StartUpdate(dispatching), StartOfferUpdate(DispatchOffer{JobID: 7, Attempt: 2, Version: 4}, "n1"); !reflect.DeepEqual(u, o) {
 		t.Errorf("start of an offer = %+v, want the start of the job offered, %+v", o, u)
+	}
+	if u, o := QueuedStartUpdate(queued, "n1"), StartOfferUpdate(OfferOf(queued), "n1"); !reflect.DeepEqual(u, o) {
+		t.Errorf("start of an offer from the queue = %+v, want the claiming start of the job offered, %+v", o, u)
 	}
 	if u := DispatchUpdate(queued, "n1"); u.IncrementAttempt {
 		t.Error("dispatch counts an attempt: only the node starting the job does")

@@ -61,8 +61,8 @@ func TestStateMachine(t *testing.T) {
 			case from.Terminal() && ok && to != StatusRestart && to != StatusDeleted:
 				t.Errorf("%s → %s: an ended job may only be requeued or deleted", from, to)
 			case to == StatusRunning && ok && from != StatusDispatching && from != StatusPaused && from != StatusWaiting && !from.Dispatchable():
-				// From QUEUED or RESTART only by the dispatcher's own node
-				// (LocalStartUpdate), whose books accepted it first.
+				// From QUEUED or RESTART only by a node that accepted an
+				// offer straight from the queue (QueuedStartUpdate).
 				t.Errorf("%s → %s: a job runs only after a node accepted it", from, to)
 			case to == StatusDispatching && ok && !from.Dispatchable() && from != StatusDispatching:
 				t.Errorf("%s → %s: only dispatchable jobs are dispatched", from, to)

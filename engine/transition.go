@@ -33,10 +33,11 @@ type JobUpdate struct {
 // to the next candidate).
 var allowedTransitions = map[Status][]Status{
 	StatusInstantiated: {StatusQueued, StatusCancelled},
-	// QUEUED or RESTART → RUNNING is the dispatcher's own node starting a
-	// job it accepted in-process, without the DISPATCHING step.
-	StatusQueued:      {StatusDispatching, StatusRunning, StatusPaused, StatusCancelled},
-	StatusRestart:     {StatusDispatching, StatusRunning, StatusPaused, StatusCancelled},
+	// QUEUED or RESTART → RUNNING is a node starting a job offered straight
+	// from the queue (the start is the claim); → FAILED, the dispatcher
+	// failing a job a node refused for good before starting it.
+	StatusQueued:      {StatusDispatching, StatusRunning, StatusPaused, StatusCancelled, StatusFailed},
+	StatusRestart:     {StatusDispatching, StatusRunning, StatusPaused, StatusCancelled, StatusFailed},
 	StatusDispatching: {StatusDispatching, StatusRunning, StatusQueued, StatusRestart, StatusFailed, StatusCancelled},
 	StatusRunning: {StatusFinished, StatusWarning, StatusFailed, StatusRestart, StatusCancelling,
 		StatusCancelled, StatusPaused, StatusWaiting},

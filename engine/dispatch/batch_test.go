@@ -3,6 +3,7 @@ package dispatch_test
 import (
 	"context"
 	"errors"
+	"reflect"
 	"sync"
 	"testing"
 
@@ -31,7 +32,7 @@ func (b *batchNodes) OfferBatch(ctx context.Context, n *engine.Node, offers []en
 			out[i] = engine.OfferResult{Verdict: engine.OfferDeclined, Reason: "busy"}
 			continue
 		}
-		if _, err := b.store.JobUpdate(ctx, engine.StartUpdate(&engine.Job{ID: o.JobID, Status: engine.StatusDispatching, Version: o.Version})); err != nil {
+		if _, err := b.store.JobUpdate(ctx, engine.StartOfferUpdate(o, n.Name)); err != nil {
 			out[i] = engine.OfferResult{Verdict: engine.OfferGone, Reason: err.Error()}
 			continue
 		}
@@ -109,8 +110,9 @@ func TestJobsOneNodeDeclinesGoToTheNext(t *testing.T) {
 	}
 }
 
-// The lease holder stops trusting its lease right after the batch's claim,
-// as when the lease runs out mid-batch.
+// The lease holder stops trusting its lease after the round read and
+// planned the batch, as when the lease runs out mid-round: no offer goes
+// out, and the store is left as it was.
 func TestALeaseLapsingMidBatchDispatchesNothingMore(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
@@ -120,8 +122,12 @@ func TestALeaseLapsingMidBatchDispatchesNothingMore(t *testing.T) {
 	}
 	nodes := &batchNodes{store: s, room: map[string]int{"a": 100}, batches: map[string][]int{}}
 	d := dispatch.NewDispatcher(s, nodes, placement.LoadFactor{}, engine.SystemClock{}, quietLog())
-	calls := 0
-	trusted := func() bool { calls++; return calls <= 1 } // true at the claim, false after it
+	before, err := s.JobList(context.Background(), engine.JobListParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	planned := false
+	trusted := func() bool { planned = true; return false } // asked once the batch is planned
 	stats, err := d.Round(context.Background(), trusted)
 	if !errors.Is(err, dispatch.ErrUntrusted) || stats.Dispatched != 0 {
 		t.Fatalf("err = %v, dispatched %d; want ErrUntrusted and nothing dispatched", err, stats.Dispatched)
@@ -129,8 +135,15 @@ func TestALeaseLapsingMidBatchDispatchesNothingMore(t *testing.T) {
 	if len(nodes.batches) != 0 {
 		t.Fatalf("offers were made after the lease lapsed: %v", nodes.batches)
 	}
-	if c := statusCounts(t, s); c[engine.StatusQueued] != 5 {
-		t.Fatalf("statuses = %v, want all 5 claimed jobs back in QUEUED", c)
+	if !planned {
+		t.Fatal("the round never asked whether it may dispatch")
+	}
+	after, err := s.JobList(context.Background(), engine.JobListParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(after, before) {
+		t.Fatalf("the jobs changed although nothing was dispatched:\n before %+v\n after  %+v", before, after)
 	}
 }
 
@@ -176,7 +189,7 @@ func (l *localNodes) StartLocal(ctx context.Context, jobs []*engine.Job) []engin
 			out[i] = engine.OfferResult{Verdict: engine.OfferDeclined, Reason: "busy"}
 			continue
 		}
-		if _, err := l.store.JobUpdate(ctx, engine.LocalStartUpdate(j, "self")); err != nil {
+		if _, err := l.store.JobUpdate(ctx, engine.QueuedStartUpdate(j, "self")); err != nil {
 			out[i] = engine.OfferResult{Verdict: engine.OfferGone, Reason: err.Error()}
 			continue
 		}

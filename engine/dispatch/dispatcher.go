@@ -20,10 +20,8 @@ type Offerer interface {
 }
 
 // LocalOfferer is an Offerer one of whose nodes runs in the dispatcher's
-// own process. A round skips the DISPATCHING step for that node: the
-// node's books decide before any claim, and its guarded start (QUEUED or
-// RESTART → RUNNING, engine.LocalStartUpdate) is the claim. The guarantees
-// are the same, for one write per job less.
+// own process: a round hands that node its share as jobs, without HTTP,
+// and the node's acceptance judges them as it judges offers.
 type LocalOfferer interface {
 	Offerer
 	// Local reports whether n is the dispatcher's own node.
@@ -48,8 +46,8 @@ func (f OfferFunc) OfferBatch(ctx context.Context, n *engine.Node, offers []engi
 // ErrUntrusted ends a round early: the lease can no longer be trusted.
 var ErrUntrusted = errors.New("lease no longer trusted")
 
-// DefaultPageSize is how many dispatchable jobs a round reads, plans,
-// claims and offers at a time.
+// DefaultPageSize is how many dispatchable jobs a round reads, plans and
+// offers at a time.
 const DefaultPageSize = 1000
 
 // Dispatcher runs dispatch rounds on the lease holder. It keeps no state

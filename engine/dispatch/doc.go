@@ -4,13 +4,14 @@
 // silent nodes OFFLINE (Monitor). It talks to nodes only through an Offerer,
 // so the simulator and tests can drive it without HTTP.
 //
-// A round reclaims interrupted dispatches, recovers the jobs of gone nodes,
+// A round reclaims jobs left DISPATCHING, recovers the jobs of gone nodes,
 // places the jobs that keep a node first, then pages through the queue
 // (RESTART before QUEUED, workflow steps last) a page at a time: each page is
-// planned in memory, claimed in one JobUpdateMany and offered to each node as
-// one batch (place.go), and the round stops reading once no node has room.
-// The dispatcher's own node (LocalOfferer) starts its share straight from
-// the queue. Which nodes may take a job
+// planned in memory and offered to each node as one batch (place.go), and
+// the round stops reading once no node has room. A node that accepts a job
+// starts it with one transition guarded by the status and version the round
+// read, which is also its claim; the dispatcher's own node (LocalOfferer)
+// answers in-process. Which nodes may take a job
 // and which node an oversized job waits for are placement's decisions; the
 // round records the kept nodes in the store, so a new lease holder honours
 // them. Every job no node took is counted by why it waits (RoundStats), and

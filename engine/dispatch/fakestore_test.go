@@ -122,10 +122,10 @@ func (s *queueStore) ReservationDelete(_ context.Context, id int64) error {
 // JobUpdateMany, as a node's acceptance does, without recording anything.
 type startingNodes struct{ store engine.Store }
 
-func (n startingNodes) OfferBatch(ctx context.Context, _ *engine.Node, offers []engine.DispatchOffer) []engine.OfferResult {
+func (n startingNodes) OfferBatch(ctx context.Context, node *engine.Node, offers []engine.DispatchOffer) []engine.OfferResult {
 	us := make([]engine.JobUpdate, len(offers))
 	for i, o := range offers {
-		us[i] = engine.StartUpdate(&engine.Job{ID: o.JobID, Status: engine.StatusDispatching, Version: o.Version})
+		us[i] = engine.StartOfferUpdate(o, node.Name)
 	}
 	out := make([]engine.OfferResult, len(offers))
 	results, err := n.store.JobUpdateMany(ctx, us)

@@ -107,7 +107,7 @@ func (f *fakeNodes) Offer(ctx context.Context, n *engine.Node, o engine.Dispatch
 		res = f.answer(n.Name, o)
 	}
 	if res.Verdict == engine.OfferAccepted {
-		_, err := f.store.JobUpdate(ctx, engine.StartUpdate(&engine.Job{ID: o.JobID, Status: engine.StatusDispatching, Version: o.Version}))
+		_, err := f.store.JobUpdate(ctx, engine.StartOfferUpdate(o, n.Name))
 		if err != nil {
 			return engine.OfferResult{Verdict: engine.OfferGone, Reason: err.Error()}
 		}

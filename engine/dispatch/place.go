@@ -1,7 +1,6 @@
 package dispatch
 
 import (
-	"errors"
 	"sync"
 
 	"github.com/jobctl/jobctl/engine"
@@ -9,21 +8,23 @@ import (
 )
 
 // A round places jobs a batch at a time: it plans a whole page against the
-// nodes as the round books them in memory, claims every planned job in one
-// guarded JobUpdateMany (each job DISPATCHING on its node, status and
-// version checked per job), offers each node its share in one request, all
-// nodes at once, and settles the verdicts. Jobs a node declined, or that a
-// node did not answer for, are planned again against the other nodes; what
-// no node takes goes back to the state it was dispatched from. The
-// guarantees are those of offering one job at a time: a job is claimed by
-// one guarded transition, runs only where a node accepted it, and every
-// job the round claimed is accepted, failed, moved on or put back.
+// nodes as the round books them in memory, offers each node its share in
+// one request, all nodes at once, and settles the verdicts. Each job is
+// offered with the status and version the round read; the node that
+// accepts it starts it with one guarded transition (QUEUED or RESTART →
+// RUNNING on that node), which is also its claim, so a job costs the
+// database its start and its end and nothing for the handshake. Jobs a
+// node declined, or that a node did not answer for, are planned again
+// against the other nodes; what no node takes was never touched and stays
+// queued. The guarantees are those of offering one job at a time: a job
+// is claimed by one guarded transition, runs only where a node accepted
+// it, and of two offers of one job (an answer lost, a failover) at most
+// one starts it.
 
 // planned is one job of a batch and the node it is planned onto.
 type planned struct {
-	job    *engine.Job   // as read, or as the claim left it
-	origin engine.Status // the dispatchable state it came from
-	node   *engine.Node
+	job  *engine.Job // as read
+	node *engine.Node
 	// first: it was planned as the first child of its parent, and the
 	// round counted its parent's children as running on its account.
 	first bool
@@ -35,10 +36,10 @@ type planned struct {
 
 // placeAll places a batch of dispatchable jobs.
 func (r *round) placeAll(jobs []*engine.Job) error {
-	var plan, back []*planned
+	var plan []*planned
 	for _, job := range jobs {
 		r.stats.Considered++
-		p := &planned{job: job, origin: job.Status}
+		p := &planned{job: job}
 		if _, kept := r.keptBy[job.ID]; !kept && r.full(job) {
 			r.stats.wait(string(placement.CauseBusy))
 			r.stats.Skipped++
@@ -56,7 +57,7 @@ func (r *round) placeAll(jobs []*engine.Job) error {
 	for len(plan) > 0 && err == nil {
 		var retry []*planned
 		if retry, err = r.commit(plan); err != nil {
-			plan = nil // commit put back what it claimed
+			plan = nil // commit took them off the books
 			break
 		}
 		plan = plan[:0]
@@ -64,22 +65,18 @@ func (r *round) placeAll(jobs []*engine.Job) error {
 			ok, perr := r.plan(p)
 			if perr != nil {
 				err = perr
-				back = append(back, p)
 				continue
 			}
 			if ok {
 				plan = append(plan, p)
-			} else {
-				back = append(back, p)
 			}
 		}
 	}
-	// Claimed jobs still planned when the batch ended early go back too.
+	// Jobs still planned when the batch ended early come off the books.
 	for _, p := range plan {
 		r.unbook(p)
-		back = append(back, p)
 	}
-	return errors.Join(err, r.putBack(back))
+	return err
 }
 
 // plan chooses the node p's job is offered to next, among its candidates
@@ -157,46 +154,18 @@ func (r *round) unbook(p *planned) {
 	}
 }
 
-// commit claims a planned batch, offers it and settles the verdicts. It
-// returns the jobs to plan again (declined, or their node did not answer);
-// they stay DISPATCHING until planned again or put back.
+// commit offers a planned batch and settles the verdicts. It returns the
+// jobs to plan again (declined, or their node did not answer). Nothing is
+// written before the offers: each job is offered as the round read it, and
+// the node that takes it starts it guarded by that status and version, so
+// its start is the claim. A job no node takes stays where it was.
 func (r *round) commit(plan []*planned) ([]*planned, error) {
 	if !r.trusted() {
 		return nil, r.abandon(plan, ErrUntrusted)
 	}
-	// Jobs for the own node are claimed by its start; the others now.
-	var us []engine.JobUpdate
-	var remote []*planned
-	claimed := make([]*planned, 0, len(plan))
-	for _, p := range plan {
-		if r.isLocal(p.node) {
-			claimed = append(claimed, p)
-			continue
-		}
-		us = append(us, engine.DispatchUpdate(p.job, p.node.Name))
-		remote = append(remote, p)
-	}
-	if len(us) > 0 {
-		results, err := r.Dispatcher.store.JobUpdateMany(r.ctx, us)
-		if err != nil {
-			return nil, r.abandon(plan, err)
-		}
-		for i, p := range remote {
-			if results[i].Err != nil {
-				// Changed meanwhile (cancelled, paused): nothing to place.
-				r.unbook(p)
-				continue
-			}
-			p.job = results[i].Job
-			claimed = append(claimed, p)
-		}
-		if !r.trusted() {
-			return nil, r.abandon(claimed, ErrUntrusted)
-		}
-	}
-	verdicts := r.offerAll(claimed)
+	verdicts := r.offerAll(plan)
 	var retry, refused []*planned
-	for i, p := range claimed {
+	for i, p := range plan {
 		res := verdicts[i]
 		if r.debug {
 			r.log.Debug("offered job", "job", p.job.ID, "target", p.node.Name, "verdict", res.Verdict, "reason", res.Reason)
@@ -221,7 +190,7 @@ func (r *round) commit(plan []*planned) ([]*planned, error) {
 		case engine.OfferError:
 			if !r.unreachable[p.node.Name] {
 				r.unreachable[p.node.Name] = true
-				r.log.Warn("node did not answer an offer", "target", p.node.Name, "jobs", countOn(claimed, p.node), "err", res.Reason)
+				r.log.Warn("node did not answer an offer", "target", p.node.Name, "jobs", countOn(plan, p.node), "err", res.Reason)
 			}
 			r.unbook(p)
 			retry = append(retry, p)
@@ -252,8 +221,7 @@ func (r *round) offerAll(batch []*planned) []engine.OfferResult {
 		idx := shares[n]
 		offers := make([]engine.DispatchOffer, len(idx))
 		for k, i := range idx {
-			j := batch[i].job
-			offers[k] = engine.DispatchOffer{JobID: j.ID, Attempt: j.Attempt, Version: j.Version, Type: j.Type, Load: j.Load}
+			offers[k] = engine.OfferOf(batch[i].job)
 		}
 		offer := func() {
 			var got []engine.OfferResult
@@ -288,15 +256,14 @@ func (r *round) offerAll(batch []*planned) []engine.OfferResult {
 func (r *round) isLocal(n *engine.Node) bool { return r.local != nil && r.local.Local(n) }
 
 // refuse fails the jobs a node refused for good (412: type not offered,
-// invalid payload): no retry would change the answer. A job the own node
-// refused was never claimed; that node has failed it already where it
-// could (an invalid payload).
+// invalid payload): no retry would change the answer. Each is failed as
+// the round read it; one the node had started already (an invalid spec,
+// which the node fails itself) has moved on, and its update conflicts and
+// changes nothing.
 func (r *round) refuse(ps []*planned) error {
 	var us []engine.JobUpdate
 	for _, p := range ps {
-		if p.job.Status == engine.StatusDispatching {
-			us = append(us, engine.RefuseUpdate(p.job, p.node.Name, p.reason))
-		}
+		us = append(us, engine.RefuseUpdate(p.job, p.node.Name, p.reason))
 		r.unbook(p)
 		if err := r.unkeep(p.job.ID); err != nil {
 			return err
@@ -310,29 +277,12 @@ func (r *round) refuse(ps []*planned) error {
 }
 
 // abandon ends a batch before its offers: the planned jobs come off the
-// books and those already claimed go back.
+// books, untouched in the store.
 func (r *round) abandon(plan []*planned, cause error) error {
 	for _, p := range plan {
 		r.unbook(p)
 	}
-	return errors.Join(cause, r.putBack(plan))
-}
-
-// putBack returns the jobs of ps the round left DISPATCHING to the state
-// they were dispatched from.
-func (r *round) putBack(ps []*planned) error {
-	var us []engine.JobUpdate
-	for _, p := range ps {
-		if p.job.Status == engine.StatusDispatching {
-			us = append(us, engine.PutBackUpdate(p.job, p.origin))
-		}
-	}
-	if len(us) == 0 {
-		return nil
-	}
-	// A job changed meanwhile (cancelled) conflicts and is left as it is.
-	_, err := r.Dispatcher.store.JobUpdateMany(r.ctx, us)
-	return err
+	return cause
 }
 
 func countOn(batch []*planned, n *engine.Node) int {

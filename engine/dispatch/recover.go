@@ -6,12 +6,13 @@ import (
 	"github.com/jobctl/jobctl/engine"
 )
 
-// dispatching selects the jobs an offer is under way for: between rounds,
-// only an interrupted round leaves any.
+// dispatching selects the jobs marked as handed to a node whose start has
+// not been recorded. A round offers jobs as it read them and marks none;
+// such jobs come from a dispatcher of an earlier jobctl release that died
+// mid-offer, or from a hand-made DISPATCHING row.
 var dispatching = []engine.Status{engine.StatusDispatching}
 
-// reclaimStaleDispatches puts back jobs left DISPATCHING by an earlier round
-// (this or a former holder that died mid-offer). No offer of this
+// reclaimStaleDispatches puts back jobs left DISPATCHING. No offer of this
 // dispatcher is in flight between rounds, and the version bump fences a late
 // acceptance by the node, so none of them can run twice.
 func (r *round) reclaimStaleDispatches() error {

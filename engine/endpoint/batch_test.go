@@ -114,6 +114,7 @@ func TestBadBatchRequestsAreRejected(t *testing.T) {
 		`{"offers":[{"job_id":1,"type":"noop"},{"job_id":2}]}`,
 		`{"offers":[{"job_id":1,"type":"noop","load":-1}]}`,
 		`{"offers":[{"job_id":1,"type":"noop","extra":true}]}`,
+		`{"offers":[{"job_id":1,"type":"noop","status":"FINISHED"}]}`,
 		`{"offers":[{"job_id":1,"type":"noop"},{"job_id":1,"type":"noop"}]}`,
 		`{"offers":[{"job_id":1,"type":"` + strings.Repeat("x", maxBatchBytes) + `"}]}`,
 		string(tooMany),

@@ -18,7 +18,7 @@ import (
 
 const testToken = "secret-token"
 
-var testOffer = engine.DispatchOffer{JobID: 7, Attempt: 1, Version: 3, Type: "noop", Load: 1.5}
+var testOffer = engine.DispatchOffer{JobID: 7, Attempt: 1, Version: 3, Status: engine.StatusQueued, Type: "noop", Load: 1.5}
 
 // scriptedAcceptor answers offers with a fixed result and keeps the
 // offers it got.
@@ -159,7 +159,8 @@ func TestBadDispatchRequestsAreRejected(t *testing.T) {
 	url := serve(t, HandlerConfig{Token: testToken, Acceptor: a})
 	for _, body := range []string{
 		``, `{`, `{"job_id":0,"type":"noop"}`, `{"job_id":1}`, `{"job_id":1,"type":"noop","load":-1}`,
-		`{"job_id":1,"type":"noop","extra":true}`, `{"job_id":1,"type":"` + strings.Repeat("x", maxOfferBytes) + `"}`,
+		`{"job_id":1,"type":"noop","extra":true}`, `{"job_id":1,"type":"noop","status":"RUNNING"}`,
+		`{"job_id":1,"type":"noop","status":"queued"}`, `{"job_id":1,"type":"` + strings.Repeat("x", maxOfferBytes) + `"}`,
 	} {
 		req, _ := http.NewRequest(http.MethodPost, url+"/v1/dispatch", strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+testToken)

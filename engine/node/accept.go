@@ -30,19 +30,21 @@ func (n *Runtime) Accept(ctx context.Context, o engine.DispatchOffer) engine.Off
 	return n.AcceptBatch(ctx, []engine.DispatchOffer{o})[0]
 }
 
-// AcceptBatch answers dispatch offers, a verdict each in their order. It is
-// the one acceptance path, used by the endpoint and, in-process, by this
+// AcceptBatch answers dispatch offers, a verdict each in their order. It
+// is the one acceptance path, used by the endpoint and, in-process, by this
 // node's own dispatcher. A type the node does not run is refused; the books
 // decide each other offer in turn (ready, not in maintenance, room for the
 // load, no earlier run of the job still stopping) and enter it, so a batch
 // larger than the room is accepted in part; the jobs they took become
-// RUNNING in one guarded store call, and each is started.
+// RUNNING here in one guarded store call (engine.StartOfferUpdate: for a
+// job offered straight from the queue that start is its claim), and each
+// is started.
 func (n *Runtime) AcceptBatch(ctx context.Context, offers []engine.DispatchOffer) []engine.OfferResult {
 	out := make([]engine.OfferResult, len(offers))
 	if taken := n.take(offers, out); len(taken) > 0 {
 		us := make([]engine.JobUpdate, len(taken))
 		for k, t := range taken {
-			us[k] = engine.StartOfferUpdate(t.offer)
+			us[k] = engine.StartOfferUpdate(t.offer, n.cfg.Name)
 		}
 		n.startTaken(ctx, taken, us, out)
 	}
@@ -53,26 +55,13 @@ func (n *Runtime) AcceptBatch(ctx context.Context, offers []engine.DispatchOffer
 }
 
 // StartLocal is AcceptBatch for this node's own dispatcher, which hands it
-// dispatchable jobs it has not claimed: the books decide first, as for any
-// offer, and the start of each job taken is its claim (LocalStartUpdate),
-// so a job runs here without the DISPATCHING step and its extra write.
+// the jobs as its round read them, without HTTP.
 func (n *Runtime) StartLocal(ctx context.Context, jobs []*engine.Job) []engine.OfferResult {
 	offers := make([]engine.DispatchOffer, len(jobs))
 	for i, j := range jobs {
-		offers[i] = engine.DispatchOffer{JobID: j.ID, Attempt: j.Attempt, Version: j.Version, Type: j.Type, Load: j.Load}
+		offers[i] = engine.OfferOf(j)
 	}
-	out := make([]engine.OfferResult, len(jobs))
-	if taken := n.take(offers, out); len(taken) > 0 {
-		us := make([]engine.JobUpdate, len(taken))
-		for k, t := range taken {
-			us[k] = engine.LocalStartUpdate(jobs[t.index], n.cfg.Name)
-		}
-		n.startTaken(ctx, taken, us, out)
-	}
-	for _, res := range out {
-		n.metrics.offer(res.Verdict)
-	}
-	return out
+	return n.AcceptBatch(ctx, offers)
 }
 
 // takenOffer is an offer the books took, with the run it becomes.

@@ -307,3 +307,51 @@ func TestOnlyUnusualEndsAreLogged(t *testing.T) {
 		t.Errorf("log:\n%s\nwant no line per started job", got)
 	}
 }
+
+// A job offered straight from the queue to two nodes at once (a dispatcher
+// retrying after a lost answer, or two across a failover) runs on one of
+// them: each node's start is guarded by the status and version offered,
+// and only the first to write it wins.
+func TestAQueuedJobOfferedToTwoNodesStartsOnOne(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	n1, s := testNode(t, nil)
+	n2 := testNodeOn(t, s, func(c *Config) { c.Name = "n2" })
+	for range 20 {
+		job, err := s.JobInsert(ctx, engine.JobInsertParams{Type: engine.TypeSleep, Payload: []byte(`"60s"`), Status: engine.StatusQueued, Load: 0.1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		offer := engine.OfferOf(job)
+		var wg sync.WaitGroup
+		var r1, r2 engine.OfferResult
+		wg.Go(func() { r1 = n1.Accept(ctx, offer) })
+		wg.Go(func() { r2 = n2.Accept(ctx, offer) })
+		wg.Wait()
+		accepted := 0
+		for _, r := range []engine.OfferResult{r1, r2} {
+			switch r.Verdict {
+			case engine.OfferAccepted:
+				accepted++
+			case engine.OfferGone:
+			default:
+				t.Errorf("job %d: verdict %+v, want accepted on one node and gone on the other", job.ID, r)
+			}
+		}
+		j, err := s.JobGet(ctx, job.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if accepted != 1 || j.Status != engine.StatusRunning || j.Attempt != 1 || (j.Node != "n1" && j.Node != "n2") {
+			t.Fatalf("job %d: %d accepted (%v, %v); stored %s attempt %d on %q, want one start", job.ID, accepted, r1, r2, j.Status, j.Attempt, j.Node)
+		}
+		winner := map[string]*Runtime{"n1": n1, "n2": n2}[j.Node]
+		loser := map[string]*Runtime{"n1": n2, "n2": n1}[j.Node]
+		if _, running := loser.books.Totals(); running != 0 {
+			t.Fatalf("job %d: node %s lost the race but holds %d runs", job.ID, loser.cfg.Name, running)
+		}
+		stopRuns(winner)
+		waitJob(t, s, job.ID, func(j *engine.Job) bool { return j.Status != engine.StatusRunning })
+		winner.runsDone.Wait()
+	}
+}

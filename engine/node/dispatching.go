@@ -150,7 +150,7 @@ func (o *offerer) OfferBatch(ctx context.Context, n *engine.Node, offers []engin
 // Local reports whether n is this node, whose acceptance runs in-process.
 func (o *offerer) Local(n *engine.Node) bool { return n.Name == o.self.cfg.Name }
 
-// StartLocal hands this node dispatchable jobs the round has not claimed.
+// StartLocal offers this node jobs as the round read them, in-process.
 func (o *offerer) StartLocal(ctx context.Context, jobs []*engine.Job) []engine.OfferResult {
 	return o.self.StartLocal(ctx, jobs)
 }

@@ -114,8 +114,8 @@ func (n *Runtime) recoverOrphans(ctx context.Context) error {
 
 // owns reports whether the job, as stored, is still the run ar: this node,
 // this attempt, started and not ended. A job recovered and offered anew —
-// even to this node — is DISPATCHING with the same attempt number until it
-// starts again, and is no longer ar's.
+// even to this node — is back in the queue with the same attempt number
+// until it starts again, and is no longer ar's.
 func (n *Runtime) owns(job *engine.Job, ar *activeRun) bool {
 	return job.Node == n.cfg.Name && job.Attempt == ar.attempt && job.Status.NodeOwned()
 }

@@ -101,7 +101,7 @@ func (s *sim) OfferBatch(ctx context.Context, n *engine.Node, offers []engine.Di
 			continue
 		}
 		taken = append(taken, i)
-		us = append(us, engine.StartOfferUpdate(o))
+		us = append(us, engine.StartOfferUpdate(o, n.Name))
 	}
 	if len(us) == 0 {
 		return out

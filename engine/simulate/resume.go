@@ -7,8 +7,8 @@ import (
 )
 
 // resumeRunning puts the jobs a live cluster runs now back on their nodes
-// at the run's start, through the handshake a dispatch uses (marked
-// DISPATCHING for the node, offered, started), so the run starts from the
+// at the run's start, through the handshake a dispatch uses (offered as
+// queued, started by the node's acceptance), so the run starts from the
 // cluster's load and keys rather than from idle nodes.
 func (s *sim) resumeRunning() error {
 	for i := range s.cfg.Jobs {
@@ -29,11 +29,7 @@ func (s *sim) resumeRunning() error {
 		if err != nil {
 			return err
 		}
-		if job, err = s.store.JobUpdate(s.ctx, engine.DispatchUpdate(job, row.Name)); err != nil {
-			return err
-		}
-		res := s.Offer(s.ctx, row, engine.DispatchOffer{JobID: job.ID, Attempt: job.Attempt, Version: job.Version,
-			Type: job.Type, Load: job.Load})
+		res := s.Offer(s.ctx, row, engine.OfferOf(job))
 		if res.Verdict != engine.OfferAccepted {
 			return fmt.Errorf("job %d cannot go on running on node %s: %s", spec.ID, row.Name, res.Reason)
 		}
