@@ -8,3 +8,5 @@ combination.
   AND (:job_key = '' OR job_key = :job_key)
   AND (:any_parent OR parent_id = :parent_id)
   AND (:creator = '' OR creator = :creator)
+  AND (:any_created_after OR created_at >= :created_after)
+  AND (:any_created_before OR created_at <= :created_before)
