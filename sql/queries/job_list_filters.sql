@@ -1,7 +1,8 @@
 {{- /*
 A fragment of job_list_filter and job_list_live: the filters other than
 status, each switched off by its own flag, so one statement serves every
-combination.
+combination. The creation window's ends are inclusive; the store binds
+them at the stored precision (see windowArg).
 */ -}}
 (:all_types OR type IN (:types))
   AND (:node = '' OR node = :node)
