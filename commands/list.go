@@ -26,10 +26,8 @@ type ListOptions struct {
 	Store func(ctx context.Context) (engine.Store, error)
 	Clock engine.Clock
 
-	Filter   engine.JobListParams
-	Since    *time.Time // only jobs created at or after this
-	Until    *time.Time // only jobs created at or before this
-	Sort     jobSort    // how the rows are ordered; zero: by id
+	Filter   engine.JobListParams // --since and --until are its CreatedAfter and CreatedBefore
+	Sort     jobSort              // how the rows are ordered; zero: by id
 	Watch    bool
 	Interval time.Duration // how often -w polls
 	Output   outputOptions
@@ -105,7 +103,7 @@ until interrupted; -o json then prints one JSON object per line.`,
 			for _, w := range []struct {
 				name, text string
 				into       **time.Time
-			}{{"since", sinceText, &opts.Since}, {"until", untilText, &opts.Until}} {
+			}{{"since", sinceText, &opts.Filter.CreatedAfter}, {"until", untilText, &opts.Filter.CreatedBefore}} {
 				if !cmd.Flags().Changed(w.name) {
 					continue
 				}
@@ -115,7 +113,7 @@ until interrupted; -o json then prints one JSON object per line.`,
 				}
 				*w.into = &t
 			}
-			if opts.Since != nil && opts.Until != nil && opts.Until.Before(*opts.Since) {
+			if since, until := opts.Filter.CreatedAfter, opts.Filter.CreatedBefore; since != nil && until != nil && until.Before(*since) {
 				return usageErrorf(cmd, "--until %s is before --since %s; nothing could match", untilText, sinceText)
 			}
 			if cmd.Flags().Changed("sort") {
@@ -220,21 +218,6 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 // all. One job more than asked for tells whether the limit cut the listing
 // short; only then are the matching jobs counted.
 func listPage(ctx context.Context, opts *ListOptions, store engine.Store) ([]*engine.Job, int, error) {
-	if opts.Since != nil || opts.Until != nil {
-		// The store filters on no time, so the window is applied here, on
-		// every job the other filters leave, before the limit.
-		filter := opts.Filter
-		filter.Limit = 0
-		all, err := store.JobList(ctx, filter)
-		if err != nil {
-			return nil, 0, err
-		}
-		all = inWindow(all, opts.Since, opts.Until)
-		if l := opts.Filter.Limit; l > 0 && len(all) > l {
-			return all[len(all)-l:], len(all), nil
-		}
-		return all, len(all), nil
-	}
 	filter := opts.Filter
 	if filter.Limit > 0 {
 		filter.Limit++
@@ -260,32 +243,12 @@ func listPage(ctx context.Context, opts *ListOptions, store engine.Store) ([]*en
 	return jobs, max(matched, len(jobs)+1), nil
 }
 
-// listJobs reads what a watching listing shows: the matching jobs in the
-// window, the newest Limit of them.
+// listJobs reads what a watching listing shows: the newest Limit
+// matching jobs, the creation window included.
 func listJobs(ctx context.Context, opts *ListOptions, store engine.Store) ([]*engine.Job, error) {
-	if opts.Since == nil && opts.Until == nil {
-		jobs, err := store.JobList(ctx, opts.Filter)
-		opts.Sort.apply(jobs)
-		return jobs, err
-	}
-	jobs, _, err := listPage(ctx, opts, store)
+	jobs, err := store.JobList(ctx, opts.Filter)
 	opts.Sort.apply(jobs)
 	return jobs, err
-}
-
-// inWindow keeps the jobs created within [since, until]; nil ends are open.
-func inWindow(jobs []*engine.Job, since, until *time.Time) []*engine.Job {
-	out := jobs[:0]
-	for _, j := range jobs {
-		if since != nil && j.CreatedAt.Before(*since) {
-			continue
-		}
-		if until != nil && j.CreatedAt.After(*until) {
-			continue
-		}
-		out = append(out, j)
-	}
-	return out
 }
 
 // groupDigits writes a count with thousands separators: 2,345.

@@ -50,6 +50,9 @@ func TestListSinceUntil(t *testing.T) {
 		{[]string{"--since", "30m"}, "", ""},
 		{[]string{"--until", "30m"}, idLines(a, b, c), ""},
 		{[]string{"--since", at(a), "--limit", "1"}, idLines(c), "jobctl: showing the newest 1 of 3 matching jobs; --limit 0 lists all\n"},
+		{[]string{"--since", at(b), "--limit", "1"}, idLines(c), "jobctl: showing the newest 1 of 2 matching jobs; --limit 0 lists all\n"},
+		{[]string{"--until", at(b), "--limit", "1"}, idLines(b), "jobctl: showing the newest 1 of 2 matching jobs; --limit 0 lists all\n"},
+		{[]string{"--since", at(b), "--until", at(b)}, idLines(b), ""},
 		{[]string{"--since", at(b), "--sort", "-id"}, idLines(c, b), ""},
 	}
 	for _, cs := range cases {
@@ -74,6 +77,39 @@ func TestListSinceUntil(t *testing.T) {
 		if err := e.run(t, args...); !errors.As(err, new(*UsageError)) {
 			t.Errorf("%v: %v; want a usage error", args, err)
 		}
+	}
+}
+
+// A watching listing keeps to the window: a job created before --since
+// stays out however often it changes.
+func TestListWatchKeepsTheWindow(t *testing.T) {
+	e := newTestEnv(t)
+	a := e.insert(t, engine.JobInsertParams{})
+	b := e.insertLater(t, a, engine.JobInsertParams{})
+	c := e.insert(t, engine.JobInsertParams{})
+	out := &syncBuffer{}
+	ios := &IOStreams{In: strings.NewReader(""), Out: out, ErrOut: &syncBuffer{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	since := b.CreatedAt
+	go func() {
+		done <- listRun(ctx, &ListOptions{
+			IO: ios, Store: e.f.Store, Clock: e.f.Clock, Watch: true, Interval: 10 * time.Millisecond,
+			Filter: engine.JobListParams{CreatedAfter: &since}, Output: outputOptions{Quiet: true},
+		})
+	}()
+	waitFor(t, "the first listing", func() bool { return out.String() == idLines(b, c) })
+	// a changes before d is created, so the poll that shows d would show a
+	// too, were it let in.
+	e.move(t, a, engine.StatusDispatching, engine.StatusRunning)
+	d := e.insert(t, engine.JobInsertParams{})
+	waitFor(t, "the new job", func() bool { return out.String() == idLines(b, c, d) })
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("watch ended by interruption returned %v; want nil", err)
+	}
+	if got := out.String(); got != idLines(b, c, d) {
+		t.Errorf("watch printed %q; want %q", got, idLines(b, c, d))
 	}
 }
 

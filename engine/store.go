@@ -219,7 +219,12 @@ type JobListParams struct {
 	Key      string
 	ParentID *int64
 	Creator  string // only jobs submitted by this creator
-	Limit    int
+	// CreatedAfter and CreatedBefore bound the creation time, both ends
+	// included: CreatedAt >= *CreatedAfter and CreatedAt <= *CreatedBefore.
+	// nil leaves that end open.
+	CreatedAfter  *time.Time
+	CreatedBefore *time.Time
+	Limit         int
 }
 
 // JobPurgeParams select ended jobs to remove; zero fields do not filter.

@@ -327,7 +327,7 @@ func (s *Store) JobCountByStatus(ctx context.Context, p engine.JobListParams) (m
 		Status string `db:"status"`
 		N      int    `db:"n"`
 	}
-	if err := s.selectRows(ctx, s.q, &rows, qJobCountByStatus, jobListArgs(p), true); err != nil {
+	if err := s.selectRows(ctx, s.q, &rows, qJobCountByStatus, s.jobListArgs(p), true); err != nil {
 		return nil, fmt.Errorf("count jobs: %w", err)
 	}
 	out := make(map[engine.Status]int, len(rows))

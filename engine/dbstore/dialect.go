@@ -21,6 +21,10 @@ type dialect struct {
 	nowPlus func(seconds string) string
 	// timeArg is how a Go time is bound so it compares correctly with now.
 	timeArg func(time.Time) any
+	// timeStep is the precision of stored timestamps. A bound compared
+	// with them is first moved onto this grid (see windowArg), so no
+	// driver or server rounding of the finer Go time changes the result.
+	timeStep time.Duration
 
 	// insertReturnsID: INSERT … RETURNING id gives the new id; otherwise
 	// the driver's LastInsertId does.
@@ -63,7 +67,8 @@ var sqliteDialect = &dialect{
 		// plus an offset agree within one statement.
 		return fmt.Sprintf("datetime('now', printf('%%+.3f seconds', %s), 'subsec')", seconds)
 	},
-	timeArg: func(t time.Time) any { return t.UTC().Format(sqliteTimeLayout) },
+	timeArg:  func(t time.Time) any { return t.UTC().Format(sqliteTimeLayout) },
+	timeStep: time.Millisecond,
 	// RETURNING needs SQLite 3.35; the embedded one is newer.
 	insertReturnsID: true,
 	updateReturns:   true,
@@ -83,6 +88,7 @@ var postgresDialect = &dialect{
 		return fmt.Sprintf("(clock_timestamp() + make_interval(secs => %s))", seconds)
 	},
 	timeArg:            func(t time.Time) any { return t.UTC() },
+	timeStep:           time.Microsecond,
 	insertReturnsID:    true,
 	insertsArrays:      true,
 	updateReturns:      true,
@@ -102,6 +108,7 @@ var mysqlDialect = &dialect{
 	},
 	// The driver writes times in its Loc, which Open sets to UTC.
 	timeArg:         func(t time.Time) any { return t.UTC() },
+	timeStep:        time.Microsecond, // DATETIME(6)
 	insertReturnsID: false,
 	updateReturns:   false,
 	migrationLock:   true,

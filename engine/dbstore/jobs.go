@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 
@@ -133,7 +134,7 @@ func (s *Store) jobMustExist(ctx context.Context, q querier, id int64) error {
 // JobList returns the matching jobs ordered by id; with Limit, the newest
 // Limit of them (still oldest first).
 func (s *Store) JobList(ctx context.Context, p engine.JobListParams) ([]*engine.Job, error) {
-	a := jobListArgs(p)
+	a := s.jobListArgs(p)
 	a["limit"] = limitOrAll(p.Limit)
 	query := qJobList
 	if len(p.Statuses) > 0 && !slices.ContainsFunc(p.Statuses, engine.Status.Terminal) {
@@ -150,7 +151,7 @@ func (s *Store) JobList(ctx context.Context, p engine.JobListParams) ([]*engine.
 }
 
 // jobListArgs are the parameters of job_list_filter.
-func jobListArgs(p engine.JobListParams) args {
+func (s *Store) jobListArgs(p engine.JobListParams) args {
 	// IN () is not valid SQL, so an unused list filter gets a dummy value
 	// and its "all" flag.
 	statuses := make([]string, 0, len(p.Statuses))
@@ -178,7 +179,32 @@ func jobListArgs(p engine.JobListParams) args {
 		"any_parent":   p.ParentID == nil,
 		"parent_id":    parentID,
 		"creator":      p.Creator,
+		// An open end of the creation window is switched off by its flag;
+		// its value only has to bind.
+		"any_created_after":  p.CreatedAfter == nil,
+		"created_after":      s.windowArg(p.CreatedAfter, true),
+		"any_created_before": p.CreatedBefore == nil,
+		"created_before":     s.windowArg(p.CreatedBefore, false),
 	}
+}
+
+// windowArg binds an inclusive bound of the creation window. Stored times
+// have the dialect's precision, so a finer lower bound is raised to the
+// next step and a finer upper bound lowered to its step: created_at >= the
+// raised bound holds exactly when created_at >= t, and likewise for <=.
+// Binding the finer time as it is would leave its rounding to the driver
+// and server (PostgreSQL rounds to the nearest microsecond, SQLite's text
+// would be cut to the millisecond), letting a job just outside in.
+func (s *Store) windowArg(t *time.Time, lower bool) any {
+	if t == nil {
+		return s.dialect.timeArg(time.Unix(0, 0))
+	}
+	step := s.dialect.timeStep
+	v := t.UTC().Truncate(step)
+	if lower && v.Before(*t) {
+		v = v.Add(step)
+	}
+	return s.dialect.timeArg(v)
 }
 
 // JobUpdate applies one guarded transition (see engine.JobUpdate) and

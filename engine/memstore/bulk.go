@@ -54,7 +54,8 @@ func (s *Store) JobCountByStatus(_ context.Context, p engine.JobListParams) (map
 	defer s.mu.Unlock()
 	p.Limit = 0
 	out := map[engine.Status]int{}
-	if len(p.Statuses) == 0 && len(p.Types) == 0 && p.Node == "" && p.Key == "" && p.ParentID == nil && p.Creator == "" {
+	if len(p.Statuses) == 0 && len(p.Types) == 0 && p.Node == "" && p.Key == "" && p.ParentID == nil && p.Creator == "" &&
+		p.CreatedAfter == nil && p.CreatedBefore == nil {
 		// The common case, every job: the status index has the counts.
 		for st, set := range s.jobs.byStatus {
 			out[st] = set.Len()

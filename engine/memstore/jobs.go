@@ -154,7 +154,9 @@ func (t *jobTable) list(p engine.JobListParams) []*engine.Job {
 			(p.Node == "" || j.Node == p.Node) &&
 			(p.Key == "" || j.Key == p.Key) &&
 			(p.ParentID == nil || (j.ParentID != nil && *j.ParentID == *p.ParentID)) &&
-			(p.Creator == "" || j.Creator == p.Creator)
+			(p.Creator == "" || j.Creator == p.Creator) &&
+			(p.CreatedAfter == nil || !j.CreatedAt.Before(*p.CreatedAfter)) &&
+			(p.CreatedBefore == nil || !j.CreatedAt.After(*p.CreatedBefore))
 	}
 	var found []*engine.Job
 	for _, src := range sources {

@@ -1,10 +1,13 @@
 {{- /*
 A fragment of job_list_filter and job_list_live: the filters other than
 status, each switched off by its own flag, so one statement serves every
-combination.
+combination. The creation window's ends are inclusive; the store binds
+them at the stored precision (see windowArg).
 */ -}}
 (:all_types OR type IN (:types))
   AND (:node = '' OR node = :node)
   AND (:job_key = '' OR job_key = :job_key)
   AND (:any_parent OR parent_id = :parent_id)
   AND (:creator = '' OR creator = :creator)
+  AND (:any_created_after OR created_at >= :created_after)
+  AND (:any_created_before OR created_at <= :created_before)
