@@ -12,8 +12,14 @@ const (
 )
 
 // NewRootCmd builds the jobctl command tree on f. version is what
-// `jobctl version` reports.
+// `jobctl version` reports; the commit comes from the build's VCS stamp.
 func NewRootCmd(f *Factory, version string) *cobra.Command {
+	return NewRootCmdWithBuild(f, ResolveBuildInfo(version, ""))
+}
+
+// NewRootCmdWithBuild is NewRootCmd for a binary that knows its version and
+// commit.
+func NewRootCmdWithBuild(f *Factory, build BuildInfo) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "jobctl <command>",
 		Short: "Dispatch jobs across a cluster of nodes and administer it",
@@ -38,7 +44,7 @@ job ended FAILED, CANCELLED or DELETED, 5 timed out waiting.`,
 		RunE:          showHelp,
 		SilenceErrors: true,
 		SilenceUsage:  true,
-		Version:       version,
+		Version:       build.Version,
 	}
 	root.SetIn(f.IO.In)
 	root.SetOut(f.IO.Out)
@@ -79,7 +85,7 @@ job ended FAILED, CANCELLED or DELETED, 5 timed out waiting.`,
 	)
 	inGroup(groupAdmin,
 		NewCmdDB(f),
-		NewCmdVersion(f, version, nil),
+		NewCmdVersion(f, build, nil),
 	)
 	// Added now rather than at Execute time, so generated docs include them.
 	root.InitDefaultHelpCmd()
