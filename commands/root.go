@@ -87,6 +87,7 @@ job ended FAILED, CANCELLED or DELETED, 5 timed out waiting.`,
 		NewCmdDB(f),
 		NewCmdVersion(f, build, nil),
 	)
+	root.AddCommand(newHelpTopics()...)
 	// Added now rather than at Execute time, so generated docs include them.
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
