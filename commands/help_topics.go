@@ -73,8 +73,8 @@ Environment. The node's own environment, plus:
   JOBCTL_KEY        the job's key; empty when it has none
   JOBCTL_PARENT_ID  the parent job's id; empty for a job without a parent
   JOBCTL_NODE       the name of the node running it
-  JOBCTL_DB         the node's database, so the job can submit children
-                    (submit --parent $JOBCTL_JOB_ID) and run jobctl commands
+  JOBCTL_DB         the node's database, so the job can run jobctl
+                    commands and submit children (--parent $JOBCTL_JOB_ID)
 
 Output. stdout and stderr are the job's log ('jobctl logs ID [-f]'), kept
 up to 10 MiB per attempt; past that one line "jobctl: log truncated at N
