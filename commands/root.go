@@ -12,8 +12,14 @@ const (
 )
 
 // NewRootCmd builds the jobctl command tree on f. version is what
-// `jobctl version` reports.
+// `jobctl version` reports; the commit comes from the build's VCS stamp.
 func NewRootCmd(f *Factory, version string) *cobra.Command {
+	return NewRootCmdWithBuild(f, ResolveBuildInfo(version, ""))
+}
+
+// NewRootCmdWithBuild is NewRootCmd for a binary that knows its version and
+// commit.
+func NewRootCmdWithBuild(f *Factory, build BuildInfo) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "jobctl <command>",
 		Short: "Dispatch jobs across a cluster of nodes and administer it",
@@ -40,7 +46,7 @@ job ended FAILED, CANCELLED or DELETED, 5 timed out waiting.`,
 		RunE:          showHelp,
 		SilenceErrors: true,
 		SilenceUsage:  true,
-		Version:       version,
+		Version:       build.Version,
 		// Every command with -o json filters it through --jq when given.
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return bindJQ(f.IO, cmd) },
 	}
@@ -85,8 +91,9 @@ job ended FAILED, CANCELLED or DELETED, 5 timed out waiting.`,
 	)
 	inGroup(groupAdmin,
 		NewCmdDB(f),
-		NewCmdVersion(f, version, nil),
+		NewCmdVersion(f, build, nil),
 	)
+	root.AddCommand(newHelpTopics()...)
 	// Added now rather than at Execute time, so generated docs include them.
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()

@@ -27,7 +27,8 @@ func TestEveryCommandHasHelp(t *testing.T) {
 		if c.Short != "" && strings.ToUpper(c.Short[:1]) != c.Short[:1] {
 			t.Errorf("%s: Short %q should start with a capital", c.CommandPath(), c.Short)
 		}
-		if c.Example == "" {
+		// A help topic is only text: cobra never prints its Example.
+		if c.Example == "" && !c.IsAdditionalHelpTopicCommand() {
 			t.Errorf("%s has no Example", c.CommandPath())
 		}
 		for _, line := range strings.Split(c.Example, "\n") {

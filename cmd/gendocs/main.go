@@ -1,17 +1,22 @@
 // Command gendocs writes jobctl's man pages into man/ and its shell
 // completions into completions/, generated from the command tree so they
-// never drift from the code. The output is reproducible: the date in the
-// pages comes from SOURCE_DATE_EPOCH, else a fixed date.
+// never drift from the code. Besides what cobra writes from a command's
+// help, every page gets an EXIT STATUS section and jobctl(1) ENVIRONMENT,
+// FILES and JOB PROTOCOL, from the help topics of the same names. The
+// output is reproducible: the date in the pages comes from
+// SOURCE_DATE_EPOCH, else a fixed date.
 //
 //	go run ./cmd/gendocs [-dir DIR]
 package main
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -66,7 +71,11 @@ func generate(dir string, date time.Time) error {
 		return err
 	}
 	header := &doc.GenManHeader{Section: "1", Source: "jobctl", Manual: "jobctl manual", Date: &date}
-	if err := doc.GenManTree(root, header, manDir); err != nil {
+	sections, err := manSections(root)
+	if err != nil {
+		return err
+	}
+	if err := genManTree(root, header, manDir, sections); err != nil {
 		return fmt.Errorf("writing man pages: %w", err)
 	}
 
@@ -89,6 +98,133 @@ func generate(dir string, date time.Time) error {
 		}
 	}
 	return nil
+}
+
+// manSection is a part of a man page that cobra does not write.
+type manSection struct {
+	title string
+	text  string // help-topic text: paragraphs, and indented blocks kept as they are
+}
+
+// filesHelp is the FILES section: where jobctl and its packages keep things.
+const filesHelp = `  $XDG_STATE_HOME/jobctl/jobctl.db, ~/.local/state/jobctl/jobctl.db
+      the SQLite database when no other is named; created on first use
+  /etc/jobctl/jobctl.env
+      the packaged service's environment: its database (JOBCTL_DB) and
+      the flags of jobctl serve (JOBCTL_SERVE_FLAGS)
+  /usr/lib/systemd/system/jobctl.service
+      the packaged systemd unit that runs jobctl serve as the user jobctl
+  /var/lib/jobctl
+      the service's state directory: its default SQLite database and the
+      working directory of its jobs`
+
+// manSections says which extra sections each page gets, by command path:
+// "" for every page.
+func manSections(root *cobra.Command) (map[string][]manSection, error) {
+	topic := func(name string) (string, error) {
+		c, _, err := root.Find([]string{name})
+		if err != nil || c.Name() != name || c.Long == "" {
+			return "", fmt.Errorf("no help topic %q to write a man section from", name)
+		}
+		return c.Long, nil
+	}
+	exit, err := topic(commands.TopicExitCodes)
+	if err != nil {
+		return nil, err
+	}
+	env, err := topic(commands.TopicEnvironment)
+	if err != nil {
+		return nil, err
+	}
+	protocol, err := topic(commands.TopicJobProtocol)
+	if err != nil {
+		return nil, err
+	}
+	files := manSection{"FILES", filesHelp}
+	jobProtocol := manSection{"JOB PROTOCOL", protocol}
+	return map[string][]manSection{
+		"":                            {{"EXIT STATUS", exit}},
+		root.CommandPath():            {{"ENVIRONMENT", env}, files, jobProtocol},
+		root.CommandPath() + " serve": {files, jobProtocol},
+	}, nil
+}
+
+// genManTree is doc.GenManTree with the extra sections: each page is
+// rendered by cobra, then the sections go in before EXAMPLE (else SEE
+// ALSO), the order of man-pages(7).
+func genManTree(cmd *cobra.Command, header *doc.GenManHeader, dir string, sections map[string][]manSection) error {
+	for _, c := range cmd.Commands() {
+		if !c.IsAvailableCommand() || c.IsAdditionalHelpTopicCommand() {
+			continue
+		}
+		if err := genManTree(c, header, dir, sections); err != nil {
+			return err
+		}
+	}
+	var page bytes.Buffer
+	h := *header // GenMan fills in the title
+	if err := doc.GenMan(cmd, &h, &page); err != nil {
+		return err
+	}
+	extra := append(slices.Clone(sections[""]), sections[cmd.CommandPath()]...)
+	var roff bytes.Buffer
+	for _, s := range extra {
+		roff.WriteString(".SH " + s.title + "\n")
+		roff.WriteString(topicRoff(s.text))
+	}
+	out := page.Bytes()
+	at := len(out)
+	for _, next := range []string{"\n.SH EXAMPLE\n", "\n.SH SEE ALSO\n"} {
+		if i := bytes.Index(out, []byte(next)); i >= 0 {
+			at = i + 1
+			break
+		}
+	}
+	out = slices.Concat(out[:at], roff.Bytes(), out[at:])
+	name := strings.ReplaceAll(cmd.CommandPath(), " ", "-") + "." + header.Section
+	return os.WriteFile(filepath.Join(dir, name), out, 0o644)
+}
+
+// topicRoff turns help-topic text into roff: a block of lines indented by
+// two spaces keeps its layout (tables of codes and variables), set at the
+// page's indent instead of the two spaces; any other block is a filled
+// paragraph.
+func topicRoff(text string) string {
+	var b strings.Builder
+	for _, block := range strings.Split(strings.Trim(text, "\n"), "\n\n") {
+		lines := strings.Split(block, "\n")
+		indented := true
+		for _, l := range lines {
+			indented = indented && strings.HasPrefix(l, "  ")
+		}
+		b.WriteString(".PP\n")
+		if indented {
+			b.WriteString(".nf\n")
+		}
+		for _, l := range lines {
+			if indented {
+				l = l[2:]
+			}
+			b.WriteString(roffEscape(l) + "\n")
+		}
+		if indented {
+			b.WriteString(".fi\n")
+		}
+	}
+	return b.String()
+}
+
+// roffEscape makes a line of text print as written: a backslash is the
+// escape character, a line starting with a dot or quote would be a
+// request, and a plain "-" may be set as a hyphen that breaks a pasted
+// flag.
+func roffEscape(line string) string {
+	line = strings.ReplaceAll(line, `\`, `\e`)
+	line = strings.ReplaceAll(line, "-", `\-`)
+	if strings.HasPrefix(line, ".") || strings.HasPrefix(line, "'") {
+		line = `\&` + line
+	}
+	return line
 }
 
 // disableAutoGenTag drops cobra's "auto generated on DATE" footer from

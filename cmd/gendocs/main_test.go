@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -62,6 +63,87 @@ func TestGenerateIsReproducible(t *testing.T) {
 	}
 	if strings.Contains(submit, "Auto generated") {
 		t.Error("man page carries cobra's dated footer")
+	}
+}
+
+// sectionTitles lists a page's .SH titles in order.
+func sectionTitles(page string) []string {
+	var titles []string
+	for _, line := range strings.Split(page, "\n") {
+		if title, ok := strings.CutPrefix(line, ".SH "); ok {
+			titles = append(titles, title)
+		}
+	}
+	return titles
+}
+
+func TestManPagesHaveExtraSections(t *testing.T) {
+	dir := t.TempDir()
+	if err := generate(dir, fixedDate); err != nil {
+		t.Fatal(err)
+	}
+	pages := map[string]string{}
+	for name, data := range readTree(t, dir) {
+		if strings.HasPrefix(name, "man"+string(filepath.Separator)) {
+			pages[filepath.Base(name)] = string(data)
+		}
+	}
+	if len(pages) < 20 {
+		t.Fatalf("only %d man pages written", len(pages))
+	}
+	for name, page := range pages {
+		titles := sectionTitles(page)
+		exit := slices.Index(titles, "EXIT STATUS")
+		if exit < 0 || slices.Index(titles[exit+1:], "EXIT STATUS") >= 0 {
+			t.Errorf("%s: want one EXIT STATUS section, sections are %q", name, titles)
+			continue
+		}
+		// man-pages(7) order: after OPTIONS, before EXAMPLE and SEE ALSO.
+		if i := slices.Index(titles, "OPTIONS"); i > exit {
+			t.Errorf("%s: EXIT STATUS comes before OPTIONS: %q", name, titles)
+		}
+		if i := slices.Index(titles, "SEE ALSO"); i < exit {
+			t.Errorf("%s: EXIT STATUS comes after SEE ALSO: %q", name, titles)
+		}
+		if !strings.Contains(page, "\n4    a waited\\-for job ended FAILED, CANCELLED or DELETED\n") {
+			t.Errorf("%s: EXIT STATUS does not list exit code 4 as a table row", name)
+		}
+	}
+
+	root := pages["jobctl.1"]
+	want := []string{"NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "EXIT STATUS", "ENVIRONMENT", "FILES", "JOB PROTOCOL", "EXAMPLE", "SEE ALSO"}
+	if got := sectionTitles(root); !slices.Equal(got, want) {
+		t.Errorf("jobctl.1 sections are %q; want %q", got, want)
+	}
+	for _, w := range []string{
+		"\nJOBCTL_DB       the database when \\-\\-db is not given",
+		"\n/etc/jobctl/jobctl.env\n",
+		"\njobctl:progress N [text]",
+		"\nJOBCTL_JOB_ID     the job's id\n",
+		`\-\-cancel\-grace`,
+	} {
+		if !strings.Contains(root, w) {
+			t.Errorf("jobctl.1 lacks %q", w)
+		}
+	}
+	serve := sectionTitles(pages["jobctl-serve.1"])
+	for _, w := range []string{"EXIT STATUS", "FILES", "JOB PROTOCOL"} {
+		if !slices.Contains(serve, w) {
+			t.Errorf("jobctl-serve.1 has no %s section: %q", w, serve)
+		}
+	}
+	if slices.Contains(sectionTitles(pages["jobctl-submit.1"]), "ENVIRONMENT") {
+		t.Error("jobctl-submit.1 repeats jobctl(1)'s ENVIRONMENT")
+	}
+}
+
+func TestTopicRoff(t *testing.T) {
+	text := "A paragraph with --flags\nand a second line.\n\n  0    done\n  .x   a dot\n\n.starts with a dot, 'quoted', back\\slash"
+	want := ".PP\nA paragraph with \\-\\-flags\nand a second line.\n" +
+		".PP\n.nf\n0    done\n\\&.x   a dot\n.fi\n" +
+		".PP\n\\&.starts with a dot, 'quoted', back\\eslash\n"
+	if got := topicRoff(text); got != want {
+		t.Errorf("topicRoff =\n%s\nwant\n%s", got, want)
 	}
 }
 

@@ -17,8 +17,13 @@ import (
 	"github.com/jobctl/jobctl/engine"
 )
 
-// version is set at build time: -ldflags "-X main.version=1.2.3".
-var version = "dev"
+// version and commit are set at build time:
+// -ldflags "-X main.version=1.2.3 -X main.commit=0a1b2c3". Left empty they
+// are read from the build information the Go toolchain stamps in.
+var (
+	version string
+	commit  string
+)
 
 // Exit codes, part of the command-line contract scripts rely on: 0 success,
 // 1 any other error, 2 a usage error or input the engine refuses (nothing
@@ -44,7 +49,7 @@ func run(args []string, ios *commands.IOStreams) int {
 	defer stop()
 
 	f := commands.NewFactory(ios)
-	root := commands.NewRootCmd(f, version)
+	root := commands.NewRootCmdWithBuild(f, commands.ResolveBuildInfo(version, commit))
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if cerr := f.Close(); err == nil && cerr != nil {

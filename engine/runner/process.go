@@ -41,7 +41,7 @@ func Start(s Spec, out Output) (*Run, error) {
 	}
 	cmd.Stdout = stdout
 	cmd.Stderr = logWriter{out: r.out}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = jobProcAttr()
 	cmd.WaitDelay = outputDrainDelay
 
 	if err := spawn(cmd); err != nil {
@@ -110,16 +110,9 @@ func (p *process) kill(grace time.Duration) {
 // wait waits for the leader to exit, kills what it left in its group, then
 // reaps it and reads the rest of its output.
 func (p *process) wait() ending {
-	var info unix.Siginfo
-	var err error
-	for {
-		// WNOWAIT leaves the leader a zombie, which keeps its pid and group
-		// id reserved while the leftovers are killed.
-		err = unix.Waitid(unix.P_PID, p.pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if err != unix.EINTR {
-			break
-		}
-	}
+	// The leader is left a zombie, which keeps its pid and group id
+	// reserved while the leftovers are killed.
+	err := waitExited(p.pid)
 	p.mu.Lock()
 	if err == nil {
 		_ = syscall.Kill(-p.pid, syscall.SIGKILL)

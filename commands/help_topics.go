@@ -1,0 +1,141 @@
+package commands
+
+import "github.com/spf13/cobra"
+
+// Help topics are commands without a Run: `jobctl help NAME` prints them
+// and cobra lists them under "Additional help topics". The man pages carry
+// the same text (cmd/gendocs), so each is written once.
+const (
+	TopicExitCodes   = "exit-codes"
+	TopicEnvironment = "environment"
+	TopicJobProtocol = "job-protocol"
+)
+
+// exitCodesHelp is the exit status every jobctl command ends with.
+const exitCodesHelp = `Every jobctl command ends with one of these exit codes; scripts may rely
+on them.
+
+  0    success
+  1    any other error: the database cannot be reached, a node refused, ...
+  2    usage error: an unknown flag or command, a bad value, or input the
+       engine refuses; nothing was changed
+  3    something named was not found: a job or a node
+  4    a waited-for job ended FAILED, CANCELLED or DELETED
+       (wait, submit --wait)
+  5    waiting timed out (wait --timeout, submit --wait-timeout)
+  130  interrupted by SIGINT or SIGTERM
+
+An error is one line on stderr, "jobctl: ...", saying what was wrong.`
+
+// environmentHelp lists every variable jobctl itself reads.
+const environmentHelp = `Variables jobctl reads:
+
+  JOBCTL_DB       the database when --db is not given: sqlite:PATH,
+                  postgres://... or mysql://...
+  XDG_STATE_HOME  when it is an absolute path and no database is named,
+                  the SQLite database is $XDG_STATE_HOME/jobctl/jobctl.db
+  HOME            else the database is ~/.local/state/jobctl/jobctl.db;
+                  also expands sqlite:~/PATH
+  NO_COLOR        any non-empty value turns colour off
+  TERM            "dumb" turns colour off
+  USER            who submits a job, recorded as USER@HOST (else the
+                  account's name)
+  PGSSLMODE       when set, decides TLS to PostgreSQL; else jobctl asks
+                  for sslmode=prefer, as psql does
+
+The PostgreSQL driver also reads the libpq variables (PGPASSWORD, PGUSER,
+PGPASSFILE, PGSSLROOTCERT, PGCONNECT_TIMEOUT, ...) for what a postgres://
+address leaves out.
+
+Colour and table headers appear only when stdout is a terminal, whatever
+these say.
+
+A job gets its node's whole environment and the JOBCTL_* variables that
+'jobctl help job-protocol' lists.`
+
+// jobProtocolHelp is what a handler process gets and may say.
+const jobProtocolHelp = `How a node runs a job, and what the job may tell it.
+
+Command. An exec job (on a node started with --exec) runs its own
+arguments: 'jobctl submit -- CMD ARGS...'. A job of a service type runs
+the service's command (--service TYPE=COMMAND or --config) with the job's
+arguments appended. The command is exec'd directly, never through a shell,
+in its own process group, in the node's working directory. The built-in
+types noop and sleep run inside the node and start no process.
+
+Input. The job's payload (submit --payload) arrives as JSON on stdin;
+without a payload stdin is empty.
+
+Environment. The node's own environment, plus:
+
+  JOBCTL_JOB_ID     the job's id
+  JOBCTL_ATTEMPT    which attempt this is, from 1
+  JOBCTL_KEY        the job's key; empty when it has none
+  JOBCTL_PARENT_ID  the parent job's id; empty for a job without a parent
+  JOBCTL_NODE       the name of the node running it
+  JOBCTL_DB         the node's database, so the job can run jobctl
+                    commands and submit children (--parent $JOBCTL_JOB_ID)
+
+Output. stdout and stderr are the job's log ('jobctl logs ID [-f]'), kept
+up to 10 MiB per attempt; past that one line "jobctl: log truncated at N
+bytes" marks the cut. Two kinds of stdout line also speak to the node:
+
+  jobctl:progress N [text]  progress N percent (0-100; a trailing % is
+                            allowed), with an optional message
+  jobctl:warning text       a successful exit ends as WARNING, not FINISHED
+
+A line is read this way only when it starts with the keyword, which is
+followed by a blank or the end of the line; other lines are only log.
+
+Exit. The exit code becomes the job's status:
+
+  0                     FINISHED (WARNING after a jobctl:warning line)
+  non-zero or a signal  RESTART after the backoff while attempts remain
+                        (submit --max-attempts, --backoff), else FAILED
+  126, 127              the command is not executable or not found: a
+                        failure like any other
+
+Stopping. Cancel ('jobctl cancel') and the job's timeout (submit --timeout,
+else the service's, else 8h) send SIGTERM to the job's whole process group,
+then SIGKILL after the node's --cancel-grace (10s); the job ends CANCELLED,
+whatever its exit code, and its log says why. Pause and resume send SIGSTOP
+and SIGCONT to the group. When the job's main process exits, whatever it
+left running in its group is killed. On Linux a job also dies with its node
+(a parent-death signal). When a node shuts down, running jobs have
+--shutdown-grace (30s) to finish; the rest are stopped and go back to the
+queue (RESTART).
+
+Example. A service handler in shell, /usr/local/bin/report.sh:
+
+  #!/bin/sh
+  payload=$(cat)                         # the payload JSON
+  echo "job $JOBCTL_JOB_ID, attempt $JOBCTL_ATTEMPT on $JOBCTL_NODE"
+  echo "jobctl:progress 50 half way"
+  [ -n "$payload" ] || echo "jobctl:warning no payload given"
+  exit 0
+
+Run as the job type "report":
+
+  jobctl serve --service report=/usr/local/bin/report.sh
+  jobctl submit --type report --payload '{"day":"2026-01-01"}' --wait`
+
+// newHelpTopics builds the help topics of the root command.
+func newHelpTopics() []*cobra.Command {
+	return []*cobra.Command{
+		{
+			Use:   TopicExitCodes,
+			Short: "Exit codes of every jobctl command",
+			Long:  exitCodesHelp,
+		},
+		{
+			Use:   TopicEnvironment,
+			Short: "Environment variables jobctl reads",
+			Long:  environmentHelp,
+		},
+		{
+			Use:   TopicJobProtocol,
+			Short: "What a job gets from its node and what it may print",
+			Long:  jobProtocolHelp,
+		},
+	}
+}
