@@ -32,6 +32,10 @@ const environmentHelp = `Variables jobctl reads:
 
   JOBCTL_DB       the database when --db is not given: sqlite:PATH,
                   postgres://... or mysql://...
+  XDG_CONFIG_HOME when it is an absolute path, the config file is
+                  $XDG_CONFIG_HOME/jobctl/config.yaml (else
+                  ~/.config/jobctl/config.yaml); its db: names the
+                  database when neither --db nor JOBCTL_DB does
   XDG_STATE_HOME  when it is an absolute path and no database is named,
                   the SQLite database is $XDG_STATE_HOME/jobctl/jobctl.db
   HOME            else the database is ~/.local/state/jobctl/jobctl.db;
@@ -42,6 +46,8 @@ const environmentHelp = `Variables jobctl reads:
                   account's name)
   PGSSLMODE       when set, decides TLS to PostgreSQL; else jobctl asks
                   for sslmode=prefer, as psql does
+  GOGC            the garbage collector's target; serve and bench use
+                  400 (less CPU for a little more memory) unless it is set
 
 The PostgreSQL driver also reads the libpq variables (PGPASSWORD, PGUSER,
 PGPASSFILE, PGSSLROOTCERT, PGCONNECT_TIMEOUT, ...) for what a postgres://

@@ -109,6 +109,9 @@ type manSection struct {
 // filesHelp is the FILES section: where jobctl and its packages keep things.
 const filesHelp = `  $XDG_STATE_HOME/jobctl/jobctl.db, ~/.local/state/jobctl/jobctl.db
       the SQLite database when no other is named; created on first use
+  $XDG_CONFIG_HOME/jobctl/config.yaml, ~/.config/jobctl/config.yaml
+      the user's config file: db names the database when neither --db
+      nor JOBCTL_DB does; it has the format of jobctl serve --config
   /etc/jobctl/jobctl.env
       the packaged service's environment: its database (JOBCTL_DB) and
       the flags of jobctl serve (JOBCTL_SERVE_FLAGS)
