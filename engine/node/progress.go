@@ -20,8 +20,11 @@ const progressInterval = 500 * time.Millisecond
 // progressWriter stores the progress running jobs report, for all of the
 // node's jobs together: the latest value of each job is kept, and a round
 // writes what is pending one job after the other on one connection, at
-// most one round per interval. No goroutine runs while no progress is
-// pending, so jobs that report none (noop bursts) cost nothing here.
+// most one round per interval, and after a long round (thousands of jobs
+// reporting) a pause of four times its length, so progress never takes more
+// than a fifth of that connection's time. No goroutine runs while no
+// progress is pending, so jobs that report none (noop bursts) cost nothing
+// here.
 // Progress is stored whether or not the job logs anything.
 type progressWriter struct {
 	store    engine.Store
@@ -34,9 +37,10 @@ type progressWriter struct {
 
 	mu        sync.Mutex
 	pending   map[int64]engine.JobProgressParams
-	scheduled bool      // a round is due or running
-	last      time.Time // when the last round began
-	failing   bool      // the last write failed and was reported
+	scheduled bool          // a round is due or running
+	last      time.Time     // when the last round began
+	took      time.Duration // how long the last round wrote
+	failing   bool          // the last write failed and was reported
 }
 
 func newProgressWriter(store engine.Store, log *slog.Logger, interval time.Duration) *progressWriter {
@@ -58,7 +62,8 @@ func (w *progressWriter) scheduleLocked() {
 		return
 	}
 	w.scheduled = true
-	time.AfterFunc(max(w.interval-time.Since(w.last), 0), w.round)
+	gap := max(w.interval, w.took*5)
+	time.AfterFunc(max(gap-time.Since(w.last), 0), w.round)
 }
 
 // round writes every pending progress.
@@ -87,6 +92,7 @@ func (w *progressWriter) round() {
 	}
 	w.writing.Unlock()
 	w.mu.Lock()
+	w.took = time.Since(w.last)
 	w.scheduled = false
 	w.scheduleLocked()
 	w.mu.Unlock()

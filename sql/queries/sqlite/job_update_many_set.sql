@@ -1,9 +1,9 @@
 -- Many guarded transitions in one statement, each exactly as job_update
--- applies it alone. The parameter is a JSON array with one object per
--- transition (see dbstore's batch.go); an absent key is NULL, which leaves
--- its field alone or switches its flag off. A transition whose job is no
--- longer at its status and version matches no row, and only the changed
--- rows come back.
+-- applies it alone. The parameter is a JSON array with one array per
+-- transition, its fields by position (jobUpdateTuplesJSON in dbstore's
+-- batch_params.go); a null leaves its field alone, and a flag is 0 or 1. A
+-- transition whose job is no longer at its status and version matches no
+-- row, and only the changed rows come back.
 UPDATE jobs SET
     status           = x.to_status,
     version          = version + 1,
@@ -25,20 +25,20 @@ UPDATE jobs SET
     queued_at        = CASE WHEN x.mark_queued THEN {{now}} ELSE queued_at END,
     started_at       = CASE WHEN x.mark_started THEN {{now}} ELSE started_at END
 FROM (
-    SELECT value ->> 'id'                AS job_id,
-           value ->> 'version'           AS expected_version,
-           value ->> 'from'              AS from_status,
-           value ->> 'to'                AS to_status,
-           value ->> 'node'              AS new_node,
-           value ->> 'increment_attempt' AS increment_attempt,
-           value ->> 'rebase_attempts'   AS rebase_attempts,
-           value ->> 'exit_code'         AS new_exit_code,
-           value ->> 'message'           AS new_message,
-           value ->> 'run_after_seconds' AS run_after_seconds,
-           value ->> 'clear_result'      AS clear_result,
-           value ->> 'mark_queued'       AS mark_queued,
-           value ->> 'mark_started'      AS mark_started,
-           value ->> 'mark_finished'     AS mark_finished
+    SELECT value ->> 0  AS job_id,
+           value ->> 1  AS expected_version,
+           value ->> 2  AS from_status,
+           value ->> 3  AS to_status,
+           value ->> 4  AS new_node,
+           value ->> 5  AS new_exit_code,
+           value ->> 6  AS new_message,
+           value ->> 7  AS run_after_seconds,
+           value ->> 8  AS increment_attempt,
+           value ->> 9  AS rebase_attempts,
+           value ->> 10 AS clear_result,
+           value ->> 11 AS mark_queued,
+           value ->> 12 AS mark_started,
+           value ->> 13 AS mark_finished
     FROM json_each(:updates)
 ) AS x
 WHERE jobs.id = x.job_id AND jobs.version = x.expected_version AND jobs.status = x.from_status
