@@ -225,6 +225,9 @@ type JobListParams struct {
 	CreatedAfter  *time.Time
 	CreatedBefore *time.Time
 	Limit         int
+	// Brief reads only the fields of Job.Brief; the others are zero. A node
+	// checking its running jobs twice a second needs no more.
+	Brief bool
 }
 
 // JobPurgeParams select ended jobs to remove; zero fields do not filter.

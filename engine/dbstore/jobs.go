@@ -142,6 +142,9 @@ func (s *Store) JobList(ctx context.Context, p engine.JobListParams) ([]*engine.
 		// millions, read newest first until the limit.
 		query = qJobListLive
 	}
+	if p.Brief {
+		query = map[string]string{qJobList: qJobListBrief, qJobListLive: qJobListLiveBrief}[query]
+	}
 	var rows []jobRow
 	if err := s.selectRows(ctx, s.q, &rows, query, a, true); err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)

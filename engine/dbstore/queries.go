@@ -20,6 +20,8 @@ const (
 	qJobExists              = "job_exists"
 	qJobList                = "job_list"
 	qJobListLive            = "job_list_live"
+	qJobListBrief           = "job_list_brief"
+	qJobListLiveBrief       = "job_list_live_brief"
 	qJobUpdate              = "job_update"
 	qJobUpdateMany          = "job_update_many"
 	qJobUpdateManyLock      = "job_update_many_lock"

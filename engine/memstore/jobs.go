@@ -122,7 +122,15 @@ func (tx *txStore) JobList(_ context.Context, p engine.JobListParams) ([]*engine
 	if err := tx.check(); err != nil {
 		return nil, err
 	}
-	return cloneJobs(tx.s.jobs.list(p)), nil
+	found := tx.s.jobs.list(p)
+	if p.Brief {
+		out := make([]*engine.Job, len(found))
+		for i, j := range found {
+			out[i] = j.Brief()
+		}
+		return out, nil
+	}
+	return cloneJobs(found), nil
 }
 
 // list returns the stored jobs (not copies) that match p, as JobList does.

@@ -32,7 +32,7 @@ func (n *Runtime) reconcile(ctx context.Context) error {
 	if len(started) == 0 {
 		return nil
 	}
-	jobs, err := n.store.JobList(ctx, engine.JobListParams{Node: n.cfg.Name, Statuses: engine.RecoverableStatuses})
+	jobs, err := n.store.JobList(ctx, engine.JobListParams{Node: n.cfg.Name, Statuses: engine.RecoverableStatuses, Brief: true})
 	if err != nil {
 		return err
 	}

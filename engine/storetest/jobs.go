@@ -21,6 +21,41 @@ var jobTests = []subtest{
 	{"JobGetNotFound", testJobGetNotFound},
 	{"JobListFilters", testJobListFilters},
 	{"JobListLimit", testJobListLimit},
+	{"JobListBrief", testJobListBrief},
+}
+
+// testJobListBrief: a brief listing holds the same jobs as a full one,
+// each exactly its Brief, on both of the store's paths (live statuses, and
+// any filter).
+func testJobListBrief(t *testing.T, s engine.Store) {
+	parent := queued(t, s, 1)
+	insert(t, s, engine.JobInsertParams{Type: "sleep", Key: "k", ParentID: &parent.ID, Args: []string{"a"},
+		Payload: []byte(`{"x":1}`), MaxAttempts: 3, Creator: "alice"})
+	start(t, s, insert(t, s, engine.JobInsertParams{Type: "exec", Load: 2.5}), "n1")
+	for _, p := range []engine.JobListParams{
+		{},
+		{Statuses: engine.RecoverableStatuses},
+		{Node: "n1", Statuses: engine.RecoverableStatuses},
+		{Types: []string{"sleep"}, Limit: 1},
+	} {
+		full, err := s.JobList(t.Context(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Brief = true
+		brief, err := s.JobList(t.Context(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(full) == 0 || len(brief) != len(full) {
+			t.Fatalf("JobList(%+v): %d brief jobs, %d full ones", p, len(brief), len(full))
+		}
+		for i := range full {
+			if want := full[i].Brief(); !reflect.DeepEqual(brief[i], want) {
+				t.Errorf("JobList(%+v) job %d:\n brief %+v\n want  %+v", p, i, brief[i], want)
+			}
+		}
+	}
 }
 
 func testJobInsertAllFields(t *testing.T, s engine.Store) {

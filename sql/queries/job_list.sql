@@ -3,7 +3,7 @@
 -- grows with id, so with a lower bound the scan down the primary key stops
 -- once it has the limit, before the older rows. An upper bound alone first
 -- passes over the jobs created after it, in the database.
-SELECT {{template "job_columns"}}
+SELECT {{if .}}{{template "job_columns_brief"}}{{else}}{{template "job_columns"}}{{end}}
 FROM jobs
 WHERE {{template "job_list_filter"}}
 ORDER BY id DESC
