@@ -281,3 +281,28 @@ func TestListSaysWhenTheLimitCutsItShort(t *testing.T) {
 		}
 	}
 }
+
+// A listing of a table too large to count says "more than" the count's cap
+// rather than reading every matching job to tell the exact figure.
+func TestListCountsAtMostTheCap(t *testing.T) {
+	e := newTestEnv(t)
+	ps := make([]engine.JobInsertParams, listCountCap+1)
+	for i := range ps {
+		ps[i] = engine.JobInsertParams{Type: engine.TypeNoop, Status: engine.StatusQueued}
+	}
+	if _, err := e.store.JobInsertMany(t.Context(), ps); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.run(t, "list", "-q", "--limit", "1"); err != nil {
+		t.Fatal(err)
+	}
+	want := "jobctl: showing the newest 1 of more than 10,000 matching jobs; --limit 0 lists all\n"
+	if got := e.stderr.String(); got != want {
+		t.Errorf("stderr %q, want %q", got, want)
+	}
+	e.stdout.Reset()
+	e.stderr.Reset()
+	if err := e.run(t, "list", "-q", "--limit", "1", "--state", "running"); err != nil || e.stderr.Len() != 0 {
+		t.Errorf("nothing running: %v, stderr %q", err, e.stderr.String())
+	}
+}
