@@ -234,8 +234,8 @@ func (s *Store) writing() func() {
 	if !s.dialect.oneWriter || s.tx != nil {
 		return func() {}
 	}
-	s.conn.writes.Lock()
-	return s.conn.writes.Unlock
+	s.writes.Lock()
+	return s.writes.Unlock
 }
 
 // inTx runs fn in a transaction and commits it if fn succeeds. On SQLite the
