@@ -130,6 +130,9 @@ within --shutdown-grace and puts the rest back in the queue.`,
 	fl.StringVar(&c.TLS.CertFile, "tls-cert", "", "serve the endpoint over HTTPS with this certificate (PEM)")
 	fl.StringVar(&c.TLS.KeyFile, "tls-key", "", "the key of --tls-cert (PEM)")
 	fl.StringVar(&c.TLS.CAFile, "tls-ca", "", "CA bundle to verify other nodes' HTTPS endpoints (default: the system's)")
+	fl.DurationVar(&c.NodeLease, "node-lease", c.NodeLease, "a node that cannot record its liveness in the database this long stops its jobs")
+	fl.StringVar(&c.StateDir, "state-dir", "", "directory for what the node keeps across restarts (default: $XDG_STATE_HOME/jobctl/nodes/NAME)")
+	fl.StringSliceVar(&c.PassEnv, "pass-env", nil, "names of this node's environment variables that jobs get (repeatable, comma-separated)")
 	fl.StringVar(&opts.LogLevel, "log-level", "info", "debug, info, warn or error")
 	_ = cmd.RegisterFlagCompletionFunc("selector", completeSelectors)
 	_ = cmd.RegisterFlagCompletionFunc("log-level", cobra.FixedCompletions(

@@ -38,6 +38,7 @@ type Node struct {
 	Maintenance     bool          `json:"maintenance"` // set by an operator; outlives health changes and restarts
 	StartedAt       time.Time     `json:"started_at"`
 	LastSeen        time.Time     `json:"last_seen"`
+	Lease           Duration      `json:"node_lease"` // silent this long, the node has stopped its runs
 
 	// Reported health, refreshed every touch; zero when unknown.
 	LoadAvg        float64 `json:"load_avg"`
@@ -51,6 +52,14 @@ type Node struct {
 	Running    int     `json:"running"`
 	Dispatcher bool    `json:"dispatcher"` // holds the lease now
 }
+
+// DefaultNodeLease is how long a node may go without recording its liveness
+// in the store before it stops its own runs; MinNodeLease is the shortest
+// lease a node accepts.
+const (
+	DefaultNodeLease = 10 * time.Second
+	MinNodeLease     = time.Second
+)
 
 // A node touches its row every NodeTouchInterval. One not touched for
 // NodeStaleAfter is gone: its name may be taken by a new process, and its

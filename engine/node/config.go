@@ -43,6 +43,9 @@ type Config struct {
 	MaxLoadAvg        float64       // overloaded above this load average; 0: no limit
 	ReservedMemory    int64         // overloaded with less free memory (bytes)
 	LogCap            int64         // bytes of log kept per job attempt
+	NodeLease         time.Duration // a node silent in the store this long stops its runs
+	StateDir          string        // where the node keeps what must outlive it (results not yet recorded)
+	PassEnv           []string      // names of the node's environment variables its jobs get
 	DSN               string        // passed to jobs as JOBCTL_DB
 	MetricsAuth       bool          // /metrics asks for the cluster token too
 	TLS               endpoint.TLS
@@ -74,6 +77,7 @@ func Defaults() Config {
 		CancelGrace:       10 * time.Second,
 		ShutdownGrace:     30 * time.Second,
 		LogCap:            10 << 20,
+		NodeLease:         engine.DefaultNodeLease,
 		MaxLoadAvg:        engine.DefaultMaxLoadAvg(runtime.NumCPU()),
 	}
 }
@@ -93,6 +97,8 @@ func (c *Config) Validate() error {
 		return errors.New("--dispatch-interval must not be negative")
 	case c.HeartbeatInterval <= 0:
 		return errors.New("--heartbeat-interval must be positive")
+	case c.NodeLease < engine.MinNodeLease:
+		return fmt.Errorf("--node-lease must be at least %s, not %s", engine.MinNodeLease, c.NodeLease)
 	case c.DispatchInterval > 0 && c.LeaseTTL != 0 && c.LeaseTTL <= c.DispatchInterval:
 		// A TTL no longer than the interval lets the lease lapse between renewals.
 		return fmt.Errorf("--lease-timeout %s must be longer than --dispatch-interval %s", c.LeaseTTL, c.DispatchInterval)

@@ -49,6 +49,10 @@ type Runtime struct {
 
 	holder *dispatch.LeaseHolder
 
+	// fence stops this node's runs when it cannot record its liveness for
+	// its node lease, and when the node itself dies.
+	fence *fence
+
 	// completions records the results of finished runs in batches.
 	completions *completionBatcher
 	// progress stores the progress running jobs report.
@@ -136,6 +140,13 @@ func (n *Runtime) Run(ctx context.Context) error {
 		}
 		return fmt.Errorf("cannot register node %q: %w", n.cfg.Name, err)
 	}
+	if err := n.fence.start(ctx); err != nil {
+		return err
+	}
+	defer n.fence.stop()
+	if err := n.replayResults(ctx); err != nil {
+		return err
+	}
 	if err := n.recoverOwnJobs(ctx); err != nil {
 		return err
 	}
@@ -190,6 +201,7 @@ func (n *Runtime) row() engine.Node {
 		Warmup: engine.Duration(n.cfg.Warmup), AcceptExceeding: n.cfg.AcceptExceeding,
 		Candidate: n.cfg.DispatchInterval > 0, Services: services, State: engine.NodeOnline,
 		MaxLoadAvg: n.cfg.MaxLoadAvg, ReservedMemory: n.cfg.ReservedMemory, Cores: runtime.NumCPU(),
+		Lease: engine.Duration(n.cfg.NodeLease),
 	}
 }
 

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"runtime"
+	"time"
 
 	"github.com/jobctl/jobctl/engine"
 )
@@ -11,7 +12,7 @@ import (
 // while it was alive (a partition, a stall) comes back ONLINE. Its jobs were
 // restarted elsewhere meanwhile; the reconcile loop stops its copies.
 func (n *Runtime) touchLoop(ctx context.Context) {
-	every(ctx, engine.NodeTouchInterval, func() { n.touch(ctx) })
+	every(ctx, n.cfg.NodeLease/5, func() { n.touch(ctx) })
 }
 
 // touch is one round of the touch loop.
@@ -20,6 +21,7 @@ func (n *Runtime) touch(ctx context.Context) {
 	// Dispatchers hold the overload gate against this node's reported
 	// figures; judging them here too is what lets the node say so.
 	n.noteOverload(h)
+	began := time.Now()
 	if err := n.store.NodeTouch(ctx, engine.NodeTouchParams{Name: n.cfg.Name, LoadAvg: h.LoadAvg,
 		MemAvailable: h.MemAvailable, Cores: runtime.NumCPU()}); err != nil {
 		if ctx.Err() == nil {
@@ -27,6 +29,7 @@ func (n *Runtime) touch(ctx context.Context) {
 		}
 		return
 	}
+	n.fence.recorded(began)
 	if err := n.recoverOrphans(ctx); err != nil && ctx.Err() == nil {
 		n.log.Warn("cannot check for orphaned jobs", "err", err)
 	}
