@@ -304,12 +304,19 @@ type node struct {
 // which come later and so win.
 func (c *cluster) serve(name string, args ...string) *node {
 	c.t.Helper()
+	return c.serveDB(c.dsn, name, args...)
+}
+
+// serveDB starts a node that reaches the cluster's database at dsn (the
+// address of a proxy in front of it, say).
+func (c *cluster) serveDB(dsn, name string, args ...string) *node {
+	c.t.Helper()
 	addr := "127.0.0.1:" + freePort(c.t)
 	all := append([]string{"serve", "--node", name, "--listen", addr,
 		"--dispatch-interval", "200ms", "--heartbeat-interval", "1s", "--poll-interval", "100ms",
 		"--max-load-avg", "off", "--log-level", "debug"}, args...)
 	cmd := exec.Command(binary, all...)
-	cmd.Env = append(os.Environ(), "JOBCTL_DB="+c.dsn)
+	cmd.Env = append(os.Environ(), "JOBCTL_DB="+dsn)
 	n := &node{name: name, addr: addr, cmd: cmd, log: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = n.log, n.log
 	if err := cmd.Start(); err != nil {
