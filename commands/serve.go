@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"net/url"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -157,6 +159,9 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		return err
 	}
 	opts.Config.DSN = opts.Factory.DSN()
+	if opts.Config.StateDir == "" {
+		opts.Config.StateDir = defaultStateDir(opts.Config.Name)
+	}
 	rt, err := node.New(opts.Config, store, opts.Factory.Clock, log)
 	if err != nil {
 		return err
@@ -167,6 +172,27 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return rt.Run(ctx)
+}
+
+// defaultStateDir is where node name keeps what must outlive its process
+// (job results the database has not taken yet) when --state-dir is not
+// given: $XDG_STATE_HOME/jobctl/nodes/NAME, else
+// ~/.local/state/jobctl/nodes/NAME; "" when there is no home either. The
+// name is escaped so it stays one directory.
+func defaultStateDir(name string) string {
+	base := os.Getenv("XDG_STATE_HOME")
+	if !filepath.IsAbs(base) { // the XDG spec says to ignore a relative one
+		home, err := os.UserHomeDir()
+		if err != nil || home == "" {
+			return ""
+		}
+		base = filepath.Join(home, ".local", "state")
+	}
+	dir := url.PathEscape(name)
+	if dir == "." || dir == ".." {
+		dir = strings.ReplaceAll(dir, ".", "%2E")
+	}
+	return filepath.Join(base, "jobctl", "nodes", dir)
 }
 
 // loadAvgLimit is --max-load-avg: a number >= 0, or "off" (0, no limit).

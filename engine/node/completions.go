@@ -1,9 +1,9 @@
 package node
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
-	"slices"
 	"sync"
 	"time"
 
@@ -20,44 +20,90 @@ const (
 	completionBatchMax = 500
 )
 
+// How results the database does not take are retried: for as long as it
+// takes, each try given resultTryTimeout, the pause between tries doubling
+// from retryMinDelay to retryMaxDelay — less with a short node lease, so a
+// node reports its results well within the one node lease a dispatcher
+// gives it after an outage.
+const (
+	resultTryTimeout = 30 * time.Second
+	retryMinDelay    = 100 * time.Millisecond
+	retryMaxDelay    = 2 * time.Second
+)
+
 // completion is a run's result waiting to be recorded.
 type completion struct {
-	run      *activeRun
-	result   runner.Result
-	deadline time.Time // when the node gives up recording it
+	run     *activeRun
+	result  runner.Result
+	endedAt time.Time
+	// alone: its job changed since the run started, so it is recorded on
+	// its own, reading the job first. Set before it is handed back to the
+	// batcher, which is what makes it safe to read there.
+	alone bool
+	// logPending: the end of the run's log is not stored yet; it is tried
+	// again before the result.
+	logPending bool
+
+	// Guarded by the spool's lock.
+	file    string // its spool file; "" while it is in memory only
+	settled bool   // recorded or dropped: never to go to disk again
 }
 
-// completionBatcher collects results and hands them to write in batches.
-// It has no goroutine while idle: the first result starts a writer, which
-// ends once nothing is left, so nothing needs stopping.
+// completionBatcher holds every result not yet recorded and hands them to
+// write in batches. It has no goroutine while idle: the first result starts
+// a writer, which ends once nothing is left, so nothing needs stopping.
+//
+// A result is never given up: when a try fails the database is away, and
+// the results tried, and all waiting behind them, are retried until the
+// database takes them (or fencing rejects them) and meanwhile kept on disk
+// (keep) so they outlive the process.
 type completionBatcher struct {
 	// write records a batch; when the store does not answer it returns the
 	// completions to try again and the error.
-	write func(batch []completion) ([]completion, error)
-	// giveUp is told of a completion whose deadline passed unrecorded.
-	giveUp func(completion)
-	log    *slog.Logger
-	linger time.Duration
-	max    int
+	write func(batch []*completion) ([]*completion, error)
+	// keep puts a result that waits for the database on disk; it is called
+	// again for results already there, and must then do nothing.
+	keep  func(*completion)
+	spool *resultSpool
+	log   *slog.Logger
+
+	linger             time.Duration
+	max                int
+	minDelay, maxDelay time.Duration
+	pause              func(time.Duration) // between tries; tests hold it
 
 	mu      sync.Mutex
-	queue   []completion
-	writing bool // a writer goroutine is running
+	queue   []*completion            // not tried yet
+	retry   []*completion            // tried, and waiting for the database
+	held    map[*completion]struct{} // every result not settled
+	writing bool                     // a writer goroutine is running
+	outage  bool                     // the last try failed
 
 	full      chan struct{} // max results are waiting: the linger is over
 	hurry     chan struct{} // closed on shutdown: no more lingering
 	hurryOnce sync.Once
 }
 
-func newCompletionBatcher(write func([]completion) ([]completion, error), giveUp func(completion), log *slog.Logger) *completionBatcher {
-	return &completionBatcher{write: write, giveUp: giveUp, log: log, linger: completionLinger, max: completionBatchMax,
-		full: make(chan struct{}, 1), hurry: make(chan struct{})}
+func newCompletionBatcher(write func([]*completion) ([]*completion, error), keep func(*completion), log *slog.Logger) *completionBatcher {
+	return &completionBatcher{write: write, keep: keep, spool: newResultSpool("", "", log), log: log,
+		linger: completionLinger, max: completionBatchMax, minDelay: retryMinDelay, maxDelay: retryMaxDelay, pause: pause,
+		held: map[*completion]struct{}{}, full: make(chan struct{}, 1), hurry: make(chan struct{})}
+}
+
+// newCompletions is the node's batcher, recording into its store and
+// keeping what waits in its state directory.
+func (n *Runtime) newCompletions() *completionBatcher {
+	b := newCompletionBatcher(n.recordBatch, n.keepResult, n.log)
+	b.spool = newResultSpool(n.cfg.StateDir, n.cfg.Name, n.log)
+	b.maxDelay = max(min(retryMaxDelay, n.cfg.NodeLease/4), retryMinDelay)
+	return b
 }
 
 // add queues a result, starting a writer if none runs.
-func (b *completionBatcher) add(c completion) {
+func (b *completionBatcher) add(c *completion) {
 	b.mu.Lock()
 	b.queue = append(b.queue, c)
+	b.held[c] = struct{}{}
 	idle := !b.writing
 	b.writing = true
 	full := len(b.queue) >= b.max
@@ -73,14 +119,34 @@ func (b *completionBatcher) add(c completion) {
 	}
 }
 
+// again takes back a result whose own try failed (recordAlone).
+func (b *completionBatcher) again(c *completion, err error) {
+	b.mu.Lock()
+	b.retry = append(b.retry, c)
+	idle := !b.writing
+	b.writing = true
+	b.mu.Unlock()
+	b.stalled(nil, err)
+	if idle {
+		go b.run()
+	}
+}
+
+// release forgets a settled result.
+func (b *completionBatcher) release(c *completion) {
+	b.mu.Lock()
+	delete(b.held, c)
+	b.mu.Unlock()
+}
+
 // flushNow ends lingering for good: a node shutting down records results
 // as they come.
 func (b *completionBatcher) flushNow() {
 	b.hurryOnce.Do(func() { close(b.hurry) })
 }
 
-// run is the writer: after the linger it records batches until the queue
-// is empty. Results that arrive while a batch is written wait no further.
+// run is the writer: after the linger it records batches until nothing is
+// left. Results that arrive while a batch is written wait no further.
 func (b *completionBatcher) run() {
 	t := time.NewTimer(b.linger)
 	select {
@@ -89,102 +155,156 @@ func (b *completionBatcher) run() {
 	case <-b.hurry:
 	}
 	t.Stop()
+	delay := b.minDelay
 	for {
-		batch := b.next()
+		batch, waiting := b.next()
 		if batch == nil {
 			return
 		}
-		b.record(batch)
+		tried, err := b.write(batch)
+		if err == nil {
+			b.through(waiting)
+			delay = b.minDelay
+			continue
+		}
+		b.stalled(tried, err)
+		b.pause(delay)
+		delay = min(2*delay, b.maxDelay)
 	}
 }
 
-// next takes the next batch off the queue; nil, with the writer marked
-// gone, when there is none.
-func (b *completionBatcher) next() []completion {
+func pause(d time.Duration) {
+	t := time.NewTimer(d)
+	<-t.C
+}
+
+// next takes the next batch, the results tried before first, and says
+// how many results wait in all; nil, with the writer marked gone, when
+// there is none.
+func (b *completionBatcher) next() ([]*completion, int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	n := min(len(b.queue), b.max)
+	n := min(len(b.retry)+len(b.queue), b.max)
 	if n == 0 {
 		b.writing = false
-		return nil
+		return nil, 0
 	}
-	batch := slices.Clone(b.queue[:n])
-	b.queue = append(b.queue[:0], b.queue[n:]...)
+	batch := make([]*completion, 0, n)
+	k := min(len(b.retry), n)
+	batch = append(batch, b.retry[:k]...)
+	b.retry = append(b.retry[:0], b.retry[k:]...)
+	k = n - k
+	batch = append(batch, b.queue[:k]...)
+	b.queue = append(b.queue[:0], b.queue[k:]...)
 	select {
 	case <-b.full: // this batch answers it
 	default:
 	}
-	return batch
+	return batch, len(b.held)
 }
 
-// record writes one batch, retrying what the store did not take while
-// each result's deadline allows, with the backoff of a single result.
-func (b *completionBatcher) record(batch []completion) {
-	delay := 100 * time.Millisecond
-	for len(batch) > 0 {
-		retry, err := b.write(batch)
-		if err == nil {
-			return
-		}
-		b.log.Warn("cannot record job results yet; retrying", "jobs", len(retry), "in", delay, "err", err)
-		t := time.NewTimer(delay)
-		<-t.C
-		delay = min(2*delay, 5*time.Second)
-		now := time.Now()
-		batch = slices.DeleteFunc(retry, func(c completion) bool {
-			if now.Before(c.deadline) {
-				return false
-			}
-			b.giveUp(c)
-			return true
-		})
+// stalled puts the results of a failed try back first in line. The
+// database is away: they and every result waiting behind them go to disk,
+// and the node says so once per outage, not once per result or try.
+func (b *completionBatcher) stalled(tried []*completion, err error) {
+	b.mu.Lock()
+	b.retry = append(tried, b.retry...)
+	first := !b.outage
+	b.outage = true
+	waiting := make([]*completion, 0, len(b.retry)+len(b.queue))
+	waiting = append(append(waiting, b.retry...), b.queue...)
+	b.mu.Unlock()
+	if first {
+		b.log.Warn("cannot record job results; keeping them until the database takes them",
+			"results", len(waiting), "err", err)
 	}
+	for _, c := range waiting {
+		b.keep(c)
+	}
+}
+
+// through notes a try that worked; the first after an outage says so, and
+// how many results were waiting.
+func (b *completionBatcher) through(waiting int) {
+	b.mu.Lock()
+	was := b.outage
+	b.outage = false
+	b.mu.Unlock()
+	if was {
+		b.log.Info("recording job results again", "results", waiting)
+	}
+}
+
+// keepAll puts every result not yet recorded on disk, for a node about to
+// stop; it returns how many wait there and how many could not be written.
+func (b *completionBatcher) keepAll() (onDisk, lost int) {
+	b.mu.Lock()
+	all := make([]*completion, 0, len(b.held))
+	for c := range b.held {
+		all = append(all, c)
+	}
+	b.mu.Unlock()
+	for _, c := range all {
+		b.keep(c)
+		if b.spool.onDisk(c) {
+			onDisk++
+		} else {
+			lost++
+		}
+	}
+	return onDisk, lost
 }
 
 // recordBatch writes a batch of results in one store call, each guarded by
 // the job as its run started (RUNNING, the version the start left). A result
 // whose job changed since then is recorded alone (recordAlone), which reads
 // the job and decides anew; a fenced run's result is dropped.
-func (n *Runtime) recordBatch(batch []completion) ([]completion, error) {
+func (n *Runtime) recordBatch(batch []*completion) ([]*completion, error) {
 	type pending struct {
-		c completion
+		c *completion
 		u engine.JobUpdate
 	}
 	writes := make([]pending, 0, len(batch))
-	var dropped []completion
+	var dropped, alone []*completion
 	n.mu.Lock()
 	for _, c := range batch {
-		if c.run.fenced {
+		switch {
+		case c.run.fenced:
 			dropped = append(dropped, c)
-			continue
+		case c.alone:
+			alone = append(alone, c)
+		default:
+			writes = append(writes, pending{c, n.outcomeUpdate(c.run.job, c.run, c.result, c.run.shutdown)})
 		}
-		writes = append(writes, pending{c, n.outcomeUpdate(c.run.job, c.run, c.result, c.run.shutdown)})
 	}
 	n.mu.Unlock()
 	for _, c := range dropped {
 		n.logDropped(c.run, c.result)
-		n.forget(c.run.job.ID, c.run)
+		n.settle(c)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), resultTryTimeout)
+	defer cancel()
+	var tried []*completion
+	var failed error
+	for _, c := range alone {
+		if err := n.recordOnce(ctx, c); err != nil {
+			tried, failed = append(tried, c), cmp.Or(failed, err)
+		}
 	}
 	if len(writes) == 0 {
-		return nil, nil
+		return tried, failed
 	}
 	us := make([]engine.JobUpdate, len(writes))
-	last := writes[0].c.deadline
 	for k, w := range writes {
 		us[k] = w.u
-		if w.c.deadline.After(last) {
-			last = w.c.deadline
-		}
+		n.flushLog(ctx, w.c)
 	}
-	ctx, cancel := context.WithDeadline(context.Background(), last)
-	defer cancel()
 	results, err := n.store.JobUpdateManyQuiet(ctx, us)
 	if err != nil {
-		retry := make([]completion, len(writes))
-		for k, w := range writes {
-			retry[k] = w.c
+		for _, w := range writes {
+			tried = append(tried, w.c)
 		}
-		return retry, err
+		return tried, cmp.Or(failed, err)
 	}
 	for k, w := range writes {
 		if results[k].Err != nil {
@@ -192,7 +312,30 @@ func (n *Runtime) recordBatch(batch []completion) ([]completion, error) {
 			continue
 		}
 		n.recorded(w.c.run, w.u, w.c.result)
-		n.forget(w.c.run.job.ID, w.c.run)
+		n.settle(w.c)
 	}
-	return nil, nil
+	return tried, failed
+}
+
+// keepResult puts a result that waits for the database on disk.
+func (n *Runtime) keepResult(c *completion) {
+	n.completions.spool.save(c, func() spoolRecord {
+		n.mu.Lock()
+		shutdown := c.run.shutdown
+		n.mu.Unlock()
+		return spoolRecord{Format: spoolFormat, JobID: c.run.job.ID, Attempt: c.run.attempt, Node: n.cfg.Name,
+			ExitCode: c.result.ExitCode, Outcome: c.result.Outcome, Warning: c.result.Warning, Reason: c.result.Reason,
+			Shutdown: shutdown, Refused: c.run.refused, EndedAt: c.endedAt}
+	})
+}
+
+// settle is done with a result, recorded or dropped: its file goes, and its
+// run leaves the books.
+func (n *Runtime) settle(c *completion) {
+	if c.logPending {
+		n.log.Warn("lost part of a job's log", "job", c.run.job.ID, "attempt", c.run.attempt)
+	}
+	n.completions.spool.settle(c)
+	n.completions.release(c)
+	n.forget(c.run.job.ID, c.run)
 }

@@ -10,82 +10,110 @@ import (
 	"github.com/jobctl/jobctl/engine/runner"
 )
 
-// resultPatience is how long a node keeps trying to record a job's result.
-const resultPatience = 2 * time.Minute
+// logCloseTimeout bounds storing the end of a run's log before its result
+// is queued: a database that does not answer must not hold the result back
+// (it is kept on disk only once a try to record it failed).
+const logCloseTimeout = 10 * time.Second
 
 // finish records how a run ended. Logs are flushed first, so whoever sees
 // the final state also sees the whole log; then the result joins the next
 // batch of results (completionBatcher). It is written only while the job is
 // still this attempt on this node (fencing). A database that does not
-// answer is retried for resultPatience; if it stays away, the job is left
-// to the orphan check (recoverOrphans) rather than forgotten. The run stays
-// on the books until its result is recorded or dropped.
+// answer is retried for as long as it takes, the result kept on disk
+// meanwhile; the run stays on the books until its result is recorded or
+// dropped, so the orphan check (recoverOrphans) leaves its job alone.
 func (n *Runtime) finish(ar *activeRun, res runner.Result) {
-	deadline := time.Now().Add(resultPatience)
+	c := &completion{run: ar, result: res, endedAt: n.clock.Now()}
 	if ar.out != nil {
-		if err := ar.out.Close(deadline); err != nil {
-			n.log.Warn("lost part of a job's log", "job", ar.job.ID, "err", err)
-		}
+		c.logPending = ar.out.Close(time.Now().Add(logCloseTimeout)) != nil
 	}
-	n.completions.add(completion{run: ar, result: res, deadline: deadline})
+	n.completions.add(c)
+}
+
+// flushLog tries again to store the end of a run's log that finish could
+// not, before its result.
+func (n *Runtime) flushLog(ctx context.Context, c *completion) {
+	if !c.logPending {
+		return
+	}
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(logCloseTimeout)
+	}
+	c.logPending = c.run.out.Close(deadline) != nil
 }
 
 // recordAlone records one result on its own, reading the job first and
 // deciding anew: the path of a result whose job changed since its run
-// started (an operator paused it, it was taken from this node).
-func (n *Runtime) recordAlone(c completion) {
-	ar := c.run
-	defer n.forget(ar.job.ID, ar)
-	ctx, cancel := context.WithDeadline(context.Background(), c.deadline)
+// started (an operator paused it, it was taken from this node). A database
+// that does not answer hands it back to the batcher, to be retried there.
+func (n *Runtime) recordAlone(c *completion) {
+	ctx, cancel := context.WithTimeout(context.Background(), resultTryTimeout)
 	defer cancel()
-	delay := 100 * time.Millisecond
-	for {
-		done, err := n.recordResult(ctx, ar, c.result)
-		if done {
-			return
-		}
-		if err != nil {
-			n.log.Warn("cannot record job result yet; retrying", "job", ar.job.ID, "in", delay, "err", err)
-		}
-		select {
-		case <-ctx.Done():
-			n.logGiveUp(c)
-			return
-		case <-time.After(delay):
-		}
-		delay = min(2*delay, 5*time.Second)
+	if err := n.recordOnce(ctx, c); err != nil {
+		c.alone = true
+		n.completions.again(c, err)
 	}
 }
 
-// recordResult writes the run's result once; done reports that nothing is
-// left to do (written, or fenced off). A conflict — an operator changed the
-// job meanwhile — is decided again at once.
-func (n *Runtime) recordResult(ctx context.Context, ar *activeRun, res runner.Result) (done bool, err error) {
+// recordOnce is one try of recording a result alone; it settles the result
+// unless the store did not answer.
+func (n *Runtime) recordOnce(ctx context.Context, c *completion) error {
+	n.flushLog(ctx, c)
+	verdict, err := n.recordResult(ctx, c.run, c.result)
+	if err != nil {
+		return err
+	}
+	if verdict == resultFenced {
+		n.logDropped(c.run, c.result)
+	}
+	n.settle(c)
+	return nil
+}
+
+// resultVerdict is what became of a result the store answered for.
+type resultVerdict int
+
+const (
+	resultRecorded resultVerdict = iota + 1
+	resultFenced                 // the job moved on: another attempt, another node, or ended
+	resultGone                   // the job no longer exists
+	resultRefused                // the store refuses the transition for good
+)
+
+// recordResult writes the run's result once, reading the job first; an
+// error means the store did not answer, and nothing is decided. A conflict
+// — an operator changed the job meanwhile — is decided again at once.
+func (n *Runtime) recordResult(ctx context.Context, ar *activeRun, res runner.Result) (resultVerdict, error) {
 	for {
 		job, err := n.store.JobGet(ctx, ar.job.ID)
 		if errors.Is(err, engine.ErrNotFound) {
-			return true, nil
+			return resultGone, nil
 		}
 		if err != nil {
-			return false, err
+			return 0, err
 		}
 		n.mu.Lock()
 		fenced, shutdown := ar.fenced, ar.shutdown
 		n.mu.Unlock()
 		if fenced || !n.owns(job, ar) {
-			n.logDropped(ar, res)
-			return true, nil
+			return resultFenced, nil
 		}
 		u := n.outcomeUpdate(job, ar, res, shutdown)
 		_, err = n.store.JobUpdate(ctx, u)
-		if errors.Is(err, engine.ErrConflict) {
+		switch {
+		case errors.Is(err, engine.ErrConflict):
 			continue
-		}
-		if err != nil {
-			return false, err
+		case errors.Is(err, engine.ErrInvalidTransition) || errors.Is(err, engine.ErrInvalid):
+			// The database answered, and trying again would not change it.
+			n.log.Error("the store refuses a job's result; dropping it", "job", ar.job.ID, "attempt", ar.attempt,
+				"result", res.Reason, "err", err)
+			return resultRefused, nil
+		case err != nil:
+			return 0, err
 		}
 		n.recorded(ar, u, res)
-		return true, nil
+		return resultRecorded, nil
 	}
 }
 
@@ -114,9 +142,4 @@ func (n *Runtime) recorded(ar *activeRun, u engine.JobUpdate, res runner.Result)
 
 func (n *Runtime) logDropped(ar *activeRun, res runner.Result) {
 	n.log.Warn("dropped the result of a job taken from this node", "job", ar.job.ID, "attempt", ar.attempt, "result", res.Reason)
-}
-
-func (n *Runtime) logGiveUp(c completion) {
-	n.log.Error("gave up recording a job result; the job is recovered once the database answers",
-		"job", c.run.job.ID, "result", c.result.Reason)
 }

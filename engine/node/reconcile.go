@@ -88,8 +88,10 @@ func ended(ar *activeRun) bool {
 }
 
 // recoverOrphans restarts jobs the store says run here that this node has
-// no run for: their result could not be recorded (the database was away for
-// too long), so nothing else would ever end them. A job accepted meanwhile
+// no run for and no result of: nothing else would ever end them (a run
+// lost without a trace, say). A job whose result waits to be recorded is
+// left alone: its run stays on the books until the result is recorded or
+// fenced off, and one kept on disk is checked too. A job accepted meanwhile
 // is safe: its run is on the books before the job becomes RUNNING, and a
 // job that ended meanwhile has a new version, so the guarded update misses.
 func (n *Runtime) recoverOrphans(ctx context.Context) error {
@@ -98,7 +100,7 @@ func (n *Runtime) recoverOrphans(ctx context.Context) error {
 		return err
 	}
 	for _, job := range jobs {
-		if n.books.Holds(job.ID) {
+		if n.books.Holds(job.ID) || n.completions.spool.holds(job.ID) {
 			continue
 		}
 		_, err := n.store.JobUpdate(ctx, engine.RecoverUpdate(job, "node "+n.cfg.Name+" lost track of the run"))

@@ -89,10 +89,7 @@ func New(cfg Config, store engine.Store, clock engine.Clock, log *slog.Logger, o
 		books: placement.NewBooks(placement.BookLimits{MaxLoad: cfg.MaxLoad, MaxJobs: cfg.MaxJobs,
 			AcceptExceeding: cfg.AcceptExceeding})}
 	n.progress = newProgressWriter(store, n.log, progressInterval)
-	n.completions = newCompletionBatcher(n.recordBatch, func(c completion) {
-		n.logGiveUp(c)
-		n.forget(c.run.job.ID, c.run)
-	}, n.log)
+	n.completions = n.newCompletions()
 	for _, o := range opts {
 		o(n)
 	}
