@@ -391,6 +391,12 @@ func TestAStoppingNodeKeepsWhatTheDatabaseHasNotTaken(t *testing.T) {
 	if files := spooled(t, dir); len(files) != 2 {
 		t.Fatalf("kept %v after the shutdown, want both results", files)
 	}
+	n.mu.Lock()
+	marked := n.runs[ended.JobID].shutdown
+	n.mu.Unlock()
+	if marked {
+		t.Error("the run that ended before the grace is marked as stopped by the shutdown: its job would go back to RESTART")
+	}
 	if !strings.Contains(log.String(), "the next start of this node records them") {
 		t.Errorf("the node did not say it kept results for its next start:\n%s", log.String())
 	}
