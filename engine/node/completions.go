@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -192,10 +193,10 @@ func (b *completionBatcher) next() ([]*completion, int) {
 	batch := make([]*completion, 0, n)
 	k := min(len(b.retry), n)
 	batch = append(batch, b.retry[:k]...)
-	b.retry = append(b.retry[:0], b.retry[k:]...)
+	b.retry = slices.Delete(b.retry, 0, k) // clears the tail: no settled result stays referenced
 	k = n - k
 	batch = append(batch, b.queue[:k]...)
-	b.queue = append(b.queue[:0], b.queue[k:]...)
+	b.queue = slices.Delete(b.queue, 0, k)
 	select {
 	case <-b.full: // this batch answers it
 	default:

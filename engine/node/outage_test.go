@@ -29,7 +29,8 @@ type outageStore struct {
 	engine.Store
 	mu      sync.Mutex
 	away    bool
-	refused int // calls refused while away
+	refused int    // calls refused while away
+	onBatch func() // if set, called once a batch of updates went through
 }
 
 func (s *outageStore) cut()     { s.mu.Lock(); s.away = true; s.mu.Unlock() }
@@ -83,7 +84,14 @@ func (s *outageStore) JobUpdateManyQuiet(ctx context.Context, us []engine.JobUpd
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	return s.Store.JobUpdateManyQuiet(ctx, us)
+	out, err := s.Store.JobUpdateManyQuiet(ctx, us)
+	s.mu.Lock()
+	hook := s.onBatch
+	s.mu.Unlock()
+	if hook != nil {
+		hook()
+	}
+	return out, err
 }
 
 func (s *outageStore) JobLogAppend(ctx context.Context, p engine.JobLogAppendParams) error {
@@ -247,6 +255,47 @@ func TestAResultOutlastsAnOutage(t *testing.T) {
 	})
 	if out := log.String(); strings.Count(out, "cannot record job results") != 1 {
 		t.Errorf("said %d times that results cannot be recorded, want once:\n%s", strings.Count(out, "cannot record job results"), out)
+	}
+}
+
+// A result whose job changed while it ran is recorded on its own, reading
+// the job first; when the database goes away just then, it is not dropped
+// either: it is kept on disk and recorded once the database is back.
+func TestAResultRecordedAloneOutlastsAnOutage(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	mem := memstore.New(engine.SystemClock{})
+	s := &outageStore{Store: mem}
+	dir := t.TempDir()
+	var log logBuffer
+	n, _ := outageNode(t, s, dir, &log, nil)
+	o, gate := gatedJob(t, n, s)
+	// An operator paused and resumed the job: the version its run started
+	// with is gone, so the batch's guarded update misses.
+	for _, to := range []engine.Status{engine.StatusPaused, engine.StatusRunning} {
+		j, _ := mem.JobGet(ctx, o.JobID)
+		if _, err := mem.JobUpdate(ctx, engine.JobUpdate{ID: j.ID, From: j.Status, Version: j.Version, To: to}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.mu.Lock()
+	s.onBatch = s.cut // the database goes away right after the batch
+	s.mu.Unlock()
+	writeFile(t, gate, "")
+	waitFor(t, "the result on disk", func() bool { return len(spooled(t, dir)) == 1 })
+	s.mu.Lock()
+	s.onBatch = nil
+	s.mu.Unlock()
+	tries := s.refusals()
+	waitFor(t, "more tries", func() bool { return s.refusals() >= tries+20 })
+
+	s.restore()
+	n.runsDone.Wait()
+	if j, _ := mem.JobGet(ctx, o.JobID); j.Status != engine.StatusFinished || j.Attempt != 1 {
+		t.Errorf("the job is %s at attempt %d, want FINISHED at 1", j.Status, j.Attempt)
+	}
+	if files := spooled(t, dir); len(files) != 0 {
+		t.Errorf("files left after the result was recorded: %v", files)
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 func (n *Runtime) replayResults(ctx context.Context) error {
 	spool := n.completions.spool
 	if spool.dir == "" {
-		n.log.Warn("no state directory: job results the database cannot take are kept in memory only")
+		n.log.Info("no state directory: job results the database cannot take are kept in memory only")
 		return nil
 	}
 	kept, err := spool.load()
