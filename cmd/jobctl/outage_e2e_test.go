@@ -151,6 +151,7 @@ func (c *cluster) serveAgain(dsn, name string, args ...string) *node {
 				if !strings.Contains(n.log.String(), "already online") {
 					c.t.Fatalf("node %s exited early:\n%s", name, n.log.String())
 				}
+				c.t.Logf("node %s refused as already online; trying again", name)
 				return false
 			case <-time.After(50 * time.Millisecond):
 			}
