@@ -156,7 +156,6 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	if err != nil {
 		return err
 	}
-	opts.Config.DSN = opts.Factory.DSN()
 	rt, err := node.New(opts.Config, store, opts.Factory.Clock, log)
 	if err != nil {
 		return err
