@@ -30,33 +30,32 @@ An error is one line on stderr, "jobctl: ...", saying what was wrong.`
 // environmentHelp lists every variable jobctl itself reads.
 const environmentHelp = `Variables jobctl reads:
 
-  JOBCTL_DB        the database when --db is not given: sqlite:PATH,
-                   postgres://... or mysql://...
-  JOBCTL_JOB_ID    set by a node for the job it runs: the job's id, which
-                   submit --child, progress and wait --children act for
-  JOBCTL_URL       set by a node for the job it runs: the node's endpoint,
-                   which those three commands use when neither --db nor
-                   JOBCTL_DB is given (any other command then fails: a
-                   job has no database access)
+  JOBCTL_DB       the database when --db is not given: sqlite:PATH,
+                  postgres://... or mysql://...
+  JOBCTL_JOB_ID   set by a node for the job it runs: the job's id, which
+                  submit --child, progress and wait --children act for
+  JOBCTL_URL      set by a node for the job it runs: the node's endpoint,
+                  which those three commands use when neither --db nor
+                  JOBCTL_DB is given (any other command then fails: a
+                  job has no database access)
   JOBCTL_JOB_TOKEN set by a node for the job it runs: the job's own token
-                   for JOBCTL_URL, good for this attempt of this job only
-  XDG_CONFIG_HOME  when it is an absolute path, the config file is
-                   $XDG_CONFIG_HOME/jobctl/config.yaml (else
-                   ~/.config/jobctl/config.yaml); its db: names the
-                   database when neither --db nor JOBCTL_DB does
-  XDG_STATE_HOME   when it is an absolute path and no database is named,
-                   the SQLite database is $XDG_STATE_HOME/jobctl/jobctl.db
-  HOME             else the database is ~/.local/state/jobctl/jobctl.db;
-                   also expands sqlite:~/PATH
-  NO_COLOR         any non-empty value turns colour off
-  TERM             "dumb" turns colour off
-  USER             who submits a job, recorded as USER@HOST (else the
-                   account's name)
-  PGSSLMODE        when set, decides TLS to PostgreSQL; else jobctl asks
-                   for sslmode=prefer, as psql does
-  GOGC             the garbage collector's target; serve and bench use
-                   400 (less CPU for a little more memory) unless it is
-                   set
+                  for JOBCTL_URL, good for this attempt of this job only
+  XDG_CONFIG_HOME when it is an absolute path, the config file is
+                  $XDG_CONFIG_HOME/jobctl/config.yaml (else
+                  ~/.config/jobctl/config.yaml); its db: names the
+                  database when neither --db nor JOBCTL_DB does
+  XDG_STATE_HOME  when it is an absolute path and no database is named,
+                  the SQLite database is $XDG_STATE_HOME/jobctl/jobctl.db
+  HOME            else the database is ~/.local/state/jobctl/jobctl.db;
+                  also expands sqlite:~/PATH
+  NO_COLOR        any non-empty value turns colour off
+  TERM            "dumb" turns colour off
+  USER            who submits a job, recorded as USER@HOST (else the
+                  account's name)
+  PGSSLMODE       when set, decides TLS to PostgreSQL; else jobctl asks
+                  for sslmode=prefer, as psql does
+  GOGC            the garbage collector's target; serve and bench use
+                  400 (less CPU for a little more memory) unless it is set
 
 The PostgreSQL driver also reads the libpq variables (PGPASSWORD, PGUSER,
 PGPASSFILE, PGSSLROOTCERT, PGCONNECT_TIMEOUT, ...) for what a postgres://
@@ -81,8 +80,7 @@ types noop and sleep run inside the node and start no process.
 Input. The job's payload (submit --payload) arrives as JSON on stdin;
 without a payload stdin is empty.
 
-Environment. A job sees exactly these variables, and nothing else of its
-node's environment:
+Environment. A job's whole environment is these variables:
 
   JOBCTL_JOB_ID     the job's id
   JOBCTL_ATTEMPT    which attempt this is, from 1
@@ -97,8 +95,9 @@ node's environment:
 and, when the node has them, PATH, HOME, USER, LOGNAME, LANG, LC_ALL, TZ,
 TMPDIR and SHELL, plus the variables the node names with --pass-env
 (repeatable, comma-separated; it adds to that list and cannot name
-JOBCTL_* variables). A job gets no database address and no cluster token:
-it reaches the cluster only through its node, with jobctl itself:
+JOBCTL_* variables). Nothing else of the node's environment reaches a job:
+no database address, no cluster token. A job reaches the cluster only
+through its node, with jobctl itself:
 
   jobctl submit --child -- CMD...  submit a child of this job (also
                                    --parent $JOBCTL_JOB_ID); only an exec
