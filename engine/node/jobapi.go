@@ -18,9 +18,10 @@ import (
 )
 
 // jobTokens are the tokens the node gave its job processes
-// ($JOBCTL_JOB_TOKEN), one per attempt. A token is good only while its
-// attempt runs here (see liveRun); one whose run has ended is dropped at the
-// next sweep. The zero value is ready to use.
+// ($JOBCTL_JOB_TOKEN), one per attempt, made as the run starts. A token is
+// good only while its attempt runs here (see liveRun); one whose run has
+// ended is dropped when next used or at the next sweep. The zero value is
+// ready to use. Lock order: jobTokens.mu, then Runtime.mu.
 type jobTokens struct {
 	mu sync.Mutex
 	// grants are keyed by the token's SHA-256: looking a token up leaks
@@ -63,8 +64,8 @@ func (n *Runtime) issueJobToken(jobID int64, attempt int) (string, error) {
 }
 
 // liveRun is the run a grant is for, while that attempt of the job is this
-// node's and has not ended. attached is false for a run accepted but not
-// started yet.
+// node's and has not ended; its run is nil while its process is being
+// started.
 func (n *Runtime) liveRun(g tokenGrant) (ar *activeRun, live bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -85,13 +86,15 @@ func (n *Runtime) liveRun(g tokenGrant) (ar *activeRun, live bool) {
 // JobOfToken implements endpoint.JobAPI.
 func (n *Runtime) JobOfToken(token string) (endpoint.RunningJob, bool) {
 	t := &n.jobTokens
+	key := sha256.Sum256([]byte(token))
 	t.mu.Lock()
-	g, ok := t.grants[sha256.Sum256([]byte(token))]
-	t.mu.Unlock()
+	defer t.mu.Unlock()
+	g, ok := t.grants[key]
 	if !ok || subtle.ConstantTimeCompare([]byte(g.token), []byte(token)) != 1 {
 		return nil, false
 	}
 	if _, live := n.liveRun(g); !live {
+		delete(t.grants, key) // its run has ended: no need to wait for a sweep
 		return nil, false
 	}
 	return runningJob{n: n, grant: g}, true
