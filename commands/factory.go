@@ -2,12 +2,15 @@ package commands
 
 import (
 	"context"
+	"errors"
 	"os"
 	"slices"
+	"strconv"
 	"sync"
 
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/dbstore"
+	"github.com/jobctl/jobctl/engine/endpoint"
 )
 
 // Factory gives commands what they need from the outside world. Tests
@@ -23,14 +26,16 @@ type Factory struct {
 	// Open opens the same database without migrating it, for the db
 	// commands that report or apply migrations themselves.
 	Open func(ctx context.Context) (engine.Store, error)
-	// DSN is the effective DSN (for JOBCTL_DB in job environments); never
-	// print it with a password.
+	// DSN is the effective DSN; never print it with a password.
 	DSN func() string
 	// DBChoice says which database is in use and where that choice came
 	// from; its error is a config file that cannot be read.
 	DBChoice func() (DBChoice, error)
 	// ConfigPath is the config file holding the default --db.
 	ConfigPath func() string
+	// Job is the job this command runs in, read from the environment its
+	// node gave it; the zero JobEnv outside a job.
+	Job func() JobEnv
 
 	dbFlag     string // --db, bound by NewRootCmd
 	serveDB    DBChoice
@@ -61,6 +66,7 @@ type DBChoice struct {
 // path.
 func NewFactory(ios *IOStreams) *Factory {
 	f := &Factory{IO: ios, Clock: engine.SystemClock{}, ConfigPath: UserConfigPath}
+	f.Job = func() JobEnv { return jobFromEnv(f.dbFlag) }
 	f.DBChoice = f.chooseDB
 	f.DSN = func() string {
 		c, _ := f.DBChoice()
@@ -80,6 +86,9 @@ func (f *Factory) chooseDB() (DBChoice, error) {
 	}
 	if env := os.Getenv("JOBCTL_DB"); env != "" {
 		return DBChoice{DSN: env, Source: DBFromEnv}, nil
+	}
+	if f.job().ViaNode() {
+		return DBChoice{}, ErrJobHasNoDatabase
 	}
 	if f.hasServeDB {
 		return f.serveDB, nil
@@ -158,4 +167,48 @@ func (f *Factory) Close() error {
 	err := f.opened.Close()
 	f.opened, f.migrated = nil, nil
 	return err
+}
+
+// ErrJobHasNoDatabase is what a command that needs the database says when
+// it runs inside a job, which reaches the cluster only through its node.
+var ErrJobHasNoDatabase = errors.New("a job has no database access; inside a job only 'jobctl submit --child', 'jobctl progress' and 'jobctl wait --children' work")
+
+// JobEnv is what a command run inside a job knows of that job.
+type JobEnv struct {
+	ID    int64  // $JOBCTL_JOB_ID; 0 outside a job
+	URL   string // $JOBCTL_URL: the endpoint of the node running the job
+	Token string // $JOBCTL_JOB_TOKEN: the job's own token for it
+	// viaNode: the job's node is the way to the cluster, as neither --db
+	// nor JOBCTL_DB names a database.
+	viaNode bool
+}
+
+// InJob reports whether the command runs inside a job.
+func (e JobEnv) InJob() bool { return e.ID > 0 }
+
+// ViaNode reports whether the command reaches the cluster through the
+// job's node instead of a database.
+func (e JobEnv) ViaNode() bool { return e.viaNode }
+
+// Client speaks to the job's own API on its node.
+func (e JobEnv) Client() *endpoint.JobClient { return endpoint.NewJobClient(e.URL, e.Token, e.ID) }
+
+// job is the job this command runs in; the zero JobEnv outside one, or
+// when a test's factory says nothing of jobs.
+func (f *Factory) job() JobEnv {
+	if f.Job == nil {
+		return JobEnv{}
+	}
+	return f.Job()
+}
+
+// jobFromEnv reads the job's environment; dbFlag is --db.
+func jobFromEnv(dbFlag string) JobEnv {
+	id, err := strconv.ParseInt(os.Getenv("JOBCTL_JOB_ID"), 10, 64)
+	if err != nil || id <= 0 {
+		return JobEnv{}
+	}
+	e := JobEnv{ID: id, URL: os.Getenv("JOBCTL_URL"), Token: os.Getenv("JOBCTL_JOB_TOKEN")}
+	e.viaNode = e.URL != "" && e.Token != "" && dbFlag == "" && os.Getenv("JOBCTL_DB") == ""
+	return e
 }

@@ -32,6 +32,14 @@ const environmentHelp = `Variables jobctl reads:
 
   JOBCTL_DB       the database when --db is not given: sqlite:PATH,
                   postgres://... or mysql://...
+  JOBCTL_JOB_ID   set by a node for the job it runs: the job's id, which
+                  submit --child, progress and wait --children act for
+  JOBCTL_URL      set by a node for the job it runs: the node's endpoint,
+                  which those three commands use when neither --db nor
+                  JOBCTL_DB is given (any other command then fails: a
+                  job has no database access)
+  JOBCTL_JOB_TOKEN set by a node for the job it runs: the job's own token
+                  for JOBCTL_URL, good for this attempt of this job only
   XDG_CONFIG_HOME when it is an absolute path, the config file is
                   $XDG_CONFIG_HOME/jobctl/config.yaml (else
                   ~/.config/jobctl/config.yaml); its db: names the
@@ -56,8 +64,8 @@ address leaves out.
 Colour and table headers appear only when stdout is a terminal, whatever
 these say.
 
-A job gets its node's whole environment and the JOBCTL_* variables that
-'jobctl help job-protocol' lists.`
+A job gets only the variables 'jobctl help job-protocol' lists: the
+JOBCTL_* ones and the few its node passes on (serve --pass-env).`
 
 // jobProtocolHelp is what a handler process gets and may say.
 const jobProtocolHelp = `How a node runs a job, and what the job may tell it.
@@ -72,15 +80,39 @@ types noop and sleep run inside the node and start no process.
 Input. The job's payload (submit --payload) arrives as JSON on stdin;
 without a payload stdin is empty.
 
-Environment. The node's own environment, plus:
+Environment. A job's whole environment is these variables:
 
   JOBCTL_JOB_ID     the job's id
   JOBCTL_ATTEMPT    which attempt this is, from 1
   JOBCTL_KEY        the job's key; empty when it has none
   JOBCTL_PARENT_ID  the parent job's id; empty for a job without a parent
   JOBCTL_NODE       the name of the node running it
-  JOBCTL_DB         the node's database, so the job can run jobctl
-                    commands and submit children (--parent $JOBCTL_JOB_ID)
+  JOBCTL_URL        the endpoint of the node running it
+  JOBCTL_JOB_TOKEN  a random token for this attempt of this job: good only
+                    for its own progress and children, only while this
+                    attempt runs on this node; keep it out of logs
+
+and, when the node has them, PATH, HOME, USER, LOGNAME, LANG, LC_ALL, TZ,
+TMPDIR and SHELL, plus the variables the node names with --pass-env
+(repeatable, comma-separated; it adds to that list and cannot name
+JOBCTL_* variables). Nothing else of the node's environment reaches a job:
+no database address, no cluster token. A job reaches the cluster only
+through its node, with jobctl itself:
+
+  jobctl submit --child -- CMD...  submit a child of this job (also
+                                   --parent $JOBCTL_JOB_ID); only an exec
+                                   job may have exec children
+  jobctl progress N [MESSAGE]      report progress, as a jobctl:progress
+                                   line does
+  jobctl wait --children           wait until every child has ended; exit
+                                   0, 4 or 5 as 'jobctl wait'
+
+Any other jobctl command inside a job fails (exit 1): a job has no
+database access. These three use the node only when neither --db nor
+JOBCTL_DB is given; outside a job they are usage errors (exit 2).
+The node serves them under /v1/jobs/$JOBCTL_JOB_ID/ on its endpoint
+(POST progress, POST children, GET children), with the header
+"Authorization: Bearer $JOBCTL_JOB_TOKEN".
 
 Output. stdout and stderr are the job's log ('jobctl logs ID [-f]'), kept
 up to 10 MiB per attempt; past that one line "jobctl: log truncated at N

@@ -78,6 +78,7 @@ job ended FAILED, CANCELLED or DELETED, 5 timed out waiting.`,
 		NewCmdExplain(f, nil),
 		NewCmdLogs(f, nil),
 		NewCmdWait(f, nil),
+		NewCmdProgress(f, nil),
 	)
 	inGroup(groupJobs, newVerbCmds(f, nil)...)
 	inGroup(groupCluster,

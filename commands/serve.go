@@ -134,7 +134,7 @@ within --shutdown-grace and puts the rest back in the queue.`,
 	fl.StringVar(&c.TLS.CAFile, "tls-ca", "", "CA bundle to verify other nodes' HTTPS endpoints (default: the system's)")
 	fl.DurationVar(&c.NodeLease, "node-lease", c.NodeLease, "a node that cannot record its liveness in the database this long stops its jobs")
 	fl.StringVar(&c.StateDir, "state-dir", "", "directory for what the node keeps across restarts (default: $XDG_STATE_HOME/jobctl/nodes/NAME)")
-	fl.StringSliceVar(&c.PassEnv, "pass-env", nil, "names of this node's environment variables that jobs get (repeatable, comma-separated)")
+	fl.StringSliceVar(&c.PassEnv, "pass-env", nil, "more of this node's environment variables that jobs get, besides PATH, HOME, USER, LOGNAME, LANG, LC_ALL, TZ, TMPDIR and SHELL (repeatable, comma-separated)")
 	fl.StringVar(&opts.LogLevel, "log-level", "info", "debug, info, warn or error")
 	_ = cmd.RegisterFlagCompletionFunc("selector", completeSelectors)
 	_ = cmd.RegisterFlagCompletionFunc("log-level", cobra.FixedCompletions(
@@ -158,7 +158,6 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	if err != nil {
 		return err
 	}
-	opts.Config.DSN = opts.Factory.DSN()
 	if opts.Config.StateDir == "" {
 		opts.Config.StateDir = defaultStateDir(opts.Config.Name)
 	}

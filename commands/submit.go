@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/engine/endpoint"
 	"github.com/spf13/cobra"
 )
 
@@ -42,6 +43,12 @@ type SubmitOptions struct {
 	Wait        bool
 	WaitTimeout time.Duration // 0: no limit
 
+	// Job is the job this submit runs in; viaNode: the new job is its
+	// child, created through its node, which is a job's only way to the
+	// cluster.
+	Job     JobEnv
+	viaNode bool
+
 	// Batch holds the jobs of --batch, each line's fields over the
 	// flags above; nil without --batch.
 	Batch  *batchJobs
@@ -52,6 +59,7 @@ type SubmitOptions struct {
 func NewCmdSubmit(f *Factory, runF func(context.Context, *SubmitOptions) error) *cobra.Command {
 	opts := &SubmitOptions{IO: f.IO, Store: f.Store, Clock: f.Clock}
 	var atText, payloadText, batchPath string
+	var child bool
 	var timeout, in time.Duration
 	var load float64
 
@@ -83,6 +91,11 @@ should the database fail part-way, the ids of the jobs already created are
 printed before the error. The ids are printed one per line in the order of
 the lines.
 
+Inside a job, --child (or --parent $JOBCTL_JOB_ID) makes the new job a
+child of that job. A job has no database: its node creates the child, and
+--batch and --wait do not work there; wait for the children with 'jobctl
+wait --children' ('jobctl help job-protocol').
+
 --at takes RFC 3339 (2030-01-02T15:04:05Z), a date or a date and time in
 the local zone (2030-12-24, "2030-12-24 08:00"), a clock time HH:MM in the
 local zone (the next one: tomorrow when it has passed today) or an offset
@@ -107,6 +120,9 @@ them, so .[0].id is the id.`,
   jobctl submit --at 02:30 -- make backup
   jobctl submit --at 2030-12-24 -- make report
   jobctl submit --at +10m -- make report
+
+  # inside a job: a child of that job
+  jobctl submit --child -- ./step.sh 2
 
   # submit and wait for the result (exit 4 when it fails)
   jobctl submit --wait -- make test
@@ -154,6 +170,9 @@ them, so .[0].id is the id.`,
 				}
 				opts.ParentID = &parent
 			}
+			if err := opts.childOf(cmd, f.job(), child); err != nil {
+				return err
+			}
 			if cmd.Flags().Changed("at") && cmd.Flags().Changed("in") {
 				return usageErrorf(cmd, "--at and --in both set the start time; give one")
 			}
@@ -190,6 +209,12 @@ them, so .[0].id is the id.`,
 				return err
 			}
 			opts.Creator = creator()
+			if batch && opts.viaNode {
+				return usageErrorf(cmd, "--batch does not work inside a job; submit its children one at a time")
+			}
+			if opts.Wait && opts.viaNode {
+				return usageErrorf(cmd, "--wait does not work inside a job; wait for its children with 'jobctl wait --children'")
+			}
 			if batch {
 				switch {
 				case batchPath == "":
@@ -217,6 +242,7 @@ them, so .[0].id is the id.`,
 	fl.Var((*loadValue)(&load), "load", "load the job puts on its node (default: the service's, else 1)")
 	fl.StringVar(&opts.Key, "key", "", "jobs with the same key run one at a time, in submission order")
 	fl.Int64("parent", 0, "id of the parent job")
+	fl.BoolVar(&child, "child", false, "make the job a child of the job this runs in (only inside a job)")
 	fl.IntVar(&opts.MaxAttempts, "max-attempts", 1, "how often the job is tried before it fails")
 	fl.DurationVar(&opts.Backoff, "backoff", 10*time.Second, "wait before the first retry; doubles with each further one")
 	fl.DurationVar(&timeout, "timeout", 0, "cancel the job after running this long (default: the service's, else 8h)")
@@ -229,6 +255,50 @@ them, so .[0].id is the id.`,
 	fl.StringVar(&batchPath, "batch", "", "submit a job per line of `FILE`, each a JSON object (- for stdin); flags fill in what a line leaves out")
 	addOutputFlags(cmd, &opts.Output, true)
 	return cmd
+}
+
+// childOf applies --child, and --parent naming the job this runs in: the
+// new job is that job's child, created through its node when the job has
+// no database.
+func (opts *SubmitOptions) childOf(cmd *cobra.Command, job JobEnv, child bool) error {
+	opts.Job = job
+	if child {
+		switch {
+		case !job.InJob():
+			return usageErrorf(cmd, "--child works only inside a job, which its node gives $JOBCTL_JOB_ID; outside one use --parent ID")
+		case opts.ParentID != nil && *opts.ParentID != job.ID:
+			return usageErrorf(cmd, "--child makes job %d the parent, --parent names job %d; give one", job.ID, *opts.ParentID)
+		}
+		opts.ParentID = engine.Ptr(job.ID)
+	}
+	opts.viaNode = job.ViaNode() && opts.ParentID != nil && *opts.ParentID == job.ID
+	return nil
+}
+
+// submitChildRun creates a child of the job this runs in through its node.
+// With -o json it prints what it knows of the child: its id and parent.
+func submitChildRun(ctx context.Context, opts *SubmitOptions) error {
+	r := endpoint.ChildRequest{Type: opts.Type, Operation: opts.Operation, Args: opts.Args, Payload: opts.Payload,
+		Load: opts.Load, Key: opts.Key, MaxAttempts: opts.MaxAttempts, Backoff: opts.Backoff.String(),
+		At: opts.At, Hold: opts.Hold}
+	if opts.Timeout != nil {
+		r.Timeout = opts.Timeout.String()
+	}
+	if opts.In != nil {
+		r.In = opts.In.String()
+	}
+	sub, err := opts.Job.Client().SubmitChild(ctx, r)
+	if err != nil {
+		return err
+	}
+	if !sub.Offered {
+		fmt.Fprintf(opts.IO.ErrOut, "jobctl: warning: no registered node offers type %q; the job waits until one does\n", opts.Type)
+	}
+	if opts.Output.Format == formatJSON {
+		return writeJSON(opts.IO.Out, []map[string]int64{{"id": sub.ID, "parent_id": opts.Job.ID}})
+	}
+	_, err = fmt.Fprintln(opts.IO.Out, sub.ID)
+	return err
 }
 
 // loadValue is the --load flag: a finite, non-negative number, checked
@@ -289,6 +359,9 @@ func creator() string {
 }
 
 func submitRun(ctx context.Context, opts *SubmitOptions) error {
+	if opts.viaNode {
+		return submitChildRun(ctx, opts)
+	}
 	store, err := opts.Store(ctx)
 	if err != nil {
 		return err

@@ -1,13 +1,17 @@
 package commands
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/engine/endpoint"
 	"github.com/spf13/cobra"
 )
 
@@ -28,6 +32,10 @@ type WaitOptions struct {
 	Timeout time.Duration // 0: no limit
 	Output  outputOptions
 
+	// Children waits for the children of the job this runs in, Job.
+	Children bool
+	Job      JobEnv
+
 	// summary replaces the final table with one readable line per job
 	// (submit --wait on a terminal).
 	summary bool
@@ -38,7 +46,7 @@ func NewCmdWait(f *Factory, runF func(context.Context, *WaitOptions) error) *cob
 	opts := &WaitOptions{IO: f.IO, Store: f.Store, Clock: f.Clock}
 	cmd := &cobra.Command{
 		ValidArgsFunction: completeJobIDs(f),
-		Use:               "wait ID...",
+		Use:               "wait ID... | --children",
 		Short:             "Wait until jobs end",
 		Long: `Wait until every given job has ended, then print their final states.
 
@@ -48,17 +56,39 @@ CANCELLED or DELETED, and 5 when --timeout passes first.
 While it waits on a terminal, one line on stderr shows how far the jobs
 are (the progress they report with 'jobctl:progress N'); it is cleared
 before the final states are printed, and never drawn when stderr is not
-a terminal.`,
+a terminal.
+
+Inside a job, --children waits until every child of that job has ended
+(those submitted with 'jobctl submit --child'), with the same exit codes;
+it asks the job's node, as a job has no database.`,
 		Example: `  # wait for two jobs
   jobctl wait 41 42
 
   # give up after ten minutes
-  jobctl wait 41 --timeout 10m || echo "not done: exit $?"`,
-		Args: minArgs(1, "a job id"),
+  jobctl wait 41 --timeout 10m || echo "not done: exit $?"
+
+  # inside a job: start two children, then wait for both
+  jobctl submit --child -- ./part.sh 1
+  jobctl submit --child -- ./part.sh 2
+  jobctl wait --children`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ids, err := parseIDs(cmd, args)
-			if err != nil {
-				return err
+			var ids []int64
+			switch {
+			case opts.Children && len(args) > 0:
+				return usageErrorf(cmd, "--children waits for the children of this job; give no ids with it")
+			case opts.Children:
+				if opts.Job = f.job(); !opts.Job.InJob() {
+					return usageErrorf(cmd, "--children works only inside a job, which its node gives $JOBCTL_JOB_ID")
+				}
+			default:
+				if err := minArgs(1, "a job id")(cmd, args); err != nil {
+					return err
+				}
+				var err error
+				if ids, err = parseIDs(cmd, args); err != nil {
+					return err
+				}
 			}
 			if opts.Timeout < 0 {
 				return usageErrorf(cmd, "invalid --timeout %s: must not be negative", opts.Timeout)
@@ -74,11 +104,18 @@ a terminal.`,
 		},
 	}
 	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 0, "give up after this long and exit 5 (default: wait as long as it takes)")
+	cmd.Flags().BoolVar(&opts.Children, "children", false, "inside a job: wait for every child of that job")
 	addOutputFlags(cmd, &opts.Output, true)
 	return cmd
 }
 
 func waitRun(ctx context.Context, opts *WaitOptions) error {
+	if opts.Children && opts.Job.ViaNode() {
+		return waitChildrenViaNode(ctx, opts)
+	}
+	if opts.Children {
+		return waitChildrenInStore(ctx, opts)
+	}
 	store, err := opts.Store(ctx)
 	if err != nil {
 		return err
@@ -234,4 +271,104 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// waitChildrenInStore is wait --children in a job given a database: the
+// children are read once, then waited for like ids.
+func waitChildrenInStore(ctx context.Context, opts *WaitOptions) error {
+	store, err := opts.Store(ctx)
+	if err != nil {
+		return err
+	}
+	children, err := store.JobList(ctx, engine.JobListParams{ParentID: &opts.Job.ID, Brief: true})
+	if err != nil {
+		return err
+	}
+	ids := make([]int64, len(children))
+	for i, c := range children {
+		ids[i] = c.ID
+	}
+	slices.Sort(ids)
+	waitOpts := *opts
+	waitOpts.Children, waitOpts.IDs = false, ids
+	if len(ids) == 0 {
+		return printJobs(opts.IO, opts.Output, opts.Clock.Now(), nil, true)
+	}
+	return waitRun(ctx, &waitOpts)
+}
+
+// waitChildrenViaNode is wait --children through the job's node: it asks
+// for the children's states until all have ended.
+func waitChildrenViaNode(ctx context.Context, opts *WaitOptions) error {
+	waitCtx := ctx
+	if opts.Timeout > 0 {
+		var cancel context.CancelFunc
+		waitCtx, cancel = context.WithTimeout(ctx, opts.Timeout)
+		defer cancel()
+	}
+	client := opts.Job.Client()
+	var children []endpoint.Child
+	var err error
+	for interval := waitFirstPoll; ; interval = min(interval*3/2, waitMaxPoll) {
+		var fresh []endpoint.Child
+		if fresh, err = client.Children(waitCtx); err != nil {
+			break
+		}
+		children = fresh
+		if !slices.ContainsFunc(children, func(c endpoint.Child) bool { return !c.Status.Terminal() }) {
+			break
+		}
+		if err = sleepCtx(waitCtx, interval); err != nil {
+			break
+		}
+	}
+	timedOut := waitCtx.Err() != nil && ctx.Err() == nil && opts.Timeout > 0
+	if err != nil && !timedOut {
+		return err
+	}
+	slices.SortFunc(children, func(a, b endpoint.Child) int { return cmp.Compare(a.ID, b.ID) })
+	if err := printChildren(opts.IO, opts.Output, children); err != nil {
+		return err
+	}
+	var pending []int64
+	var failed []*engine.Job
+	for _, c := range children {
+		switch {
+		case !c.Status.Terminal():
+			pending = append(pending, c.ID)
+		case !c.Status.Succeeded():
+			failed = append(failed, &engine.Job{ID: c.ID, Status: c.Status})
+		}
+	}
+	if timedOut {
+		return &WaitTimeoutError{Timeout: opts.Timeout, Pending: pending}
+	}
+	if len(failed) > 0 {
+		return &WaitFailedError{Jobs: failed}
+	}
+	return nil
+}
+
+// printChildren prints the children's final states: ID and STATUS, a
+// JSON array of {id, status} with -o json, the ids with -q.
+func printChildren(ios *IOStreams, o outputOptions, children []endpoint.Child) error {
+	switch {
+	case o.Quiet:
+		for _, c := range children {
+			if _, err := fmt.Fprintln(ios.Out, c.ID); err != nil {
+				return err
+			}
+		}
+		return nil
+	case o.Format == formatJSON:
+		if children == nil {
+			children = []endpoint.Child{}
+		}
+		return writeJSON(ios.Out, children)
+	}
+	t := newTable(ios, "ID", "STATUS")
+	for _, c := range children {
+		t.addRow(strconv.FormatInt(c.ID, 10), string(c.Status))
+	}
+	return t.render()
 }

@@ -46,6 +46,9 @@ type HandlerConfig struct {
 	// Jobs, when set, adds the cluster's jobs per status (jobctl_jobs) to
 	// /metrics, counted at each scrape.
 	Jobs JobCounter
+	// JobAPI, when set, serves the jobs running on the node under
+	// /v1/jobs/{id}/, each with its own token (see jobapi.go).
+	JobAPI JobAPI
 }
 
 // NewHandler serves a node's endpoint: POST and HEAD /v1/dispatch and POST
@@ -58,6 +61,9 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 	mux.HandleFunc("POST /v1/dispatch/batch", h.authenticated(h.dispatchBatch))
 	mux.HandleFunc("HEAD /v1/dispatch", h.authenticated(h.heartbeat))
 	mux.HandleFunc("GET /healthz", h.health)
+	if cfg.JobAPI != nil {
+		registerJobAPI(mux, cfg.JobAPI)
+	}
 	if cfg.Metrics != nil {
 		gatherer := cfg.Metrics
 		if cfg.Jobs != nil {

@@ -46,7 +46,6 @@ type Config struct {
 	NodeLease         time.Duration // a node silent in the store this long stops its runs
 	StateDir          string        // where the node keeps what must outlive it (results not yet recorded)
 	PassEnv           []string      // names of the node's environment variables its jobs get
-	DSN               string        // passed to jobs as JOBCTL_DB
 	MetricsAuth       bool          // /metrics asks for the cluster token too
 	TLS               endpoint.TLS
 }

@@ -2,8 +2,10 @@ package node
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
@@ -20,6 +22,9 @@ type handler struct {
 }
 
 func buildHandlers(cfg Config) (map[string]handler, error) {
+	if _, err := passEnvNames(cfg.PassEnv); err != nil {
+		return nil, err
+	}
 	hs := map[string]handler{
 		engine.TypeNoop:  {builtin: runner.Noop},
 		engine.TypeSleep: {builtin: runner.Sleep},
@@ -55,14 +60,6 @@ func (n *Runtime) spec(h handler, job *engine.Job, attempt int) (runner.Spec, er
 		Timeout: time.Duration(job.Timeout),
 		Grace:   n.cfg.CancelGrace,
 	}
-	if h.builtin == nil { // only a process has an environment
-		s.Env = []string{
-			"JOBCTL_KEY=" + job.Key,
-			"JOBCTL_PARENT_ID=" + parentID(job),
-			"JOBCTL_NODE=" + n.cfg.Name,
-			"JOBCTL_DB=" + n.cfg.DSN,
-		}
-	}
 	switch {
 	case h.jobArgv:
 		if len(job.Args) == 0 {
@@ -79,7 +76,58 @@ func (n *Runtime) spec(h handler, job *engine.Job, attempt int) (runner.Spec, er
 			return s, err
 		}
 	}
+	if h.builtin == nil { // only a process has an environment
+		token, err := n.issueJobToken(job.ID, attempt)
+		if err != nil {
+			return s, err
+		}
+		s.Env = n.jobEnv(job, token)
+	}
 	return s, nil
+}
+
+// DefaultPassEnv are the variables of the node's environment every job
+// gets when the node has them: what ordinary programs expect to find, and
+// no secret. --pass-env adds to them.
+var DefaultPassEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TZ", "TMPDIR", "SHELL"}
+
+// jobEnv is a job process's whole environment (besides JOBCTL_JOB_ID and
+// JOBCTL_ATTEMPT, which the runner adds): the allowed part of the node's
+// own, then the job's. It holds no database address and no cluster token:
+// a job reaches the cluster only through its node, with its own token.
+func (n *Runtime) jobEnv(job *engine.Job, token string) []string {
+	names, _ := passEnvNames(n.cfg.PassEnv) // checked by New
+	env := make([]string, 0, len(names)+5)
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); slices.Contains(names, name) {
+			env = append(env, kv)
+		}
+	}
+	return append(env,
+		"JOBCTL_KEY="+job.Key,
+		"JOBCTL_PARENT_ID="+parentID(job),
+		"JOBCTL_NODE="+n.cfg.Name,
+		"JOBCTL_URL="+n.url,
+		"JOBCTL_JOB_TOKEN="+token)
+}
+
+// passEnvNames is DefaultPassEnv and the names of --pass-env, each once.
+// jobctl's own variables are refused: a job's JOBCTL_* are its node's to
+// set, and JOBCTL_DB would hand every job the database.
+func passEnvNames(extra []string) ([]string, error) {
+	names := slices.Clone(DefaultPassEnv)
+	for _, name := range extra {
+		name = strings.TrimSpace(name)
+		switch {
+		case name == "" || strings.ContainsAny(name, "=\x00"):
+			return nil, fmt.Errorf("--pass-env %q is not a variable name", name)
+		case strings.HasPrefix(strings.ToUpper(name), "JOBCTL_"):
+			return nil, fmt.Errorf("--pass-env %s: jobs never get jobctl's own variables from their node", name)
+		case !slices.Contains(names, name):
+			names = append(names, name)
+		}
+	}
+	return names, nil
 }
 
 func parentID(job *engine.Job) string {

@@ -57,6 +57,8 @@ type Runtime struct {
 	completions *completionBatcher
 	// progress stores the progress running jobs report.
 	progress *progressWriter
+	// jobTokens let job processes reach their own job's API here.
+	jobTokens jobTokens
 }
 
 // Option changes how a Runtime works, for tests and simulations.
@@ -114,7 +116,7 @@ func (n *Runtime) Listen() error {
 // known (Run reads it).
 func (n *Runtime) Handler() http.Handler {
 	return endpoint.NewHandler(endpoint.HandlerConfig{Token: n.token, Acceptor: n,
-		Metrics: n.metrics.registry, MetricsAuth: n.cfg.MetricsAuth, Jobs: n.store})
+		Metrics: n.metrics.registry, MetricsAuth: n.cfg.MetricsAuth, Jobs: n.store, JobAPI: n})
 }
 
 // Run registers the node and serves until ctx is cancelled, then shuts down

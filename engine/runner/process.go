@@ -31,10 +31,10 @@ func Start(s Spec, out Output) (*Run, error) {
 	r := newRun(s, out)
 	stdout := &lineParser{out: r.out}
 	cmd := exec.Command(s.Argv[0], s.Argv[1:]...)
-	cmd.Env = append(os.Environ(),
-		"JOBCTL_JOB_ID="+strconv.FormatInt(s.JobID, 10),
-		"JOBCTL_ATTEMPT="+strconv.Itoa(s.Attempt))
-	cmd.Env = append(cmd.Env, s.Env...)
+	// Never nil: a nil Env would hand the job the node's whole environment.
+	cmd.Env = append([]string{
+		"JOBCTL_JOB_ID=" + strconv.FormatInt(s.JobID, 10),
+		"JOBCTL_ATTEMPT=" + strconv.Itoa(s.Attempt)}, s.Env...)
 	cmd.Dir = s.Dir
 	if len(s.Stdin) > 0 {
 		cmd.Stdin = bytes.NewReader(s.Stdin)

@@ -15,8 +15,9 @@ type Spec struct {
 	Argv []string
 	// Stdin is the payload JSON, written to the process's stdin.
 	Stdin []byte
-	// Env holds extra KEY=VALUE pairs on top of the node's environment and
-	// JOBCTL_JOB_ID / JOBCTL_ATTEMPT; later entries win.
+	// Env is the process's whole environment besides JOBCTL_JOB_ID and
+	// JOBCTL_ATTEMPT: KEY=VALUE pairs, later entries win. Nothing of the
+	// node's own environment is added.
 	Env []string
 	// Dir is the working directory; empty means the node's.
 	Dir string

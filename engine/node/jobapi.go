@@ -1,0 +1,187 @@
+package node
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/engine/endpoint"
+)
+
+// jobTokens are the tokens the node gave its job processes
+// ($JOBCTL_JOB_TOKEN), one per attempt, made as the run starts. A token is
+// good only while its attempt runs here (see liveRun); one whose run has
+// ended is dropped when next used or at the next sweep. The zero value is
+// ready to use. Lock order: jobTokens.mu, then Runtime.mu.
+type jobTokens struct {
+	mu sync.Mutex
+	// grants are keyed by the token's SHA-256: looking a token up leaks
+	// nothing of its bytes through timing.
+	grants  map[[sha256.Size]byte]tokenGrant
+	sweepAt int // sweep when there are this many grants
+}
+
+// tokenGrant is what a token gives access to.
+type tokenGrant struct {
+	token   string
+	jobID   int64
+	attempt int
+}
+
+// issueJobToken makes the token of one attempt of a job about to start.
+func (n *Runtime) issueJobToken(jobID int64, attempt int) (string, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("cannot make the job's token: %w", err)
+	}
+	token := hex.EncodeToString(b[:])
+	t := &n.jobTokens
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.grants == nil {
+		t.grants = map[[sha256.Size]byte]tokenGrant{}
+	}
+	if len(t.grants) >= t.sweepAt {
+		// Amortized: each sweep at least doubles the room before the next.
+		for k, g := range t.grants {
+			if _, live := n.liveRun(g); !live {
+				delete(t.grants, k)
+			}
+		}
+		t.sweepAt = 2*len(t.grants) + 64
+	}
+	t.grants[sha256.Sum256([]byte(token))] = tokenGrant{token: token, jobID: jobID, attempt: attempt}
+	return token, nil
+}
+
+// liveRun is the run a grant is for, while that attempt of the job is this
+// node's and has not ended; its run is nil while its process is being
+// started.
+func (n *Runtime) liveRun(g tokenGrant) (ar *activeRun, live bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	ar = n.runs[g.jobID]
+	if ar == nil || ar.job == nil || ar.attempt != g.attempt || ar.refused || ar.fenced {
+		return nil, false
+	}
+	if ar.run != nil {
+		select {
+		case <-ar.run.Done():
+			return nil, false
+		default:
+		}
+	}
+	return ar, true
+}
+
+// JobOfToken implements endpoint.JobAPI.
+func (n *Runtime) JobOfToken(token string) (endpoint.RunningJob, bool) {
+	t := &n.jobTokens
+	key := sha256.Sum256([]byte(token))
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	g, ok := t.grants[key]
+	if !ok || subtle.ConstantTimeCompare([]byte(g.token), []byte(token)) != 1 {
+		return nil, false
+	}
+	if _, live := n.liveRun(g); !live {
+		delete(t.grants, key) // its run has ended: no need to wait for a sweep
+		return nil, false
+	}
+	return runningJob{n: n, grant: g}, true
+}
+
+// runningJob is a job's run as its token reaches it.
+type runningJob struct {
+	n     *Runtime
+	grant tokenGrant
+}
+
+func (j runningJob) ID() int64 { return j.grant.jobID }
+
+// started is the job's run, once its process has been started.
+func (j runningJob) started() (*activeRun, error) {
+	ar, live := j.n.liveRun(j.grant)
+	switch {
+	case !live:
+		return nil, &endpoint.JobAPIError{Status: http.StatusUnauthorized, Message: "the run this token was given to has ended"}
+	case ar.run == nil:
+		return nil, &endpoint.JobAPIError{Status: http.StatusServiceUnavailable, Message: "the job is still starting; try again",
+			RetryAfter: time.Second}
+	}
+	return ar, nil
+}
+
+// Progress goes the way of a "jobctl:progress" line: through the run's
+// output to the node's progress writer.
+func (j runningJob) Progress(_ context.Context, p endpoint.JobProgress) error {
+	ar, err := j.started()
+	if err != nil {
+		return err
+	}
+	ar.out.Progress(p.Percent, strings.TrimSpace(p.Message))
+	return nil
+}
+
+// SubmitChild creates a child through the engine's own submit path. A job
+// that is not exec cannot have exec children: a job may not widen what it
+// runs to arbitrary commands.
+func (j runningJob) SubmitChild(ctx context.Context, r engine.SubmitRequest) (endpoint.ChildSubmitted, error) {
+	ar, err := j.started()
+	if err != nil {
+		return endpoint.ChildSubmitted{}, err
+	}
+	if strings.TrimSpace(r.Type) == engine.TypeExec && ar.job.Type != engine.TypeExec {
+		return endpoint.ChildSubmitted{}, &endpoint.JobAPIError{Status: http.StatusForbidden,
+			Message: fmt.Sprintf("a %s job cannot submit exec children; only an exec job can", ar.job.Type)}
+	}
+	parent := j.grant.jobID
+	r.ParentID = &parent
+	r.Creator = fmt.Sprintf("job %d@%s", parent, j.n.cfg.Name)
+	nodes, err := j.n.store.NodeList(ctx)
+	if err != nil {
+		return endpoint.ChildSubmitted{}, j.n.jobAPIFailure("submit a child", parent, err)
+	}
+	sub, err := engine.Submit(ctx, j.n.store, nodes, r)
+	switch {
+	case errors.Is(err, engine.ErrInvalid):
+		return endpoint.ChildSubmitted{}, &endpoint.JobAPIError{Status: http.StatusBadRequest, Message: err.Error()}
+	case err != nil:
+		return endpoint.ChildSubmitted{}, j.n.jobAPIFailure("submit a child", parent, err)
+	}
+	return endpoint.ChildSubmitted{ID: sub.Job.ID, Offered: sub.Offered}, nil
+}
+
+// Children lists the job's children, brief: ids and statuses are all a
+// waiting job needs.
+func (j runningJob) Children(ctx context.Context) ([]endpoint.Child, error) {
+	if _, err := j.started(); err != nil {
+		return nil, err
+	}
+	parent := j.grant.jobID
+	jobs, err := j.n.store.JobList(ctx, engine.JobListParams{ParentID: &parent, Brief: true})
+	if err != nil {
+		return nil, j.n.jobAPIFailure("list its children", parent, err)
+	}
+	out := make([]endpoint.Child, len(jobs))
+	for i, c := range jobs {
+		out[i] = endpoint.Child{ID: c.ID, Status: c.Status}
+	}
+	return out, nil
+}
+
+// jobAPIFailure logs what the node could not do for a job and returns it;
+// the job is told only that the node could not.
+func (n *Runtime) jobAPIFailure(what string, job int64, err error) error {
+	n.log.Warn("a job's request to its node failed", "job", job, "request", what, "err", err)
+	return err
+}
