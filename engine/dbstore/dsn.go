@@ -1,6 +1,7 @@
 package dbstore
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -46,7 +47,33 @@ func DefaultPath() string {
 	return filepath.Join(home, ".local", "state", "jobctl", "jobctl.db")
 }
 
+// DSNError is a DSN that cannot be parsed: the command line, environment
+// or config file is wrong, not the database. It matches engine.ErrInvalid.
+type DSNError struct {
+	Err error
+}
+
+func (e *DSNError) Error() string { return e.Err.Error() }
+
+func (e *DSNError) Unwrap() error { return e.Err }
+
+// Is lets errors.Is(err, engine.ErrInvalid) match.
+func (e *DSNError) Is(target error) bool { return target == engine.ErrInvalid }
+
+// parseDSN parses dsn; an error is a *DSNError.
 func parseDSN(dsn string) (*target, error) {
+	t, err := parseAnyDSN(dsn)
+	if err != nil {
+		var de *DSNError
+		if !errors.As(err, &de) {
+			err = &DSNError{Err: err}
+		}
+		return nil, err
+	}
+	return t, nil
+}
+
+func parseAnyDSN(dsn string) (*target, error) {
 	scheme, rest, ok := strings.Cut(dsn, ":")
 	if !ok {
 		return nil, fmt.Errorf("database %q has no scheme; %s", redact(dsn), validForms)
