@@ -6,6 +6,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/jobctl/jobctl/engine"
 
 	"github.com/spf13/cobra"
 )
@@ -69,6 +73,21 @@ func checkHostPort(flag, v string) error {
 	}
 	if strings.ContainsAny(host, " /\\") {
 		return fmt.Errorf("invalid %s %q: %q is not a host name or address", flag, v, host)
+	}
+	return nil
+}
+
+// checkNodeName refuses a node name no store keeps: empty, longer than
+// engine.MaxNodeName bytes, or with control characters (it is shown in
+// listings and logs).
+func checkNodeName(name string) error {
+	switch {
+	case strings.TrimSpace(name) == "":
+		return fmt.Errorf("invalid --node: the name is empty")
+	case len(name) > engine.MaxNodeName:
+		return fmt.Errorf("invalid --node: the name is longer than %d bytes", engine.MaxNodeName)
+	case !utf8.ValidString(name) || strings.ContainsFunc(name, unicode.IsControl):
+		return fmt.Errorf("invalid --node %q: the name may not hold control characters or invalid UTF-8", name)
 	}
 	return nil
 }

@@ -97,6 +97,9 @@ within --shutdown-grace and puts the rest back in the queue.`,
 			if err := checkHostPort("--listen", opts.Config.Listen); err != nil {
 				return usageErrorf(cmd, "%v", err)
 			}
+			if err := checkNodeName(opts.Config.Name); err != nil {
+				return usageErrorf(cmd, "%v", err)
+			}
 			if _, err := parseLogLevel(opts.LogLevel); err != nil {
 				return usageErrorf(cmd, "%v", err)
 			}
