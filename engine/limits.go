@@ -29,10 +29,11 @@ const (
 	latestRunAfterYear = 9999
 )
 
-// nameProblem says what is wrong with a name or key field, or "". Names
+// NameProblem says what is wrong with a name or key field (a job type,
+// operation, key or creator), or "" when nothing is. Names
 // are shown in listings and logs, so control characters (a newline, a
 // terminal escape) are refused along with what no column can hold.
-func nameProblem(field, v string, required bool) string {
+func NameProblem(field, v string, required bool) string {
 	switch {
 	case required && strings.TrimSpace(v) == "":
 		return field + " is empty"

@@ -37,7 +37,7 @@ func ValidateJobInsert(p JobInsertParams) error {
 	var problems []string
 	bad := func(format string, a ...any) { problems = append(problems, fmt.Sprintf(format, a...)) }
 	name := func(field, v string, required bool) {
-		if problem := nameProblem(field, v, required); problem != "" {
+		if problem := NameProblem(field, v, required); problem != "" {
 			problems = append(problems, problem)
 		}
 	}
