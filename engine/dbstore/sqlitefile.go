@@ -44,7 +44,12 @@ func (e *NoDatabaseError) Is(target error) bool { return target == engine.ErrNot
 // a group's directory — and changing its mode would break other users of
 // it; the files inside are protected by their own mode anyway.
 func prepareSQLiteFile(path string, create bool, warn func(string)) error {
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+	fi, err := os.Stat(path)
+	if err == nil && !fi.Mode().IsRegular() {
+		// Never chmod a directory or device named by mistake (sqlite:/tmp).
+		return fmt.Errorf("%s is not a file (%s)", path, fi.Mode().Type())
+	}
+	if errors.Is(err, fs.ErrNotExist) {
 		if !create {
 			return &NoDatabaseError{Location: "sqlite:" + path}
 		}
@@ -63,7 +68,7 @@ func prepareSQLiteFile(path string, create bool, warn func(string)) error {
 	}
 	var tightened []string
 	for _, p := range []string{path, path + "-wal", path + "-shm"} {
-		was, changed, err := tighten(p, sqliteFileMode)
+		was, changed, err := tighten(p, sqliteFileMode, p == path)
 		if err != nil {
 			return err
 		}
@@ -72,7 +77,7 @@ func prepareSQLiteFile(path string, create bool, warn func(string)) error {
 		}
 	}
 	if dir := filepath.Dir(path); isStateDir(dir) {
-		was, changed, err := tighten(dir, sqliteDirMode)
+		was, changed, err := tighten(dir, sqliteDirMode, true)
 		if err != nil {
 			return err
 		}
@@ -87,15 +92,25 @@ func prepareSQLiteFile(path string, create bool, warn func(string)) error {
 	return nil
 }
 
-// tighten removes from the file or directory at p every permission bit
-// beyond max. A missing file is left missing.
-func tighten(p string, max fs.FileMode) (was fs.FileMode, changed bool, err error) {
-	fi, err := os.Stat(p)
+// tighten removes from the regular file or directory at p every permission
+// bit beyond max. A missing file is left missing, and anything else left
+// alone. With follow a symbolic link at p is followed: the database named,
+// or jobctl's state directory, may be links to where they really live; a
+// link in place of a -wal or -shm file is no file of SQLite's.
+func tighten(p string, max fs.FileMode, follow bool) (was fs.FileMode, changed bool, err error) {
+	stat := os.Lstat
+	if follow {
+		stat = os.Stat
+	}
+	fi, err := stat(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, false, nil
 	}
 	if err != nil {
 		return 0, false, err
+	}
+	if !fi.Mode().IsRegular() && !fi.IsDir() {
+		return fi.Mode().Perm(), false, nil
 	}
 	was = fi.Mode().Perm()
 	if was&^max == 0 {

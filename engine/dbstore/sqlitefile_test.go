@@ -88,3 +88,23 @@ func TestOpenTightensLooseSQLiteFiles(t *testing.T) {
 		}
 	}
 }
+
+// A path naming a directory is refused, and its mode left as it was.
+func TestOpenSQLiteDirectoryIsRefused(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "d")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, mustExist := range []bool{false, true} {
+		if _, err := OpenWith(t.Context(), "sqlite:"+dir, OpenOptions{MustExist: mustExist}); err == nil || !strings.Contains(err.Error(), "not a file") {
+			t.Errorf("MustExist %v: opening a directory: %v; want it refused", mustExist, err)
+		}
+	}
+	if m := permOf(t, dir); m != 0o755 {
+		t.Errorf("the directory's mode became %04o", m)
+	}
+}
