@@ -13,7 +13,7 @@ GORELEASER_VERSION := v2.15.1
 SOURCE_DATE_EPOCH ?= 1767225600
 export SOURCE_DATE_EPOCH
 
-.PHONY: build test test-short lint generate check-generated clean \
+.PHONY: build test test-short fuzz lint generate check-generated clean \
 	install-goreleaser release-check release-snapshot release-test ci-release
 
 build: ## build ./jobctl
@@ -28,6 +28,26 @@ test:
 
 test-short:
 	$(GO) test -count=1 -short ./...
+
+# Each fuzz target for a few seconds (FUZZTIME); go test -fuzz takes one
+# target per run. The seed corpora also run as plain tests in `make test`.
+FUZZTIME ?= 5s
+FUZZ_TARGETS := \
+	./engine/endpoint:FuzzDispatchRequest \
+	./engine/dbstore:FuzzParseDSN \
+	./engine/dbstore:FuzzDSNHidesPassword \
+	./engine/node:FuzzLoadConfigFile \
+	./commands:FuzzSubmitCommandLine \
+	./commands:FuzzParseTimeSpec \
+	./commands:FuzzSubmitPayloadAndLoad \
+	./commands:FuzzParseBatchLine
+
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz $$name ($$pkg, $(FUZZTIME))"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	done
 
 lint:
 	gofmt -l . | (! grep .) || (echo "gofmt needed on the files above" && exit 1)

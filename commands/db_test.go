@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,19 +68,36 @@ func TestDBMigrateAndStatus(t *testing.T) {
 	}
 }
 
+// A command that writes creates and migrates the database on first use; one
+// that only reads refuses a database that does not exist, and creates none.
 func TestStoreMigratesOnFirstUse(t *testing.T) {
-	ios, stdout, _ := TestIO("")
-	f := NewFactory(ios)
-	dsn := "sqlite:" + filepath.Join(t.TempDir(), "jobctl.db")
-	f.DSN = func() string { return dsn }
-	t.Cleanup(func() { _ = f.Close() })
-	root := NewRootCmd(f, "test")
-	root.SetArgs([]string{"list", "-o", "json"})
-	if err := root.ExecuteContext(context.Background()); err != nil {
-		t.Fatalf("list on a fresh database: %v", err)
+	path := filepath.Join(t.TempDir(), "state", "jobctl.db")
+	dsn := "sqlite:" + path
+	run := func(args ...string) (string, error) {
+		t.Helper()
+		ios, stdout, _ := TestIO("")
+		f := NewFactory(ios)
+		f.DSN = func() string { return dsn }
+		defer f.Close()
+		root := NewRootCmd(f, "test")
+		root.SetArgs(args)
+		err := root.ExecuteContext(context.Background())
+		return stdout.String(), err
 	}
-	if strings.TrimSpace(stdout.String()) != "[]" {
-		t.Errorf("list on a fresh database = %q; want []", stdout.String())
+	_, err := run("list", "-o", "json")
+	var missing *NoDatabaseError
+	if !errors.As(err, &missing) || !errors.Is(err, engine.ErrNotFound) || !strings.Contains(err.Error(), "jobctl db migrate") {
+		t.Fatalf("list on a database that does not exist: %v; want a NoDatabaseError naming 'jobctl db migrate'", err)
+	}
+	if _, err := os.Stat(filepath.Dir(path)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("list created the database's directory (%v)", err)
+	}
+	if _, err := run("submit", "--hold", "--type", "noop"); err != nil {
+		t.Fatalf("submit on a fresh database: %v", err)
+	}
+	out, err := run("list", "-q")
+	if err != nil || strings.TrimSpace(out) != "1" {
+		t.Errorf("list after the first submit = %q, %v; want job 1", out, err)
 	}
 }
 

@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strconv"
@@ -41,9 +42,10 @@ type Factory struct {
 	serveDB    DBChoice
 	hasServeDB bool
 
-	mu       sync.Mutex
-	opened   engine.Store // what Open opened, closed by Close
-	migrated engine.Store // what Store checked and migrated
+	mu         sync.Mutex
+	inspecting bool         // the command only reads: never create the database (inspect.go)
+	opened     engine.Store // what Open opened, closed by Close
+	migrated   engine.Store // what Store checked and migrated
 }
 
 // Where the choice of the database came from, in order of precedence.
@@ -126,7 +128,14 @@ func (f *Factory) openOnce(ctx context.Context) (engine.Store, error) {
 			return nil, err
 		}
 	}
-	s, err := dbstore.Open(ctx, f.DSN())
+	s, err := dbstore.OpenWith(ctx, f.DSN(), dbstore.OpenOptions{
+		MustExist: f.inspecting,
+		Warn:      func(msg string) { fmt.Fprintf(f.IO.ErrOut, "jobctl: warning: %s\n", msg) },
+	})
+	var missing *dbstore.NoDatabaseError
+	if errors.As(err, &missing) {
+		return nil, &NoDatabaseError{Location: missing.Location, Err: err}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -148,6 +157,15 @@ func (f *Factory) migratedStore(ctx context.Context) (engine.Store, error) {
 		return s, nil
 	}
 	ms, err := s.MigrationStatus(ctx)
+	if f.inspecting {
+		// Bring an existing schema up to date, but create none.
+		if err != nil {
+			return nil, err
+		}
+		if !slices.ContainsFunc(ms, func(m engine.Migration) bool { return m.AppliedAt != nil }) {
+			return nil, &NoDatabaseError{Location: storeLocation(s)}
+		}
+	}
 	if err != nil || slices.ContainsFunc(ms, func(m engine.Migration) bool { return m.AppliedAt == nil }) {
 		if err := s.Migrate(ctx); err != nil {
 			return nil, err

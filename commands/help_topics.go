@@ -17,9 +17,12 @@ on them.
 
   0    success
   1    any other error: the database cannot be reached, a node refused, ...
-  2    usage error: an unknown flag or command, a bad value, or input the
-       engine refuses; nothing was changed
-  3    something named was not found: a job or a node
+  2    usage error: an unknown flag or command, a bad value (a --db that
+       is not a DSN, a --listen that is not HOST:PORT), or input the
+       engine refuses (a field over its limit); nothing was changed
+  3    something named was not found: a job, a node, or the database
+       itself: list, show, logs, nodes, lease, explain, stats, top and
+       wait never create one ('jobctl db migrate', serve and submit do)
   4    a waited-for job ended FAILED, CANCELLED or DELETED
        (wait, submit --wait)
   5    waiting timed out (wait --timeout, submit --wait-timeout)

@@ -48,7 +48,10 @@ job ended FAILED, CANCELLED or DELETED, 5 timed out waiting.`,
 		SilenceUsage:  true,
 		Version:       build.Version,
 		// Every command with -o json filters it through --jq when given.
-		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return bindJQ(f.IO, cmd) },
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			f.forCommand(cmd)
+			return bindJQ(f.IO, cmd)
+		},
 	}
 	root.SetIn(f.IO.In)
 	root.SetOut(f.IO.Out)

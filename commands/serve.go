@@ -96,6 +96,12 @@ within --shutdown-grace and puts the rest back in the queue.`,
 			if err := opts.Config.Validate(); err != nil {
 				return usageErrorf(cmd, "%v", err)
 			}
+			if err := checkHostPort("--listen", opts.Config.Listen); err != nil {
+				return usageErrorf(cmd, "%v", err)
+			}
+			if err := checkNodeName(opts.Config.Name); err != nil {
+				return usageErrorf(cmd, "%v", err)
+			}
 			if _, err := parseLogLevel(opts.LogLevel); err != nil {
 				return usageErrorf(cmd, "%v", err)
 			}

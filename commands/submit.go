@@ -132,8 +132,10 @@ them, so .[0].id is the id.`,
     jobctl submit --batch - --type encode --max-attempts 3`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if dash := cmd.ArgsLenAtDash(); dash > 0 {
-				return usageErrorf(cmd, "unexpected argument %q before --; put the job's command after --", args[0])
+			// Only what follows -- is the job's command: a word before it
+			// is more likely a mistyped flag value than a command to run.
+			if dash := cmd.ArgsLenAtDash(); len(args) > 0 && dash != 0 {
+				return usageErrorf(cmd, "unexpected argument %q: give the job's command after --, as in 'jobctl submit [flags] -- ARGS'", args[0])
 			}
 			opts.Args = args
 			opts.Type = strings.TrimSpace(opts.Type)

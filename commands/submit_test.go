@@ -126,6 +126,8 @@ func TestSubmitUsageErrors(t *testing.T) {
 		"payload file gone":  {"--payload", "@/nonexistent/p.json", "--", "true"},
 		"parent zero":        {"--parent", "0", "--", "true"},
 		"arg before dash":    {"echo", "--", "hi"},
+		"args without dash":  {"true"},
+		"typed args no dash": {"--type", "encode", "a.mp4"},
 		"unknown flag":       {"--colour", "--", "true"},
 	}
 	for name, args := range cases {

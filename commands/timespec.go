@@ -2,6 +2,7 @@ package commands
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -90,20 +91,26 @@ func clockTime(s string, now time.Time, loc *time.Location, dir timeDirection) (
 // parseDays is time.ParseDuration with a leading whole number of days:
 // "2d", "1d12h", "90m".
 func parseDays(s string) (time.Duration, error) {
-	days := 0
+	const day = 24 * time.Hour
+	var days time.Duration
 	if i := strings.IndexByte(s, 'd'); i > 0 {
-		n, err := strconv.Atoi(s[:i])
-		if err != nil || n < 0 {
+		// Bounded so that the days, as a Duration, cannot wrap around
+		// to a short (or negative) time.
+		n, err := strconv.ParseInt(s[:i], 10, 64)
+		if err != nil || n < 0 || n > int64(math.MaxInt64/day) {
 			return 0, fmt.Errorf("bad days %q", s[:i])
 		}
-		days, s = n, s[i+1:]
+		days, s = time.Duration(n)*day, s[i+1:]
 		if s == "" {
-			return time.Duration(days) * 24 * time.Hour, nil
+			return days, nil
 		}
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil {
 		return 0, err
 	}
-	return time.Duration(days)*24*time.Hour + d, nil
+	if d > 0 && days > math.MaxInt64-d {
+		return 0, fmt.Errorf("duration too long")
+	}
+	return days + d, nil
 }

@@ -10,22 +10,7 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
-)
-
-// Limits on a job's fields, the same on every backend: they fit the
-// narrowest column of any of them (MySQL's VARCHAR(255) and TEXT).
-const (
-	MaxNameLength      = 255       // type, operation, key, creator: characters
-	MaxArgsBytes       = 256 << 10 // the args as JSON
-	MaxPayloadBytes    = 1 << 20   // the payload JSON
-	MaxRollbackBytes   = 60 << 10  // the rollback spec
-	MaxAttemptsLimit   = 1000
-	MaxJobLoad         = 1e9
-	MaxJobTimeout      = 366 * 24 * time.Hour
-	MaxJobBackoff      = MaxBackoff
-	latestRunAfterYear = 9999
 )
 
 // ErrInvalid matches every *InvalidError with errors.Is.
@@ -52,15 +37,8 @@ func ValidateJobInsert(p JobInsertParams) error {
 	var problems []string
 	bad := func(format string, a ...any) { problems = append(problems, fmt.Sprintf(format, a...)) }
 	name := func(field, v string, required bool) {
-		switch {
-		case required && strings.TrimSpace(v) == "":
-			bad("%s is empty", field)
-		case !utf8.ValidString(v):
-			bad("%s is not valid UTF-8", field)
-		case utf8.RuneCountInString(v) > MaxNameLength:
-			bad("%s is longer than %d characters", field, MaxNameLength)
-		case strings.ContainsFunc(v, unicode.IsControl):
-			bad("%s contains control characters", field)
+		if problem := NameProblem(field, v, required); problem != "" {
+			problems = append(problems, problem)
 		}
 	}
 	name("type", p.Type, true)
@@ -91,6 +69,9 @@ func ValidateJobInsert(p JobInsertParams) error {
 	if p.RunAfter != nil && (p.RunAfter.Year() < 1970 || p.RunAfter.Year() > latestRunAfterYear) {
 		bad("start time %s is out of range", p.RunAfter.Format(time.RFC3339))
 	}
+	if len(p.Args) > MaxArgs {
+		bad("%d args are more than %d", len(p.Args), MaxArgs)
+	}
 	argsSize := 2
 	for _, a := range p.Args {
 		if !utf8.ValidString(a) || strings.ContainsRune(a, 0) {
@@ -108,6 +89,10 @@ func ValidateJobInsert(p JobInsertParams) error {
 			bad("payload is larger than %d bytes", MaxPayloadBytes)
 		case !json.Valid([]byte(payload)):
 			bad("payload is not valid JSON")
+		case !utf8.ValidString(payload):
+			// encoding/json lets invalid UTF-8 through inside strings;
+			// no backend's text column takes it.
+			bad("payload is not valid UTF-8")
 		case strings.Contains(payload, `\u0000`):
 			bad("payload contains a NUL character")
 		}

@@ -335,7 +335,17 @@ func (c *cluster) serveDB(dsn, name string, args ...string) *node {
 			c.t.Fatalf("node %s exited early:\n%s", name, n.log.String())
 		default:
 		}
-		for _, nv := range c.nodes() {
+		// Until the node has created the database, nodes finds none
+		// (exit 3) rather than creating it.
+		r := c.run("nodes", "-o", "json")
+		if r.code == 3 {
+			return false
+		}
+		var ns []nodeView
+		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &ns) != nil {
+			c.t.Fatalf("jobctl nodes -o json: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+		}
+		for _, nv := range ns {
 			if nv.Name == name && nv.State == "ONLINE" {
 				return true
 			}

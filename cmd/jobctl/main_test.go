@@ -91,8 +91,10 @@ func TestExitCodes(t *testing.T) {
 
 func TestBadDatabase(t *testing.T) {
 	code, _, stderr := runJobctl(t, "nosuch:thing", "list")
-	if code != exitError || !strings.HasPrefix(stderr, "jobctl: ") || strings.Count(stderr, "\n") != 1 {
-		t.Errorf("bad DSN: exit %d, stderr %q; want exit 1 and one line", code, stderr)
+	// A DSN that does not parse is a usage error; one that parses but
+	// cannot be reached is not.
+	if code != exitUsage || !strings.HasPrefix(stderr, "jobctl: ") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("bad DSN: exit %d, stderr %q; want exit 2 and one line", code, stderr)
 	}
 	code, _, stderr = runJobctl(t, "postgres://jobctl:s3cret@127.0.0.1:1/none?connect_timeout=2", "list")
 	if code != exitError || strings.Contains(stderr, "s3cret") {

@@ -1,6 +1,7 @@
 package dbstore
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -9,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/go-sql-driver/mysql"
 
@@ -46,7 +48,41 @@ func DefaultPath() string {
 	return filepath.Join(home, ".local", "state", "jobctl", "jobctl.db")
 }
 
+// DSNError is a DSN that cannot be parsed: the command line, environment
+// or config file is wrong, not the database. It matches engine.ErrInvalid.
+type DSNError struct {
+	Err error
+}
+
+// Error is one line: a control character the DSN held is shown escaped.
+func (e *DSNError) Error() string {
+	msg := e.Err.Error()
+	if strings.ContainsFunc(msg, unicode.IsControl) {
+		q := strconv.Quote(msg)
+		msg = q[1 : len(q)-1]
+	}
+	return msg
+}
+
+func (e *DSNError) Unwrap() error { return e.Err }
+
+// Is lets errors.Is(err, engine.ErrInvalid) match.
+func (e *DSNError) Is(target error) bool { return target == engine.ErrInvalid }
+
+// parseDSN parses dsn; an error is a *DSNError.
 func parseDSN(dsn string) (*target, error) {
+	t, err := parseAnyDSN(dsn)
+	if err != nil {
+		var de *DSNError
+		if !errors.As(err, &de) {
+			err = &DSNError{Err: err}
+		}
+		return nil, err
+	}
+	return t, nil
+}
+
+func parseAnyDSN(dsn string) (*target, error) {
 	scheme, rest, ok := strings.Cut(dsn, ":")
 	if !ok {
 		return nil, fmt.Errorf("database %q has no scheme; %s", redact(dsn), validForms)
@@ -106,7 +142,7 @@ func parsePostgres(dsn string) (*target, error) {
 		return nil, fmt.Errorf("database %s: %v; %s", redact(dsn), unwrapURLError(err), validForms)
 	}
 	if u.Host == "" && u.Query().Get("host") == "" {
-		return nil, fmt.Errorf("database %s: no host; %s", u.Redacted(), validForms)
+		return nil, fmt.Errorf("database %s: no host; %s", redact(dsn), validForms)
 	}
 	maxConns, err := takePoolMaxConns(u, postgresDialect)
 	if err != nil {
@@ -138,34 +174,54 @@ func parsePostgres(dsn string) (*target, error) {
 // redactURL names the database for messages: scheme, user, host and
 // database, without the password or parameters (which may hold secrets).
 func redactURL(u *url.URL) string {
+	if u.Opaque != "" {
+		// postgres:user:pass@host: not a URL with a host; the opaque
+		// part may hold anything.
+		return redact(u.Scheme + ":" + u.Opaque)
+	}
 	c := *u
 	c.RawQuery = ""
 	c.Fragment = ""
+	c.RawFragment = ""
+	c.ForceQuery = false
 	if c.User != nil {
 		c.User = url.User(c.User.Username())
 	}
 	return c.String()
 }
 
-// redact hides what looks like a password in a DSN that did not parse.
+// redact names a DSN for messages without what may be a password: a DSN
+// that parses as a URL with a host as redactURL does, anything else as
+// its scheme and what follows the last '@', up to any '?' or '#'.
 func redact(dsn string) string {
-	if u, err := url.Parse(dsn); err == nil && u.Host != "" {
+	if u, err := url.Parse(dsn); err == nil && u.Host != "" && u.Opaque == "" {
 		return redactURL(u)
 	}
-	if scheme, rest, ok := strings.Cut(dsn, "://"); ok {
-		if at := strings.LastIndex(rest, "@"); at >= 0 {
-			if user, _, hasPass := strings.Cut(rest[:at], ":"); hasPass {
-				return scheme + "://" + user + ":xxxxx" + rest[at:]
-			}
-		}
+	scheme, rest, ok := strings.Cut(dsn, ":")
+	if !ok {
+		return dsn // no ':' at all, so no USER:PASSWORD either
 	}
-	return dsn
+	rest = strings.TrimPrefix(rest, "//")
+	if at := strings.LastIndex(rest, "@"); at >= 0 {
+		rest = "xxxxx@" + rest[at+1:]
+	}
+	if i := strings.IndexAny(rest, "?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	return scheme + "://" + rest
 }
 
-// unwrapURLError drops url.Error's echo of the whole URL, password and all.
+// unwrapURLError drops url.Error's echo of the whole URL, password and all,
+// and the quoted piece of it some of its messages end with (an "invalid
+// port" is often the tail of a password with a '#' or '/').
 func unwrapURLError(err error) error {
-	if ue, ok := err.(*url.Error); ok {
-		return ue.Err
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	msg := err.Error()
+	if i := strings.IndexByte(msg, '"'); i >= 0 {
+		return fmt.Errorf("%s in the URL (percent-encode '#', '/', '?', '@' and '%%' in a user or password)", strings.TrimSpace(msg[:i]))
 	}
 	return err
 }
@@ -176,7 +232,7 @@ func parseMySQL(dsn string) (*target, error) {
 		return nil, fmt.Errorf("database %s: %v; %s", redact(dsn), unwrapURLError(err), validForms)
 	}
 	if u.Host == "" {
-		return nil, fmt.Errorf("database %s: no host; %s", redactURL(u), validForms)
+		return nil, fmt.Errorf("database %s: no host; %s", redact(dsn), validForms)
 	}
 	dbName := strings.TrimPrefix(u.Path, "/")
 	if dbName == "" || strings.Contains(dbName, "/") {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -62,10 +61,26 @@ var _ engine.Store = (*Store)(nil)
 
 // Open connects to the database named by dsn: "sqlite:PATH" ("sqlite:"
 // alone for DefaultPath), "postgres://…", "postgresql://…" or "mysql://…"
-// (MySQL 8.0.13+ or MariaDB 10.2+). For SQLite it
-// creates the file's directory. It checks that the database answers but
-// does not migrate it: call Migrate.
+// (MySQL 8.0.13+ or MariaDB 10.2+). For SQLite it creates the file and its
+// directory when missing, private to the user. It checks that the database
+// answers but does not migrate it: call Migrate. A dsn that cannot be
+// parsed is an *engine.InvalidError.
 func Open(ctx context.Context, dsn string) (*Store, error) {
+	return OpenWith(ctx, dsn, OpenOptions{})
+}
+
+// OpenOptions are the choices of OpenWith.
+type OpenOptions struct {
+	// MustExist refuses to create an SQLite file: a missing one is a
+	// *NoDatabaseError, and no file or directory is made.
+	MustExist bool
+	// Warn is told, as one line, of a database file that was found
+	// readable by other users and made private. Nil: stderr.
+	Warn func(msg string)
+}
+
+// OpenWith is Open with options.
+func OpenWith(ctx context.Context, dsn string, o OpenOptions) (*Store, error) {
 	t, err := parseDSN(dsn)
 	if err != nil {
 		return nil, err
@@ -79,7 +94,15 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		return nil, err
 	}
 	if t.sqlitePath != "" {
-		if err := prepareSQLiteFile(t.sqlitePath); err != nil {
+		warn := o.Warn
+		if warn == nil {
+			warn = func(msg string) { fmt.Fprintf(os.Stderr, "jobctl: warning: %s\n", msg) }
+		}
+		if err := prepareSQLiteFile(t.sqlitePath, !o.MustExist, warn); err != nil {
+			var missing *NoDatabaseError
+			if errors.As(err, &missing) {
+				return nil, err
+			}
 			return nil, fmt.Errorf("cannot open sqlite database %s: %w", t.sqlitePath, err)
 		}
 	}
@@ -95,23 +118,6 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		return nil, fmt.Errorf("cannot connect to %s database %s: %w", t.dialect.name, t.display, err)
 	}
 	return &Store{conn: &conn{db: db, dialect: t.dialect, queries: queries, location: t.display, driverDSN: t.driverDSN}, q: db}, nil
-}
-
-// prepareSQLiteFile creates the database's directory, private to the user,
-// and the file itself readable by the user only: it holds the cluster token.
-// SQLite gives its -wal and -shm files the same permissions.
-func prepareSQLiteFile(path string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, os.ErrExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	return f.Close()
 }
 
 // Close closes the database connections.

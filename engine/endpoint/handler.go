@@ -102,9 +102,7 @@ func (h *handler) authenticated(next http.HandlerFunc) http.HandlerFunc {
 
 func (h *handler) dispatch(w http.ResponseWriter, r *http.Request) {
 	var o engine.DispatchOffer
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxOfferBytes))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&o); err != nil || !validOffer(o) {
+	if err := decodeBody(w, r, maxOfferBytes, &o); err != nil || !validOffer(o) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "bad dispatch request"})
 		return
 	}
@@ -121,9 +119,7 @@ func (h *handler) dispatch(w http.ResponseWriter, r *http.Request) {
 // valid offers, each job at most once, is refused whole.
 func (h *handler) dispatchBatch(w http.ResponseWriter, r *http.Request) {
 	var req batchRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBatchBytes))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil || !validBatch(req.Offers) {
+	if err := decodeBody(w, r, maxBatchBytes, &req); err != nil || !validBatch(req.Offers) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "bad dispatch batch"})
 		return
 	}

@@ -52,7 +52,7 @@ func parseVerdict(name string) (engine.OfferVerdict, bool) {
 
 // validOffer holds for an offer a node can judge at all.
 func validOffer(o engine.DispatchOffer) bool {
-	return o.JobID > 0 && o.Type != "" && o.Load >= 0 && engine.ValidOfferStatus(o.Status)
+	return o.JobID > 0 && o.Attempt >= 0 && o.Version >= 0 && o.Type != "" && o.Load >= 0 && engine.ValidOfferStatus(o.Status)
 }
 
 // statusOf is the HTTP status answering a verdict; verdictOf reads it back.

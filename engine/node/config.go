@@ -255,6 +255,9 @@ func LoadConfigFile(path string) (FileConfig, error) {
 		if reservedType(typ) {
 			return out, fmt.Errorf("%s: service %q is a built-in type", path, typ)
 		}
+		if problem := engine.NameProblem("the type", typ, true); problem != "" {
+			return out, fmt.Errorf("%s: service %q: %s", path, typ, problem)
+		}
 		s := Service{Type: typ, Load: sc.Load}
 		switch sc.Command.Kind {
 		case yaml.ScalarNode:
@@ -264,15 +267,20 @@ func LoadConfigFile(path string) (FileConfig, error) {
 		default:
 			err = errors.New("command must be a string or a list")
 		}
+		if err == nil && len(s.Argv) > 0 && strings.TrimSpace(s.Argv[0]) == "" {
+			err = errors.New("the program to run is empty")
+		}
 		if err != nil || len(s.Argv) == 0 {
 			return out, fmt.Errorf("%s: service %q: a command is required (%v)", path, typ, err)
 		}
-		if sc.Load < 0 || sc.Load != sc.Load {
-			return out, fmt.Errorf("%s: service %q: load must be a non-negative number", path, typ)
+		// The limits a job of the type is held to, so a service's defaults
+		// never make its jobs invalid.
+		if !(sc.Load >= 0 && sc.Load <= engine.MaxJobLoad) {
+			return out, fmt.Errorf("%s: service %q: load must be a number from 0 to %g", path, typ, engine.MaxJobLoad)
 		}
 		if sc.Timeout != "" {
-			if s.Timeout, err = time.ParseDuration(sc.Timeout); err != nil || s.Timeout <= 0 {
-				return out, fmt.Errorf("%s: service %q: timeout %q is not a positive duration", path, typ, sc.Timeout)
+			if s.Timeout, err = time.ParseDuration(sc.Timeout); err != nil || s.Timeout <= 0 || s.Timeout > engine.MaxJobTimeout {
+				return out, fmt.Errorf("%s: service %q: timeout %q is not a positive duration of at most %s", path, typ, sc.Timeout, engine.MaxJobTimeout)
 			}
 		}
 		out.Services = append(out.Services, s)
