@@ -34,4 +34,8 @@
 // SIGKILL and out-of-memory kills included — so the watchdog SIGKILLs every
 // watched group and exits. It never waits on its stdout before killing: a
 // frozen node does not read it.
+//
+// A process that leaves its job's group (setsid, setpgid) is out of the
+// watchdog's reach, as it is out of the runner's; only a cgroup per job
+// would hold it, and that needs a delegated cgroup v2 tree.
 package watchdog
