@@ -16,16 +16,24 @@ import (
 )
 
 // fencedNode is a test node whose fence reads a clock the test moves and
-// whose log the test reads.
+// whose log the test reads. Its lease is long, so the fence's timer, which
+// runs on real time, never fires during a test: the test clock decides.
 func fencedNode(t *testing.T) (*Runtime, engine.Store, *engine.VirtualClock, *logBuffer) {
 	t.Helper()
-	n, s := testNode(t, nil)
+	n, s := testNode(t, func(c *Config) { c.NodeLease = time.Hour })
 	logs := &logBuffer{}
 	n.log = slog.New(slog.NewTextHandler(logs, nil))
 	clock := engine.NewVirtualClock(time.Now())
 	n.fence.now = clock.Now
 	t.Cleanup(n.fence.stop)
+	stopAtEnd(t, n)
 	return n, s, clock, logs
+}
+
+// stopAtEnd kills what a failed test left running, so the node's cleanup,
+// which waits for every run, does not wait for ever.
+func stopAtEnd(t *testing.T, n *Runtime) {
+	t.Cleanup(func() { n.stopForLapse() })
 }
 
 // startTree starts an exec job whose shell forks a grandchild, and returns
@@ -97,7 +105,7 @@ func TestALapsedNodeLeaseStopsTheRunsAndPutsThemBack(t *testing.T) {
 	if res := n.Accept(ctx, noop); res.Verdict != engine.OfferDeclined || !strings.HasPrefix(res.Reason, "not-ready") {
 		t.Errorf("offer while lapsed: %+v, want declined not-ready", res)
 	}
-	if l := logs.String(); strings.Count(l, "could not record liveness") != 1 || !strings.Contains(l, "node_lease=10s") || !strings.Contains(l, "jobs_stopped=2") {
+	if l := logs.String(); strings.Count(l, "could not record liveness") != 1 || !strings.Contains(l, "node_lease="+n.cfg.NodeLease.String()) || !strings.Contains(l, "jobs_stopped=2") {
 		t.Errorf("log = %q, want one warning naming the lease and 2 jobs stopped", l)
 	}
 
@@ -112,6 +120,7 @@ func TestTheFenceTimerStopsRunsWhenNothingIsRecorded(t *testing.T) {
 	t.Parallel()
 	n, s := testNode(t, nil)
 	t.Cleanup(n.fence.stop)
+	stopAtEnd(t, n)
 	tree, grandchild := startTree(t, n, s, "")
 	// Liveness last recorded almost a lease ago; nothing records it again.
 	n.fence.recorded(time.Now().Add(-n.cfg.NodeLease + 50*time.Millisecond))
