@@ -3,6 +3,8 @@ package main_test
 import (
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -28,7 +30,8 @@ func killOnCleanup(t *testing.T, pids []int) {
 
 // A node killed with SIGKILL takes the whole process tree of its job with
 // it, the grandchild the parent-death signal does not reach included: its
-// watchdog sees the end of its pipe and kills the job's group.
+// watchdog, which signals for the node do not end, sees the end of its pipe
+// and kills the job's group.
 func TestAKilledNodeTakesItsJobsGrandchildrenWithIt(t *testing.T) {
 	t.Parallel()
 	c := sqliteCluster(t)
@@ -39,6 +42,22 @@ func TestAKilledNodeTakesItsJobsGrandchildrenWithIt(t *testing.T) {
 	c.waitStatus(id, "RUNNING", 20*time.Second)
 	pids := c.pids(base+".1", 2)
 	killOnCleanup(t, pids)
+
+	// Signals meant for the node (or a hang-up of its terminal) do not end
+	// its watchdog, which is in a process group of its own.
+	m := regexp.MustCompile(`msg="watchdog started".* pid=(\d+)`).FindStringSubmatch(n.log.String())
+	if m == nil {
+		t.Fatalf("the node did not log its watchdog's pid:\n%s", n.log.String())
+	}
+	watchdog, _ := strconv.Atoi(m[1])
+	if pgid, err := syscall.Getpgid(watchdog); err != nil || pgid != watchdog {
+		t.Errorf("the watchdog's process group is %d (%v), want its own", pgid, err)
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
+		if err := syscall.Kill(watchdog, sig); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	killed := time.Now()
 	// stop returns once every holder of the node's stderr, its watchdog
