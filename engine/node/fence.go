@@ -44,9 +44,10 @@ func newFence(n *Runtime) *fence {
 }
 
 // WithWatchdog has the node run argv as its watchdog process (`jobctl
-// watchdog`): one that speaks the protocol of package watchdog. Without
-// it the node keeps its node lease in-process only, and a job's
-// grandchildren outlive a node that is killed.
+// watchdog`): one that speaks the protocol of package watchdog. One that
+// exits while the node runs is replaced. Without it the node keeps its
+// node lease in-process only, and a job's grandchildren outlive a node
+// that is killed.
 func WithWatchdog(argv []string) Option {
 	return func(n *Runtime) { n.fence.argv = slices.Clone(argv) }
 }

@@ -23,24 +23,40 @@ const (
 	writeTimeout = time.Second
 	// forgetTimeout bounds the wait for the answer to forget.
 	forgetTimeout = 5 * time.Second
+	// respawnDelay is the first wait before another watchdog is started
+	// when one cannot be; it doubles up to respawnDelayMax.
+	respawnDelay    = time.Second
+	respawnDelayMax = 30 * time.Second
 )
 
-// Client is a node's end of its watchdog process. Its methods are safe for
-// concurrent use.
+// Client is a node's end of its watchdog process. A watchdog that exits
+// while the node runs is replaced, and told again what the last one knew.
+// Its methods are safe for concurrent use.
 type Client struct {
-	cmd    *exec.Cmd
-	in     *os.File
+	argv   []string
 	log    *slog.Logger
 	fenced func()
-	exited chan struct{}
+	exited chan struct{} // the last watchdog has exited, after Close
+	closed chan struct{} // Close was called
 	close  sync.Once
 
 	writeMu sync.Mutex
+	in      *os.File // the current watchdog's stdin; guarded by writeMu
 
-	mu      sync.Mutex
-	forgets map[int]chan bool // pending forget answers, by group
-	gone    bool              // the watchdog has exited
-	closing bool
+	mu         sync.Mutex
+	pid        int
+	watched    map[int]bool      // the groups the node watches
+	until      time.Time         // the deadline last sent; zero: none yet
+	forgets    map[int]chan bool // pending forget answers, by group
+	restarting bool              // between a watchdog's exit and the next one
+	gone       bool              // the last watchdog has exited
+}
+
+// process is one started watchdog.
+type process struct {
+	cmd     *exec.Cmd
+	in, out *os.File
+	replies *bufio.Reader
 }
 
 // Start runs the watchdog argv in a process group of its own (a signal to
@@ -48,6 +64,17 @@ type Client struct {
 // parent-death signal, and waits for its first line. fenced is called each
 // time the watchdog reports a fence, on the client's own goroutine.
 func Start(argv []string, log *slog.Logger, fenced func()) (*Client, error) {
+	p, err := spawn(argv)
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{argv: argv, log: log, fenced: fenced, exited: make(chan struct{}), closed: make(chan struct{}),
+		in: p.in, pid: p.cmd.Process.Pid, watched: map[int]bool{}, forgets: map[int]chan bool{}}
+	go c.follow(p)
+	return c, nil
+}
+
+func spawn(argv []string) (*process, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("watchdog: no command")
 	}
@@ -85,24 +112,32 @@ func Start(argv []string, log *slog.Logger, fenced func()) (*Client, error) {
 		return nil, fmt.Errorf("%s did not start as a watchdog (it said %q): %v", argv[0], strings.TrimSpace(first), err)
 	}
 	_ = outR.SetReadDeadline(time.Time{})
-	c := &Client{cmd: cmd, in: inW, log: log, fenced: fenced, exited: make(chan struct{}), forgets: map[int]chan bool{}}
-	go c.read(br, outR)
-	return c, nil
+	return &process{cmd: cmd, in: inW, out: outR, replies: br}, nil
 }
 
-// Pid is the watchdog's process id.
-func (c *Client) Pid() int { return c.cmd.Process.Pid }
+// Pid is the current watchdog's process id.
+func (c *Client) Pid() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.pid
+}
 
 // Watch has the watchdog kill process group pgid when it fences. The
 // command is in the pipe when Watch returns, so the watchdog learns of the
 // group even if this process dies right after.
-func (c *Client) Watch(pgid int) { c.send("watch %d", pgid) }
+func (c *Client) Watch(pgid int) {
+	c.mu.Lock()
+	c.watched[pgid] = true
+	c.mu.Unlock()
+	c.send("watch %d", pgid)
+}
 
 // Forget tells the watchdog the group is gone and reports whether the
 // watchdog had killed it.
 func (c *Client) Forget(pgid int) (killed bool) {
 	answer := make(chan bool, 1)
 	c.mu.Lock()
+	delete(c.watched, pgid)
 	if c.gone {
 		c.mu.Unlock()
 		return false
@@ -128,23 +163,37 @@ func (c *Client) Forget(pgid int) (killed bool) {
 }
 
 // Until has the watchdog fence unless Until is called again within d.
-// Whole milliseconds are rounded up, so the watchdog never fences before
-// the node would.
 func (c *Client) Until(d time.Duration) {
-	c.send("until %d", (d+time.Millisecond-1)/time.Millisecond)
+	c.mu.Lock()
+	c.until = time.Now().Add(d)
+	c.mu.Unlock()
+	c.send("until %d", millis(d))
+}
+
+// millis rounds up to whole milliseconds, so the watchdog never fences
+// before the node would.
+func millis(d time.Duration) int64 {
+	return int64((max(d, 0) + time.Millisecond - 1) / time.Millisecond)
 }
 
 // Close ends the watchdog: it kills the groups still watched and exits.
 func (c *Client) Close() {
 	c.close.Do(func() {
-		c.mu.Lock()
-		c.closing = true
-		c.mu.Unlock()
+		close(c.closed)
 		c.writeMu.Lock()
 		c.in.Close()
 		c.writeMu.Unlock()
 		<-c.exited
 	})
+}
+
+func (c *Client) closing() bool {
+	select {
+	case <-c.closed:
+		return true
+	default:
+		return false
+	}
 }
 
 func (c *Client) send(format string, args ...any) bool {
@@ -156,17 +205,42 @@ func (c *Client) send(format string, args ...any) bool {
 		return true
 	}
 	c.mu.Lock()
-	quiet := c.gone || c.closing
+	quiet := c.gone || c.restarting
 	c.mu.Unlock()
-	if !quiet {
+	if !quiet && !c.closing() {
 		c.log.Warn("cannot reach the watchdog", "command", fmt.Sprintf(format, args...), "err", err)
 	}
 	return false
 }
 
-// read follows the watchdog's replies until it exits.
-func (c *Client) read(br *bufio.Reader, out *os.File) {
-	sc := bufio.NewScanner(br)
+// follow reads the watchdog's replies until it exits, and replaces it
+// unless the node is closing it.
+func (c *Client) follow(p *process) {
+	for p != nil {
+		c.read(p.replies)
+		p.out.Close()
+		err := p.cmd.Wait()
+		c.mu.Lock()
+		for pgid, answer := range c.forgets {
+			answer <- false
+			delete(c.forgets, pgid)
+		}
+		c.restarting = true
+		c.mu.Unlock()
+		if c.closing() {
+			break
+		}
+		c.log.Error("the watchdog stopped; starting another", "err", err)
+		p = c.respawn()
+	}
+	c.mu.Lock()
+	c.gone = true
+	c.mu.Unlock()
+	close(c.exited)
+}
+
+func (c *Client) read(replies *bufio.Reader) {
+	sc := bufio.NewScanner(replies)
 	for sc.Scan() {
 		verb, rest, _ := strings.Cut(sc.Text(), " ")
 		switch verb {
@@ -181,20 +255,54 @@ func (c *Client) read(br *bufio.Reader, out *os.File) {
 			c.log.Warn("watchdog: " + rest)
 		}
 	}
-	out.Close()
-	err := c.cmd.Wait()
-	c.mu.Lock()
-	c.gone = true
-	closing := c.closing
-	for pgid, answer := range c.forgets {
-		answer <- false
-		delete(c.forgets, pgid)
+}
+
+// respawn starts another watchdog and tells it the deadline and the groups
+// the last one had; nil once the node is closing. Until it runs, a node
+// that dies leaves its jobs' grandchildren behind, so it keeps trying.
+func (c *Client) respawn() *process {
+	delay := respawnDelay
+	for {
+		p, err := spawn(c.argv)
+		if err == nil {
+			c.writeMu.Lock()
+			defer c.writeMu.Unlock()
+			if c.closing() {
+				p.in.Close() // it exits at once, with nothing to kill
+				return p
+			}
+			c.in.Close()
+			c.in = p.in
+			c.mu.Lock()
+			c.pid, c.restarting = p.cmd.Process.Pid, false
+			until := c.until
+			groups := make([]int, 0, len(c.watched))
+			for pgid := range c.watched {
+				groups = append(groups, pgid)
+			}
+			c.mu.Unlock()
+			var b strings.Builder
+			if !until.IsZero() {
+				fmt.Fprintf(&b, "until %d\n", millis(time.Until(until)))
+			}
+			for _, pgid := range groups {
+				fmt.Fprintf(&b, "watch %d\n", pgid)
+			}
+			_ = p.in.SetWriteDeadline(time.Now().Add(writeTimeout))
+			if _, err := p.in.WriteString(b.String()); err != nil {
+				c.log.Warn("cannot reach the new watchdog", "err", err)
+			}
+			c.log.Info("started another watchdog", "pid", p.cmd.Process.Pid, "groups", len(groups))
+			return p
+		}
+		c.log.Error("cannot start another watchdog; retrying", "in", delay, "err", err)
+		select {
+		case <-c.closed:
+			return nil
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, respawnDelayMax)
 	}
-	c.mu.Unlock()
-	if !closing {
-		c.log.Error("the watchdog stopped: jobs no longer die with this node if it is killed", "err", err)
-	}
-	close(c.exited)
 }
 
 func (c *Client) answer(pgid int, killed bool) {

@@ -85,3 +85,37 @@ func TestStartRefusesWhatIsNoWatchdog(t *testing.T) {
 		}
 	}
 }
+
+func TestAWatchdogThatDiesIsReplacedAndToldWhatTheLastKnew(t *testing.T) {
+	t.Parallel()
+	c, fenced := startClient(t)
+	g, forgotten := startGroup(t), startGroup(t)
+	c.Until(time.Hour)
+	c.Watch(g.pgid)
+	c.Watch(forgotten.pgid)
+	c.Forget(forgotten.pgid)
+	first := c.Pid()
+	if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for c.Pid() == first {
+		if time.Now().After(deadline) {
+			t.Fatal("no watchdog replaced the one that was killed")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if c.Forget(99999999) {
+		t.Fatal("the new watchdog says it killed a group it never watched")
+	}
+	select {
+	case <-fenced:
+		t.Fatal("the new watchdog fenced although the deadline is an hour away")
+	default:
+	}
+	g.requireAlive(t)
+
+	c.Close()
+	g.waitDead(t)
+	forgotten.requireAlive(t)
+}
