@@ -98,6 +98,7 @@ job ended FAILED, CANCELLED or DELETED, 5 timed out waiting.`,
 		NewCmdVersion(f, build, nil),
 	)
 	root.AddCommand(newHelpTopics()...)
+	root.AddCommand(newCmdWatchdog(f))
 	// Added now rather than at Execute time, so generated docs include them.
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()

@@ -167,7 +167,12 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	if opts.Config.StateDir == "" {
 		opts.Config.StateDir = defaultStateDir(opts.Config.Name)
 	}
-	rt, err := node.New(opts.Config, store, opts.Factory.Clock, log)
+	// The watchdog is this same program, so it speaks this node's protocol.
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("cannot find this program to start its watchdog: %w", err)
+	}
+	rt, err := node.New(opts.Config, store, opts.Factory.Clock, log, node.WithWatchdog([]string{exe, "watchdog"}))
 	if err != nil {
 		return err
 	}

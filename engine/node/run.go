@@ -14,6 +14,7 @@ import (
 func (n *Runtime) start(h handler, spec runner.Spec, ar *activeRun) {
 	job := ar.job
 	ar.out = n.newOutput(job)
+	spec.Watcher = runGroup{n: n, ar: ar}
 	var run *runner.Run
 	var err error
 	if h.builtin != nil {
@@ -27,10 +28,15 @@ func (n *Runtime) start(h handler, spec runner.Spec, ar *activeRun) {
 	}
 	n.mu.Lock()
 	ar.run = run
-	if n.stopping {
+	switch {
+	case n.stopping:
 		// Accepted just as the shutdown grace ran out: put it back too.
 		ar.shutdown = true
 		run.Cancel("node shutting down", n.cfg.CancelGrace)
+	case n.fence.lapsedNow():
+		// Accepted just as liveness lapsed: it must not go on either.
+		ar.shutdown = true
+		run.Kill(lapseReason)
 	}
 	n.mu.Unlock()
 	n.metrics.running.Inc()
@@ -40,6 +46,13 @@ func (n *Runtime) start(h handler, spec runner.Spec, ar *activeRun) {
 	go func() {
 		<-run.Done()
 		n.metrics.running.Dec()
+		if n.fence.lapsedNow() {
+			// The cluster may run the job elsewhere by now: whatever this
+			// run did, the job runs again.
+			n.mu.Lock()
+			ar.shutdown = true
+			n.mu.Unlock()
+		}
 		n.finish(ar, run.Result())
 	}()
 }

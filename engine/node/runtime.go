@@ -91,6 +91,7 @@ func New(cfg Config, store engine.Store, clock engine.Clock, log *slog.Logger, o
 		books: placement.NewBooks(placement.BookLimits{MaxLoad: cfg.MaxLoad, MaxJobs: cfg.MaxJobs,
 			AcceptExceeding: cfg.AcceptExceeding})}
 	n.progress = newProgressWriter(store, n.log, progressInterval)
+	n.fence = newFence(n)
 	n.completions = n.newCompletions()
 	for _, o := range opts {
 		o(n)
@@ -133,13 +134,14 @@ func (n *Runtime) Run(ctx context.Context) error {
 		return fmt.Errorf("cannot read the cluster token: %w", err)
 	}
 	n.token = token
+	began := time.Now()
 	if _, err := n.store.NodeRegister(ctx, engine.NodeRegisterParams{Node: n.row(), StaleAfter: engine.NodeStaleAfter}); err != nil {
 		if errors.Is(err, engine.ErrNodeOnline) {
 			return fmt.Errorf("%w, or choose another --node name", err)
 		}
 		return fmt.Errorf("cannot register node %q: %w", n.cfg.Name, err)
 	}
-	if err := n.fence.start(ctx); err != nil {
+	if err := n.fence.start(ctx, began); err != nil {
 		return err
 	}
 	defer n.fence.stop()

@@ -68,6 +68,8 @@ func (b *builtinControl) terminate(phrase string) {
 	b.gate.set(false)
 }
 
+func (b *builtinControl) killNow(phrase string) { b.terminate(phrase) }
+
 // kill cannot force a goroutine; it only leaves a trace of the stuck handler.
 func (b *builtinControl) kill(grace time.Duration) {
 	b.out.logf("still running %s after being asked to stop; an in-process handler cannot be killed", grace)

@@ -14,7 +14,9 @@
 // main process exits, whatever it left running in its process group is
 // killed: a job is over when its process is, and nothing of it may go on
 // while the job is retried elsewhere. For the same reason every child gets
-// SIGKILL when the node process dies (the Linux parent-death signal).
+// SIGKILL when the node process dies (the Linux parent-death signal), and a
+// GroupWatcher (the node's watchdog) learns each process group, so it can
+// kill the rest of the tree, which that signal does not reach.
 //
 // The runner knows nothing about the store: the node passes an Output that
 // forwards progress and warnings, and a LogBatcher that writes the log to the

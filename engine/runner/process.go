@@ -49,7 +49,10 @@ func Start(s Spec, out Output) (*Run, error) {
 		r.finish(ending{exitCode: startFailureCode(err), reason: "cannot start: " + err.Error()})
 		return r, nil
 	}
-	p := &process{cmd: cmd, pid: cmd.Process.Pid, out: r.out}
+	p := &process{cmd: cmd, pid: cmd.Process.Pid, out: r.out, watcher: s.Watcher}
+	if p.watcher != nil {
+		p.watcher.WatchGroup(p.pid)
+	}
 	r.start(p)
 	go func() {
 		e := p.wait()
@@ -69,9 +72,10 @@ func startFailureCode(err error) int {
 
 // process controls a started child. Its pid is also its process group id.
 type process struct {
-	cmd *exec.Cmd
-	pid int
-	out *trackingOutput
+	cmd     *exec.Cmd
+	pid     int
+	out     *trackingOutput
+	watcher GroupWatcher // nil: none
 
 	// mu orders signals against reaping: once the leader is reaped its pid,
 	// and so the group id, may be reused by an unrelated process.
@@ -107,6 +111,11 @@ func (p *process) kill(grace time.Duration) {
 	_ = p.signal(syscall.SIGKILL)
 }
 
+func (p *process) killNow(phrase string) {
+	p.out.logf("%s, sending SIGKILL", phrase)
+	_ = p.signal(syscall.SIGKILL)
+}
+
 // wait waits for the leader to exit, kills what it left in its group, then
 // reaps it and reads the rest of its output.
 func (p *process) wait() ending {
@@ -119,6 +128,9 @@ func (p *process) wait() ending {
 	}
 	p.exited = true
 	p.mu.Unlock()
+	if p.watcher != nil {
+		p.watcher.ForgetGroup(p.pid)
+	}
 
 	err = p.cmd.Wait()
 	if errors.Is(err, exec.ErrWaitDelay) {

@@ -22,6 +22,8 @@ type control interface {
 	terminate(phrase string)
 	// kill forces a run that did not stop within grace.
 	kill(grace time.Duration)
+	// killNow forces the run at once; phrase says why, for the log.
+	killNow(phrase string)
 }
 
 // Run is one running attempt of a job. Its methods are safe for concurrent use.
@@ -138,6 +140,27 @@ func (r *Run) Cancel(reason string, grace time.Duration) {
 		req.phrase = "cancelled (" + reason + ")"
 	}
 	r.stopWith(req, grace)
+}
+
+// Kill ends the run at once: SIGKILL to the whole process group, with no
+// SIGTERM and no grace (a builtin is cancelled, as it cannot be forced). It
+// is for runs that must not go on a moment longer, such as those of a node
+// that lost its node lease; a run being cancelled already is killed too,
+// and keeps the reason it was given. Calling it after the run ended does
+// nothing.
+func (r *Run) Kill(reason string) {
+	r.mu.Lock()
+	if r.finished() {
+		r.mu.Unlock()
+		return
+	}
+	phrase := "killed (" + reason + ")"
+	if r.stop == nil {
+		r.stop = &stopRequest{outcome: Cancelled, reason: "cancelled: " + reason, phrase: phrase}
+	}
+	r.paused = false
+	r.mu.Unlock()
+	r.ctl.killNow(phrase)
 }
 
 func (r *Run) stopWith(req stopRequest, grace time.Duration) {

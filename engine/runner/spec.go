@@ -28,6 +28,20 @@ type Spec struct {
 	// Grace is the time between SIGTERM and SIGKILL when the timeout stops
 	// the run; zero means DefaultGrace.
 	Grace time.Duration
+	// Watcher, if set, learns of a process run's process group.
+	Watcher GroupWatcher
+}
+
+// GroupWatcher follows the process groups of runs, for what must kill them
+// when the runner cannot (a watchdog beside a node that may die).
+type GroupWatcher interface {
+	// WatchGroup is called once the group's leader is started, before
+	// Start returns.
+	WatchGroup(pgid int)
+	// ForgetGroup is called once the leader has exited and what was left
+	// of its group has been killed, just before the leader is reaped: its
+	// zombie still holds the group id, so no other process can have it yet.
+	ForgetGroup(pgid int)
 }
 
 func (s Spec) grace() time.Duration {

@@ -1,0 +1,181 @@
+package node
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jobctl/jobctl/engine"
+)
+
+// fencedNode is a test node whose fence reads a clock the test moves and
+// whose log the test reads. Its lease is long, so the fence's timer, which
+// runs on real time, never fires during a test: the test clock decides.
+func fencedNode(t *testing.T) (*Runtime, engine.Store, *engine.VirtualClock, *logBuffer) {
+	t.Helper()
+	n, s := testNode(t, func(c *Config) { c.NodeLease = time.Hour })
+	logs := &logBuffer{}
+	n.log = slog.New(slog.NewTextHandler(logs, nil))
+	clock := engine.NewVirtualClock(time.Now())
+	n.fence.now = clock.Now
+	t.Cleanup(n.fence.stop)
+	stopAtEnd(t, n)
+	return n, s, clock, logs
+}
+
+// stopAtEnd kills what a failed test left running, so the node's cleanup,
+// which waits for every run, does not wait for ever.
+func stopAtEnd(t *testing.T, n *Runtime) {
+	t.Cleanup(func() { n.stopForLapse() })
+}
+
+// startTree starts an exec job whose shell forks a grandchild, and returns
+// the grandchild's pid once the job has written it.
+func startTree(t *testing.T, n *Runtime, s engine.Store, extra string) (engine.DispatchOffer, int) {
+	t.Helper()
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	o := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeExec, Load: 1, MaxAttempts: 1,
+		Args: []string{"sh", "-c", `sleep 600 & echo $! > "$1.tmp"; mv "$1.tmp" "$1"; ` + extra + `wait`, "sh", pidFile}})
+	if res := n.Accept(context.Background(), o); res.Verdict != engine.OfferAccepted {
+		t.Fatalf("offer: %+v, want accepted", res)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		b, err := os.ReadFile(pidFile)
+		if pid, perr := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && perr == nil {
+			return o, pid
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the job did not write %s", pidFile)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func processAlive(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	return len(fields) > 0 && fields[0] != "Z" && fields[0] != "X"
+}
+
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for processAlive(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d outlived the lapse", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestALapsedNodeLeaseStopsTheRunsAndPutsThemBack(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	n, s, clock, logs := fencedNode(t)
+	n.fence.recorded(clock.Now())
+	tree, grandchild := startTree(t, n, s, "")
+	builtin := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeSleep, Payload: []byte(`"600s"`), Load: 1, MaxAttempts: 1})
+	if res := n.Accept(ctx, builtin); res.Verdict != engine.OfferAccepted {
+		t.Fatalf("offer: %+v, want accepted", res)
+	}
+
+	// The touch loop's write did record liveness, but only after the
+	// lease had passed: that renews nothing.
+	clock.Advance(n.cfg.NodeLease + time.Second)
+	n.fence.recorded(clock.Now().Add(-n.cfg.NodeLease - time.Millisecond))
+
+	for _, id := range []int64{tree.JobID, builtin.JobID} {
+		if j := waitJob(t, s, id, func(j *engine.Job) bool { return j.Status != engine.StatusRunning }); j.Status != engine.StatusRestart || j.Node != "" {
+			t.Errorf("job %d after the lapse = %s on %q, want RESTART with no node", id, j.Status, j.Node)
+		}
+	}
+	waitGone(t, grandchild)
+	noop := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeNoop, Load: 1})
+	if res := n.Accept(ctx, noop); res.Verdict != engine.OfferDeclined || !strings.HasPrefix(res.Reason, "not-ready") {
+		t.Errorf("offer while lapsed: %+v, want declined not-ready", res)
+	}
+	if l := logs.String(); strings.Count(l, "could not record liveness") != 1 || !strings.Contains(l, "node_lease="+n.cfg.NodeLease.String()) || !strings.Contains(l, "jobs_stopped=2") {
+		t.Errorf("log = %q, want one warning naming the lease and 2 jobs stopped", l)
+	}
+
+	n.fence.recorded(clock.Now())
+	if res := n.Accept(ctx, noop); res.Verdict != engine.OfferAccepted {
+		t.Errorf("offer once liveness is recorded again: %+v, want accepted", res)
+	}
+	waitJob(t, s, noop.JobID, func(j *engine.Job) bool { return j.Status == engine.StatusFinished })
+}
+
+func TestTheFenceTimerStopsRunsWhenNothingIsRecorded(t *testing.T) {
+	t.Parallel()
+	n, s := testNode(t, nil)
+	t.Cleanup(n.fence.stop)
+	stopAtEnd(t, n)
+	tree, grandchild := startTree(t, n, s, "")
+	// Liveness last recorded almost a lease ago; nothing records it again.
+	n.fence.recorded(time.Now().Add(-n.cfg.NodeLease + 50*time.Millisecond))
+	if j := waitJob(t, s, tree.JobID, func(j *engine.Job) bool { return j.Status != engine.StatusRunning }); j.Status != engine.StatusRestart {
+		t.Errorf("job = %s, want RESTART", j.Status)
+	}
+	waitGone(t, grandchild)
+}
+
+// A node frozen past its deadline learns of it only when it runs again: a
+// run that ended meanwhile goes back to RESTART whatever its exit, and the
+// first record of liveness stops the other runs before it ends the lapse.
+func TestARunEndingWhileLivenessHasLapsedRunsAgain(t *testing.T) {
+	t.Parallel()
+	n, s, clock, logs := fencedNode(t)
+	n.fence.recorded(clock.Now())
+	gate := filepath.Join(t.TempDir(), "open")
+	ending, _ := startTree(t, n, s, `while [ ! -e '`+gate+`' ]; do sleep 0.05; done; kill $!; `)
+	going, grandchild := startTree(t, n, s, "")
+
+	clock.Advance(n.cfg.NodeLease) // no timer fires on this clock
+	writeFile(t, gate, "")
+	if j := waitJob(t, s, ending.JobID, func(j *engine.Job) bool { return j.Status != engine.StatusRunning }); j.Status != engine.StatusRestart {
+		t.Errorf("a run that ended while lapsed = %s, want RESTART", j.Status)
+	}
+	if !processAlive(grandchild) {
+		t.Fatal("the other run was stopped before anything noticed the lapse")
+	}
+
+	n.fence.recorded(clock.Now())
+	if j := waitJob(t, s, going.JobID, func(j *engine.Job) bool { return j.Status != engine.StatusRunning }); j.Status != engine.StatusRestart {
+		t.Errorf("a run going on past the deadline = %s, want RESTART", j.Status)
+	}
+	waitGone(t, grandchild)
+	if !n.books.Ready() || !strings.Contains(logs.String(), "recorded liveness again") {
+		t.Errorf("ready %v, log %q: want the node taking work again", n.books.Ready(), logs.String())
+	}
+}
+
+func TestTheEndOfALapseDoesNotUndoAShutdown(t *testing.T) {
+	t.Parallel()
+	n, _, clock, _ := fencedNode(t)
+	ctx, shutdown := context.WithCancel(context.Background())
+	if err := n.fence.start(ctx, clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(n.cfg.NodeLease)
+	n.fence.expired()
+	if n.books.Ready() {
+		t.Fatal("a lapsed node still takes work")
+	}
+	shutdown()
+	n.books.SetReady(false) // as Run does
+	n.fence.recorded(clock.Now())
+	if n.books.Ready() {
+		t.Error("recording liveness again made a node that is shutting down take work")
+	}
+}
