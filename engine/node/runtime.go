@@ -207,7 +207,7 @@ func (n *Runtime) row() engine.Node {
 }
 
 // recoverOwnJobs restarts jobs a former process of this node left behind:
-// they died with it (parent-death signal), so they must run again.
+// they died with it (its watchdog killed them), so they must run again.
 func (n *Runtime) recoverOwnJobs(ctx context.Context) error {
 	jobs, err := n.store.JobList(ctx, engine.JobListParams{Node: n.cfg.Name, Statuses: engine.RecoverableStatuses})
 	if err != nil {
