@@ -48,7 +48,9 @@ const environmentHelp = `Variables jobctl reads:
                   ~/.config/jobctl/config.yaml); its db: names the
                   database when neither --db nor JOBCTL_DB does
   XDG_STATE_HOME  when it is an absolute path and no database is named,
-                  the SQLite database is $XDG_STATE_HOME/jobctl/jobctl.db
+                  the SQLite database is $XDG_STATE_HOME/jobctl/jobctl.db;
+                  a node's state directory is $XDG_STATE_HOME/jobctl/
+                  nodes/NAME unless serve --state-dir names one
   HOME            else the database is ~/.local/state/jobctl/jobctl.db;
                   also expands sqlite:~/PATH
   NO_COLOR        any non-empty value turns colour off

@@ -109,6 +109,9 @@ type manSection struct {
 // filesHelp is the FILES section: where jobctl and its packages keep things.
 const filesHelp = `  $XDG_STATE_HOME/jobctl/jobctl.db, ~/.local/state/jobctl/jobctl.db
       the SQLite database when no other is named; created on first use
+  $XDG_STATE_HOME/jobctl/nodes/NAME, ~/.local/state/jobctl/nodes/NAME
+      node NAME's state directory (serve --state-dir): results/ keeps
+      the results of finished jobs the database has not taken yet
   $XDG_CONFIG_HOME/jobctl/config.yaml, ~/.config/jobctl/config.yaml
       the user's config file: db names the database when neither --db
       nor JOBCTL_DB does; it has the format of jobctl serve --config
