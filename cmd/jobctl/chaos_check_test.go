@@ -27,6 +27,7 @@ type chaosFindings struct {
 	Runs            int
 	JobsRerun       int
 	RedoneAfter     map[string]int // completed runs done again, by the fault that explains it
+	Redone          []string       // each of them
 	UnobservedTerms int            // terms between observed ones that the sampler never saw
 	OutlivedKill    int            // runs that went on well after their node was killed
 }
@@ -119,6 +120,7 @@ func checkRunsOnce(f *chaosFindings, job int64, rs []*chaosRun, faults []fault) 
 		}
 		if by := crashBetween(e, l, faults); by != nil {
 			f.RedoneAfter[by.Kind]++
+			f.Redone = append(f.Redone, fmt.Sprintf("job %d: %s; %s; then: %s", job, e, by, l))
 			continue
 		}
 		kind := "completed runs done again with no crash to explain it (a result dropped, or a run that outlived its node)"

@@ -164,6 +164,9 @@ func runChaos(t *testing.T, c *cluster, backend string, jobCount int, cuts bool)
 		t.Error(p)
 	}
 	reportSamplers(t, loads, leases)
+	for _, r := range f.Redone {
+		t.Logf("done again after its node crashed between the work's end and the result: %s", r)
+	}
 
 	byKind := map[string]int{}
 	for _, fl := range injected {
