@@ -216,6 +216,12 @@ func (d *chaosDriver) settle(stop <-chan struct{}) {
 	for time.Now().Before(deadline) {
 		whole := d.holder() != nil
 		for _, n := range d.cc.nodes {
+			if !n.alive() {
+				d.cc.t.Errorf("chaos %s: node %s died on its own after it started; starting it again", time.Now().Format("15:04:05.000"), n.name)
+				if err := d.cc.restart(n, 30*time.Second); err != nil {
+					d.cc.t.Errorf("chaos: %v", err)
+				}
+			}
 			whole = whole && n.alive() && d.cc.serving(n)
 		}
 		ended, err := d.cc.ended()
