@@ -53,8 +53,6 @@ func (f *chaosFindings) Problems() []string {
 	return out
 }
 
-func (f *chaosFindings) count(kind string) int { return len(f.problems[kind]) }
-
 // checkChaos holds the jobs, their runs as the workers recorded them, the
 // driver's faults and the lease terms to the guarantees the cluster gives.
 func checkChaos(jobs []chaosJobView, runs []*chaosRun, faults []fault, terms map[int64]*leaseTerm) *chaosFindings {

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -62,40 +63,17 @@ func runChaos(t *testing.T, c *cluster, backend string, jobCount int, cuts bool)
 	args := []string{"--exec", "--max-load", strconv.Itoa(chaosMaxLoad), "--node-lease", chaosNodeLease.String(),
 		"--dispatch-interval", "200ms", "--lease-timeout", "1s", "--heartbeat-interval", "1s"}
 	cc := newChaosCluster(t, c, backend, []string{"n1", "n2", "n3"}, args)
-
-	samplersStop := make(chan struct{})
-	loads := &loadSampler{cc: cc}
-	leases := &leaseSampler{cc: cc}
-	sampled := make(chan struct{}, 2)
-	for _, s := range []interface{ run(<-chan struct{}) }{loads, leases} {
-		go func() { s.run(samplersStop); sampled <- struct{}{} }()
-	}
-	stopSamplers := func() {
-		if samplersStop != nil {
-			close(samplersStop)
-			<-sampled
-			<-sampled
-			samplersStop = nil
-		}
-	}
+	loads, leases, stopSamplers := startSamplers(cc)
 	defer stopSamplers()
 
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("JOBCTL_CHAOS_SEED"); s != "" {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("JOBCTL_CHAOS_SEED: %v", err)
-		}
-		seed = v
-	}
-	mix := chaosMix(seed, jobCount)
+	mix := chaosMix(chaosSeed(t), jobCount)
 	grandchildren := 0
 	for _, j := range mix {
 		if j.Grandchild {
 			grandchildren++
 		}
 	}
-	t.Logf("chaos on %s: %d jobs (%d with a grandchild), seed %d", backend, jobCount, grandchildren, seed)
+	t.Logf("chaos on %s: %d jobs (%d with a grandchild)", backend, jobCount, grandchildren)
 
 	// The first batch goes in before the faults start; the rest while they
 	// happen.
@@ -107,13 +85,7 @@ func runChaos(t *testing.T, c *cluster, backend string, jobCount int, cuts bool)
 	driver := &chaosDriver{cc: cc, log: faults, nodeLease: chaosNodeLease, cuts: cuts, loads: loads}
 	driverStop, driverDone := make(chan struct{}), make(chan struct{})
 	go func() { driver.run(driverStop); close(driverDone) }()
-	stopDriver := func() {
-		if driverStop != nil {
-			close(driverStop)
-			<-driverDone
-			driverStop = nil
-		}
-	}
+	stopDriver := sync.OnceFunc(func() { close(driverStop); <-driverDone })
 	defer stopDriver()
 	rest, err := cc.submitChaos(mix[chaosBatchSize:], worker, records, chaosBatchSize)
 	ids = append(ids, rest...)
@@ -121,12 +93,10 @@ func runChaos(t *testing.T, c *cluster, backend string, jobCount int, cuts bool)
 		t.Fatal(err)
 	}
 
-	faultsUntil := began.Add(chaosFaultPhase)
-	for time.Now().Before(faultsUntil) {
+	for faultsUntil := began.Add(chaosFaultPhase); time.Now().Before(faultsUntil); time.Sleep(500 * time.Millisecond) {
 		if n, err := cc.ended(); err == nil && n >= len(ids) {
 			break
 		}
-		time.Sleep(500 * time.Millisecond)
 	}
 	stopDriver()
 	t.Logf("chaos: faults over after %s", time.Since(began).Round(time.Second))
@@ -186,6 +156,32 @@ func runChaos(t *testing.T, c *cluster, backend string, jobCount int, cuts bool)
 		backend, len(jobs), f.Runs, f.Runs-len(jobs), f.JobsRerun, len(injected), countsText(byKind),
 		sumCounts(f.RedoneAfter), countsText(f.RedoneAfter), f.OutlivedKill, chaosDyingGrace,
 		loads.maxFactor, len(leases.terms), f.UnobservedTerms, time.Since(began).Round(time.Second))
+}
+
+// chaosSeed is the seed of the job mix: JOBCTL_CHAOS_SEED replays a run's.
+func chaosSeed(t *testing.T) uint64 {
+	t.Helper()
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("JOBCTL_CHAOS_SEED"); s != "" {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("JOBCTL_CHAOS_SEED: %v", err)
+		}
+		seed = v
+	}
+	t.Logf("chaos seed %d (JOBCTL_CHAOS_SEED=%d replays this mix)", seed, seed)
+	return seed
+}
+
+// startSamplers starts the load and lease samplers; stop ends them, after
+// which their findings may be read.
+func startSamplers(cc *chaosCluster) (loads *loadSampler, leases *leaseSampler, stop func()) {
+	loads, leases = &loadSampler{cc: cc}, &leaseSampler{cc: cc}
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() { loads.run(quit) })
+	wg.Go(func() { leases.run(quit) })
+	return loads, leases, sync.OnceFunc(func() { close(quit); wg.Wait() })
 }
 
 // reportSamplers fails the test for what the samplers saw: a node over its
