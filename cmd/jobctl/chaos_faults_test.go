@@ -68,6 +68,7 @@ type chaosDriver struct {
 	nodeLease time.Duration
 	cuts      bool // cut the database (through the proxies) as well
 	loads     *loadSampler
+	lastHit   *chaosNode // the node the last fault hit alone
 }
 
 // cycle is the order of the faults.
@@ -115,6 +116,7 @@ func (d *chaosDriver) inject(kind string, round int) error {
 		if round%2 == 1 && holder != nil {
 			n = holder
 		}
+		d.lastHit = n
 		start := time.Now()
 		if err := n.signal(syscall.SIGSTOP); err != nil {
 			return err
@@ -134,7 +136,7 @@ func (d *chaosDriver) inject(kind string, round int) error {
 			if round%2 == 1 && holder != nil {
 				n = holder
 			}
-			victims, name = []*chaosNode{n}, n.name
+			victims, name, d.lastHit = []*chaosNode{n}, n.name, n
 		}
 		start := time.Now()
 		for _, n := range victims {
@@ -161,6 +163,7 @@ func (f fault) who() string {
 
 // kill SIGKILLs the node and restarts it under its name at once.
 func (d *chaosDriver) kill(kind string, n *chaosNode) error {
+	d.lastHit = n
 	if err := n.signal(syscall.SIGKILL); err != nil {
 		return err
 	}
@@ -190,14 +193,15 @@ func (d *chaosDriver) holder() *chaosNode {
 	return d.cc.node(l.Owner)
 }
 
-// busiest is the node other than not with the most load now, so that a
-// fault hits running jobs.
-func (d *chaosDriver) busiest(not *chaosNode) *chaosNode {
+// busiest is the node with the most load now, so that a fault hits running
+// jobs, among those other than the holder and the last node hit (while
+// another is left), so that faults go round the nodes.
+func (d *chaosDriver) busiest(holder *chaosNode) *chaosNode {
 	var best *chaosNode
 	bestLoad := -1.0
 	last := d.loads.latest()
 	for _, n := range d.cc.nodes {
-		if n == not {
+		if n == holder || (n == d.lastHit && len(d.cc.nodes) > 2) {
 			continue
 		}
 		if l := last[n.name]; l > bestLoad {
