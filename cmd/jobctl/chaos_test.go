@@ -1,16 +1,236 @@
 package main_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
+
+// Sizes of the chaos runs, set for a machine of two shared cores: each
+// backend's run takes a few minutes.
+const (
+	chaosPostgresJobs = 2000
+	chaosMariaDBJobs  = 1000
+	chaosBatchSize    = 200
+	chaosMaxLoad      = 4
+	chaosNodeLease    = 3 * time.Second
+	// Faults go on until every job ended or this long has passed…
+	chaosFaultPhase = 150 * time.Second
+	// …and then every job must end within this.
+	chaosDrain = 90 * time.Second
+	// Jobs the cluster must finish between two faults.
+	chaosProgressBetweenFaults = 10
+)
+
+// Thousands of jobs of mixed loads and lengths, some doing their work in a
+// grandchild of the node, run on three nodes while a driver kills the lease
+// holder and a worker (each restarted at once under its name), freezes a
+// node for longer than its node lease and, on PostgreSQL, cuts the
+// database off from every node and from one. Every job still ends
+// FINISHED, no attempt runs twice, no two runs of a job overlap, no node
+// ever carries more than its max load, and every start names the
+// dispatcher and lease term it happened under.
+//
+// Run only these: go test -count=1 -run 'TestChaos' ./cmd/jobctl/
+// (JOBCTL_CHAOS_SEED=N replays a run's job mix.)
+func TestChaos(t *testing.T) {
+	if testing.Short() {
+		t.Skip("minutes of faults on real databases; not in -short mode")
+	}
+	// One slot of the package's parallel tests: the backends run one after
+	// the other, each with the machine's cores to itself as far as it can.
+	t.Parallel()
+	t.Run("postgres", func(t *testing.T) {
+		runChaos(t, postgresCluster(t), "postgres", chaosPostgresJobs, true)
+	})
+	t.Run("mariadb", func(t *testing.T) {
+		runChaos(t, mysqlCluster(t), "mysql", chaosMariaDBJobs, false)
+	})
+}
+
+func runChaos(t *testing.T, c *cluster, backend string, jobCount int, cuts bool) {
+	began := time.Now()
+	worker := chaosWorker(t)
+	records := filepath.Join(t.TempDir(), "runs")
+	args := []string{"--exec", "--max-load", strconv.Itoa(chaosMaxLoad), "--node-lease", chaosNodeLease.String(),
+		"--dispatch-interval", "200ms", "--lease-timeout", "1s", "--heartbeat-interval", "1s"}
+	cc := newChaosCluster(t, c, backend, []string{"n1", "n2", "n3"}, args)
+	loads, leases, stopSamplers := startSamplers(cc)
+	defer stopSamplers()
+
+	mix := chaosMix(chaosSeed(t), jobCount)
+	grandchildren := 0
+	for _, j := range mix {
+		if j.Grandchild {
+			grandchildren++
+		}
+	}
+	t.Logf("chaos on %s: %d jobs (%d with a grandchild)", backend, jobCount, grandchildren)
+
+	// The first batch goes in before the faults start; the rest while they
+	// happen.
+	ids, err := cc.submitChaos(mix[:chaosBatchSize], worker, records, chaosBatchSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	faults := &faultLog{}
+	driver := &chaosDriver{cc: cc, log: faults, nodeLease: chaosNodeLease, cuts: cuts, loads: loads}
+	driverStop, driverDone := make(chan struct{}), make(chan struct{})
+	go func() { driver.run(driverStop); close(driverDone) }()
+	stopDriver := sync.OnceFunc(func() { close(driverStop); <-driverDone })
+	defer stopDriver()
+	rest, err := cc.submitChaos(mix[chaosBatchSize:], worker, records, chaosBatchSize)
+	ids = append(ids, rest...)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	for faultsUntil := began.Add(chaosFaultPhase); time.Now().Before(faultsUntil); time.Sleep(500 * time.Millisecond) {
+		if n, err := cc.ended(); err == nil && n >= len(ids) {
+			break
+		}
+	}
+	stopDriver()
+	t.Logf("chaos: faults over after %s", time.Since(began).Round(time.Second))
+	if _, err := cc.jobctl(chaosDrain+30*time.Second, append([]string{"wait", "--timeout", chaosDrain.String()}, ids...)...); err != nil {
+		t.Logf("waiting for the jobs: %s", lastLines(err.Error(), 1))
+	}
+	// A run that outlived its node writes on until it ends; wait for the
+	// last of them, so what they did is all in the records.
+	for deadline := time.Now().Add(30 * time.Second); workersRunning(records) > 0; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Errorf("%d worker processes still run 30s after the jobs ended", workersRunning(records))
+			break
+		}
+	}
+	stopSamplers()
+
+	out, err := cc.jobctl(60*time.Second, "list", "--limit", "0", "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var jobs []chaosJobView
+	if err := json.Unmarshal([]byte(out), &jobs); err != nil {
+		t.Fatalf("list -o json: %v", err)
+	}
+	if len(jobs) != len(ids) {
+		t.Errorf("the listing has %d jobs, %d were submitted", len(jobs), len(ids))
+	}
+	runs, err := readChaosRuns(records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	injected := faults.all()
+	f := checkChaos(jobs, runs, injected, leases.terms)
+	for _, p := range f.Problems() {
+		t.Error(p)
+	}
+	reportSamplers(t, loads, leases)
+	for _, r := range f.Redone {
+		t.Logf("done again after its node crashed between the work's end and the result: %s", r)
+	}
+
+	byKind := map[string]int{}
+	for _, fl := range injected {
+		byKind[fl.Kind]++
+	}
+	for _, kind := range driver.cycle() {
+		if byKind[kind] == 0 {
+			t.Errorf("the jobs ended before a %s fault: raise the job count, or this run proved little", kind)
+		}
+	}
+	if f.JobsRerun == 0 {
+		t.Error("no job ran again: the faults hit no running job, so this run proved nothing")
+	}
+	t.Logf("chaos summary (%s): %d jobs, %d runs, %d reruns of %d jobs, %d faults injected (%s), "+
+		"%d completed runs redone after a crash (%s), %d runs outlived their node's kill by over %s, "+
+		"max load factor seen %.2f, %d lease terms seen (%d unseen between them), took %s",
+		backend, len(jobs), f.Runs, f.Runs-len(jobs), f.JobsRerun, len(injected), countsText(byKind),
+		sumCounts(f.RedoneAfter), countsText(f.RedoneAfter), f.OutlivedKill, chaosDyingGrace,
+		loads.maxFactor, len(leases.terms), f.UnobservedTerms, time.Since(began).Round(time.Second))
+}
+
+// chaosSeed is the seed of the job mix: JOBCTL_CHAOS_SEED replays a run's.
+func chaosSeed(t *testing.T) uint64 {
+	t.Helper()
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("JOBCTL_CHAOS_SEED"); s != "" {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("JOBCTL_CHAOS_SEED: %v", err)
+		}
+		seed = v
+	}
+	t.Logf("chaos seed %d (JOBCTL_CHAOS_SEED=%d replays this mix)", seed, seed)
+	return seed
+}
+
+// startSamplers starts the load and lease samplers; stop ends them, after
+// which their findings may be read.
+func startSamplers(cc *chaosCluster) (loads *loadSampler, leases *leaseSampler, stop func()) {
+	loads, leases = &loadSampler{cc: cc}, &leaseSampler{cc: cc}
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() { loads.run(quit) })
+	wg.Go(func() { leases.run(quit) })
+	return loads, leases, sync.OnceFunc(func() { close(quit); wg.Wait() })
+}
+
+// reportSamplers fails the test for what the samplers saw: a node over its
+// max load, or a lease without the fields of its term.
+func reportSamplers(t *testing.T, loads *loadSampler, leases *leaseSampler) {
+	t.Helper()
+	if len(loads.violations) > 0 {
+		t.Errorf("nodes above their max load in %d samples, first: %s", len(loads.violations),
+			strings.Join(loads.violations[:min(8, len(loads.violations))], "; "))
+	}
+	if loads.samples == 0 {
+		t.Errorf("no load sample succeeded: %v", loads.firstErr)
+	} else if loads.errors > 0 {
+		t.Logf("%d of %d load samples failed, first: %v", loads.errors, loads.samples+loads.errors, loads.firstErr)
+	}
+	if leases.missing > 0 {
+		t.Errorf("lease -o json showed a held lease without term or acquired_at %d times (fields missing)", leases.missing)
+	}
+	if leases.samples == 0 {
+		t.Errorf("no lease sample succeeded: %v", leases.firstErr)
+	} else if leases.errors > 0 {
+		t.Logf("%d of %d lease samples failed, first: %v", leases.errors, leases.samples+leases.errors, leases.firstErr)
+	}
+}
+
+// countsText prints counts by name, in name order.
+func countsText(m map[string]int) string {
+	var keys []string
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func sumCounts(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
 
 // Jobs keep running through a node being killed and coming back: every job
 // ends FINISHED, and no two runs of one job ever overlap — a run killed with

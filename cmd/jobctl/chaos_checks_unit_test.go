@@ -1,0 +1,82 @@
+package main_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// The chaos checks catch what they are there to catch: each case breaks
+// one guarantee, and only that one is reported.
+func TestChaosChecksFindWhatBreaksTheGuarantees(t *testing.T) {
+	t.Parallel()
+	base := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	ns := func(ms int) int64 { return base.Add(time.Duration(ms) * time.Millisecond).UnixNano() }
+	at := func(ms int) *time.Time { v := base.Add(time.Duration(ms) * time.Millisecond); return &v }
+	kill := fault{Kind: faultKillWorker, Node: "a", Start: ns(1000), End: ns(1000)}
+	terms := map[int64]*leaseTerm{
+		1: {Term: 1, Owner: "a", AcquiredAt: base},
+		2: {Term: 2, Owner: "b", AcquiredAt: base.Add(5 * time.Second)},
+	}
+	finished := func(node string, attempt int, started int) chaosJobView {
+		return chaosJobView{ID: 1, Status: "FINISHED", Node: node, Attempt: attempt, StartedAt: at(started), Dispatcher: "b", LeaseTerm: 2}
+	}
+	killed := &chaosRun{Job: 1, Attempt: 1, Node: "a", PID: 10, Start: ns(500), Last: ns(900)}
+	rerun := &chaosRun{Job: 1, Attempt: 2, Node: "b", PID: 20, Start: ns(6000), Last: ns(6500), End: ns(6500)}
+	tests := []struct {
+		name   string
+		job    chaosJobView
+		runs   []*chaosRun
+		faults []fault
+		want   string // the one kind of problem expected; "" for none
+	}{
+		{name: "a run killed with its node, run again later", job: finished("b", 2, 6000),
+			runs: []*chaosRun{killed, rerun}, faults: []fault{kill}},
+		{name: "a grandchild that outlived its node", job: finished("b", 2, 6000),
+			runs:   []*chaosRun{{Job: 1, Attempt: 1, Node: "a", PID: 10, Start: ns(500), Last: ns(6200)}, rerun},
+			faults: []fault{kill}, want: "overlapped"},
+		{name: "a killed run with no fault to end it", job: finished("b", 2, 6000),
+			runs: []*chaosRun{killed, rerun}, want: "never ended"},
+		{name: "one attempt started twice", job: finished("b", 2, 6000),
+			runs:   []*chaosRun{{Job: 1, Attempt: 2, Node: "a", PID: 10, Start: ns(500), Last: ns(900)}, rerun},
+			faults: []fault{kill}, want: "attempts that ran twice"},
+		{name: "a completed run done again", job: finished("b", 2, 6000),
+			runs: []*chaosRun{{Job: 1, Attempt: 1, Node: "a", PID: 10, Start: ns(500), Last: ns(800), End: ns(800)}, rerun},
+			want: "a result dropped"},
+		{name: "a run that ended well after its node was killed, done again", job: finished("b", 2, 6000),
+			runs:   []*chaosRun{{Job: 1, Attempt: 1, Node: "a", PID: 10, Start: ns(500), Last: ns(2500), End: ns(2500)}, rerun},
+			faults: []fault{{Kind: faultKillWorker, Node: "a", Start: ns(700), End: ns(700)}}, want: "outlived its node"},
+		{name: "a completed run done again after its node crashed", job: finished("b", 2, 6000),
+			runs:   []*chaosRun{{Job: 1, Attempt: 1, Node: "a", PID: 10, Start: ns(500), Last: ns(800), End: ns(800)}, rerun},
+			faults: []fault{kill}},
+		{name: "a completed run done again after every node lost the database", job: finished("b", 2, 6000),
+			runs:   []*chaosRun{{Job: 1, Attempt: 1, Node: "a", PID: 10, Start: ns(500), Last: ns(800), End: ns(800)}, rerun},
+			faults: []fault{{Kind: faultCutAll, Start: ns(700), End: ns(4000)}}, want: "a result dropped"},
+		{name: "a result of a run that never did its work", job: finished("b", 2, 6000),
+			runs:   []*chaosRun{{Job: 1, Attempt: 2, Node: "b", PID: 20, Start: ns(6000), Last: ns(6100)}},
+			faults: []fault{{Kind: faultStop, Node: "b", Start: ns(6050), End: ns(9000)}}, want: "no run produced"},
+		{name: "no dispatcher or term recorded",
+			job:  chaosJobView{ID: 1, Status: "FINISHED", Node: "b", Attempt: 2, StartedAt: at(6000)},
+			runs: []*chaosRun{rerun}, want: "fields missing"},
+		{name: "a dispatcher that did not own the term",
+			job:  chaosJobView{ID: 1, Status: "FINISHED", Node: "b", Attempt: 2, StartedAt: at(6000), Dispatcher: "a", LeaseTerm: 2},
+			runs: []*chaosRun{rerun}, want: "did not own"},
+		{name: "a start under a term already replaced",
+			job:  chaosJobView{ID: 1, Status: "FINISHED", Node: "b", Attempt: 2, StartedAt: at(6000), Dispatcher: "a", LeaseTerm: 1},
+			runs: []*chaosRun{rerun}, want: "was replaced"},
+		{name: "a job left running", job: chaosJobView{ID: 1, Status: "RUNNING", Node: "b", Attempt: 2, StartedAt: at(6000), Dispatcher: "b", LeaseTerm: 2},
+			runs: []*chaosRun{rerun}, want: "not FINISHED"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := checkChaos([]chaosJobView{tt.job}, tt.runs, tt.faults, terms)
+			got := f.Problems()
+			switch {
+			case tt.want == "" && len(got) > 0:
+				t.Errorf("want no problem, got %q", got)
+			case tt.want != "" && (len(got) != 1 || !strings.Contains(got[0], tt.want)):
+				t.Errorf("want one problem about %q, got %q", tt.want, got)
+			}
+		})
+	}
+}
