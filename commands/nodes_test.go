@@ -31,7 +31,7 @@ func TestNodesList(t *testing.T) {
 	n1 := e.registerNode(t, "n1")
 	e.registerNode(t, "n2")
 	e.move(t, e.insert(t, engine.JobInsertParams{Load: 1.5}), engine.StatusDispatching, engine.StatusRunning)
-	if ok, err := e.store.LeaseAcquire(context.Background(), "n1", time.Minute); err != nil || !ok {
+	if ok, err := e.store.LeaseAcquire(context.Background(), "n1", time.Minute); err != nil || !ok.Held() {
 		t.Fatalf("lease: %v %v", ok, err)
 	}
 

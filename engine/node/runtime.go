@@ -134,7 +134,9 @@ func (n *Runtime) Run(ctx context.Context) error {
 		return fmt.Errorf("cannot read the cluster token: %w", err)
 	}
 	n.token = token
-	if _, err := n.store.NodeRegister(ctx, engine.NodeRegisterParams{Node: n.row(), StaleAfter: engine.NodeStaleAfter}); err != nil {
+	row := n.row()
+	row.Process = ThisProcess()
+	if _, err := n.store.NodeRegister(ctx, engine.NodeRegisterParams{Node: row, ProcessGone: ProcessGone}); err != nil {
 		if errors.Is(err, engine.ErrNodeOnline) {
 			return fmt.Errorf("%w, or choose another --node name", err)
 		}
