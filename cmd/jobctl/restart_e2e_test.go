@@ -3,6 +3,7 @@ package main_test
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -24,6 +25,29 @@ func (c *cluster) waitRegistered(n *node) {
 		}
 		return strings.Contains(n.log.String(), "node online")
 	})
+}
+
+// start starts `jobctl serve` under name and returns at once, without
+// waiting for it to register (serve does).
+func (c *cluster) start(name string) *node {
+	c.t.Helper()
+	addr := "127.0.0.1:" + freePort(c.t)
+	cmd := exec.Command(binary, "serve", "--node", name, "--listen", addr, "--dispatch-interval", "200ms",
+		"--max-load-avg", "off", "--log-level", "debug")
+	cmd.Env = append(os.Environ(), "JOBCTL_DB="+c.dsn)
+	n := &node{name: name, addr: addr, cmd: cmd, log: &syncBuffer{}, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = n.log, n.log
+	if err := cmd.Start(); err != nil {
+		c.t.Fatal(err)
+	}
+	go func() { _ = cmd.Wait(); close(n.done) }()
+	c.t.Cleanup(func() {
+		n.stop(c.t, syscall.SIGKILL)
+		if c.t.Failed() {
+			c.t.Logf("node %s log:\n%s", name, n.log.String())
+		}
+	})
+	return n
 }
 
 // A node killed with SIGKILL and started again at once under its name
@@ -194,4 +218,44 @@ func TestJobOfAKilledWorkerRunsAgainAfterItsNodeLease(t *testing.T) {
 		t.Errorf("attempt 1 was started under %q term %d, which lease -o json never showed (saw %v)",
 			first.Dispatcher, first.LeaseTerm, leases.seen)
 	}
+}
+
+// Two processes restarting a killed node under its name at once: exactly
+// one takes it, the other is refused.
+func TestTwoRacingRestartsTakeTheNameOnce(t *testing.T) {
+	t.Parallel()
+	c := postgresCluster(t)
+	n := c.serve("contested")
+	c.waitRegistered(n)
+	n.stop(t, syscall.SIGKILL)
+	type outcome struct{ log string }
+	results := make(chan outcome, 2)
+	var procs []*node
+	for range 2 {
+		p := c.start("contested")
+		procs = append(procs, p)
+		go func() {
+			<-p.done
+			results <- outcome{log: p.log.String()}
+		}()
+	}
+	// The loser exits; the winner keeps serving.
+	var lost outcome
+	select {
+	case lost = <-results:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("both racing restarts still serve:\n%s\n%s", procs[0].log.String(), procs[1].log.String())
+	}
+	if !strings.Contains(lost.log, "already online") {
+		t.Fatalf("a racing restart exited without being refused:\n%s", lost.log)
+	}
+	for _, p := range procs {
+		select {
+		case <-p.done:
+		default:
+			c.waitRegistered(p)
+			return
+		}
+	}
+	t.Fatal("no racing restart kept the name")
 }
