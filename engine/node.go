@@ -137,6 +137,12 @@ func NodeLiveError(n *Node, now time.Time, staleAfter time.Duration) error {
 		ErrNodeOnline, n.Name, n.State, age.Round(time.Millisecond), max(staleAfter-age, 0).Round(time.Millisecond))
 }
 
+// NodeTakenError is the refusal of a touch by a process that no longer
+// holds its node's row: held, the row, names another process now.
+func NodeTakenError(held *Node) error {
+	return fmt.Errorf("%w: %q was taken over by %s", ErrNodeOnline, held.Name, held.Process)
+}
+
 // NodeFree reports whether a starting process, p, may take over held, the
 // row of its name, at the database's now: the former holder has been
 // silent past its GoneAfter, or it ran on the same host and gone says it no
@@ -146,10 +152,15 @@ func NodeFree(held *Node, p NodeProcess, now time.Time, gone func(NodeProcess) b
 	if now.Sub(held.LastSeen) > held.GoneAfter() {
 		return true, false
 	}
-	if gone != nil && held.Process.PID > 0 && held.Process.SameHost(p) && held.Process != p && gone(held.Process) {
+	if gone != nil && held.Process.PID > 0 && held.Process.SameHost(p) && !held.Process.Same(p) && gone(held.Process) {
 		return true, true
 	}
 	return false, false
+}
+
+// Same reports whether p and o name one process: host, pid and start time.
+func (p NodeProcess) Same(o NodeProcess) bool {
+	return p.Host == o.Host && p.PID == o.PID && p.StartTime == o.StartTime
 }
 
 // SameHost reports whether both processes ran on one known machine.

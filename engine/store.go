@@ -106,7 +106,8 @@ type Store interface {
 	NodeGet(ctx context.Context, name string) (*Node, error)
 	// NodeList returns every node ordered by name, with live Load and Running filled in.
 	NodeList(ctx context.Context) ([]*Node, error)
-	// NodeTouch records that the node is alive, with its reported health.
+	// NodeTouch records that the node is alive, with its reported health;
+	// with p.Process only while the row names that process.
 	NodeTouch(ctx context.Context, p NodeTouchParams) error
 	// NodeSetState records a node's health: ONLINE, OFFLINE or ERROR only
 	// (MAINTENANCE is an error: use NodeSetMaintenance). It never changes
@@ -313,4 +314,10 @@ type NodeTouchParams struct {
 	LoadAvg      float64
 	MemAvailable int64
 	Cores        int
+	// Process, when set, is the process that registered the row: the
+	// touch applies only while the row still names it, so a process whose
+	// name another took over (once its lease passed) cannot keep the row
+	// alive; it gets an error matching ErrNodeOnline and stops its runs
+	// when its lease runs out.
+	Process *NodeProcess
 }

@@ -151,16 +151,25 @@ func (s *Store) NodeList(ctx context.Context) ([]*engine.Node, error) {
 }
 
 // NodeTouch sets last_seen to the database's now and records the node's
-// reported health; a *NotFoundError for an unknown node. It leaves the
+// reported health; a *NotFoundError for an unknown node, and an error
+// matching engine.ErrNodeOnline when p.Process no longer holds the row. It leaves the
 // state alone: marking a node OFFLINE or back is the heartbeat's decision.
 func (s *Store) NodeTouch(ctx context.Context, p engine.NodeTouchParams) error {
-	a := args{"name": p.Name, "load_avg": p.LoadAvg, "mem_available": p.MemAvailable, "cores": p.Cores}
+	a := args{"name": p.Name, "load_avg": p.LoadAvg, "mem_available": p.MemAvailable, "cores": p.Cores,
+		"by_process": p.Process != nil, "host_id": "", "pid": 0, "proc_start": int64(0)}
+	if pr := p.Process; pr != nil {
+		a["host_id"], a["pid"], a["proc_start"] = pr.Host, pr.PID, pr.StartTime
+	}
 	n, err := s.exec(ctx, s.q, qNodeTouch, a)
 	if err != nil {
 		return fmt.Errorf("touch node %s: %w", p.Name, err)
 	}
 	if n == 0 {
-		return nodeNotFound(p.Name)
+		held, err := s.NodeGet(ctx, p.Name)
+		if err != nil {
+			return err
+		}
+		return engine.NodeTakenError(held)
 	}
 	return nil
 }

@@ -98,6 +98,9 @@ func (s *Store) NodeTouch(_ context.Context, p engine.NodeTouchParams) error {
 	if n == nil {
 		return nodeNotFound(p.Name)
 	}
+	if p.Process != nil && !p.Process.Same(n.Process) {
+		return engine.NodeTakenError(s.liveNode(n, s.now()))
+	}
 	n.LastSeen = s.now()
 	n.LoadAvg, n.MemAvailable, n.Cores = p.LoadAvg, p.MemAvailable, p.Cores
 	return nil

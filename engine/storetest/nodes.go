@@ -21,6 +21,7 @@ var nodeTests = []subtest{
 	{"NodeRegisterInvalid", testNodeRegisterInvalid},
 	{"NodeRegisterSameHostRestart", testNodeRegisterSameHostRestart},
 	{"NodeRegisterOlderRow", testNodeRegisterOlderRow},
+	{"NodeTouchByATakenOverProcess", testNodeTouchByATakenOverProcess},
 	{"NodeTouchAndState", testNodeTouchAndState},
 	{"NodeNotFound", testNodeNotFound},
 	{"NodeListLoadAndDispatcher", testNodeListLoadAndDispatcher},
@@ -458,5 +459,33 @@ func testNodeListLoadAndDispatcher(t *testing.T, s engine.Store) {
 	}
 	if b := getNode(t, s, "bravo"); b.Dispatcher {
 		t.Error("bravo is still the dispatcher after releasing the lease")
+	}
+}
+
+// testNodeTouchByATakenOverProcess: a touch that names its process keeps
+// the row alive only while the row names that process.
+func testNodeTouchByATakenOverProcess(t *testing.T, s engine.Store) {
+	first := register(t, s, sampleNode("alpha")).Process
+	touch := func(p *engine.NodeProcess) error {
+		return s.NodeTouch(t.Context(), engine.NodeTouchParams{Name: "alpha", Process: p})
+	}
+	if err := touch(&first); err != nil {
+		t.Fatalf("touch by the registered process: %v", err)
+	}
+	second := reregister(t, s, sampleNode("alpha")).Process
+	before := getNode(t, s, "alpha").LastSeen
+	err := touch(&first)
+	wantErrIs(t, "touch by the process whose name was taken over", err, engine.ErrNodeOnline)
+	if err != nil && !strings.Contains(err.Error(), "pid 101") {
+		t.Errorf("error %q does not name the process that holds the name", err)
+	}
+	if got := getNode(t, s, "alpha").LastSeen; !got.Equal(before) {
+		t.Errorf("a refused touch moved last_seen from %s to %s", before, got)
+	}
+	if err := touch(&second); err != nil {
+		t.Errorf("touch by the new process: %v", err)
+	}
+	if err := touch(nil); err != nil {
+		t.Errorf("touch without a process: %v", err)
 	}
 }
