@@ -125,7 +125,11 @@ func (d *Dispatcher) Round(ctx context.Context, trusted func() bool) (RoundStats
 	defer d.mu.Unlock()
 	var term engine.LeaseTerm
 	if d.terms != nil {
-		term = d.terms.Term()
+		// A dispatcher that works under a lease never offers without
+		// its term: such offers would start jobs unguarded.
+		if term = d.terms.Term(); !term.Held() {
+			return RoundStats{}, ErrUntrusted
+		}
 	}
 	r := &round{Dispatcher: d, ctx: ctx, trusted: trusted, term: term, unreachable: map[string]bool{},
 		closed: map[string]bool{}, acceptedChild: map[int64]bool{}, debug: d.log.Enabled(ctx, slog.LevelDebug)}

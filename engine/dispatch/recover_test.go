@@ -2,6 +2,7 @@ package dispatch_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -190,5 +191,20 @@ func TestHeartbeatTimeoutFollowsItsInterval(t *testing.T) {
 		if got := dispatch.HeartbeatTimeout(interval); got != want {
 			t.Errorf("HeartbeatTimeout(%s) = %s, want %s", interval, got, want)
 		}
+	}
+}
+
+func TestDispatcherUnderALeaseMakesNoOffersWithoutItsTerm(t *testing.T) {
+	t.Parallel()
+	l := newLeaseSetup(t)
+	addJob(t, l.store, engine.TypeSleep, 1)
+	nodes := &fakeNodes{store: l.store}
+	d := dispatch.NewDispatcher(l.store, dispatch.OfferFunc(nodes.Offer), placement.LoadFactor{}, l.clock, quietLog())
+	d.SetLease(staleTerm{}) // the holder lost its lease
+	if _, err := d.Round(context.Background(), always); !errors.Is(err, dispatch.ErrUntrusted) {
+		t.Fatalf("round without a term: %v, want ErrUntrusted", err)
+	}
+	if offers := nodes.recorded(); len(offers) != 0 {
+		t.Fatalf("offers made without a term: %v", offers)
 	}
 }

@@ -3,8 +3,9 @@
 -- transition; a NULL node, exit code, message or run_after_seconds leaves
 -- that field alone. A start under a lease term (a dispatcher and its term,
 -- both set) records them and applies only while that term is the current,
--- unexpired lease of that dispatcher. A transition whose job is no longer at its status and
--- version matches no row, and only the changed rows come back.
+-- unexpired lease of that dispatcher. A transition whose job is no longer
+-- at its status and version matches no row, and only the changed rows come
+-- back.
 UPDATE jobs AS j SET
     status           = x.to_status,
     version          = j.version + 1,
