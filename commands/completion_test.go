@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jobctl/jobctl/engine"
 )
@@ -45,7 +44,7 @@ func TestCompletionOffersJobsTheVerbApplies(t *testing.T) {
 func TestCompletionOffersNodes(t *testing.T) {
 	e := newTestEnv(t)
 	_, err := e.store.NodeRegister(context.Background(), engine.NodeRegisterParams{
-		Node: engine.Node{Name: "worker-1", MaxLoad: 1, MaxJobs: 1, Weight: 1}, StaleAfter: time.Minute})
+		Node: engine.Node{Name: "worker-1", MaxLoad: 1, MaxJobs: 1, Weight: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}

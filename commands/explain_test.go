@@ -20,7 +20,7 @@ func (e *testEnv) node(t *testing.T, name string, maxLoad float64, edit func(*en
 	if edit != nil {
 		edit(&n)
 	}
-	if _, err := e.store.NodeRegister(context.Background(), engine.NodeRegisterParams{Node: n, StaleAfter: time.Minute}); err != nil {
+	if _, err := e.store.NodeRegister(context.Background(), engine.NodeRegisterParams{Node: n}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -46,6 +46,11 @@ type leaseView struct {
 	ExpiresAt        *time.Time `json:"expires_at"` // null when nobody holds it
 	Valid            bool       `json:"valid"`
 	RemainingSeconds float64    `json:"remaining_seconds"`
+	// Term counts the takings of the lease (a renewal keeps it); the jobs
+	// started under it record it as lease_term. AcquiredAt is when the
+	// term began; null before the lease was ever taken.
+	Term       int64      `json:"term"`
+	AcquiredAt *time.Time `json:"acquired_at"`
 }
 
 // NewCmdLeaseShow builds `jobctl lease show`. runF replaces the action in tests.
@@ -55,8 +60,11 @@ func NewCmdLeaseShow(f *Factory, runF func(context.Context, *LeaseShowOptions) e
 		Use:   "show",
 		Short: "Show the dispatcher lease",
 		Long: `Show which node holds the dispatcher lease and for how long, judged on the
-database's clock. -o json gives owner, expires_at, valid and
-remaining_seconds.`,
+database's clock, and its term: a counter that goes up whenever the lease is
+taken after it expired or was released, or by another node (a renewal keeps
+it). Each job records the holder and term its attempt was started under.
+-o json gives owner, expires_at, valid, remaining_seconds, term and
+acquired_at (when the term began).`,
 		Example: `  # is anyone dispatching?
   jobctl lease show -o json | jq .valid`,
 		Args: exactArgs(0, "no arguments"),
@@ -80,9 +88,12 @@ func leaseShowRun(ctx context.Context, opts *LeaseShowOptions) error {
 	if err != nil {
 		return err
 	}
-	v := leaseView{Owner: l.Owner, Valid: l.Valid(), RemainingSeconds: l.Remaining().Seconds()}
+	v := leaseView{Owner: l.Owner, Valid: l.Valid(), RemainingSeconds: l.Remaining().Seconds(), Term: l.Term}
 	if l.Owner != "" {
 		v.ExpiresAt = &l.ExpiresAt
+	}
+	if l.Term > 0 {
+		v.AcquiredAt = &l.AcquiredAt
 	}
 	if opts.Output.Format == formatJSON {
 		return writeJSON(opts.IO.Out, v)
@@ -91,6 +102,9 @@ func leaseShowRun(ctx context.Context, opts *LeaseShowOptions) error {
 	p := newPalette(ios)
 	kv := &keyValues{ios: ios}
 	kv.add("owner", l.Owner)
+	if l.Term > 0 {
+		kv.add("term", fmt.Sprintf("%d since %s", l.Term, timeValue(ios, l.Now, &l.AcquiredAt)))
+	}
 	if l.Owner != "" {
 		// Judged on the database clock the lease was read with, so a skewed
 		// local clock cannot make a valid lease look expired.

@@ -23,7 +23,7 @@ func TestLease(t *testing.T) {
 		t.Errorf("fresh lease = %+v; want nobody holding it", free)
 	}
 
-	if ok, err := e.store.LeaseAcquire(ctx, "n1", time.Minute); err != nil || !ok {
+	if ok, err := e.store.LeaseAcquire(ctx, "n1", time.Minute); err != nil || !ok.Held() {
 		t.Fatalf("acquire: %v %v", ok, err)
 	}
 	for _, args := range [][]string{{"lease", "-o", "json"}, {"lease", "show", "-o", "json"}} {

@@ -30,18 +30,21 @@ func NewCmdNodesRemove(f *Factory, runF func(context.Context, *NodesRemoveOption
 		Aliases:           []string{"remove"},
 		Short:             "Remove nodes that are gone",
 		Long: fmt.Sprintf(`Remove the rows of nodes that are gone: stopped (OFFLINE), or silent for
-%s (a node reports it is alive every %s). A node started again
-under the same name registers anew.
+longer than their node lease (--node-lease of 'jobctl serve', default %s)
+and a margin of %s. A node started again under the same name registers
+anew.
 
 Jobs the node still holds (running, paused, being cancelled, waiting for
 children) are never left pointing at a node that no longer exists: when
-the node has been silent for %s, its processes are gone, and its jobs
-are recovered first, as the dispatcher recovers the jobs of a node that
-went offline: they go back to the queue (RESTART), and a job that was
-being cancelled ends CANCELLED. A node seen more recently that still
-holds jobs is refused: its processes may still run them.
+the node has been silent past its node lease and the margin, it has
+stopped its runs, and its jobs are recovered first, as the dispatcher
+recovers the jobs of a silent node: they go back to the queue (RESTART),
+and a job that was being cancelled ends CANCELLED. A node seen more
+recently that still holds jobs is refused: its processes may still run
+them.
 
-A node that is alive (not OFFLINE and seen within %s) is refused unless
+A node that is alive (not OFFLINE and seen within its node lease and the
+margin) is refused unless
 --force; --force removes the row of a node without jobs all the same (a
 process still behind it goes on without a row until it is restarted),
 but never takes jobs from a node that is alive: drain it first with
@@ -49,7 +52,7 @@ but never takes jobs from a node that is alive: drain it first with
 
 Piped, each removed node's name is printed; -o json prints the removed
 nodes as 'jobctl nodes -o json' shows them (an array of node objects, as
-they were just before removal).`, engine.NodeStaleAfter, engine.NodeTouchInterval, engine.NodeStaleAfter, engine.NodeStaleAfter),
+they were just before removal).`, engine.DefaultNodeLease, engine.NodeLeaseMargin),
 		Example: `  # forget a machine that was switched off for good
   jobctl nodes rm worker-3
 
@@ -117,7 +120,7 @@ func removeNode(ctx context.Context, store engine.Store, opts *NodesRemoveOption
 		return nodeView{}, err
 	}
 	silent := now.Sub(n.LastSeen)
-	gone := silent >= engine.NodeStaleAfter
+	gone := silent > n.GoneAfter()
 	alive := n.State != engine.NodeOffline && !gone
 	if alive && !opts.Force {
 		return nodeView{}, fmt.Errorf("node %s is %s and was last seen %s ago: it looks alive; stop it first, or give --force to remove it anyway",
@@ -128,7 +131,7 @@ func removeNode(ctx context.Context, store engine.Store, opts *NodesRemoveOption
 		return nodeView{}, err
 	}
 	if len(held) > 0 && !gone {
-		how := "wait until it has been silent for " + engine.NodeStaleAfter.String()
+		how := "wait until it has been silent for " + n.GoneAfter().String()
 		if alive {
 			how = fmt.Sprintf("drain it first with 'jobctl nodes drain %s --deadline 0'", name)
 		}
@@ -140,7 +143,7 @@ func removeNode(ctx context.Context, store engine.Store, opts *NodesRemoveOption
 			return nodeView{}, err
 		}
 	}
-	staleAfter := engine.NodeStaleAfter
+	staleAfter := n.GoneAfter()
 	if opts.Force {
 		staleAfter = 0 // every row counts as gone
 	}

@@ -31,7 +31,7 @@ func TestNodesList(t *testing.T) {
 	n1 := e.registerNode(t, "n1")
 	e.registerNode(t, "n2")
 	e.move(t, e.insert(t, engine.JobInsertParams{Load: 1.5}), engine.StatusDispatching, engine.StatusRunning)
-	if ok, err := e.store.LeaseAcquire(context.Background(), "n1", time.Minute); err != nil || !ok {
+	if ok, err := e.store.LeaseAcquire(context.Background(), "n1", time.Minute); err != nil || !ok.Held() {
 		t.Fatalf("lease: %v %v", ok, err)
 	}
 
@@ -432,7 +432,7 @@ func TestNodesRemove(t *testing.T) {
 	}
 	err = e.run(t, "nodes", "rm", "n1")
 	if err == nil || !strings.Contains(err.Error(), "node n1 still holds 1 job and was seen") ||
-		!strings.Contains(err.Error(), "wait until it has been silent for 6s") || !e.nodeExists(t, "n1") ||
+		!strings.Contains(err.Error(), "wait until it has been silent for 12s") || !e.nodeExists(t, "n1") ||
 		e.get(t, running.ID).Status != engine.StatusRunning {
 		t.Errorf("rm of a recently seen node with a job: %v; want a refusal and nothing changed", err)
 	}

@@ -33,7 +33,10 @@ func NewCmdShow(f *Factory, runF func(context.Context, *ShowOptions) error) *cob
 are stable: id, type, operation, args, payload, load, status, node, key,
 parent_id, attempt, max_attempts, backoff, rollback, run_after, timeout,
 progress, progress_message, exit_code, message, version, creator,
-created_at, queued_at, started_at, finished_at. Exits 3 for an unknown id.`,
+created_at, queued_at, started_at, finished_at, and dispatcher and
+lease_term: the lease holder, and its term of the lease (as 'jobctl lease
+-o json' shows it), that the current attempt was started under. Exits 3
+for an unknown id.`,
 		Example: `  # a job, readable
   jobctl show 42
 
@@ -117,6 +120,9 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 	}
 	kv.add("queued", timeValue(ios, now, j.QueuedAt))
 	kv.add("started", timeValue(ios, now, j.StartedAt))
+	if j.Dispatcher != "" {
+		kv.add("dispatched by", fmt.Sprintf("%s (lease term %d)", j.Dispatcher, j.LeaseTerm))
+	}
 	kv.add("finished", timeValue(ios, now, j.FinishedAt))
 	return kv.render()
 }

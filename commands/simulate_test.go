@@ -192,7 +192,7 @@ func TestSimulateFromCluster(t *testing.T) {
 	if _, err := e.store.NodeRegister(ctx, engine.NodeRegisterParams{Node: engine.Node{
 		Name: "n1", URL: "http://n1", MaxLoad: 2, MaxJobs: 10, Weight: 100, AcceptExceeding: true,
 		Services: []engine.NodeService{{Type: engine.TypeSleep}, {Type: engine.TypeNoop}},
-	}, StaleAfter: engine.NodeStaleAfter}); err != nil {
+	}}); err != nil {
 		t.Fatal(err)
 	}
 	// Job 1 runs on n1 for the next hour and holds half of it; 2 fits

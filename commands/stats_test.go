@@ -22,7 +22,7 @@ func statsFixture(t *testing.T) *testEnv {
 	}}); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := e.store.LeaseAcquire(context.Background(), "n1", time.Minute); err != nil || !ok {
+	if ok, err := e.store.LeaseAcquire(context.Background(), "n1", time.Minute); err != nil || !ok.Held() {
 		t.Fatalf("lease: %v %v", ok, err)
 	}
 	e.insert(t, engine.JobInsertParams{})

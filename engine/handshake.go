@@ -16,12 +16,21 @@ type DispatchOffer struct {
 	Status  Status  `json:"status,omitempty"` // QUEUED, RESTART or DISPATCHING; "" is DISPATCHING
 	Type    string  `json:"type"`
 	Load    float64 `json:"load"`
+	// Dispatcher and LeaseTerm are the lease term the offer is made under:
+	// the node starts the job only while that term is current. Empty from
+	// a dispatcher that holds no term (a simulation, a test).
+	Dispatcher string `json:"dispatcher,omitempty"`
+	LeaseTerm  int64  `json:"lease_term,omitempty"`
 }
 
-// OfferOf is the offer of a job as the dispatcher read it.
-func OfferOf(j *Job) DispatchOffer {
-	return DispatchOffer{JobID: j.ID, Attempt: j.Attempt, Version: j.Version, Status: j.Status, Type: j.Type, Load: j.Load}
+// OfferOf is the offer of a job as the dispatcher read it, under term.
+func OfferOf(j *Job, term LeaseTerm) DispatchOffer {
+	return DispatchOffer{JobID: j.ID, Attempt: j.Attempt, Version: j.Version, Status: j.Status, Type: j.Type, Load: j.Load,
+		Dispatcher: term.Owner, LeaseTerm: term.Term}
 }
+
+// Term is the lease term the offer was made under.
+func (o DispatchOffer) Term() LeaseTerm { return LeaseTerm{Owner: o.Dispatcher, Term: o.LeaseTerm} }
 
 // ValidOfferStatus reports whether a node can start a job offered in st.
 func ValidOfferStatus(st Status) bool {
@@ -118,11 +127,20 @@ func StartUpdate(j *Job) JobUpdate {
 // straight from the queue becomes RUNNING on node, a claim and a start in
 // one write; one the dispatcher marked DISPATCHING for node already has
 // node.
+//
+// An offer made under a lease term starts the job only while that term is
+// current (JobUpdate.StartedUnder).
 func StartOfferUpdate(o DispatchOffer, node string) JobUpdate {
+	var u JobUpdate
 	if o.Status.Dispatchable() {
-		return QueuedStartUpdate(&Job{ID: o.JobID, Status: o.Status, Version: o.Version}, node)
+		u = QueuedStartUpdate(&Job{ID: o.JobID, Status: o.Status, Version: o.Version}, node)
+	} else {
+		u = StartUpdate(&Job{ID: o.JobID, Status: StatusDispatching, Version: o.Version})
 	}
-	return StartUpdate(&Job{ID: o.JobID, Status: StatusDispatching, Version: o.Version})
+	if t := o.Term(); t.Held() {
+		u.StartedUnder = &t
+	}
+	return u
 }
 
 // QueuedStartUpdate is a node starting a dispatchable job it accepted: the

@@ -25,7 +25,7 @@ func TestHandshakeTransitions(t *testing.T) {
 		{"refuse", RefuseUpdate(dispatching, "n1", "type not offered"), StatusFailed, nil},
 		{"start", StartUpdate(dispatching), StatusRunning, nil},
 		{"start offer", StartOfferUpdate(DispatchOffer{JobID: 7, Attempt: 2, Version: 4}, "n1"), StatusRunning, nil},
-		{"start offer from the queue", StartOfferUpdate(OfferOf(queued), "n1"), StatusRunning, Ptr("n1")},
+		{"start offer from the queue", StartOfferUpdate(OfferOf(queued, LeaseTerm{}), "n1"), StatusRunning, Ptr("n1")},
 		{"refuse from the queue", RefuseUpdate(queued, "n1", "type not offered"), StatusFailed, nil},
 		{"refuse started", RefuseUpdate(running, "n1", "bad payload"), StatusFailed, nil},
 	} {
@@ -45,7 +45,7 @@ func TestHandshakeTransitions(t *testing.T) {
 	if u, o := StartUpdate(dispatching), StartOfferUpdate(DispatchOffer{JobID: 7, Attempt: 2, Version: 4}, "n1"); !reflect.DeepEqual(u, o) {
 		t.Errorf("start of an offer = %+v, want the start of the job offered, %+v", o, u)
 	}
-	if u, o := QueuedStartUpdate(queued, "n1"), StartOfferUpdate(OfferOf(queued), "n1"); !reflect.DeepEqual(u, o) {
+	if u, o := QueuedStartUpdate(queued, "n1"), StartOfferUpdate(OfferOf(queued, LeaseTerm{}), "n1"); !reflect.DeepEqual(u, o) {
 		t.Errorf("start of an offer from the queue = %+v, want the claiming start of the job offered, %+v", o, u)
 	}
 	if u := DispatchUpdate(queued, "n1"); u.IncrementAttempt {

@@ -43,11 +43,15 @@ type Job struct {
 	ExitCode        *int            `json:"exit_code"`
 	Message         string          `json:"message"` // why it is in its state, e.g. "timed out after 1m"
 	Version         int64           `json:"version"`
-	Creator         string          `json:"creator"`
-	CreatedAt       time.Time       `json:"created_at"`
-	QueuedAt        *time.Time      `json:"queued_at"`
-	StartedAt       *time.Time      `json:"started_at"`
-	FinishedAt      *time.Time      `json:"finished_at"`
+	// Dispatcher and LeaseTerm name the lease holder, and its term, that
+	// the current attempt was started under; empty before the first start.
+	Dispatcher string     `json:"dispatcher"`
+	LeaseTerm  int64      `json:"lease_term"`
+	Creator    string     `json:"creator"`
+	CreatedAt  time.Time  `json:"created_at"`
+	QueuedAt   *time.Time `json:"queued_at"`
+	StartedAt  *time.Time `json:"started_at"`
+	FinishedAt *time.Time `json:"finished_at"`
 }
 
 // AttemptsLeft is how many more runs the job may make before a failure is

@@ -39,6 +39,7 @@ type Node struct {
 	StartedAt       time.Time     `json:"started_at"`
 	LastSeen        time.Time     `json:"last_seen"`
 	Lease           Duration      `json:"node_lease"` // silent this long, the node has stopped its runs
+	Process         NodeProcess   `json:"process"`    // the process that holds the name
 
 	// Reported health, refreshed every touch; zero when unknown.
 	LoadAvg        float64 `json:"load_avg"`
@@ -61,13 +62,109 @@ const (
 	MinNodeLease     = time.Second
 )
 
-// A node touches its row every NodeTouchInterval. One not touched for
-// NodeStaleAfter is gone: its name may be taken by a new process, and its
-// jobs may be recovered once heartbeats also marked it OFFLINE.
-const (
-	NodeTouchInterval = 2 * time.Second
-	NodeStaleAfter    = 3 * NodeTouchInterval
-)
+// NodeLeaseMargin is how much longer than its node lease a node must have
+// been silent, on the database clock, before the lease holder restarts its
+// jobs or another process takes its name. The node measures its lease from
+// the start of its last successful touch, which is no later than the
+// last_seen that touch stored, so the margin covers what happens after the
+// lease ran out: the watchdog noticing (it checks a few times a second) and
+// killing every job's process tree, and a touch statement that the database
+// executed well after the node's clock read its start (a slow commit, a
+// queue for SQLite's one writer). Two seconds is a generous bound for both,
+// and it costs only two seconds of a dead node's jobs waiting.
+const NodeLeaseMargin = 2 * time.Second
+
+// LeaseOf is how long the node may stay silent before it has stopped its
+// runs: its stored node lease, or DefaultNodeLease for a row written by a
+// release that stored none.
+func (n *Node) LeaseOf() time.Duration {
+	if n.Lease > 0 {
+		return time.Duration(n.Lease)
+	}
+	return DefaultNodeLease
+}
+
+// GoneAfter is how long the node must have been silent on the database
+// clock before it surely has stopped its runs: its lease and the margin.
+func (n *Node) GoneAfter() time.Duration { return n.LeaseOf() + NodeLeaseMargin }
+
+// NodeProcess identifies the process that registered a node: the machine
+// it runs on (Host: the boot id, else the hostname, so a reboot is another
+// machine), its pid and its start time in clock ticks after boot (the
+// pid's reuse by another process has another start time). Zero when
+// unknown: written by an older release, or on a system without /proc.
+type NodeProcess struct {
+	Host      string `json:"host_id"`
+	Hostname  string `json:"hostname"`
+	PID       int    `json:"pid"`
+	StartTime int64  `json:"start_time"`
+}
+
+// String names the process for people: "pid 4711 on host build-3".
+func (p NodeProcess) String() string {
+	host := p.Hostname
+	if host == "" {
+		host = p.Host
+	}
+	if p.PID == 0 {
+		if host == "" {
+			return "an unknown process"
+		}
+		return "a process on host " + host
+	}
+	if host == "" {
+		return fmt.Sprintf("pid %d", p.PID)
+	}
+	return fmt.Sprintf("pid %d on host %s", p.PID, host)
+}
+
+// NodeOnlineError is the refusal of a registration of name while held, the
+// row of a live process, is not free: it names that process and says how
+// long, at the database's now, until the name is free. It matches
+// ErrNodeOnline.
+func NodeOnlineError(held *Node, now time.Time) error {
+	age := now.Sub(held.LastSeen)
+	wait := max(held.GoneAfter()-age, 0)
+	return fmt.Errorf("%w: %q is held by %s (%s, last seen %s ago); stop that process or wait %s until the name is free",
+		ErrNodeOnline, held.Name, held.Process, held.State, age.Round(time.Millisecond), wait.Round(100*time.Millisecond))
+}
+
+// NodeLiveError is the refusal of an operation on a node that is live,
+// not OFFLINE and seen within staleAfter, at the database's now.
+func NodeLiveError(n *Node, now time.Time, staleAfter time.Duration) error {
+	age := now.Sub(n.LastSeen)
+	return fmt.Errorf("%w: %q is %s and was last seen %s ago; stop that process or wait %s until it counts as gone",
+		ErrNodeOnline, n.Name, n.State, age.Round(time.Millisecond), max(staleAfter-age, 0).Round(time.Millisecond))
+}
+
+// NodeTakenError is the refusal of a touch by a process that no longer
+// holds its node's row: held, the row, names another process now.
+func NodeTakenError(held *Node) error {
+	return fmt.Errorf("%w: %q was taken over by %s", ErrNodeOnline, held.Name, held.Process)
+}
+
+// NodeFree reports whether a starting process, p, may take over held, the
+// row of its name, at the database's now: the former holder has been
+// silent past its GoneAfter, or it ran on the same host and gone says it no
+// longer exists. byIdentity tells the second case, in which the takeover
+// must be guarded on held's process.
+func NodeFree(held *Node, p NodeProcess, now time.Time, gone func(NodeProcess) bool) (free, byIdentity bool) {
+	if now.Sub(held.LastSeen) > held.GoneAfter() {
+		return true, false
+	}
+	if gone != nil && held.Process.PID > 0 && held.Process.SameHost(p) && !held.Process.Same(p) && gone(held.Process) {
+		return true, true
+	}
+	return false, false
+}
+
+// Same reports whether p and o name one process: host, pid and start time.
+func (p NodeProcess) Same(o NodeProcess) bool {
+	return p.Host == o.Host && p.PID == o.PID && p.StartTime == o.StartTime
+}
+
+// SameHost reports whether both processes ran on one known machine.
+func (p NodeProcess) SameHost(o NodeProcess) bool { return p.Host != "" && p.Host == o.Host }
 
 // NodeService is one job type a node runs, with the defaults its
 // configuration gives jobs of that type (zero: not configured).
@@ -137,8 +234,24 @@ type NodeLoad struct {
 type Lease struct {
 	Owner     string    `json:"owner"`
 	ExpiresAt time.Time `json:"expires_at"`
-	Now       time.Time `json:"-"`
+	// Term counts the takings of the lease: it goes up whenever someone
+	// takes it after it expired or was released, or another owner does; a
+	// renewal keeps it. AcquiredAt is when the term began.
+	Term       int64     `json:"term"`
+	AcquiredAt time.Time `json:"acquired_at"`
+	Now        time.Time `json:"-"`
 }
+
+// LeaseTerm is one term of the dispatcher lease, as its holder knows it.
+// The zero value is no term: the lease is not held.
+type LeaseTerm struct {
+	Owner      string
+	Term       int64
+	AcquiredAt time.Time // database clock
+}
+
+// Held reports whether t names a term.
+func (t LeaseTerm) Held() bool { return t.Term > 0 }
 
 // Valid reports whether someone holds the lease now.
 func (l Lease) Valid() bool { return l.Owner != "" && l.ExpiresAt.After(l.Now) }

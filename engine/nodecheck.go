@@ -21,8 +21,11 @@ func ValidateNodeRegister(p NodeRegisterParams) error {
 	if len(n.Name) > MaxNodeName {
 		return fmt.Errorf("register node %.40s…: the name is longer than %d bytes", n.Name, MaxNodeName)
 	}
-	if p.StaleAfter < 0 {
-		return fmt.Errorf("register node %s: stale-after %s is negative", n.Name, p.StaleAfter)
+	if n.Lease < 0 {
+		return fmt.Errorf("register node %s: node lease %s is negative", n.Name, time.Duration(n.Lease))
+	}
+	if n.Process.PID < 0 || n.Process.StartTime < 0 {
+		return fmt.Errorf("register node %s: process %d started at %d is not a process", n.Name, n.Process.PID, n.Process.StartTime)
 	}
 	if math.IsNaN(n.MaxLoad) || math.IsInf(n.MaxLoad, 0) || n.MaxLoad < 0 {
 		return fmt.Errorf("register node %s: max load %v is not a number >= 0", n.Name, n.MaxLoad)

@@ -1,7 +1,7 @@
 package engine
 
-// RecoverUpdate takes a job away from a node that is gone (marked OFFLINE,
-// or restarted): its processes died with the node, so the job runs again,
+// RecoverUpdate takes a job away from a node that is gone (silent past its
+// node lease, or restarted): its runs have stopped, so the job runs again,
 // except that a job being cancelled simply ends CANCELLED. The attempt
 // number is left as it is, so any late result of the lost run is fenced off.
 func RecoverUpdate(j *Job, why string) JobUpdate {

@@ -83,11 +83,17 @@ type Store interface {
 	// JobLogList returns the chunks after AfterSeq, oldest first.
 	JobLogList(ctx context.Context, p JobLogListParams) ([]LogChunk, error)
 
-	// NodeRegister inserts or takes over the node row and marks it ONLINE.
-	// The maintenance flag survives a takeover, so a node an operator holds
-	// out of dispatch stays out across a restart; a new row starts without
-	// it. It returns ErrNodeOnline when the row is held by a live process:
-	// its state is not OFFLINE and it was seen within StaleAfter.
+	// NodeRegister inserts or takes over the node row, records the new
+	// process (Node.Process, Node.Lease) and marks it ONLINE. The
+	// maintenance flag survives a takeover, so a node an operator holds out
+	// of dispatch stays out across a restart; a new row starts without it.
+	// A row is free once its holder has been silent for its GoneAfter on
+	// the database clock, whatever its state; before that only a process on
+	// the same host may take it, and only when ProcessGone says the former
+	// process no longer exists. Such a takeover is guarded on the former
+	// identity, so of two restarts racing for the name one wins. Otherwise
+	// it returns ErrNodeOnline, with a message naming the holder's host and
+	// pid and how long until the name is free.
 	NodeRegister(ctx context.Context, p NodeRegisterParams) (*Node, error)
 	// NodeRemove deletes a node's row and the reservations kept on it. It
 	// returns ErrNodeOnline while the node is live (not OFFLINE and seen
@@ -100,7 +106,8 @@ type Store interface {
 	NodeGet(ctx context.Context, name string) (*Node, error)
 	// NodeList returns every node ordered by name, with live Load and Running filled in.
 	NodeList(ctx context.Context) ([]*Node, error)
-	// NodeTouch records that the node is alive, with its reported health.
+	// NodeTouch records that the node is alive, with its reported health;
+	// with p.Process only while the row names that process.
 	NodeTouch(ctx context.Context, p NodeTouchParams) error
 	// NodeSetState records a node's health: ONLINE, OFFLINE or ERROR only
 	// (MAINTENANCE is an error: use NodeSetMaintenance). It never changes
@@ -112,9 +119,10 @@ type Store interface {
 
 	// LeaseAcquire acquires or renews the lease for owner for ttl, with one
 	// conditional UPDATE judged on the database's clock: it takes the lease
-	// when owner holds it already or it has expired. True iff owner holds
-	// it now.
-	LeaseAcquire(ctx context.Context, owner string, ttl time.Duration) (bool, error)
+	// when owner holds it already or it has expired. It returns the term
+	// owner holds now, or the zero LeaseTerm when another holds the lease.
+	// A renewal keeps the term; any other taking starts a new one.
+	LeaseAcquire(ctx context.Context, owner string, ttl time.Duration) (LeaseTerm, error)
 	// LeaseRelease gives the lease up if owner holds it; an empty owner
 	// releases it whoever holds it (operator override). True iff it changed.
 	LeaseRelease(ctx context.Context, owner string) (bool, error)
@@ -292,8 +300,12 @@ type LogChunk struct {
 // NodeRegisterParams describe a starting node; Node.State, Maintenance,
 // StartedAt and LastSeen are set by the store.
 type NodeRegisterParams struct {
-	Node       Node
-	StaleAfter time.Duration
+	Node Node
+	// ProcessGone reports whether the process that registered the row
+	// earlier no longer exists. The store asks it only about a process on
+	// the same host as Node.Process; nil means it cannot tell, and the
+	// name is free only once the former holder's lease has passed.
+	ProcessGone func(NodeProcess) bool
 }
 
 // NodeTouchParams are a node's liveness report.
@@ -302,4 +314,10 @@ type NodeTouchParams struct {
 	LoadAvg      float64
 	MemAvailable int64
 	Cores        int
+	// Process, when set, is the process that registered the row: the
+	// touch applies only while the row still names it, so a process whose
+	// name another took over (once its lease passed) cannot keep the row
+	// alive; it gets an error matching ErrNodeOnline and stops its runs
+	// when its lease runs out.
+	Process *NodeProcess
 }

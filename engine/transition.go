@@ -26,6 +26,14 @@ type JobUpdate struct {
 	MarkQueued       bool     // queued_at = database now
 	MarkStarted      bool     // started_at = database now
 	MarkFinished     bool     // finished_at = database now
+
+	// StartedUnder, on the start of an attempt, records the dispatcher and
+	// its lease term on the job, and the transition applies only while that
+	// term is the current, unexpired lease of that owner on the database
+	// clock: an offer made under a lease since lost or taken over never
+	// becomes a run. The store reports a start refused so as ErrConflict;
+	// the job is left as it was.
+	StartedUnder *LeaseTerm
 }
 
 // allowedTransitions is the job state machine. A transition to
@@ -67,6 +75,9 @@ func CanTransition(from, to Status) bool {
 func (u JobUpdate) Validate() error {
 	if !CanTransition(u.From, u.To) {
 		return &TransitionError{ID: u.ID, From: u.From, To: u.To}
+	}
+	if t := u.StartedUnder; t != nil && (t.Owner == "" || t.Term <= 0) {
+		return &TransitionError{ID: u.ID, From: u.From, To: u.To, Reason: fmt.Sprintf("lease term %d of %q names no term", t.Term, t.Owner)}
 	}
 	return nil
 }

@@ -43,7 +43,7 @@ func registerNode(t testing.TB, s engine.Store, name string, maxLoad float64) {
 	t.Helper()
 	n := engine.Node{Name: name, URL: "http://" + name, MaxLoad: maxLoad, MaxJobs: 10, Weight: 100,
 		AcceptExceeding: true, Services: []engine.NodeService{{Type: engine.TypeSleep}}}
-	if _, err := s.NodeRegister(context.Background(), engine.NodeRegisterParams{Node: n, StaleAfter: time.Minute}); err != nil {
+	if _, err := s.NodeRegister(context.Background(), engine.NodeRegisterParams{Node: n}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -599,7 +599,7 @@ func TestNodeStates(t *testing.T) {
 		{engine.Node{State: engine.NodeOnline, LastSeen: now}, "ONLINE"},
 		{engine.Node{State: engine.NodeMaintenance, LastSeen: now}, "MAINTENANCE"},
 		{engine.Node{State: engine.NodeOnline, LastSeen: now, LoadAvg: 9, MaxLoadAvg: 4}, stateOverloaded},
-		{engine.Node{State: engine.NodeOnline, LastSeen: now.Add(-engine.NodeStaleAfter - time.Second)}, stateWatch},
+		{engine.Node{State: engine.NodeOnline, LastSeen: now.Add(-engine.DefaultNodeLease - time.Second)}, stateWatch},
 		{engine.Node{State: engine.NodeOffline, LastSeen: now.Add(-time.Hour)}, "OFFLINE"},
 	}
 	for _, c := range cases {

@@ -18,7 +18,8 @@ const (
 	// average above its limit, or free memory under its reserve).
 	stateOverloaded = "OVERLOADED"
 	// stateWatch: the node has not recorded that it is alive for longer
-	// than engine.NodeStaleAfter. The heartbeat's own watch list lives in
+	// than its node lease (engine.Node.LeaseOf), after which it stops its
+	// own runs. The heartbeat's own watch list lives in
 	// the memory of the nodes that send heartbeats; what the database shows
 	// is this: a node late with its liveness record, which heartbeats will
 	// mark OFFLINE unless it answers.
@@ -29,7 +30,7 @@ const (
 func nodeState(n *engine.Node, now time.Time) string {
 	live := n.State == engine.NodeOnline || n.State == engine.NodeMaintenance
 	switch {
-	case live && !n.LastSeen.IsZero() && now.Sub(n.LastSeen) > engine.NodeStaleAfter:
+	case live && !n.LastSeen.IsZero() && now.Sub(n.LastSeen) > n.LeaseOf():
 		return stateWatch
 	case n.State == engine.NodeOnline && n.Overloaded().Kind != "":
 		return stateOverloaded

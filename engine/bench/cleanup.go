@@ -74,7 +74,10 @@ func (r *run) cleanUp() error {
 	if r.fleet != nil {
 		for _, name := range r.fleet.names {
 			err := retry(ctx, func() error {
-				err := r.store.NodeRemove(ctx, engine.NodeRemoveParams{Name: name, StaleAfter: engine.NodeStaleAfter})
+				n, err := r.store.NodeGet(ctx, name)
+				if err == nil {
+					err = r.store.NodeRemove(ctx, engine.NodeRemoveParams{Name: name, StaleAfter: n.GoneAfter()})
+				}
 				if errors.Is(err, engine.ErrNotFound) {
 					return nil
 				}

@@ -188,9 +188,13 @@ func (s *Store) jobUpdateChunkLocked(ctx context.Context, q querier, us []engine
 	for _, c := range current {
 		found[c.ID] = state{c.Version, engine.Status(c.Status)}
 	}
+	terms, err := s.currentTerms(ctx, q, us)
+	if err != nil {
+		return err
+	}
 	match := make([]engine.JobUpdate, 0, len(us))
 	for _, u := range us {
-		if found[u.ID] == (state{u.Version, u.From}) {
+		if found[u.ID] == (state{u.Version, u.From}) && (u.StartedUnder == nil || terms[engine.LeaseTerm{Owner: u.StartedUnder.Owner, Term: u.StartedUnder.Term}]) {
 			match = append(match, u)
 		}
 	}
@@ -215,6 +219,34 @@ func (s *Store) jobUpdateChunkLocked(ctx context.Context, q querier, us []engine
 		return err
 	}
 	return addJobs(changed, rows)
+}
+
+// currentTerms checks, in q's transaction, each lease term the updates
+// start jobs under (a batch has one, as a rule): whether it is the current,
+// unexpired lease of its owner. Once a term is current it stays so until it
+// expires on the database clock, and only then can another take the lease,
+// so a start checked just before its update is as safe as one checked by it.
+func (s *Store) currentTerms(ctx context.Context, q querier, us []engine.JobUpdate) (map[engine.LeaseTerm]bool, error) {
+	var out map[engine.LeaseTerm]bool
+	for _, u := range us {
+		t := u.StartedUnder
+		if t == nil {
+			continue
+		}
+		key := engine.LeaseTerm{Owner: t.Owner, Term: t.Term}
+		if _, ok := out[key]; ok {
+			continue
+		}
+		if out == nil {
+			out = map[engine.LeaseTerm]bool{}
+		}
+		var n int
+		if err := s.get(ctx, q, &n, qLeaseTermCurrent, args{"owner": t.Owner, "term": t.Term}); err != nil {
+			return nil, err
+		}
+		out[key] = n > 0
+	}
+	return out, nil
 }
 
 func addJobs(changed map[int64]*engine.Job, rows []jobRow) error {

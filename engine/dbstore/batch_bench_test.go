@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/jobctl/jobctl/engine"
 )
@@ -15,7 +16,8 @@ const batchSize = 500
 // BenchmarkJobUpdateMany measures the three batched steps of the hot path
 // on each backend: the lease holder claiming a page (QUEUED or RESTART →
 // DISPATCHING on several nodes), a node starting the jobs it accepted
-// (DISPATCHING → RUNNING) and a node recording finished runs (RUNNING →
+// (DISPATCHING → RUNNING; plain, and under a lease term as a dispatcher's
+// offers are) and a node recording finished runs (RUNNING →
 // FINISHED, FAILED or RESTART). The same jobs go round the cycle, so no
 // iteration pays for inserts; the steps that bring them back to where the
 // measured step starts are not timed.
@@ -52,6 +54,31 @@ func BenchmarkJobUpdateMany(b *testing.B) {
 					c.step(claimUpdate)
 					b.StartTimer()
 					c.step(startUpdate)
+					b.StopTimer()
+					c.step(stopUpdate)
+					b.StartTimer()
+				}
+				reportJobsPerSecond(b)
+			})
+			// A node starting what a dispatcher offered under its lease
+			// term: the same step, guarded by the lease row.
+			b.Run("start-under-term", func(b *testing.B) {
+				s := backend.open(b)
+				term, err := s.LeaseAcquire(b.Context(), "bench", time.Hour)
+				if err != nil || !term.Held() {
+					b.Fatalf("LeaseAcquire = %v, %v", term, err)
+				}
+				c := newBatchCycle(b, s)
+				startUnder := func(_ int, j *engine.Job) engine.JobUpdate {
+					u := engine.StartUpdate(j)
+					u.StartedUnder = &term
+					return u
+				}
+				for b.Loop() {
+					b.StopTimer()
+					c.step(claimUpdate)
+					b.StartTimer()
+					c.step(startUnder)
 					b.StopTimer()
 					c.step(stopUpdate)
 					b.StartTimer()

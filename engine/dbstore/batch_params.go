@@ -27,6 +27,8 @@ func jobUpdateArrays(us []engine.JobUpdate) args {
 		increment, rebase = make(pq.BoolArray, n), make(pq.BoolArray, n)
 		clear, queued     = make(pq.BoolArray, n), make(pq.BoolArray, n)
 		started, finished = make(pq.BoolArray, n), make(pq.BoolArray, n)
+		owners            = make([]sql.NullString, n)
+		terms             = make([]sql.NullInt64, n)
 	)
 	for i, u := range us {
 		ids[i], versions[i] = u.ID, u.Version
@@ -46,6 +48,10 @@ func jobUpdateArrays(us []engine.JobUpdate) args {
 		increment[i], rebase[i] = u.IncrementAttempt, u.RebaseAttempts
 		clear[i], queued[i] = u.ClearResult, u.MarkQueued
 		started[i], finished[i] = u.MarkStarted, u.MarkFinished
+		if t := u.StartedUnder; t != nil {
+			owners[i] = sql.NullString{String: t.Owner, Valid: true}
+			terms[i] = sql.NullInt64{Int64: t.Term, Valid: true}
+		}
 	}
 	return args{
 		"ids":                ids,
@@ -62,6 +68,8 @@ func jobUpdateArrays(us []engine.JobUpdate) args {
 		"mark_queued":        queued,
 		"mark_started":       started,
 		"mark_finished":      finished,
+		"lease_owners":       pq.GenericArray{A: owners},
+		"lease_terms":        pq.GenericArray{A: terms},
 	}
 }
 
@@ -140,6 +148,12 @@ func jobUpdatesJSON(us []engine.JobUpdate) string {
 			b = append(b, `,"run_after_seconds":`...)
 			b = strconv.AppendFloat(b, *u.RunAfterSeconds, 'g', -1, 64)
 		}
+		if t := u.StartedUnder; t != nil {
+			b = append(b, `,"lease_owner":`...)
+			b = appendJSONString(b, t.Owner)
+			b = append(b, `,"lease_term":`...)
+			b = strconv.AppendInt(b, t.Term, 10)
+		}
 		// Flags are 1 when on, not true: every backend reads a JSON number
 		// as an integer the same way.
 		for _, f := range [...]struct {
@@ -214,7 +228,14 @@ func jobUpdateTuplesJSON(us []engine.JobUpdate) string {
 			b = append(b, "null"...)
 		}
 		b = append(b, ',', flag(u.IncrementAttempt), ',', flag(u.RebaseAttempts), ',', flag(u.ClearResult),
-			',', flag(u.MarkQueued), ',', flag(u.MarkStarted), ',', flag(u.MarkFinished), ']')
+			',', flag(u.MarkQueued), ',', flag(u.MarkStarted), ',', flag(u.MarkFinished))
+		if t := u.StartedUnder; t != nil {
+			b = append(b, ',')
+			b = appendJSONString(b, t.Owner)
+			b = append(b, ',')
+			b = strconv.AppendInt(b, t.Term, 10)
+		}
+		b = append(b, ']')
 	}
 	return string(append(b, ']'))
 }

@@ -417,10 +417,15 @@ func (s *Store) NodeRemove(ctx context.Context, p engine.NodeRemoveParams) error
 			return err
 		}
 		if n == 0 {
-			if _, err := s.nodeGet(ctx, tx, p.Name); err != nil {
+			node, err := s.nodeGet(ctx, tx, p.Name)
+			if err != nil {
 				return err
 			}
-			return s.nodeOnlineError(ctx, tx, p.Name, p.StaleAfter)
+			now, err := s.dbNow(ctx, tx)
+			if err != nil {
+				return err
+			}
+			return engine.NodeLiveError(node, now, p.StaleAfter)
 		}
 		var held int
 		if err := s.get(ctx, tx, &held, qNodeJobsHeld, a); err != nil {

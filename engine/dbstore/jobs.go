@@ -241,6 +241,12 @@ func (s *Store) JobUpdate(ctx context.Context, u engine.JobUpdate) (*engine.Job,
 		"mark_queued":       u.MarkQueued,
 		"mark_started":      u.MarkStarted,
 		"mark_finished":     u.MarkFinished,
+		"set_lease":         u.StartedUnder != nil,
+		"dispatcher":        "",
+		"lease_term":        int64(0),
+	}
+	if t := u.StartedUnder; t != nil {
+		a["dispatcher"], a["lease_term"] = t.Owner, t.Term
 	}
 	if u.IncrementAttempt {
 		a["attempt_increment"] = 1

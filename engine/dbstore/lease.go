@@ -2,7 +2,9 @@ package dbstore
 
 import (
 	"context"
+
 	"fmt"
+	"github.com/jmoiron/sqlx"
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
@@ -11,21 +13,41 @@ import (
 // LeaseAcquire acquires or renews the dispatcher lease for owner until the
 // database's now + ttl, with one conditional UPDATE judged on the
 // database's clock, so candidates on machines with skewed clocks still
-// agree on who holds it. It reports whether owner holds the lease now. The
-// lease is free when it has expired or was released.
-func (s *Store) LeaseAcquire(ctx context.Context, owner string, ttl time.Duration) (bool, error) {
+// agree on who holds it. It returns the term owner holds now, zero when
+// another holds the lease. The lease is free when it has expired or was
+// released. Where UPDATE returns no rows (MySQL) the term is read back in
+// the same transaction.
+func (s *Store) LeaseAcquire(ctx context.Context, owner string, ttl time.Duration) (engine.LeaseTerm, error) {
 	if err := engine.ValidateLeaseAcquire(owner, ttl); err != nil {
-		return false, err
+		return engine.LeaseTerm{}, err
 	}
 	pool, err := s.leasePool()
 	if err != nil {
-		return false, fmt.Errorf("acquire lease for %s: %w", owner, err)
+		return engine.LeaseTerm{}, fmt.Errorf("acquire lease for %s: %w", owner, err)
 	}
-	n, err := s.exec(ctx, pool, qLeaseAcquire, args{"owner": owner, "ttl_seconds": ttl.Seconds()})
+	a := args{"owner": owner, "ttl_seconds": ttl.Seconds()}
+	var rows []leaseTermRow
+	if s.dialect.updateReturns {
+		err = func() error {
+			defer s.writing()()
+			return s.selectRows(ctx, pool, &rows, qLeaseAcquire, a, false)
+		}()
+	} else {
+		err = runTx(ctx, pool, func(tx *sqlx.Tx) error {
+			n, err := s.exec(ctx, tx, qLeaseAcquire, a)
+			if err != nil || n == 0 {
+				return err
+			}
+			return s.selectRows(ctx, tx, &rows, qLeaseTermGet, nil, false)
+		})
+	}
 	if err != nil {
-		return false, fmt.Errorf("acquire lease for %s: %w", owner, err)
+		return engine.LeaseTerm{}, fmt.Errorf("acquire lease for %s: %w", owner, err)
 	}
-	return n == 1, nil
+	if len(rows) == 0 {
+		return engine.LeaseTerm{}, nil
+	}
+	return engine.LeaseTerm{Owner: owner, Term: rows[0].Term, AcquiredAt: rows[0].AcquiredAt.Time}, nil
 }
 
 // LeaseRelease gives the lease up (owner none, expiring now) if owner holds
@@ -52,5 +74,6 @@ func (s *Store) LeaseGet(ctx context.Context) (engine.Lease, error) {
 		}
 		return engine.Lease{}, fmt.Errorf("read lease: %w", err)
 	}
-	return engine.Lease{Owner: row.Owner, ExpiresAt: row.ExpiresAt.Time, Now: row.Now.Time}, nil
+	return engine.Lease{Owner: row.Owner, ExpiresAt: row.ExpiresAt.Time, Term: row.Term,
+		AcquiredAt: row.AcquiredAt.Time, Now: row.Now.Time}, nil
 }

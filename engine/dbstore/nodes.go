@@ -11,12 +11,12 @@ import (
 	"github.com/jobctl/jobctl/engine"
 )
 
-// NodeRegister inserts the node or takes over its row, marks it ONLINE and
-// sets started_at and last_seen to the database's now. A taken-over row
-// keeps its maintenance flag; a new one starts without (p.Node.Maintenance
-// is ignored). It returns an error matching engine.ErrNodeOnline when the row
-// is not OFFLINE and was seen within p.StaleAfter: another live process uses
-// the name.
+// NodeRegister inserts the node or takes over its row, marks it ONLINE,
+// records the new process and sets started_at and last_seen to the
+// database's now. A taken-over row keeps its maintenance flag; a new one
+// starts without (p.Node.Maintenance is ignored). The row is free as
+// engine.NodeFree judges it on the database clock; otherwise the error
+// matches engine.ErrNodeOnline: another live process uses the name.
 func (s *Store) NodeRegister(ctx context.Context, p engine.NodeRegisterParams) (*engine.Node, error) {
 	if err := engine.ValidateNodeRegister(p); err != nil {
 		return nil, err
@@ -31,21 +31,25 @@ func (s *Store) NodeRegister(ctx context.Context, p engine.NodeRegisterParams) (
 		return nil, fmt.Errorf("register node %s: %w", n.Name, err)
 	}
 	a := args{
-		"name":                 n.Name,
-		"url":                  n.URL,
-		"max_load":             n.MaxLoad,
-		"max_jobs":             n.MaxJobs,
-		"weight":               n.Weight,
-		"warmup_seconds":       time.Duration(n.Warmup).Seconds(),
-		"accept_exceeding":     n.AcceptExceeding,
-		"candidate":            n.Candidate,
-		"services":             string(servicesJSON),
-		"load_avg":             n.LoadAvg,
-		"max_load_avg":         n.MaxLoadAvg,
-		"mem_available":        n.MemAvailable,
-		"reserved_memory":      n.ReservedMemory,
-		"cores":                n.Cores,
-		"stale_offset_seconds": -p.StaleAfter.Seconds(),
+		"name":             n.Name,
+		"url":              n.URL,
+		"max_load":         n.MaxLoad,
+		"max_jobs":         n.MaxJobs,
+		"weight":           n.Weight,
+		"warmup_seconds":   time.Duration(n.Warmup).Seconds(),
+		"accept_exceeding": n.AcceptExceeding,
+		"candidate":        n.Candidate,
+		"services":         string(servicesJSON),
+		"load_avg":         n.LoadAvg,
+		"max_load_avg":     n.MaxLoadAvg,
+		"mem_available":    n.MemAvailable,
+		"reserved_memory":  n.ReservedMemory,
+		"cores":            n.Cores,
+		"lease_ms":         time.Duration(n.Lease).Milliseconds(),
+		"host_id":          n.Process.Host,
+		"hostname":         n.Process.Hostname,
+		"pid":              n.Process.PID,
+		"proc_start":       n.Process.StartTime,
 	}
 	var node *engine.Node
 	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
@@ -54,12 +58,8 @@ func (s *Store) NodeRegister(ctx context.Context, p engine.NodeRegisterParams) (
 			return err
 		}
 		if inserted == 0 {
-			taken, err := s.exec(ctx, tx, qNodeTakeover, a)
-			if err != nil {
+			if err := s.nodeTakeover(ctx, tx, p, a); err != nil {
 				return err
-			}
-			if taken == 0 {
-				return s.nodeOnlineError(ctx, tx, n.Name, p.StaleAfter)
 			}
 		}
 		node, err = s.nodeGet(ctx, tx, n.Name)
@@ -74,20 +74,46 @@ func (s *Store) NodeRegister(ctx context.Context, p engine.NodeRegisterParams) (
 	return node, nil
 }
 
-// nodeOnlineError explains why a registration was refused: how long ago the
-// live holder of the name was seen, and how long until it counts as gone.
-func (s *Store) nodeOnlineError(ctx context.Context, q querier, name string, staleAfter time.Duration) error {
-	node, err := s.nodeGet(ctx, q, name)
+// nodeTakeover takes the existing row of p's name for the new process when
+// it is free, and explains the refusal otherwise. The takeover statement
+// judges again what the row read said, so a row another restart took
+// meanwhile is refused.
+func (s *Store) nodeTakeover(ctx context.Context, q querier, p engine.NodeRegisterParams, a args) error {
+	held, err := s.nodeGet(ctx, q, p.Node.Name)
 	if err != nil {
 		return err
 	}
-	var now dbTime
-	if err := s.get(ctx, q, &now, qDBNow, nil); err != nil {
+	now, err := s.dbNow(ctx, q)
+	if err != nil {
 		return err
 	}
-	age := now.Time.Sub(node.LastSeen).Round(time.Millisecond)
-	return fmt.Errorf("%w: %q is %s and was last seen %s ago; stop that process or wait %s until it counts as gone",
-		engine.ErrNodeOnline, name, node.State, age, (staleAfter - age).Round(time.Millisecond))
+	free, byIdentity := engine.NodeFree(held, p.Node.Process, now, p.ProcessGone)
+	if !free {
+		return engine.NodeOnlineError(held, now)
+	}
+	a["by_identity"] = byIdentity
+	a["old_host_id"], a["old_pid"], a["old_proc_start"] = held.Process.Host, held.Process.PID, held.Process.StartTime
+	a["stale_offset_seconds"] = -held.GoneAfter().Seconds()
+	taken, err := s.exec(ctx, q, qNodeTakeover, a)
+	if err != nil {
+		return err
+	}
+	if taken == 0 {
+		if held, err = s.nodeGet(ctx, q, p.Node.Name); err != nil {
+			return err
+		}
+		return engine.NodeOnlineError(held, now)
+	}
+	return nil
+}
+
+// dbNow reads the database's clock through q.
+func (s *Store) dbNow(ctx context.Context, q querier) (time.Time, error) {
+	var now dbTime
+	if err := s.get(ctx, q, &now, qDBNow, nil); err != nil {
+		return time.Time{}, err
+	}
+	return now.Time, nil
 }
 
 // NodeGet returns the node with its live load, or a *NotFoundError.
@@ -125,16 +151,25 @@ func (s *Store) NodeList(ctx context.Context) ([]*engine.Node, error) {
 }
 
 // NodeTouch sets last_seen to the database's now and records the node's
-// reported health; a *NotFoundError for an unknown node. It leaves the
+// reported health; a *NotFoundError for an unknown node, and an error
+// matching engine.ErrNodeOnline when p.Process no longer holds the row. It leaves the
 // state alone: marking a node OFFLINE or back is the heartbeat's decision.
 func (s *Store) NodeTouch(ctx context.Context, p engine.NodeTouchParams) error {
-	a := args{"name": p.Name, "load_avg": p.LoadAvg, "mem_available": p.MemAvailable, "cores": p.Cores}
+	a := args{"name": p.Name, "load_avg": p.LoadAvg, "mem_available": p.MemAvailable, "cores": p.Cores,
+		"by_process": p.Process != nil, "host_id": "", "pid": 0, "proc_start": int64(0)}
+	if pr := p.Process; pr != nil {
+		a["host_id"], a["pid"], a["proc_start"] = pr.Host, pr.PID, pr.StartTime
+	}
 	n, err := s.exec(ctx, s.q, qNodeTouch, a)
 	if err != nil {
 		return fmt.Errorf("touch node %s: %w", p.Name, err)
 	}
 	if n == 0 {
-		return nodeNotFound(p.Name)
+		held, err := s.NodeGet(ctx, p.Name)
+		if err != nil {
+			return err
+		}
+		return engine.NodeTakenError(held)
 	}
 	return nil
 }

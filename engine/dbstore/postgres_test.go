@@ -112,7 +112,7 @@ func TestPostgresLeaseRenewsWithTheMainPoolExhausted(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
 	defer cancel()
 	ok, err := s.LeaseAcquire(ctx, "busy-node", 10*time.Second)
-	if err != nil || !ok {
+	if err != nil || !ok.Held() {
 		t.Fatalf("LeaseAcquire with the main pool exhausted: %v, %v; want the lease", ok, err)
 	}
 	if ok, err := s.LeaseRelease(ctx, "busy-node"); err != nil || !ok {

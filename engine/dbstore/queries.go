@@ -43,6 +43,8 @@ const (
 	qLeaseAcquire           = "lease_acquire"
 	qLeaseRelease           = "lease_release"
 	qLeaseGet               = "lease_get"
+	qLeaseTermGet           = "lease_term_get"
+	qLeaseTermCurrent       = "lease_term_current"
 	qSettingGet             = "setting_get"
 	qSettingInsertAbsent    = "setting_insert_absent"
 	qSchemaMigrationsCreate = "schema_migrations_create"
@@ -78,7 +80,8 @@ const (
 var requiredQueries = []string{
 	qDBNow, qJobInsert, qJobGet, qJobExists, qJobList, qJobListLive, qJobUpdate, qJobProgressSet,
 	qJobListDispatchable, qJobLoadsByNode, qJobLogAppend, qJobLogList, qNodeInsertAbsent, qNodeTakeover, qNodeGet,
-	qNodeList, qNodeTouch, qNodeSetState, qNodeSetMaintenance, qLeaseAcquire, qLeaseRelease, qLeaseGet, qSettingGet,
+	qNodeList, qNodeTouch, qNodeSetState, qNodeSetMaintenance, qLeaseAcquire, qLeaseRelease, qLeaseGet, qLeaseTermGet,
+	qLeaseTermCurrent, qSettingGet,
 	qSettingInsertAbsent, qSchemaMigrationsCreate, qSchemaMigrationsExists, qSchemaMigrationsList,
 	qSchemaMigrationApplied, qSchemaMigrationInsert, qSchemaMigrationDelete,
 	qReservationList, qReservationNodeHolder, qReservationDelete, qReservationInsert,

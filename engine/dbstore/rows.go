@@ -92,20 +92,22 @@ type jobRow struct {
 	QueuedAt        dbTime  `db:"queued_at"`
 	StartedAt       dbTime  `db:"started_at"`
 	FinishedAt      dbTime  `db:"finished_at"`
+	Dispatcher      string  `db:"dispatcher"`
+	LeaseTerm       int64   `db:"lease_term"`
 }
 
 // jobColumns are the columns of job_columns.sql, in its order.
 var jobColumns = []string{"id", "type", "operation", "args", "payload", "job_load", "status", "node", "job_key",
 	"parent_id", "attempt", "max_attempts", "attempt_base", "backoff_seconds", "rollback", "run_after",
 	"timeout_seconds", "progress", "progress_message", "exit_code", "message", "version", "creator",
-	"created_at", "queued_at", "started_at", "finished_at"}
+	"created_at", "queued_at", "started_at", "finished_at", "dispatcher", "lease_term"}
 
 // fields are r's fields in the order of jobColumns.
 func (r *jobRow) fields() []any {
 	return []any{&r.ID, &r.Type, &r.Operation, &r.Args, &r.Payload, &r.Load, &r.Status, &r.Node, &r.Key,
 		&r.ParentID, &r.Attempt, &r.MaxAttempts, &r.AttemptBase, &r.BackoffSeconds, &r.Rollback, &r.RunAfter,
 		&r.TimeoutSeconds, &r.Progress, &r.ProgressMessage, &r.ExitCode, &r.Message, &r.Version, &r.Creator,
-		&r.CreatedAt, &r.QueuedAt, &r.StartedAt, &r.FinishedAt}
+		&r.CreatedAt, &r.QueuedAt, &r.StartedAt, &r.FinishedAt, &r.Dispatcher, &r.LeaseTerm}
 }
 
 // jobBriefColumns are the columns of job_columns_brief.sql, in its order:
@@ -179,6 +181,8 @@ func (r *jobRow) job() (*engine.Job, error) {
 		QueuedAt:        r.QueuedAt.ptr(),
 		StartedAt:       r.StartedAt.ptr(),
 		FinishedAt:      r.FinishedAt.ptr(),
+		Dispatcher:      r.Dispatcher,
+		LeaseTerm:       r.LeaseTerm,
 	}
 	if r.Payload == "" { // a brief row
 		j.Payload = nil
@@ -230,6 +234,11 @@ type nodeRow struct {
 	MemAvailable    int64   `db:"mem_available"`
 	ReservedMemory  int64   `db:"reserved_memory"`
 	Cores           int     `db:"cores"`
+	LeaseMS         int64   `db:"lease_ms"`
+	HostID          string  `db:"host_id"`
+	Hostname        string  `db:"hostname"`
+	PID             int     `db:"pid"`
+	ProcStart       int64   `db:"proc_start"`
 	TotalLoad       float64 `db:"total_load"`
 	Running         int     `db:"running"`
 	Dispatcher      int     `db:"dispatcher"`
@@ -257,6 +266,8 @@ func (r *nodeRow) node() (*engine.Node, error) {
 		Load:            r.TotalLoad,
 		Running:         r.Running,
 		Dispatcher:      r.Dispatcher != 0,
+		Lease:           engine.Duration(time.Duration(r.LeaseMS) * time.Millisecond),
+		Process:         engine.NodeProcess{Host: r.HostID, Hostname: r.Hostname, PID: r.PID, StartTime: r.ProcStart},
 	}
 	if err := json.Unmarshal([]byte(r.Services), &n.Services); err != nil {
 		return nil, fmt.Errorf("node %s: stored services are not a JSON list: %w", r.Name, err)
@@ -289,9 +300,17 @@ type logRow struct {
 
 // leaseRow is the lease row read with the database clock.
 type leaseRow struct {
-	Owner     string `db:"owner"`
-	ExpiresAt dbTime `db:"expires_at"`
-	Now       dbTime `db:"db_now"`
+	Owner      string `db:"owner"`
+	ExpiresAt  dbTime `db:"expires_at"`
+	Term       int64  `db:"term"`
+	AcquiredAt dbTime `db:"acquired_at"`
+	Now        dbTime `db:"db_now"`
+}
+
+// leaseTermRow is the term of the lease as lease_acquire returns it.
+type leaseTermRow struct {
+	Term       int64  `db:"term"`
+	AcquiredAt dbTime `db:"acquired_at"`
 }
 
 // migrationRow is a schema_migrations row.

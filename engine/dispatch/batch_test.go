@@ -178,7 +178,7 @@ type localNodes struct {
 
 func (l *localNodes) Local(n *engine.Node) bool { return n.Name == "self" }
 
-func (l *localNodes) StartLocal(ctx context.Context, jobs []*engine.Job) []engine.OfferResult {
+func (l *localNodes) StartLocal(ctx context.Context, _ engine.LeaseTerm, jobs []*engine.Job) []engine.OfferResult {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var seen []engine.Status

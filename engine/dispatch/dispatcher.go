@@ -26,9 +26,9 @@ type LocalOfferer interface {
 	Offerer
 	// Local reports whether n is the dispatcher's own node.
 	Local(n *engine.Node) bool
-	// StartLocal offers the own node jobs as the round read them, a
-	// verdict each in their order.
-	StartLocal(ctx context.Context, jobs []*engine.Job) []engine.OfferResult
+	// StartLocal offers the own node jobs as the round read them, under
+	// the round's lease term, a verdict each in their order.
+	StartLocal(ctx context.Context, term engine.LeaseTerm, jobs []*engine.Job) []engine.OfferResult
 }
 
 // OfferFunc is an Offerer that answers one offer at a time.
@@ -61,9 +61,9 @@ type Dispatcher struct {
 	clock    engine.Clock
 	log      *slog.Logger
 	pageSize int
-	// staleAfter: an OFFLINE node silent this long has its jobs recovered.
-	staleAfter time.Duration
-	summary    *SummaryLog
+	// terms tells the lease term rounds work under; nil: none.
+	terms   TermSource
+	summary *SummaryLog
 	// sequential: a batch is offered to one node after another, not to
 	// every node at once, so a simulation replays exactly.
 	sequential bool
@@ -81,9 +81,9 @@ func NewDispatcher(store engine.Store, offerer Offerer, selector placement.Selec
 	local, _ := offerer.(LocalOfferer)
 	return &Dispatcher{
 		store: store, offerer: offerer, local: local, selector: selector, clock: clock, log: log,
-		pageSize: DefaultPageSize, staleAfter: engine.NodeStaleAfter,
-		summary: NewSummaryLog(log, clock, DefaultSummaryInterval),
-		long:    map[engine.Status]bool{},
+		pageSize: DefaultPageSize,
+		summary:  NewSummaryLog(log, clock, DefaultSummaryInterval),
+		long:     map[engine.Status]bool{},
 	}
 }
 
@@ -98,9 +98,18 @@ func (d *Dispatcher) SetPageSize(n int) {
 // a fixed order, instead of all at once: slower, but deterministic.
 func (d *Dispatcher) SetSequentialOffers() { d.sequential = true }
 
-// SetNodeStaleAfter changes how long an OFFLINE node must have been silent
-// before its jobs are recovered (default engine.NodeStaleAfter).
-func (d *Dispatcher) SetNodeStaleAfter(v time.Duration) { d.staleAfter = v }
+// TermSource tells the lease term its holder works under (LeaseHolder).
+type TermSource interface {
+	// Term is the term held now, the zero LeaseTerm when none is.
+	Term() engine.LeaseTerm
+}
+
+// SetLease makes rounds work under the lease term terms tells: each offer
+// carries it, so a node starts a job only while that term is current, and
+// silent nodes' jobs are recovered (recoverSilentNodes), which needs the
+// term's start. A dispatcher without one recovers nothing and offers
+// without a term (a simulation, a test of placement).
+func (d *Dispatcher) SetLease(terms TermSource) { d.terms = terms }
 
 // SetSummaryInterval changes how often an unchanged summary of waiting
 // jobs is logged again (default DefaultSummaryInterval).
@@ -114,7 +123,15 @@ func (d *Dispatcher) SetSummaryInterval(v time.Duration) {
 func (d *Dispatcher) Round(ctx context.Context, trusted func() bool) (RoundStats, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	r := &round{Dispatcher: d, ctx: ctx, trusted: trusted, unreachable: map[string]bool{},
+	var term engine.LeaseTerm
+	if d.terms != nil {
+		// A dispatcher that works under a lease never offers without
+		// its term: such offers would start jobs unguarded.
+		if term = d.terms.Term(); !term.Held() {
+			return RoundStats{}, ErrUntrusted
+		}
+	}
+	r := &round{Dispatcher: d, ctx: ctx, trusted: trusted, term: term, unreachable: map[string]bool{},
 		closed: map[string]bool{}, acceptedChild: map[int64]bool{}, debug: d.log.Enabled(ctx, slog.LevelDebug)}
 	err := r.run()
 	if err == nil {

@@ -1,10 +1,15 @@
 // Package dispatch is the lease-holder side of jobctl: the election through
 // the lease row (LeaseHolder), the dispatch round that places each job on a
 // node that can carry its load (Dispatcher), and the heartbeat that marks
-// silent nodes OFFLINE (Monitor). It talks to nodes only through an Offerer,
-// so the simulator and tests can drive it without HTTP.
+// unreachable nodes OFFLINE for placement (Monitor). It talks to nodes only
+// through an Offerer, so the simulator and tests can drive it without HTTP.
 //
-// A round reclaims jobs left DISPATCHING, recovers the jobs of gone nodes,
+// A round works under the lease term its holder holds (SetLease): every
+// offer carries it, and a node starts a job only while that term is the
+// current lease, so an offer of a holder that lost the lease never runs.
+//
+// A round reclaims jobs left DISPATCHING, recovers the jobs of nodes silent
+// past their node lease and a margin (recoverSilentNodes),
 // places the jobs that keep a node first, then pages through the queue
 // (RESTART before QUEUED, workflow steps last) a page at a time: each page is
 // planned in memory and offered to each node as one batch (place.go), and

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -67,12 +68,23 @@ func addNodeB(t testing.TB, s engine.Store, name string, maxLoad float64, types 
 	}
 	_, err := s.NodeRegister(context.Background(), engine.NodeRegisterParams{Node: engine.Node{
 		Name: name, URL: "http://" + name, MaxLoad: maxLoad, MaxJobs: 200, Weight: 100,
-		AcceptExceeding: true, Candidate: true, Services: svcs,
-	}, StaleAfter: time.Minute})
+		AcceptExceeding: true, Candidate: true, Services: svcs, Process: testProcess(),
+	}, ProcessGone: gone})
 	if err != nil {
 		t.Fatal(err)
 	}
 }
+
+// testPIDs numbers the processes nodes of the tests register as.
+var testPIDs atomic.Int64
+
+// testProcess is a new process on the tests' one host; a node registered
+// again under a name is a restart after its former process died (gone).
+func testProcess() engine.NodeProcess {
+	return engine.NodeProcess{Host: "test-host", PID: int(testPIDs.Add(1)), StartTime: 1}
+}
+
+func gone(engine.NodeProcess) bool { return true }
 
 func addJob(t *testing.T, s engine.Store, typ string, load float64) *engine.Job {
 	t.Helper()
@@ -143,7 +155,8 @@ func addNodeAs(t *testing.T, s engine.Store, name string, maxLoad float64, edit 
 	if edit != nil {
 		edit(&n)
 	}
-	if _, err := s.NodeRegister(context.Background(), engine.NodeRegisterParams{Node: n, StaleAfter: time.Minute}); err != nil {
+	n.Process = testProcess()
+	if _, err := s.NodeRegister(context.Background(), engine.NodeRegisterParams{Node: n, ProcessGone: gone}); err != nil {
 		t.Fatal(err)
 	}
 }

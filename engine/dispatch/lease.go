@@ -27,6 +27,7 @@ type LeaseHolder struct {
 	trustUntil time.Time
 	renewedAt  time.Time // start of the last renewal that held
 	held       bool
+	term       engine.LeaseTerm // the term held; zero when not held
 }
 
 // NewLeaseHolder returns a holder for owner. The TTL must exceed the margin;
@@ -42,7 +43,7 @@ func (h *LeaseHolder) Renew(ctx context.Context) bool {
 	start := h.clock.Now()
 	ctx, cancel := context.WithTimeout(ctx, h.ttl-h.margin)
 	defer cancel()
-	ok, err := h.store.LeaseAcquire(ctx, h.owner, h.ttl)
+	term, err := h.store.LeaseAcquire(ctx, h.owner, h.ttl)
 
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -53,17 +54,24 @@ func (h *LeaseHolder) Renew(ctx context.Context) bool {
 		// measured so that it ends before the lease can have expired.
 		h.log.Warn("lease renewal failed", "err", err)
 		h.held = h.clock.Now().Before(h.trustUntil)
-	case ok:
+	case term.Held():
 		h.trustUntil = start.Add(h.ttl - h.margin)
 		h.renewedAt = start
 		h.held = true
+		if term.Term != h.term.Term {
+			h.log.Info("lease term begins", "term", term.Term)
+		}
+		h.term = term
 	default:
 		h.trustUntil, h.renewedAt = time.Time{}, time.Time{}
 		h.held = false
 	}
+	if !h.held {
+		h.term = engine.LeaseTerm{}
+	}
 	if h.held != was {
 		if h.held {
-			h.log.Info("acquired the dispatcher lease", "ttl", h.ttl)
+			h.log.Info("acquired the dispatcher lease", "ttl", h.ttl, "term", h.term.Term)
 		} else {
 			h.log.Info("lost the dispatcher lease")
 		}
@@ -95,11 +103,19 @@ func (h *LeaseHolder) Trusted() bool {
 	return h.held && h.clock.Now().Before(h.trustUntil)
 }
 
+// Term is the lease term held, the zero LeaseTerm when none is.
+func (h *LeaseHolder) Term() engine.LeaseTerm {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.term
+}
+
 // Release gives the lease up so another candidate takes over at once.
 func (h *LeaseHolder) Release(ctx context.Context) error {
 	h.mu.Lock()
 	h.held = false
 	h.trustUntil, h.renewedAt = time.Time{}, time.Time{}
+	h.term = engine.LeaseTerm{}
 	h.mu.Unlock()
 	_, err := h.store.LeaseRelease(ctx, h.owner)
 	return err

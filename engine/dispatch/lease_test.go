@@ -74,7 +74,7 @@ type leaseWrites struct {
 	n int
 }
 
-func (s *leaseWrites) LeaseAcquire(ctx context.Context, owner string, ttl time.Duration) (bool, error) {
+func (s *leaseWrites) LeaseAcquire(ctx context.Context, owner string, ttl time.Duration) (engine.LeaseTerm, error) {
 	s.n++
 	return s.Store.LeaseAcquire(ctx, owner, ttl)
 }

@@ -9,9 +9,25 @@ import (
 	"github.com/jobctl/jobctl/engine"
 )
 
+// Heartbeat timeouts: a heartbeat waits as long as its interval, so a beat
+// never overlaps the next, but at least MinHeartbeatTimeout (a loaded
+// machine answers a short interval late without being dead) and at most
+// MaxHeartbeatTimeout (a node that slow to answer is as good as gone).
+const (
+	MinHeartbeatTimeout = 100 * time.Millisecond
+	MaxHeartbeatTimeout = 10 * time.Second
+)
+
+// HeartbeatTimeout is how long a heartbeat sent every interval waits for
+// its answer.
+func HeartbeatTimeout(interval time.Duration) time.Duration {
+	return min(max(interval, MinHeartbeatTimeout), MaxHeartbeatTimeout)
+}
+
 // Monitor sends heartbeats to the other nodes: one missed beat puts a node on
-// the watch list, the second in a row marks it OFFLINE. The lease holder's
-// next round then recovers its jobs.
+// the watch list, the second in a row marks it OFFLINE, which keeps new
+// work off it. Its jobs are recovered only once it is silent in the store
+// past its node lease (recoverSilentNodes), not by heartbeats.
 type Monitor struct {
 	store   engine.Store
 	self    string

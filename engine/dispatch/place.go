@@ -221,7 +221,7 @@ func (r *round) offerAll(batch []*planned) []engine.OfferResult {
 		idx := shares[n]
 		offers := make([]engine.DispatchOffer, len(idx))
 		for k, i := range idx {
-			offers[k] = engine.OfferOf(batch[i].job)
+			offers[k] = engine.OfferOf(batch[i].job, r.term)
 		}
 		offer := func() {
 			var got []engine.OfferResult
@@ -230,7 +230,7 @@ func (r *round) offerAll(batch []*planned) []engine.OfferResult {
 				for k, i := range idx {
 					jobs[k] = batch[i].job
 				}
-				got = r.local.StartLocal(r.ctx, jobs)
+				got = r.local.StartLocal(r.ctx, r.term, jobs)
 			} else {
 				got = r.offerer.OfferBatch(r.ctx, n, offers)
 			}

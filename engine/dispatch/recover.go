@@ -39,15 +39,26 @@ func (r *round) reclaimStaleDispatches() error {
 	return nil
 }
 
-// recoverOfflineNodes restarts the load-holding jobs of nodes marked OFFLINE
-// that have also stopped touching the database: their processes died with
-// the node, and fencing rejects any late result of theirs. A node marked
-// OFFLINE by heartbeats that still reaches the database is alive (it will
-// mark itself ONLINE again), so its jobs are left to it.
-func (r *round) recoverOfflineNodes() error {
+// recoverSilentNodes restarts the load-holding jobs of nodes that have
+// surely stopped their runs: silent on the database clock for longer than
+// their node lease and the margin (engine.Node.GoneAfter), whatever their
+// state. A node stops its own runs once it could not record its liveness
+// for its node lease, so none of these jobs still runs, and fencing rejects
+// any late result. Heartbeats marking a node OFFLINE count for placement
+// only: a node they cannot reach may still reach the database and run its
+// jobs.
+//
+// A term that began less than a node's lease ago recovers none of that
+// node's jobs: after an outage of the database or of every dispatcher,
+// all nodes look silent until their next touch, and a new holder gives each
+// one node lease to make it. A round without a lease term recovers nothing.
+func (r *round) recoverSilentNodes() error {
+	if !r.term.Held() {
+		return nil
+	}
 	var now time.Time
 	for _, n := range r.nodes {
-		if n.State != engine.NodeOffline || n.Running == 0 {
+		if n.Running == 0 {
 			continue
 		}
 		if now.IsZero() {
@@ -56,16 +67,17 @@ func (r *round) recoverOfflineNodes() error {
 				return err
 			}
 		}
-		if now.Sub(n.LastSeen) < r.staleAfter {
+		if !silentPastLease(n, r.term, now) {
 			continue
 		}
 		jobs, err := r.Dispatcher.store.JobList(r.ctx, engine.JobListParams{Node: n.Name, Statuses: engine.RecoverableStatuses})
 		if err != nil {
 			return err
 		}
+		silent := now.Sub(n.LastSeen).Round(time.Millisecond)
 		us := make([]engine.JobUpdate, len(jobs))
 		for i, job := range jobs {
-			us[i] = engine.RecoverUpdate(job, "node "+n.Name+" went offline")
+			us[i] = engine.RecoverUpdate(job, "node "+n.Name+" was silent for "+silent.String()+", past its node lease")
 		}
 		results, err := r.Dispatcher.store.JobUpdateMany(r.ctx, us)
 		if err != nil {
@@ -73,11 +85,19 @@ func (r *round) recoverOfflineNodes() error {
 		}
 		for i, res := range results {
 			if res.Err == nil {
-				r.log.Warn("recovered job of offline node", "job", us[i].ID, "from", n.Name, "status", us[i].To)
+				r.log.Warn("recovered job of silent node", "job", us[i].ID, "from", n.Name, "status", us[i].To,
+					"silent", silent, "node_lease", n.LeaseOf())
 				r.stats.Recovered++
 			}
 		}
 		n.Load, n.Running = 0, 0
 	}
 	return nil
+}
+
+// silentPastLease reports whether node n has surely stopped its runs at
+// the database's now, as a holder of term may judge it: silent past its
+// lease and margin, and the term itself older than n's lease.
+func silentPastLease(n *engine.Node, term engine.LeaseTerm, now time.Time) bool {
+	return now.Sub(n.LastSeen) > n.GoneAfter() && now.Sub(term.AcquiredAt) > n.LeaseOf()
 }

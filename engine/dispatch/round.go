@@ -15,6 +15,8 @@ type round struct {
 	*cluster
 	ctx     context.Context
 	trusted func() bool
+	// term is the lease term the round works under, read at its start.
+	term engine.LeaseTerm
 	// unreachable are nodes whose endpoint did not answer this round: they
 	// get no more offers until the next one.
 	unreachable map[string]bool
@@ -68,7 +70,7 @@ func (r *round) run() error {
 		}
 	}
 	r.cluster = c
-	if err := r.recoverOfflineNodes(); err != nil {
+	if err := r.recoverSilentNodes(); err != nil {
 		return err
 	}
 	if r.stats.Recovered > 0 {

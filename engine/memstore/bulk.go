@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/jobctl/jobctl/engine"
 )
@@ -131,9 +130,7 @@ func (s *Store) NodeRemove(_ context.Context, p engine.NodeRemoveParams) error {
 	}
 	now := s.now()
 	if n.State != engine.NodeOffline && n.LastSeen.After(now.Add(-p.StaleAfter)) {
-		age := now.Sub(n.LastSeen).Round(time.Millisecond)
-		return fmt.Errorf("%w: %q is %s and was last seen %s ago; stop that process or wait %s until it counts as gone",
-			engine.ErrNodeOnline, p.Name, s.shownState(n), age, (p.StaleAfter - age).Round(time.Millisecond))
+		return engine.NodeLiveError(s.liveNode(n, now), now, p.StaleAfter)
 	}
 	held := 0
 	if jobs := s.jobs.byNode[p.Name]; jobs != nil {

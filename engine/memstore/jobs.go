@@ -250,6 +250,9 @@ func (tx *txStore) JobUpdate(_ context.Context, u engine.JobUpdate) (*engine.Job
 		return nil, fmt.Errorf("job %d is no longer %s at version %d: %w", u.ID, u.From, u.Version, engine.ErrConflict)
 	}
 	now := s.now()
+	if t := u.StartedUnder; t != nil && !s.termCurrent(*t, now) {
+		return nil, fmt.Errorf("job %d: lease term %d of %s is not current: %w", u.ID, t.Term, t.Owner, engine.ErrConflict)
+	}
 	j := *old
 	j.Status = u.To
 	j.Version++
@@ -291,6 +294,9 @@ func (tx *txStore) JobUpdate(_ context.Context, u engine.JobUpdate) (*engine.Job
 	}
 	if u.MarkStarted {
 		j.StartedAt = engine.Ptr(now)
+	}
+	if t := u.StartedUnder; t != nil {
+		j.Dispatcher, j.LeaseTerm = t.Owner, t.Term
 	}
 	s.jobs.put(&j)
 	tx.onUndo(func() { s.jobs.put(old) })

@@ -12,18 +12,30 @@ import (
 
 // LeaseAcquire takes or renews the lease for owner until now + ttl, when
 // owner holds it already or it is free (released or expired).
-func (s *Store) LeaseAcquire(_ context.Context, owner string, ttl time.Duration) (bool, error) {
+// A renewal (owner's own lease, not expired) keeps the term; any other
+// taking starts a new one.
+func (s *Store) LeaseAcquire(_ context.Context, owner string, ttl time.Duration) (engine.LeaseTerm, error) {
 	if err := engine.ValidateLeaseAcquire(owner, ttl); err != nil {
-		return false, err
+		return engine.LeaseTerm{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
 	if s.lease.Owner != owner && s.lease.Owner != "" && !s.lease.ExpiresAt.Before(now) {
-		return false, nil
+		return engine.LeaseTerm{}, nil
+	}
+	if s.lease.Owner != owner || s.lease.ExpiresAt.Before(now) {
+		s.lease.Term++
+		s.lease.AcquiredAt = now
 	}
 	s.lease.Owner, s.lease.ExpiresAt = owner, now.Add(ttl)
-	return true, nil
+	return engine.LeaseTerm{Owner: owner, Term: s.lease.Term, AcquiredAt: s.lease.AcquiredAt}, nil
+}
+
+// termCurrent reports whether t is the current, unexpired lease of its
+// owner at now; the lock is held.
+func (s *Store) termCurrent(t engine.LeaseTerm, now time.Time) bool {
+	return s.lease.Owner == t.Owner && s.lease.Term == t.Term && s.lease.ExpiresAt.After(now)
 }
 
 // LeaseRelease frees the lease if owner holds it, or whoever holds it for

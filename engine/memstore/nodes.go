@@ -2,7 +2,6 @@ package memstore
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -12,9 +11,10 @@ import (
 
 func nodeNotFound(name string) error { return &engine.NotFoundError{What: "node", ID: name} }
 
-// NodeRegister inserts the node, or takes its row over unless a live
-// process holds the name (not OFFLINE, seen within StaleAfter). A takeover
-// keeps the maintenance flag; a new node starts without it.
+// NodeRegister inserts the node, or takes its row over when it is free as
+// engine.NodeFree judges it (under the lock, so two restarts cannot both
+// take it). A takeover keeps the maintenance flag; a new node starts
+// without it.
 func (s *Store) NodeRegister(_ context.Context, p engine.NodeRegisterParams) (*engine.Node, error) {
 	n := p.Node
 	if err := engine.ValidateNodeRegister(p); err != nil {
@@ -25,10 +25,9 @@ func (s *Store) NodeRegister(_ context.Context, p engine.NodeRegisterParams) (*e
 	now := s.now()
 	maintenance := false
 	if old := s.nodes[n.Name]; old != nil {
-		if old.State != engine.NodeOffline && old.LastSeen.After(now.Add(-p.StaleAfter)) {
-			age := now.Sub(old.LastSeen).Round(time.Millisecond)
-			return nil, fmt.Errorf("%w: %q is %s and was last seen %s ago; stop that process or wait %s until it counts as gone",
-				engine.ErrNodeOnline, n.Name, s.shownState(old), age, (p.StaleAfter - age).Round(time.Millisecond))
+		held := s.liveNode(old, now)
+		if free, _ := engine.NodeFree(held, n.Process, now, p.ProcessGone); !free {
+			return nil, engine.NodeOnlineError(held, now)
 		}
 		maintenance = old.Maintenance
 	}
@@ -98,6 +97,9 @@ func (s *Store) NodeTouch(_ context.Context, p engine.NodeTouchParams) error {
 	n := s.nodes[p.Name]
 	if n == nil {
 		return nodeNotFound(p.Name)
+	}
+	if p.Process != nil && !p.Process.Same(n.Process) {
+		return engine.NodeTakenError(s.liveNode(n, s.now()))
 	}
 	n.LastSeen = s.now()
 	n.LoadAvg, n.MemAvailable, n.Cores = p.LoadAvg, p.MemAvailable, p.Cores

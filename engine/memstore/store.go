@@ -49,7 +49,7 @@ func New(clock engine.Clock) *Store {
 		jobs:     newJobTable(),
 		logs:     map[int64][]engine.LogChunk{},
 		nodes:    map[string]*engine.Node{},
-		lease:    engine.Lease{ExpiresAt: time.Unix(0, 0).UTC()},
+		lease:    engine.Lease{ExpiresAt: time.Unix(0, 0).UTC(), AcquiredAt: time.Unix(0, 0).UTC()},
 		reserved: newReservations(),
 	}
 	s.direct = txStore{s: s}

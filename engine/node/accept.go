@@ -55,11 +55,11 @@ func (n *Runtime) AcceptBatch(ctx context.Context, offers []engine.DispatchOffer
 }
 
 // StartLocal is AcceptBatch for this node's own dispatcher, which hands it
-// the jobs as its round read them, without HTTP.
-func (n *Runtime) StartLocal(ctx context.Context, jobs []*engine.Job) []engine.OfferResult {
+// the jobs as its round read them, under its lease term, without HTTP.
+func (n *Runtime) StartLocal(ctx context.Context, term engine.LeaseTerm, jobs []*engine.Job) []engine.OfferResult {
 	offers := make([]engine.DispatchOffer, len(jobs))
 	for i, j := range jobs {
-		offers[i] = engine.OfferOf(j)
+		offers[i] = engine.OfferOf(j, term)
 	}
 	return n.AcceptBatch(ctx, offers)
 }
@@ -122,7 +122,7 @@ func (n *Runtime) startTaken(ctx context.Context, taken []takenOffer, us []engin
 		switch {
 		case errors.Is(err, engine.ErrConflict):
 			n.forget(t.offer.JobID, t.run)
-			out[t.index] = n.notStarted(ctx, t.offer.JobID)
+			out[t.index] = n.notStarted(ctx, t.offer)
 		case err != nil:
 			n.forget(t.offer.JobID, t.run)
 			out[t.index] = engine.OfferResult{Verdict: engine.OfferDeclined, Reason: "not-ready: " + err.Error()}
@@ -146,11 +146,23 @@ func (n *Runtime) startTaken(ctx context.Context, taken []takenOffer, us []engin
 	}
 }
 
-// notStarted tells a job that moved on from one that never was, which the
-// store's batch does not: the rare path of a lost race may read the job.
-func (n *Runtime) notStarted(ctx context.Context, id int64) engine.OfferResult {
-	if _, err := n.store.JobGet(ctx, id); errors.Is(err, engine.ErrNotFound) {
+// notStarted tells a job that moved on from one that never was, and from
+// one whose start the store refused because the offer's lease term is no
+// longer current, which the store's batch does not: the rare path of a
+// lost race may read the job. A job still as offered was refused for its
+// term: the offer is declined, and the job waits for the current holder.
+func (n *Runtime) notStarted(ctx context.Context, o engine.DispatchOffer) engine.OfferResult {
+	job, err := n.store.JobGet(ctx, o.JobID)
+	if errors.Is(err, engine.ErrNotFound) {
 		return engine.OfferResult{Verdict: engine.OfferUnknownJob, Reason: "unknown job"}
+	}
+	status := o.Status
+	if status == "" {
+		status = engine.StatusDispatching
+	}
+	if err == nil && o.LeaseTerm > 0 && job.Status == status && job.Version == o.Version {
+		return engine.OfferResult{Verdict: engine.OfferDeclined,
+			Reason: fmt.Sprintf("not-ready: lease term %d of %s is no longer current", o.LeaseTerm, o.Dispatcher)}
 	}
 	return engine.OfferResult{Verdict: engine.OfferGone, Reason: "job moved on"}
 }

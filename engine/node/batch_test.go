@@ -322,7 +322,7 @@ func TestAQueuedJobOfferedToTwoNodesStartsOnOne(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		offer := engine.OfferOf(job)
+		offer := engine.OfferOf(job, engine.LeaseTerm{})
 		var wg sync.WaitGroup
 		var r1, r2 engine.OfferResult
 		wg.Go(func() { r1 = n1.Accept(ctx, offer) })

@@ -11,9 +11,6 @@ import (
 	"github.com/jobctl/jobctl/engine/placement"
 )
 
-// heartbeatTimeout is how long a node has to answer a heartbeat.
-const heartbeatTimeout = 10 * time.Second
-
 // startDispatching runs what a dispatch candidate does beside its own
 // work: the lease election with dispatch rounds while it holds the lease,
 // and the heartbeats to the other nodes.
@@ -35,9 +32,11 @@ func (n *Runtime) startDispatching(ctx context.Context, wg *sync.WaitGroup) erro
 	client := endpoint.NewClient(n.token, min(max(n.cfg.leaseTTL()/3, time.Second), 10*time.Second), tlsConfig)
 	n.holder = dispatch.NewLeaseHolder(n.store, n.cfg.Name, n.cfg.leaseTTL(), n.clock, n.log)
 	d := dispatch.NewDispatcher(n.store, &offerer{self: n, client: client}, selector, n.clock, n.log)
+	d.SetLease(n.holder)
 	wg.Go(func() { n.dispatchLoop(ctx, d) })
 	// Heartbeats get a client of their own: a node slow to answer is not
 	// dead, and the offers' short timeout would say it is.
+	heartbeatTimeout := dispatch.HeartbeatTimeout(n.cfg.HeartbeatInterval)
 	beats := endpoint.NewClient(n.token, heartbeatTimeout, tlsConfig)
 	monitor := dispatch.NewMonitor(n.store, n.cfg.Name, beats.Heartbeat, heartbeatTimeout, n.log)
 	wg.Go(func() {
@@ -151,8 +150,8 @@ func (o *offerer) OfferBatch(ctx context.Context, n *engine.Node, offers []engin
 func (o *offerer) Local(n *engine.Node) bool { return n.Name == o.self.cfg.Name }
 
 // StartLocal offers this node jobs as the round read them, in-process.
-func (o *offerer) StartLocal(ctx context.Context, jobs []*engine.Job) []engine.OfferResult {
-	return o.self.StartLocal(ctx, jobs)
+func (o *offerer) StartLocal(ctx context.Context, term engine.LeaseTerm, jobs []*engine.Job) []engine.OfferResult {
+	return o.self.StartLocal(ctx, term, jobs)
 }
 
 // every runs f now and then each interval until ctx ends; a slow f delays

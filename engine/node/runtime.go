@@ -49,6 +49,10 @@ type Runtime struct {
 
 	holder *dispatch.LeaseHolder
 
+	// process is this process as registered: its touches apply only while
+	// the row still names it.
+	process engine.NodeProcess
+
 	// fence stops this node's runs when it cannot record its liveness for
 	// its node lease, and when the node itself dies.
 	fence *fence
@@ -134,8 +138,11 @@ func (n *Runtime) Run(ctx context.Context) error {
 		return fmt.Errorf("cannot read the cluster token: %w", err)
 	}
 	n.token = token
+	n.process = ThisProcess()
+	row := n.row()
+	row.Process = n.process
 	began := time.Now()
-	if _, err := n.store.NodeRegister(ctx, engine.NodeRegisterParams{Node: n.row(), StaleAfter: engine.NodeStaleAfter}); err != nil {
+	if _, err := n.store.NodeRegister(ctx, engine.NodeRegisterParams{Node: row, ProcessGone: ProcessGone}); err != nil {
 		if errors.Is(err, engine.ErrNodeOnline) {
 			return fmt.Errorf("%w, or choose another --node name", err)
 		}

@@ -23,7 +23,7 @@ func (n *Runtime) touch(ctx context.Context) {
 	n.noteOverload(h)
 	began := time.Now()
 	if err := n.store.NodeTouch(ctx, engine.NodeTouchParams{Name: n.cfg.Name, LoadAvg: h.LoadAvg,
-		MemAvailable: h.MemAvailable, Cores: runtime.NumCPU()}); err != nil {
+		MemAvailable: h.MemAvailable, Cores: runtime.NumCPU(), Process: &n.process}); err != nil {
 		if ctx.Err() == nil {
 			n.log.Warn("cannot report liveness", "err", err)
 		}

@@ -29,7 +29,7 @@ func (s *sim) resumeRunning() error {
 		if err != nil {
 			return err
 		}
-		res := s.Offer(s.ctx, row, engine.OfferOf(job))
+		res := s.Offer(s.ctx, row, engine.OfferOf(job, engine.LeaseTerm{}))
 		if res.Verdict != engine.OfferAccepted {
 			return fmt.Errorf("job %d cannot go on running on node %s: %s", spec.ID, row.Name, res.Reason)
 		}

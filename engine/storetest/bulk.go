@@ -441,7 +441,7 @@ func testJobPurgeInvalid(t *testing.T, s engine.Store) {
 
 func testNodeRemove(t *testing.T, s engine.Store) {
 	ctx := t.Context()
-	register(t, s, sampleNode("alpha"), time.Minute)
+	register(t, s, sampleNode("alpha"))
 	err := s.NodeRemove(ctx, engine.NodeRemoveParams{Name: "alpha", StaleAfter: time.Hour})
 	wantErrIs(t, "removing a live node", err, engine.ErrNodeOnline)
 	getNode(t, s, "alpha")
@@ -472,7 +472,7 @@ func testNodeRemove(t *testing.T, s engine.Store) {
 
 func testNodeRemoveStale(t *testing.T, s engine.Store) {
 	const staleAfter = 300 * time.Millisecond
-	n := register(t, s, sampleNode("alpha"), staleAfter)
+	n := register(t, s, sampleNode("alpha"))
 	err := s.NodeRemove(t.Context(), engine.NodeRemoveParams{Name: "alpha", StaleAfter: time.Hour})
 	wantErrIs(t, "removing a node seen within StaleAfter", err, engine.ErrNodeOnline)
 	waitDBClockPast(t, s, n.LastSeen.Add(staleAfter))
@@ -487,7 +487,7 @@ func testNodeRemoveStale(t *testing.T, s engine.Store) {
 // are recovered through its row.
 func testNodeRemoveHoldingJobs(t *testing.T, s engine.Store) {
 	ctx := t.Context()
-	register(t, s, sampleNode("alpha"), time.Minute)
+	register(t, s, sampleNode("alpha"))
 	running := start(t, s, queued(t, s, 1), "alpha")
 	if err := s.NodeSetState(ctx, "alpha", engine.NodeOffline); err != nil {
 		t.Fatal(err)

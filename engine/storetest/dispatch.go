@@ -186,9 +186,9 @@ func testDispatchableRefusesOtherStatus(t *testing.T, s engine.Store) {
 }
 
 func testLoadsByNode(t *testing.T, s engine.Store) {
-	register(t, s, sampleNode("n1"), time.Minute)
-	register(t, s, sampleNode("n2"), time.Minute)
-	register(t, s, sampleNode("n3"), time.Minute)
+	register(t, s, sampleNode("n1"))
+	register(t, s, sampleNode("n2"))
+	register(t, s, sampleNode("n3"))
 	// Load-holding: DISPATCHING, RUNNING, CANCELLING, and PAUSED on a node.
 	apply(t, s, engine.DispatchUpdate(queued(t, s, 1.5), "n1"))
 	start(t, s, queued(t, s, 2), "n1")

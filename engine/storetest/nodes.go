@@ -19,6 +19,9 @@ var nodeTests = []subtest{
 	{"NodeSetStateRefusesMaintenance", testNodeSetStateRefusesMaintenance},
 	{"NodeListShowsMaintenanceOnlyOnline", testNodeListShowsMaintenanceOnlyOnline},
 	{"NodeRegisterInvalid", testNodeRegisterInvalid},
+	{"NodeRegisterSameHostRestart", testNodeRegisterSameHostRestart},
+	{"NodeRegisterOlderRow", testNodeRegisterOlderRow},
+	{"NodeTouchByATakenOverProcess", testNodeTouchByATakenOverProcess},
 	{"NodeTouchAndState", testNodeTouchAndState},
 	{"NodeNotFound", testNodeNotFound},
 	{"NodeListLoadAndDispatcher", testNodeListLoadAndDispatcher},
@@ -43,14 +46,34 @@ func sampleNode(name string) engine.Node {
 		MemAvailable:   8 << 30,
 		ReservedMemory: 512 << 20,
 		Cores:          4,
+		Lease:          engine.Duration(10 * time.Second),
+		Process:        engine.NodeProcess{Host: "boot-1", Hostname: "host-1", PID: 100, StartTime: 5000},
 	}
 }
 
-func register(t *testing.T, s engine.Store, n engine.Node, staleAfter time.Duration) *engine.Node {
+// register registers n as a process whose predecessor, if any, is alive.
+func register(t *testing.T, s engine.Store, n engine.Node) *engine.Node {
 	t.Helper()
-	got, err := s.NodeRegister(t.Context(), engine.NodeRegisterParams{Node: n, StaleAfter: staleAfter})
+	got, err := s.NodeRegister(t.Context(), engine.NodeRegisterParams{Node: n, ProcessGone: never})
 	if err != nil {
 		t.Fatalf("NodeRegister(%s): %v", n.Name, err)
+	}
+	return got
+}
+
+func never(engine.NodeProcess) bool { return false }
+
+// reregister registers n as a new process (pid one higher) on the same host,
+// which finds its predecessor gone.
+func reregister(t *testing.T, s engine.Store, n engine.Node) *engine.Node {
+	t.Helper()
+	old := getNode(t, s, n.Name).Process
+	n.Process = old
+	n.Process.PID++
+	got, err := s.NodeRegister(t.Context(), engine.NodeRegisterParams{Node: n,
+		ProcessGone: func(p engine.NodeProcess) bool { return p == old }})
+	if err != nil {
+		t.Fatalf("NodeRegister(%s) after its process died: %v", n.Name, err)
 	}
 	return got
 }
@@ -76,7 +99,7 @@ func wantConfig(t *testing.T, got *engine.Node, want engine.Node) {
 
 func testNodeRegisterFields(t *testing.T, s engine.Store) {
 	before := dbNow(t, s)
-	n := register(t, s, sampleNode("alpha"), time.Minute)
+	n := register(t, s, sampleNode("alpha"))
 	after := dbNow(t, s)
 	wantConfig(t, n, sampleNode("alpha"))
 	if n.State != engine.NodeOnline || n.Maintenance {
@@ -94,7 +117,7 @@ func testNodeRegisterFields(t *testing.T, s engine.Store) {
 		t.Errorf("NodeGet differs from NodeRegister:\n get      %+v\n register %+v", got, n)
 	}
 
-	bare := register(t, s, engine.Node{Name: "bare"}, time.Minute)
+	bare := register(t, s, engine.Node{Name: "bare"})
 	if bare.Services == nil || len(bare.Services) != 0 {
 		t.Errorf("Services = %#v, want an empty, non-nil list", bare.Services)
 	}
@@ -102,19 +125,29 @@ func testNodeRegisterFields(t *testing.T, s engine.Store) {
 	// Maintenance is the operator's to set, never the registering process's.
 	eager := sampleNode("eager")
 	eager.Maintenance = true
-	if n := register(t, s, eager, time.Minute); n.Maintenance || n.State != engine.NodeOnline {
+	if n := register(t, s, eager); n.Maintenance || n.State != engine.NodeOnline {
 		t.Errorf("a new node asking for maintenance: State %s, Maintenance %v; want ONLINE without", n.State, n.Maintenance)
 	}
 }
 
 func testNodeRegisterOnlineConflict(t *testing.T, s engine.Store) {
-	first := register(t, s, sampleNode("alpha"), time.Minute)
+	first := register(t, s, sampleNode("alpha"))
 	impostor := sampleNode("alpha")
 	impostor.URL = "http://elsewhere:7420"
-	_, err := s.NodeRegister(t.Context(), engine.NodeRegisterParams{Node: impostor, StaleAfter: time.Minute})
+	impostor.Process = engine.NodeProcess{Host: "boot-2", Hostname: "host-2", PID: 7, StartTime: 1}
+	asked := false
+	_, err := s.NodeRegister(t.Context(), engine.NodeRegisterParams{Node: impostor,
+		ProcessGone: func(engine.NodeProcess) bool { asked = true; return true }})
 	wantErrIs(t, "registering a live node's name", err, engine.ErrNodeOnline)
-	if err != nil && !strings.Contains(err.Error(), "alpha") {
-		t.Errorf("error %q does not name the node", err)
+	if err != nil {
+		for _, part := range []string{`"alpha"`, "pid 100", "host-1", "until the name is free"} {
+			if !strings.Contains(err.Error(), part) {
+				t.Errorf("error %q does not say %s", err, part)
+			}
+		}
+	}
+	if asked {
+		t.Error("the store asked whether a process on another host is gone")
 	}
 	if got := getNode(t, s, "alpha"); !reflect.DeepEqual(got, first) {
 		t.Errorf("a refused registration changed the node:\n now  %+v\n want %+v", got, first)
@@ -122,24 +155,64 @@ func testNodeRegisterOnlineConflict(t *testing.T, s engine.Store) {
 
 	// A live node in maintenance or in error still holds its name.
 	setMaintenance(t, s, "alpha", true)
-	_, err = s.NodeRegister(t.Context(), engine.NodeRegisterParams{Node: impostor, StaleAfter: time.Minute})
+	_, err = s.NodeRegister(t.Context(), engine.NodeRegisterParams{Node: impostor})
 	wantErrIs(t, "registering the name of a live node in maintenance", err, engine.ErrNodeOnline)
 	setMaintenance(t, s, "alpha", false)
 	if err := s.NodeSetState(t.Context(), "alpha", engine.NodeError); err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.NodeRegister(t.Context(), engine.NodeRegisterParams{Node: impostor, StaleAfter: time.Minute})
+	_, err = s.NodeRegister(t.Context(), engine.NodeRegisterParams{Node: impostor})
 	wantErrIs(t, "registering the name of a live ERROR node", err, engine.ErrNodeOnline)
 
-	// An OFFLINE node is taken over even when seen recently: it was stopped
-	// cleanly or marked down.
-	if err := s.NodeSetState(t.Context(), "alpha", engine.NodeOffline); err != nil {
-		t.Fatal(err)
+	// Heartbeats marking a node OFFLINE do not free its name: the process
+	// may still run its jobs.
+	setState(t, s, "alpha", engine.NodeOffline)
+	_, err = s.NodeRegister(t.Context(), engine.NodeRegisterParams{Node: impostor})
+	wantErrIs(t, "registering the name of a recently seen OFFLINE node", err, engine.ErrNodeOnline)
+}
+
+// testNodeRegisterSameHostRestart: a process on the same host takes the
+// name over at once when the former one is gone, and never while it lives.
+func testNodeRegisterSameHostRestart(t *testing.T, s engine.Store) {
+	first := register(t, s, sampleNode("alpha"))
+	again := sampleNode("alpha")
+	again.Process.PID = 101
+	var asked []engine.NodeProcess
+	_, err := s.NodeRegister(t.Context(), engine.NodeRegisterParams{Node: again,
+		ProcessGone: func(p engine.NodeProcess) bool { asked = append(asked, p); return false }})
+	wantErrIs(t, "registering while the former process on this host lives", err, engine.ErrNodeOnline)
+	if len(asked) != 1 || asked[0] != first.Process {
+		t.Errorf("asked about %v, want the former process %v", asked, first.Process)
 	}
-	n := register(t, s, impostor, time.Minute)
-	if n.State != engine.NodeOnline || n.URL != impostor.URL {
-		t.Errorf("takeover of an OFFLINE node: state %s url %s", n.State, n.URL)
+	successor := reregister(t, s, sampleNode("alpha"))
+	if successor.Process.PID != 101 || successor.State != engine.NodeOnline {
+		t.Errorf("after the restart: %s held by %v, want ONLINE by pid 101", successor.State, successor.Process)
 	}
+	// The successor's identity is what a later restart is checked against:
+	// one that still thinks pid 100 held the name is refused.
+	late := sampleNode("alpha")
+	late.Process.PID = 102
+	_, err = s.NodeRegister(t.Context(), engine.NodeRegisterParams{Node: late,
+		ProcessGone: func(p engine.NodeProcess) bool { return p.PID == 100 }})
+	wantErrIs(t, "a second restart racing for the name", err, engine.ErrNodeOnline)
+	// A row marked OFFLINE by a clean shutdown is restarted the same way.
+	setState(t, s, "alpha", engine.NodeOffline)
+	if n := reregister(t, s, sampleNode("alpha")); n.Process.PID != 102 {
+		t.Errorf("restart after a clean stop: held by %v", n.Process)
+	}
+}
+
+// testNodeRegisterOlderRow: a row without a process or a lease (written by
+// an older release) is never taken by identity, and shows the default lease.
+func testNodeRegisterOlderRow(t *testing.T, s engine.Store) {
+	old := sampleNode("alpha")
+	old.Process, old.Lease = engine.NodeProcess{}, 0
+	if n := register(t, s, old); n.LeaseOf() != engine.DefaultNodeLease || n.Lease != 0 {
+		t.Errorf("a row without a lease: Lease %v, LeaseOf %s; want 0 and the default", n.Lease, n.LeaseOf())
+	}
+	_, err := s.NodeRegister(t.Context(), engine.NodeRegisterParams{Node: sampleNode("alpha"),
+		ProcessGone: func(engine.NodeProcess) bool { return true }})
+	wantErrIs(t, "registering over a live row of unknown process", err, engine.ErrNodeOnline)
 }
 
 func setMaintenance(t *testing.T, s engine.Store, name string, on bool) {
@@ -167,26 +240,25 @@ func wantState(t *testing.T, what string, n *engine.Node, state engine.NodeState
 // Maintenance is the operator's word: it outlives a restart of the node,
 // whether the process stopped cleanly or crashed.
 func testNodeRegisterKeepsMaintenance(t *testing.T, s engine.Store) {
-	register(t, s, sampleNode("alpha"), 0)
+	register(t, s, sampleNode("alpha"))
 	setMaintenance(t, s, "alpha", true)
-	// StaleAfter 0: the row counts as gone at once, as after a crash.
-	wantState(t, "after a crash and restart", register(t, s, sampleNode("alpha"), 0), engine.NodeMaintenance, true)
+	wantState(t, "after a crash and restart", reregister(t, s, sampleNode("alpha")), engine.NodeMaintenance, true)
 
 	// A clean shutdown marks the node OFFLINE; the next process takes the
-	// row over at once and finds the flag still on.
+	// row over and finds the flag still on.
 	setState(t, s, "alpha", engine.NodeOffline)
-	wantState(t, "after a clean restart", register(t, s, sampleNode("alpha"), time.Hour), engine.NodeMaintenance, true)
+	wantState(t, "after a clean restart", reregister(t, s, sampleNode("alpha")), engine.NodeMaintenance, true)
 
 	// A takeover does not set the flag either.
 	setMaintenance(t, s, "alpha", false)
 	setState(t, s, "alpha", engine.NodeOffline)
-	wantState(t, "restart out of maintenance", register(t, s, sampleNode("alpha"), time.Hour), engine.NodeOnline, false)
+	wantState(t, "restart out of maintenance", reregister(t, s, sampleNode("alpha")), engine.NodeOnline, false)
 }
 
 // Health writes, the node's own and the heartbeat monitor's, never clear an
 // operator's maintenance, and the flag never changes the stored health.
 func testNodeMaintenanceOutlivesHealth(t *testing.T, s engine.Store) {
-	register(t, s, sampleNode("alpha"), time.Minute)
+	register(t, s, sampleNode("alpha"))
 	setMaintenance(t, s, "alpha", true)
 	wantState(t, "maintenance on", getNode(t, s, "alpha"), engine.NodeMaintenance, true)
 	// Setting it twice is no error.
@@ -207,7 +279,7 @@ func testNodeMaintenanceOutlivesHealth(t *testing.T, s engine.Store) {
 }
 
 func testNodeSetStateRefusesMaintenance(t *testing.T, s engine.Store) {
-	register(t, s, sampleNode("alpha"), time.Minute)
+	register(t, s, sampleNode("alpha"))
 	err := s.NodeSetState(t.Context(), "alpha", engine.NodeMaintenance)
 	if err == nil || errors.Is(err, engine.ErrNotFound) || !strings.Contains(err.Error(), "NodeSetMaintenance") {
 		t.Errorf("NodeSetState(MAINTENANCE) = %v, want a refusal pointing to NodeSetMaintenance", err)
@@ -219,7 +291,7 @@ func testNodeSetStateRefusesMaintenance(t *testing.T, s engine.Store) {
 // there for every node that has it.
 func testNodeListShowsMaintenanceOnlyOnline(t *testing.T, s engine.Store) {
 	for _, name := range []string{"alpha", "bravo", "charlie", "delta"} {
-		register(t, s, sampleNode(name), time.Minute)
+		register(t, s, sampleNode(name))
 	}
 	for _, name := range []string{"alpha", "bravo", "charlie"} {
 		setMaintenance(t, s, name, true)
@@ -252,19 +324,23 @@ func testNodeListShowsMaintenanceOnlyOnline(t *testing.T, s engine.Store) {
 }
 
 func testNodeRegisterStaleTakeover(t *testing.T, s engine.Store) {
-	const staleAfter = 300 * time.Millisecond
-	first := register(t, s, sampleNode("alpha"), staleAfter)
-	_, err := s.NodeRegister(t.Context(), engine.NodeRegisterParams{Node: sampleNode("alpha"), StaleAfter: time.Hour})
+	short := sampleNode("alpha")
+	short.Lease = engine.Duration(200 * time.Millisecond)
+	first := register(t, s, short)
+	elsewhere := sampleNode("alpha")
+	elsewhere.Process = engine.NodeProcess{Host: "boot-2", Hostname: "host-2", PID: 7, StartTime: 1}
+	_, err := s.NodeRegister(t.Context(), engine.NodeRegisterParams{Node: elsewhere})
 	wantErrIs(t, "registering while the row is fresh", err, engine.ErrNodeOnline)
 
 	// The process died without a word: once its last_seen is older than
-	// StaleAfter on the database clock, a new process takes the name.
-	waitDBClockPast(t, s, first.LastSeen.Add(staleAfter))
-	successor := sampleNode("alpha")
+	// its node lease and the margin on the database clock, a process on
+	// another host takes the name.
+	waitDBClockPast(t, s, first.LastSeen.Add(first.GoneAfter()))
+	successor := elsewhere
 	successor.URL = "http://successor:7420"
 	successor.MaxLoad = 2
 	successor.Services = []engine.NodeService{{Type: "sleep"}}
-	n := register(t, s, successor, staleAfter)
+	n := register(t, s, successor)
 	wantConfig(t, n, successor)
 	if n.State != engine.NodeOnline || !n.StartedAt.After(first.StartedAt) || !n.LastSeen.After(first.LastSeen) {
 		t.Errorf("takeover: state %s started %s (was %s) last seen %s (was %s)", n.State, n.StartedAt, first.StartedAt, n.LastSeen, first.LastSeen)
@@ -276,8 +352,9 @@ func testNodeRegisterInvalid(t *testing.T, s engine.Store) {
 		"an empty name":     {},
 		"negative max jobs": {Name: "alpha", MaxJobs: -1},
 		"negative max load": {Name: "alpha", MaxLoad: -1},
+		"negative lease":    {Name: "alpha", Lease: -1},
 	} {
-		if _, err := s.NodeRegister(t.Context(), engine.NodeRegisterParams{Node: n, StaleAfter: time.Minute}); err == nil {
+		if _, err := s.NodeRegister(t.Context(), engine.NodeRegisterParams{Node: n}); err == nil {
 			t.Errorf("NodeRegister accepted %s", what)
 		}
 	}
@@ -287,7 +364,7 @@ func testNodeRegisterInvalid(t *testing.T, s engine.Store) {
 }
 
 func testNodeTouchAndState(t *testing.T, s engine.Store) {
-	n := register(t, s, sampleNode("alpha"), time.Minute)
+	n := register(t, s, sampleNode("alpha"))
 	before := dbNow(t, s)
 	err := s.NodeTouch(t.Context(), engine.NodeTouchParams{Name: "alpha", LoadAvg: 3.25, MemAvailable: 123456789, Cores: 16})
 	if err != nil {
@@ -341,13 +418,13 @@ func testNodeNotFound(t *testing.T, s engine.Store) {
 
 func testNodeListLoadAndDispatcher(t *testing.T, s engine.Store) {
 	for _, name := range []string{"charlie", "alpha", "bravo"} {
-		register(t, s, sampleNode(name), time.Minute)
+		register(t, s, sampleNode(name))
 	}
 	start(t, s, queued(t, s, 1.5), "alpha")
 	admin(t, s, start(t, s, queued(t, s, 2), "alpha"), engine.VerbPause)
 	start(t, s, queued(t, s, 4), "charlie")
 	queued(t, s, 100)
-	if ok, err := s.LeaseAcquire(t.Context(), "bravo", time.Minute); err != nil || !ok {
+	if ok, err := s.LeaseAcquire(t.Context(), "bravo", time.Minute); err != nil || !ok.Held() {
 		t.Fatalf("LeaseAcquire(bravo) = %v, %v", ok, err)
 	}
 
@@ -382,5 +459,33 @@ func testNodeListLoadAndDispatcher(t *testing.T, s engine.Store) {
 	}
 	if b := getNode(t, s, "bravo"); b.Dispatcher {
 		t.Error("bravo is still the dispatcher after releasing the lease")
+	}
+}
+
+// testNodeTouchByATakenOverProcess: a touch that names its process keeps
+// the row alive only while the row names that process.
+func testNodeTouchByATakenOverProcess(t *testing.T, s engine.Store) {
+	first := register(t, s, sampleNode("alpha")).Process
+	touch := func(p *engine.NodeProcess) error {
+		return s.NodeTouch(t.Context(), engine.NodeTouchParams{Name: "alpha", Process: p})
+	}
+	if err := touch(&first); err != nil {
+		t.Fatalf("touch by the registered process: %v", err)
+	}
+	second := reregister(t, s, sampleNode("alpha")).Process
+	before := getNode(t, s, "alpha").LastSeen
+	err := touch(&first)
+	wantErrIs(t, "touch by the process whose name was taken over", err, engine.ErrNodeOnline)
+	if err != nil && !strings.Contains(err.Error(), "pid 101") {
+		t.Errorf("error %q does not name the process that holds the name", err)
+	}
+	if got := getNode(t, s, "alpha").LastSeen; !got.Equal(before) {
+		t.Errorf("a refused touch moved last_seen from %s to %s", before, got)
+	}
+	if err := touch(&second); err != nil {
+		t.Errorf("touch by the new process: %v", err)
+	}
+	if err := touch(nil); err != nil {
+		t.Errorf("touch without a process: %v", err)
 	}
 }

@@ -3,7 +3,10 @@
 -- Each optional field is switched on by its own flag; unset fields keep
 -- their value. (MySQL assigns left to right with updated values, so no
 -- assignment here may read a column changed before it in the same call;
--- a requeue rebases attempts but never increments them.)
+-- a requeue rebases attempts but never increments them.) A start made
+-- under a lease term (set_lease) records the dispatcher and its term, and
+-- applies only while that term is the current, unexpired lease of that
+-- dispatcher.
 UPDATE jobs SET
     status           = :to,
     version          = version + 1,
@@ -23,5 +26,10 @@ UPDATE jobs SET
                             WHEN :clear_result THEN NULL
                             ELSE finished_at END,
     queued_at        = CASE WHEN :mark_queued THEN {{now}} ELSE queued_at END,
-    started_at       = CASE WHEN :mark_started THEN {{now}} ELSE started_at END
+    started_at       = CASE WHEN :mark_started THEN {{now}} ELSE started_at END,
+    dispatcher       = CASE WHEN :set_lease THEN :dispatcher ELSE dispatcher END,
+    lease_term       = CASE WHEN :set_lease THEN :lease_term ELSE lease_term END
 WHERE id = :id AND status = :from AND version = :version
+  AND (NOT :set_lease OR EXISTS (SELECT 1 FROM lease
+                                 WHERE id = 1 AND owner = :dispatcher AND term = :lease_term
+                                   AND expires_at > {{now}}))

@@ -1,6 +1,9 @@
--- A new process takes over the node's row, unless a live process still
--- holds the name (not OFFLINE and seen recently). Changing no row means it
--- is taken. The maintenance flag is left alone, so an operator's
+-- A new process takes over the node's row once it is free, when its holder has
+-- been silent past its node lease and margin (stale_offset_seconds), or the
+-- starting process found on this very host that the former one is gone
+-- (by_identity), in which case the row must still name that process, so of
+-- two restarts racing for the name only one takes it. Changing no row means
+-- it is taken. The maintenance flag is left alone, so an operator's
 -- maintenance outlives a restart.
 UPDATE nodes SET
     url              = :url,
@@ -18,6 +21,12 @@ UPDATE nodes SET
     max_load_avg     = :max_load_avg,
     mem_available    = :mem_available,
     reserved_memory  = :reserved_memory,
-    cores            = :cores
+    cores            = :cores,
+    lease_ms         = :lease_ms,
+    host_id          = :host_id,
+    hostname         = :hostname,
+    pid              = :pid,
+    proc_start       = :proc_start
 WHERE name = :name
-  AND NOT (state <> 'OFFLINE' AND last_seen > {{nowPlus ":stale_offset_seconds"}})
+  AND ((:by_identity AND host_id = :old_host_id AND pid = :old_pid AND proc_start = :old_proc_start)
+       OR last_seen < {{nowPlus ":stale_offset_seconds"}})

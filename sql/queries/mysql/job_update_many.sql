@@ -4,7 +4,9 @@
 -- its field alone or switches its flag off. MySQL has no UPDATE …
 -- RETURNING, so the store locks the rows first (job_update_many_lock),
 -- sends only the transitions that match, and reads the rows back
--- (job_update_many_read). The guard stays here all the same.
+-- (job_update_many_read). The guard stays here all the same. The lease
+-- term of a start is checked in the same transaction beforehand
+-- (lease_term_current); here it is only recorded.
 --
 -- With STRAIGHT_JOIN the rows are found by id, one by one, never by a scan
 -- that would lock every row it passes.
@@ -26,7 +28,9 @@ UPDATE JSON_TABLE(:updates, '$[*]' COLUMNS (
     clear_result      INT          PATH '$.clear_result',
     mark_queued       INT          PATH '$.mark_queued',
     mark_started      INT          PATH '$.mark_started',
-    mark_finished     INT          PATH '$.mark_finished'
+    mark_finished     INT          PATH '$.mark_finished',
+    new_dispatcher    VARCHAR(255) PATH '$.lease_owner',
+    new_lease_term    BIGINT       PATH '$.lease_term'
 )) AS x
 STRAIGHT_JOIN jobs AS j ON j.id = x.job_id
 SET
@@ -48,5 +52,7 @@ SET
                               WHEN x.clear_result THEN NULL
                               ELSE j.finished_at END,
     j.queued_at        = CASE WHEN x.mark_queued THEN {{now}} ELSE j.queued_at END,
-    j.started_at       = CASE WHEN x.mark_started THEN {{now}} ELSE j.started_at END
+    j.started_at       = CASE WHEN x.mark_started THEN {{now}} ELSE j.started_at END,
+    j.dispatcher       = COALESCE(x.new_dispatcher, j.dispatcher),
+    j.lease_term       = COALESCE(x.new_lease_term, j.lease_term)
 WHERE j.version = x.expected_version AND j.status = x.from_status

@@ -1,8 +1,11 @@
 -- Many guarded transitions in one statement, each exactly as job_update
 -- applies it alone. Each parameter is an array with one element per
 -- transition; a NULL node, exit code, message or run_after_seconds leaves
--- that field alone. A transition whose job is no longer at its status and
--- version matches no row, and only the changed rows come back.
+-- that field alone. A start under a lease term (a dispatcher and its term,
+-- both set) records them and applies only while that term is the current,
+-- unexpired lease of that dispatcher. A transition whose job is no longer
+-- at its status and version matches no row, and only the changed rows come
+-- back.
 UPDATE jobs AS j SET
     status           = x.to_status,
     version          = j.version + 1,
@@ -22,13 +25,19 @@ UPDATE jobs AS j SET
                             WHEN x.clear_result THEN NULL
                             ELSE j.finished_at END,
     queued_at        = CASE WHEN x.mark_queued THEN {{now}} ELSE j.queued_at END,
-    started_at       = CASE WHEN x.mark_started THEN {{now}} ELSE j.started_at END
+    started_at       = CASE WHEN x.mark_started THEN {{now}} ELSE j.started_at END,
+    dispatcher       = COALESCE(x.new_dispatcher, j.dispatcher),
+    lease_term       = COALESCE(x.new_lease_term, j.lease_term)
 FROM unnest(
     CAST(:ids AS bigint[]), CAST(:versions AS bigint[]), CAST(:from_statuses AS text[]), CAST(:to_statuses AS text[]),
     CAST(:nodes AS text[]), CAST(:increment_attempts AS boolean[]), CAST(:rebase_attempts AS boolean[]),
     CAST(:exit_codes AS integer[]), CAST(:messages AS text[]), CAST(:run_after_seconds AS double precision[]),
     CAST(:clear_results AS boolean[]), CAST(:mark_queued AS boolean[]), CAST(:mark_started AS boolean[]),
-    CAST(:mark_finished AS boolean[])
+    CAST(:mark_finished AS boolean[]), CAST(:lease_owners AS text[]), CAST(:lease_terms AS bigint[])
 ) AS x(job_id, expected_version, from_status, to_status, new_node, increment_attempt, rebase_attempts,
-       new_exit_code, new_message, run_after_seconds, clear_result, mark_queued, mark_started, mark_finished)
+       new_exit_code, new_message, run_after_seconds, clear_result, mark_queued, mark_started, mark_finished,
+       new_dispatcher, new_lease_term)
 WHERE j.id = x.job_id AND j.version = x.expected_version AND j.status = x.from_status
+  AND (x.new_dispatcher IS NULL OR EXISTS (SELECT 1 FROM lease
+                                        WHERE id = 1 AND owner = x.new_dispatcher AND term = x.new_lease_term
+                                          AND expires_at > {{now}}))

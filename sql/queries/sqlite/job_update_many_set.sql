@@ -3,7 +3,9 @@
 -- transition, its fields by position (jobUpdateTuplesJSON in dbstore's
 -- batch_params.go); a null leaves its field alone, and a flag is 0 or 1. A
 -- transition whose job is no longer at its status and version matches no
--- row, and only the changed rows come back.
+-- row, and only the changed rows come back. A start under a lease term (a
+-- dispatcher and its term, both set) records them and applies only while
+-- that term is the current, unexpired lease of that dispatcher.
 UPDATE jobs SET
     status           = x.to_status,
     version          = version + 1,
@@ -23,7 +25,9 @@ UPDATE jobs SET
                             WHEN x.clear_result THEN NULL
                             ELSE finished_at END,
     queued_at        = CASE WHEN x.mark_queued THEN {{now}} ELSE queued_at END,
-    started_at       = CASE WHEN x.mark_started THEN {{now}} ELSE started_at END
+    started_at       = CASE WHEN x.mark_started THEN {{now}} ELSE started_at END,
+    dispatcher       = COALESCE(x.new_dispatcher, dispatcher),
+    lease_term       = COALESCE(x.new_lease_term, lease_term)
 FROM (
     SELECT value ->> 0  AS job_id,
            value ->> 1  AS expected_version,
@@ -38,7 +42,12 @@ FROM (
            value ->> 10 AS clear_result,
            value ->> 11 AS mark_queued,
            value ->> 12 AS mark_started,
-           value ->> 13 AS mark_finished
+           value ->> 13 AS mark_finished,
+           value ->> 14 AS new_dispatcher,
+           value ->> 15 AS new_lease_term
     FROM json_each(:updates)
 ) AS x
 WHERE jobs.id = x.job_id AND jobs.version = x.expected_version AND jobs.status = x.from_status
+  AND (x.new_dispatcher IS NULL OR EXISTS (SELECT 1 FROM lease
+                                        WHERE id = 1 AND owner = x.new_dispatcher AND term = x.new_lease_term
+                                          AND expires_at > {{now}}))

@@ -1,0 +1,210 @@
+package dispatch_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/engine/dispatch"
+	"github.com/jobctl/jobctl/engine/memstore"
+	"github.com/jobctl/jobctl/engine/placement"
+)
+
+// leaseSetup is an in-memory store on a clock the test moves, with a node
+// "dead" (node lease 2s) running one job, a node "live" that keeps
+// touching, and a dispatcher for the lease holder "me".
+type leaseSetup struct {
+	clock   *fixedClock
+	store   engine.Store
+	holder  *dispatch.LeaseHolder
+	d       *dispatch.Dispatcher
+	running *engine.Job
+}
+
+const deadLease = 2 * time.Second
+
+func newLeaseSetup(t *testing.T) *leaseSetup {
+	t.Helper()
+	clock := &fixedClock{now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
+	s := memstore.New(clock)
+	addNodeAs(t, s, "dead", 4, func(n *engine.Node) { n.Lease = engine.Duration(deadLease) })
+	addNodeAs(t, s, "live", 4, nil)
+	ctx := context.Background()
+	j := addJob(t, s, engine.TypeSleep, 1)
+	running, err := s.JobUpdate(ctx, engine.QueuedStartUpdate(j, "dead"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder := dispatch.NewLeaseHolder(s, "me", time.Hour, clock, quietLog())
+	d := dispatch.NewDispatcher(s, dispatch.OfferFunc((&fakeNodes{store: s}).Offer), placement.LoadFactor{}, clock, quietLog())
+	d.SetLease(holder)
+	return &leaseSetup{clock: clock, store: s, holder: holder, d: d, running: running}
+}
+
+// advance moves the clock on; "live" touches the store as a live node does.
+func (l *leaseSetup) advance(t *testing.T, by time.Duration) {
+	t.Helper()
+	l.clock.Advance(by)
+	if err := l.store.NodeTouch(context.Background(), engine.NodeTouchParams{Name: "live"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (l *leaseSetup) round(t *testing.T) dispatch.RoundStats {
+	t.Helper()
+	if !l.holder.Renew(context.Background()) {
+		t.Fatal("the holder lost the lease")
+	}
+	stats, err := l.d.Round(context.Background(), l.holder.Trusted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stats
+}
+
+func TestSilentNodesJobsRestartOnlyPastItsLeaseAndMargin(t *testing.T) {
+	t.Parallel()
+	l := newLeaseSetup(t)
+	ctx := context.Background()
+	if !l.holder.Renew(ctx) {
+		t.Fatal("no lease")
+	}
+	// Heartbeats marking a node OFFLINE do not restart its jobs: it still
+	// touches the store, so it still runs them.
+	if err := l.store.NodeSetState(ctx, "dead", engine.NodeOffline); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.store.NodeTouch(ctx, engine.NodeTouchParams{Name: "dead"}); err != nil {
+		t.Fatal(err)
+	}
+	l.advance(t, deadLease+engine.NodeLeaseMargin/2)
+	if stats := l.round(t); stats.Recovered != 0 {
+		t.Fatalf("recovered %d jobs of a node silent for less than its lease and margin", stats.Recovered)
+	}
+	if j := jobOf(t, l.store, l.running.ID); j.Status != engine.StatusRunning || j.Node != "dead" {
+		t.Fatalf("job is %s on %q, want left RUNNING on dead", j.Status, j.Node)
+	}
+	// Its state does not matter either: ONLINE or OFFLINE, a node silent
+	// past its lease and the margin has stopped its runs.
+	if err := l.store.NodeSetState(ctx, "dead", engine.NodeOnline); err != nil {
+		t.Fatal(err)
+	}
+	l.advance(t, engine.NodeLeaseMargin)
+	if stats := l.round(t); stats.Recovered != 1 {
+		t.Fatalf("recovered %d jobs, want the one of the silent node", stats.Recovered)
+	}
+	j := jobOf(t, l.store, l.running.ID)
+	if j.Status != engine.StatusRunning || j.Attempt != 2 {
+		t.Fatalf("job is %s on %q attempt %d, want RUNNING again, attempt 2", j.Status, j.Node, j.Attempt)
+	}
+	term := l.holder.Term()
+	if j.Dispatcher != "me" || j.LeaseTerm != term.Term {
+		t.Errorf("attempt 2 started under %q term %d, want me term %d", j.Dispatcher, j.LeaseTerm, term.Term)
+	}
+}
+
+func TestNewLeaseHolderWaitsOneNodeLeaseBeforeRecovering(t *testing.T) {
+	t.Parallel()
+	l := newLeaseSetup(t)
+	// Every dispatcher was gone for an hour: dead has been silent long
+	// past its lease when "me" takes the lease.
+	l.advance(t, time.Hour)
+	if stats := l.round(t); stats.Recovered != 0 {
+		t.Fatalf("a term just begun recovered %d jobs", stats.Recovered)
+	}
+	l.advance(t, deadLease/2)
+	if stats := l.round(t); stats.Recovered != 0 {
+		t.Fatalf("a term younger than the node's lease recovered %d jobs", stats.Recovered)
+	}
+	l.advance(t, deadLease)
+	if stats := l.round(t); stats.Recovered != 1 {
+		t.Fatalf("recovered %d jobs once the term is older than the node's lease, want 1", stats.Recovered)
+	}
+}
+
+func TestDispatcherWithoutATermRecoversNothing(t *testing.T) {
+	t.Parallel()
+	l := newLeaseSetup(t)
+	d := dispatch.NewDispatcher(l.store, dispatch.OfferFunc((&fakeNodes{store: l.store}).Offer), placement.LoadFactor{}, l.clock, quietLog())
+	l.advance(t, time.Hour)
+	stats, err := d.Round(context.Background(), always)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.Recovered != 0 {
+		t.Fatalf("a dispatcher without a lease term recovered %d jobs", stats.Recovered)
+	}
+}
+
+// staleTerm tells a term the store no longer holds.
+type staleTerm struct{ term engine.LeaseTerm }
+
+func (s staleTerm) Term() engine.LeaseTerm { return s.term }
+
+func TestOffersUnderALostTermStartNothing(t *testing.T) {
+	t.Parallel()
+	l := newLeaseSetup(t)
+	ctx := context.Background()
+	if !l.holder.Renew(ctx) {
+		t.Fatal("no lease")
+	}
+	old := l.holder.Term()
+	if err := l.holder.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	other := dispatch.NewLeaseHolder(l.store, "other", time.Hour, l.clock, quietLog())
+	if !other.Renew(ctx) {
+		t.Fatal("other did not take the released lease")
+	}
+	queued := addJob(t, l.store, engine.TypeSleep, 1)
+	nodes := &fakeNodes{store: l.store}
+	d := dispatch.NewDispatcher(l.store, dispatch.OfferFunc(nodes.Offer), placement.LoadFactor{}, l.clock, quietLog())
+	d.SetLease(staleTerm{old})
+	stats, err := d.Round(ctx, always)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes.recorded()) == 0 {
+		t.Fatal("no offer was made")
+	}
+	if j := jobOf(t, l.store, queued.ID); stats.Dispatched != 0 || j.Status != engine.StatusQueued || j.Attempt != 0 {
+		t.Fatalf("dispatched %d; job %s attempt %d, want it left QUEUED by offers under lost term %d", stats.Dispatched, j.Status, j.Attempt, old.Term)
+	}
+	d.SetLease(other)
+	if _, err := d.Round(ctx, always); err != nil {
+		t.Fatal(err)
+	}
+	if j := jobOf(t, l.store, queued.ID); j.Status != engine.StatusRunning || j.Dispatcher != "other" || j.LeaseTerm != other.Term().Term {
+		t.Fatalf("job %s under %q term %d, want RUNNING under other's term %d", j.Status, j.Dispatcher, j.LeaseTerm, other.Term().Term)
+	}
+}
+
+func TestHeartbeatTimeoutFollowsItsInterval(t *testing.T) {
+	t.Parallel()
+	for interval, want := range map[time.Duration]time.Duration{
+		10 * time.Millisecond: dispatch.MinHeartbeatTimeout,
+		time.Second:           time.Second,
+		time.Minute:           dispatch.MaxHeartbeatTimeout,
+	} {
+		if got := dispatch.HeartbeatTimeout(interval); got != want {
+			t.Errorf("HeartbeatTimeout(%s) = %s, want %s", interval, got, want)
+		}
+	}
+}
+
+func TestDispatcherUnderALeaseMakesNoOffersWithoutItsTerm(t *testing.T) {
+	t.Parallel()
+	l := newLeaseSetup(t)
+	addJob(t, l.store, engine.TypeSleep, 1)
+	nodes := &fakeNodes{store: l.store}
+	d := dispatch.NewDispatcher(l.store, dispatch.OfferFunc(nodes.Offer), placement.LoadFactor{}, l.clock, quietLog())
+	d.SetLease(staleTerm{}) // the holder lost its lease
+	if _, err := d.Round(context.Background(), always); !errors.Is(err, dispatch.ErrUntrusted) {
+		t.Fatalf("round without a term: %v, want ErrUntrusted", err)
+	}
+	if offers := nodes.recorded(); len(offers) != 0 {
+		t.Fatalf("offers made without a term: %v", offers)
+	}
+}

@@ -1,0 +1,9 @@
+ALTER TABLE jobs DROP COLUMN lease_term;
+ALTER TABLE jobs DROP COLUMN dispatcher;
+ALTER TABLE lease DROP COLUMN acquired_at;
+ALTER TABLE lease DROP COLUMN term;
+ALTER TABLE nodes DROP COLUMN proc_start;
+ALTER TABLE nodes DROP COLUMN pid;
+ALTER TABLE nodes DROP COLUMN hostname;
+ALTER TABLE nodes DROP COLUMN host_id;
+ALTER TABLE nodes DROP COLUMN lease_ms;

@@ -1,0 +1,1 @@
+SELECT term, acquired_at FROM lease WHERE id = 1
