@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"errors"
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
@@ -70,6 +71,12 @@ func (r *round) recoverSilentNodes() error {
 		if !silentPastLease(n, r.term, now) {
 			continue
 		}
+		if silent, err := r.stillSilent(n.Name); err != nil || !silent {
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		jobs, err := r.Dispatcher.store.JobList(r.ctx, engine.JobListParams{Node: n.Name, Statuses: engine.RecoverableStatuses})
 		if err != nil {
 			return err
@@ -93,6 +100,26 @@ func (r *round) recoverSilentNodes() error {
 		n.Load, n.Running = 0, 0
 	}
 	return nil
+}
+
+// stillSilent judges a node again on its row read after a fresh now: the
+// round's rows may be older than its now (read before this process
+// stalled), and the node may have spoken since. What follows is safe
+// however late it lands: a job whose version is still the one read after
+// this judgment has had no run since the node stopped its own.
+func (r *round) stillSilent(name string) (bool, error) {
+	now, err := r.Dispatcher.store.Now(r.ctx)
+	if err != nil {
+		return false, err
+	}
+	n, err := r.Dispatcher.store.NodeGet(r.ctx, name)
+	if errors.Is(err, engine.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return silentPastLease(n, r.term, now), nil
 }
 
 // silentPastLease reports whether node n has surely stopped its runs at

@@ -208,3 +208,48 @@ func TestDispatcherUnderALeaseMakesNoOffersWithoutItsTerm(t *testing.T) {
 		t.Fatalf("offers made without a term: %v", offers)
 	}
 }
+
+// staleNodes is a store whose node listing is a copy taken earlier, as a
+// dispatcher that stalled between reading the nodes and judging them sees
+// it.
+type staleNodes struct {
+	engine.Store
+	nodes []*engine.Node
+}
+
+func (s staleNodes) NodeList(context.Context) ([]*engine.Node, error) { return s.nodes, nil }
+
+// A round judges a node's silence on its rows and on a now read later: the
+// node may have touched the store in between, and then it runs its jobs.
+func TestANodeThatSpokeSinceTheRoundReadItKeepsItsJobs(t *testing.T) {
+	t.Parallel()
+	l := newLeaseSetup(t)
+	ctx := context.Background()
+	if !l.holder.Renew(ctx) {
+		t.Fatal("no lease")
+	}
+	old, err := l.store.NodeList(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.advance(t, deadLease+2*engine.NodeLeaseMargin)
+	if err := l.store.NodeTouch(ctx, engine.NodeTouchParams{Name: "dead"}); err != nil {
+		t.Fatal(err)
+	}
+	d := dispatch.NewDispatcher(staleNodes{Store: l.store, nodes: old}, dispatch.OfferFunc((&fakeNodes{store: l.store}).Offer),
+		placement.LoadFactor{}, l.clock, quietLog())
+	d.SetLease(l.holder)
+	if !l.holder.Renew(ctx) {
+		t.Fatal("no lease")
+	}
+	stats, err := d.Round(ctx, l.holder.Trusted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.Recovered != 0 {
+		t.Fatalf("recovered %d jobs of a node that touched the store after the round read it", stats.Recovered)
+	}
+	if j := jobOf(t, l.store, l.running.ID); j.Status != engine.StatusRunning || j.Node != "dead" || j.Attempt != 1 {
+		t.Fatalf("job is %s on %q attempt %d, want left RUNNING on dead", j.Status, j.Node, j.Attempt)
+	}
+}

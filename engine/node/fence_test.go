@@ -131,9 +131,10 @@ func TestTheFenceTimerStopsRunsWhenNothingIsRecorded(t *testing.T) {
 }
 
 // A node frozen past its deadline learns of it only when it runs again: a
-// run that ended meanwhile goes back to RESTART whatever its exit, and the
-// first record of liveness stops the other runs before it ends the lapse.
-func TestARunEndingWhileLivenessHasLapsedRunsAgain(t *testing.T) {
+// run that ended on its own meanwhile keeps its result, which fencing in
+// the store accepts only while the job is still its own, and the first
+// record of liveness stops the other runs before it ends the lapse.
+func TestARunEndingOnItsOwnWhileLapsedKeepsItsResult(t *testing.T) {
 	t.Parallel()
 	n, s, clock, logs := fencedNode(t)
 	n.fence.recorded(clock.Now())
@@ -143,8 +144,8 @@ func TestARunEndingWhileLivenessHasLapsedRunsAgain(t *testing.T) {
 
 	clock.Advance(n.cfg.NodeLease) // no timer fires on this clock
 	writeFile(t, gate, "")
-	if j := waitJob(t, s, ending.JobID, func(j *engine.Job) bool { return j.Status != engine.StatusRunning }); j.Status != engine.StatusRestart {
-		t.Errorf("a run that ended while lapsed = %s, want RESTART", j.Status)
+	if j := waitJob(t, s, ending.JobID, func(j *engine.Job) bool { return j.Status != engine.StatusRunning }); j.Status != engine.StatusFinished {
+		t.Errorf("a run that ended on its own while lapsed = %s, want FINISHED", j.Status)
 	}
 	if !processAlive(grandchild) {
 		t.Fatal("the other run was stopped before anything noticed the lapse")

@@ -46,13 +46,11 @@ func (n *Runtime) start(h handler, spec runner.Spec, ar *activeRun) {
 	go func() {
 		<-run.Done()
 		n.metrics.running.Dec()
-		if n.fence.lapsedNow() {
-			// The cluster may run the job elsewhere by now: whatever this
-			// run did, the job runs again.
-			n.mu.Lock()
-			ar.shutdown = true
-			n.mu.Unlock()
-		}
+		// A run that ended on its own keeps its result even when it is
+		// read only after a lapse (the node was frozen): it is recorded
+		// only while the job is still this attempt on this node, so a job
+		// restarted elsewhere meanwhile drops it. Runs the fence killed
+		// were marked to go back to the queue when they were killed.
 		n.finish(ar, run.Result())
 	}()
 }
