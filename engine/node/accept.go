@@ -23,6 +23,10 @@ type activeRun struct {
 	cancelling bool
 	fenced     bool // the job was taken from this node: its result is dropped
 	shutdown   bool // stopped by a node shutdown: back to RESTART
+	// groupKilled: the watchdog killed the run's process group when the
+	// node's liveness lapsed; the group may have been only a zombie leader
+	// then, so run.go decides from how the leader ended.
+	groupKilled bool
 }
 
 // Accept answers one dispatch offer: a batch of one.

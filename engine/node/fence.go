@@ -194,14 +194,16 @@ func (n *Runtime) stopForLapse() int {
 			continue
 		}
 		if ended(ar) {
-			if ar.shutdown {
+			if ar.shutdown || ar.groupKilled {
 				stopped++
 			}
 			continue
 		}
-		ar.shutdown = true
-		ar.run.Kill(lapseReason)
-		stopped++
+		// A run whose process ended on its own meanwhile keeps its result.
+		if ar.run.Kill(lapseReason) {
+			ar.shutdown = true
+			stopped++
+		}
 	}
 	return stopped
 }
@@ -227,14 +229,15 @@ func (g runGroup) WatchGroup(pgid int) {
 	}
 }
 
-// ForgetGroup runs before the run's end is known: a group the watchdog
-// killed ends the run as a lapse does.
+// ForgetGroup runs before the run's end is known: it notes whether the
+// watchdog killed the group, for run.go to weigh against how the leader
+// ended.
 func (g runGroup) ForgetGroup(pgid int) {
 	wd := g.n.fence.watchdog()
 	if wd == nil || !wd.Forget(pgid) {
 		return
 	}
 	g.n.mu.Lock()
-	g.ar.shutdown = true
+	g.ar.groupKilled = true
 	g.n.mu.Unlock()
 }

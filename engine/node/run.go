@@ -35,8 +35,9 @@ func (n *Runtime) start(h handler, spec runner.Spec, ar *activeRun) {
 		run.Cancel("node shutting down", n.cfg.CancelGrace)
 	case n.fence.lapsedNow():
 		// Accepted just as liveness lapsed: it must not go on either.
-		ar.shutdown = true
-		run.Kill(lapseReason)
+		if run.Kill(lapseReason) {
+			ar.shutdown = true
+		}
 	}
 	n.mu.Unlock()
 	n.metrics.running.Inc()
@@ -49,9 +50,16 @@ func (n *Runtime) start(h handler, spec runner.Spec, ar *activeRun) {
 		// A run that ended on its own keeps its result even when it is
 		// read only after a lapse (the node was frozen): it is recorded
 		// only while the job is still this attempt on this node, so a job
-		// restarted elsewhere meanwhile drops it. Runs the fence killed
-		// were marked to go back to the queue when they were killed.
-		n.finish(ar, run.Result())
+		// restarted elsewhere meanwhile drops it. A leader ended by a
+		// signal in a group the watchdog killed was stopped by the fence:
+		// back to the queue, as runs the node kills itself are marked.
+		res := run.Result()
+		n.mu.Lock()
+		if ar.groupKilled && res.ExitCode < 0 {
+			ar.shutdown = true
+		}
+		n.mu.Unlock()
+		n.finish(ar, res)
 	}()
 }
 

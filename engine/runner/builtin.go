@@ -70,6 +70,9 @@ func (b *builtinControl) terminate(phrase string) {
 
 func (b *builtinControl) killNow(phrase string) { b.terminate(phrase) }
 
+// endedOnItsOwn is never true: a builtin's end is its Run's end.
+func (b *builtinControl) endedOnItsOwn() bool { return false }
+
 // kill cannot force a goroutine; it only leaves a trace of the stuck handler.
 func (b *builtinControl) kill(grace time.Duration) {
 	b.out.logf("still running %s after being asked to stop; an in-process handler cannot be killed", grace)

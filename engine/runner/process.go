@@ -111,6 +111,13 @@ func (p *process) kill(grace time.Duration) {
 	_ = p.signal(syscall.SIGKILL)
 }
 
+// endedOnItsOwn reports that the leader has ended, reaped or not.
+func (p *process) endedOnItsOwn() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.exited || leaderExited(p.pid)
+}
+
 func (p *process) killNow(phrase string) {
 	p.out.logf("%s, sending SIGKILL", phrase)
 	_ = p.signal(syscall.SIGKILL)

@@ -23,3 +23,12 @@ func waitExited(pid int) error {
 		}
 	}
 }
+
+// leaderExited reports, without waiting or reaping, that the process pid
+// has exited: waitid with WNOHANG fills in the signal only for a child
+// that has.
+func leaderExited(pid int) bool {
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT|unix.WNOHANG, nil)
+	return err == nil && info.Signo == int32(unix.SIGCHLD)
+}

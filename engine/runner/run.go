@@ -24,6 +24,9 @@ type control interface {
 	kill(grace time.Duration)
 	// killNow forces the run at once; phrase says why, for the log.
 	killNow(phrase string)
+	// endedOnItsOwn reports that the run's process has already ended on its own,
+	// though its end may not be read yet.
+	endedOnItsOwn() bool
 }
 
 // Run is one running attempt of a job. Its methods are safe for concurrent use.
@@ -146,13 +149,15 @@ func (r *Run) Cancel(reason string, grace time.Duration) {
 // SIGTERM and no grace (a builtin is cancelled, as it cannot be forced). It
 // is for runs that must not go on a moment longer, such as those of a node
 // that lost its node lease; a run being cancelled already is killed too,
-// and keeps the reason it was given. Calling it after the run ended does
-// nothing.
-func (r *Run) Kill(reason string) {
+// and keeps the reason it was given. It reports whether it stopped
+// anything: a run whose process had already ended on its own keeps its
+// result (its end may simply not have been read yet, as in a node that was
+// frozen), and Kill then does nothing.
+func (r *Run) Kill(reason string) bool {
 	r.mu.Lock()
-	if r.finished() {
+	if r.finished() || r.ctl.endedOnItsOwn() {
 		r.mu.Unlock()
-		return
+		return false
 	}
 	phrase := "killed (" + reason + ")"
 	if r.stop == nil {
@@ -161,6 +166,7 @@ func (r *Run) Kill(reason string) {
 	r.paused = false
 	r.mu.Unlock()
 	r.ctl.killNow(phrase)
+	return true
 }
 
 func (r *Run) stopWith(req stopRequest, grace time.Duration) {

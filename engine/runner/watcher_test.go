@@ -73,3 +73,33 @@ func TestKillStopsABuiltin(t *testing.T) {
 		t.Errorf("result = %+v, want Cancelled: lease lost", got)
 	}
 }
+
+// blockingWatcher holds the run's end in ForgetGroup until released, as a
+// node frozen between its job's exit and reading it would.
+type blockingWatcher struct {
+	forgetting chan struct{}
+	release    chan struct{}
+}
+
+func (w *blockingWatcher) WatchGroup(int) {}
+
+func (w *blockingWatcher) ForgetGroup(int) {
+	close(w.forgetting)
+	<-w.release
+}
+
+// A process that ended on its own keeps its result: Kill, arriving before
+// the end is read, stops nothing and says so.
+func TestKillLeavesAProcessThatEndedOnItsOwn(t *testing.T) {
+	t.Parallel()
+	w := &blockingWatcher{forgetting: make(chan struct{}), release: make(chan struct{})}
+	r := start(t, Spec{Argv: []string{"true"}, Watcher: w}, newRecordingOutput())
+	<-w.forgetting
+	if r.Kill("lease lost") {
+		t.Error("Kill reported stopping a process that had already exited")
+	}
+	close(w.release)
+	if got := waitDone(t, r); got.Outcome != Succeeded || got.ExitCode != 0 {
+		t.Errorf("result = %+v, want the process's own success", got)
+	}
+}
