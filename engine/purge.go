@@ -1,9 +1,87 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"slices"
+	"time"
 )
+
+// DefaultPruneBatch is how many jobs a prune removes per transaction: few
+// enough that no transaction keeps the store busy for long, so dispatch
+// goes on beside it.
+const DefaultPruneBatch = 1000
+
+// PruneParams select the ended jobs a prune removes.
+type PruneParams struct {
+	OlderThan time.Duration // jobs that ended longer ago than this, on the database clock; > 0
+	Statuses  []Status      // subset of TerminalStatuses; empty: every terminal status
+	Batch     int           // jobs per transaction; 0: DefaultPruneBatch
+	DryRun    bool          // count what would go, remove nothing
+	// Between runs before every batch but the first and may wait (a pause
+	// that leaves the store to others); false stops the prune early with
+	// what it removed so far. nil goes straight on.
+	Between func(ctx context.Context) bool
+}
+
+// PruneResult is what a prune did.
+type PruneResult struct {
+	Removed int       // jobs removed (or, on a dry run, that would be)
+	Cutoff  time.Time // jobs that ended before this went (database clock)
+	Stopped bool      // Between stopped it before the last batch
+}
+
+// Prune removes the ended jobs that finished more than p.OlderThan ago, with
+// their logs and reservations, in batches of p.Batch jobs, each its own
+// transaction. A parent goes only with or after its children (see
+// PurgeSelect). The cutoff is read from the database clock once, so jobs
+// ending while the prune runs do not keep it going. A dry run counts in one
+// read and removes nothing.
+func Prune(ctx context.Context, s Store, p PruneParams) (PruneResult, error) {
+	if p.OlderThan <= 0 {
+		return PruneResult{}, &InvalidError{What: "prune", Problems: []string{fmt.Sprintf("older than %s: must be positive", p.OlderThan)}}
+	}
+	if p.Batch < 0 {
+		return PruneResult{}, &InvalidError{What: "prune", Problems: []string{fmt.Sprintf("batch %d is negative", p.Batch)}}
+	}
+	batch := p.Batch
+	if batch == 0 {
+		batch = DefaultPruneBatch
+	}
+	if _, err := PurgeStatuses(JobPurgeParams{Statuses: p.Statuses}); err != nil {
+		return PruneResult{}, err
+	}
+	now, err := s.Now(ctx)
+	if err != nil {
+		return PruneResult{}, fmt.Errorf("prune: read the database clock: %w", err)
+	}
+	res := PruneResult{Cutoff: now.Add(-p.OlderThan)}
+	purge := JobPurgeParams{Statuses: p.Statuses, FinishedBefore: &res.Cutoff, Limit: batch}
+	if p.DryRun {
+		purge.Limit, purge.DryRun = 0, true
+		res.Removed, err = s.JobPurge(ctx, purge)
+		return res, err
+	}
+	for first := true; ; first = false {
+		if !first && p.Between != nil && !p.Between(ctx) {
+			res.Stopped = true
+			return res, nil
+		}
+		n, err := s.JobPurge(ctx, purge)
+		res.Removed += n
+		if err != nil {
+			return res, err
+		}
+		// A batch removes at least one job while any can go (PurgeSelect
+		// takes every lone job that fits), so none removed means done.
+		if n == 0 {
+			return res, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+	}
+}
 
 // PurgeStatuses validates a purge and returns the statuses it removes: the
 // ones it names, or every terminal status. A job that has not ended is

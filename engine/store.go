@@ -63,7 +63,8 @@ type Store interface {
 	// child (or any later descendant) stays, because it does not match or
 	// has not ended, stays too, so no job is left naming a parent that is
 	// gone; with a Limit, a parent goes only together with all its
-	// descendants, which may leave fewer than Limit removed.
+	// descendants, which may leave fewer than Limit removed. With DryRun
+	// it removes nothing and returns how many it would have removed.
 	JobPurge(ctx context.Context, p JobPurgeParams) (int, error)
 	// JobListDispatchable returns one page of jobs with the given status
 	// (QUEUED or RESTART) whose run_after has passed on the database clock
@@ -244,6 +245,7 @@ type JobPurgeParams struct {
 	Statuses       []Status   // subset of TerminalStatuses; empty: every terminal status
 	FinishedBefore *time.Time // only jobs that ended before this (database clock); nil: any
 	Limit          int
+	DryRun         bool // count what would go, remove nothing
 }
 
 // NodeRemoveParams name a node to remove; it counts as gone when it is

@@ -342,7 +342,7 @@ func (s *Store) JobCountByStatus(ctx context.Context, p engine.JobListParams) (m
 // status again, so a job requeued meanwhile stays. Should a child be
 // requeued or submitted under a chosen parent at that very moment, the
 // schema's ON DELETE SET NULL makes it a root job rather than leave it
-// naming a job that is gone.
+// naming a job that is gone. A dry run only reads.
 func (s *Store) JobPurge(ctx context.Context, p engine.JobPurgeParams) (int, error) {
 	statuses, err := engine.PurgeStatuses(p)
 	if err != nil {
@@ -379,6 +379,10 @@ func (s *Store) JobPurge(ctx context.Context, p engine.JobPurgeParams) (int, err
 				return err
 			}
 			doomed = engine.PurgeSelect(list, pinned, p.Limit)
+		}
+		if p.DryRun {
+			removed = len(doomed)
+			return nil
 		}
 		slices.Reverse(doomed) // children first: no parent_id to clear on the way
 		for chunk := range slices.Chunk(doomed, idChunk) {

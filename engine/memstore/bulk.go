@@ -108,6 +108,9 @@ func (s *Store) JobPurge(_ context.Context, p engine.JobPurgeParams) (int, error
 		}
 	}
 	doomed := engine.PurgeSelect(candidates, pinned, p.Limit)
+	if p.DryRun {
+		return len(doomed), nil
+	}
 	for _, id := range doomed {
 		t.remove(id)
 		delete(s.logs, id)

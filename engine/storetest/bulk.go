@@ -28,6 +28,7 @@ var bulkTests = []subtest{
 	{"JobPurgeKeepsParents", testJobPurgeKeepsParents},
 	{"JobPurgeInBatchesAlwaysMovesOn", testJobPurgeInBatchesAlwaysMovesOn},
 	{"JobPurgeInvalid", testJobPurgeInvalid},
+	{"JobPurgeDryRun", testJobPurgeDryRun},
 	{"NodeRemove", testNodeRemove},
 	{"NodeRemoveStale", testNodeRemoveStale},
 	{"NodeRemoveHoldingJobs", testNodeRemoveHoldingJobs},
@@ -425,6 +426,36 @@ func testJobPurgeKeepsParents(t *testing.T, s engine.Store) {
 		t.Errorf("purge of an ended family removed %d jobs, want 3", n)
 	}
 	wantGone(t, s, "ended family", append(kids, root), nil)
+}
+
+// A dry run counts what a purge would remove, by the same rules, and
+// removes nothing.
+func testJobPurgeDryRun(t *testing.T, s engine.Store) {
+	parent := start(t, s, queued(t, s, 1), "n1")
+	child := insert(t, s, engine.JobInsertParams{ParentID: &parent.ID})
+	parent = finish(t, s, parent, engine.RunSucceeded)
+	done := finished(t, s, engine.JobInsertParams{}, engine.RunSucceeded)
+	failed := finished(t, s, engine.JobInsertParams{}, engine.RunFailed)
+	if err := s.JobLogAppend(t.Context(), engine.JobLogAppendParams{JobID: done.ID, Attempt: 1, Data: []byte("output\n")}); err != nil {
+		t.Fatal(err)
+	}
+	all := []*engine.Job{parent, child, done, failed}
+	if n := purge(t, s, engine.JobPurgeParams{DryRun: true}); n != 2 {
+		t.Errorf("dry run counts %d jobs, want 2: the parent of a queued child stays", n)
+	}
+	if n := purge(t, s, engine.JobPurgeParams{DryRun: true, Statuses: []engine.Status{engine.StatusFailed}}); n != 1 {
+		t.Errorf("dry run of FAILED counts %d jobs, want 1", n)
+	}
+	if n := purge(t, s, engine.JobPurgeParams{DryRun: true, Limit: 1}); n != 1 {
+		t.Errorf("dry run with limit 1 counts %d jobs, want 1", n)
+	}
+	wantGone(t, s, "after dry runs", nil, all)
+	if logs, err := s.JobLogList(t.Context(), engine.JobLogListParams{JobID: done.ID}); err != nil || len(logs) != 1 {
+		t.Errorf("log after dry runs: %v, %v; want its one chunk", logs, err)
+	}
+	if n := purge(t, s, engine.JobPurgeParams{}); n != 2 {
+		t.Errorf("purge after dry runs removed %d jobs, want the 2 counted", n)
+	}
 }
 
 func testJobPurgeInvalid(t *testing.T, s engine.Store) {
