@@ -16,6 +16,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/engine/dispatch"
 	"github.com/jobctl/jobctl/engine/endpoint"
 	"github.com/jobctl/jobctl/engine/placement"
 )
@@ -35,6 +36,7 @@ type Config struct {
 	Preferred         []placement.Preferred // nodes a job type goes to first, per type
 	DispatchInterval  time.Duration         // 0: not a dispatch candidate
 	LeaseTTL          time.Duration         // 0: 3 × DispatchInterval
+	Retain            time.Duration         // the lease holder prunes jobs ended longer ago; 0: never
 	HeartbeatInterval time.Duration
 	Selector          string
 	PollInterval      time.Duration // how often running jobs are checked for operator requests
@@ -96,6 +98,8 @@ func (c *Config) Validate() error {
 		return errors.New("--dispatch-interval must not be negative")
 	case c.HeartbeatInterval <= 0:
 		return errors.New("--heartbeat-interval must be positive")
+	case c.Retain < 0 || (c.Retain > 0 && c.Retain < dispatch.MinRetain):
+		return fmt.Errorf("--retain must be 0 (keep every job) or at least %s, not %s", dispatch.MinRetain, c.Retain)
 	case c.NodeLease < engine.MinNodeLease:
 		return fmt.Errorf("--node-lease must be at least %s, not %s", engine.MinNodeLease, c.NodeLease)
 	case c.DispatchInterval > 0 && c.LeaseTTL != 0 && c.LeaseTTL <= c.DispatchInterval:

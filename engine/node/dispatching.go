@@ -13,7 +13,8 @@ import (
 
 // startDispatching runs what a dispatch candidate does beside its own
 // work: the lease election with dispatch rounds while it holds the lease,
-// and the heartbeats to the other nodes.
+// pruning old jobs (with --retain) while it holds it, and the heartbeats to
+// the other nodes.
 func (n *Runtime) startDispatching(ctx context.Context, wg *sync.WaitGroup) error {
 	selector, err := placement.ParseSelector(n.cfg.Selector)
 	if err != nil {
@@ -34,6 +35,10 @@ func (n *Runtime) startDispatching(ctx context.Context, wg *sync.WaitGroup) erro
 	d := dispatch.NewDispatcher(n.store, &offerer{self: n, client: client}, selector, n.clock, n.log)
 	d.SetLease(n.holder)
 	wg.Go(func() { n.dispatchLoop(ctx, d) })
+	if n.cfg.Retain > 0 {
+		r := dispatch.NewRetainer(n.store, n.cfg.Retain, n.holder.Trusted, n.clock, n.log)
+		wg.Go(func() { every(ctx, dispatch.RetainCheck, func() { r.Step(ctx) }) })
+	}
 	// Heartbeats get a client of their own: a node slow to answer is not
 	// dead, and the offers' short timeout would say it is.
 	heartbeatTimeout := dispatch.HeartbeatTimeout(n.cfg.HeartbeatInterval)
