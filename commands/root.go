@@ -95,6 +95,7 @@ job ended FAILED, CANCELLED or DELETED, 5 timed out waiting.`,
 	)
 	inGroup(groupAdmin,
 		NewCmdDB(f),
+		NewCmdPrune(f, nil),
 		NewCmdVersion(f, build, nil),
 	)
 	root.AddCommand(newHelpTopics()...)

@@ -1,0 +1,144 @@
+package commands
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jobctl/jobctl/engine"
+	"github.com/spf13/cobra"
+)
+
+// PruneOptions are the parsed flags of `jobctl prune`.
+type PruneOptions struct {
+	IO    *IOStreams
+	Store func(ctx context.Context) (engine.Store, error)
+
+	OlderThan time.Duration
+	Statuses  []engine.Status // empty: every terminal status
+	DryRun    bool
+	Output    outputOptions
+}
+
+// pruneResult is what `prune -o json` prints.
+type pruneResult struct {
+	Removed        int       `json:"removed"`
+	OlderThan      string    `json:"older_than"`
+	FinishedBefore time.Time `json:"finished_before"`
+	DryRun         bool      `json:"dry_run"`
+}
+
+// NewCmdPrune builds `jobctl prune`. runF replaces the action in tests.
+func NewCmdPrune(f *Factory, runF func(context.Context, *PruneOptions) error) *cobra.Command {
+	opts := &PruneOptions{IO: f.IO, Store: f.Store}
+	var olderThan string
+	var states []string
+	cmd := &cobra.Command{
+		Use:   "prune --older-than D",
+		Short: "Delete jobs that ended long ago, with their logs",
+		Long: `Delete the jobs that ended (FINISHED, WARNING, FAILED, CANCELLED or DELETED)
+longer ago than --older-than, together with their logs. Jobs that have not
+ended are never touched, whatever their age. Age is measured from the moment
+a job ended, on the database's clock.
+
+A parent job is deleted only with or after its children: one that still has
+a child that has not ended, or that is too young or of another state, stays.
+
+The jobs are deleted in batches of ` + fmt.Sprint(engine.DefaultPruneBatch) + `, each its own transaction, so
+the database is never locked for long and dispatch goes on meanwhile.
+--dry-run counts what would be deleted and deletes nothing.
+
+D is a duration such as 90m, 12h or 30d (days may lead: 1d12h). To prune
+continuously instead, run the nodes with 'jobctl serve --retain D'.
+
+It prints how many jobs were deleted; -o json prints {"removed",
+"older_than", "finished_before", "dry_run"}.`,
+		Example: `  # delete every job that ended more than 30 days ago
+  jobctl prune --older-than 30d
+
+  # how many failed or cancelled jobs ended more than a week ago?
+  jobctl prune --older-than 7d --state failed,cancelled --dry-run
+
+  # from cron, for monitoring
+  jobctl prune --older-than 30d -o json --jq .removed`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !cmd.Flags().Changed("older-than") {
+				return usageErrorf(cmd, "--older-than is required: how long ago a job must have ended to be deleted, e.g. 30d")
+			}
+			d, err := parseDays(strings.TrimSpace(olderThan))
+			if err != nil || d <= 0 {
+				return usageErrorf(cmd, "invalid --older-than %q: want a duration above 0 such as 90m, 12h or 30d", olderThan)
+			}
+			opts.OlderThan = d
+			opts.Statuses = nil
+			for _, v := range states {
+				st, err := engine.ParseStatus(strings.TrimSpace(v))
+				if err != nil {
+					return usageErrorf(cmd, "invalid --state %q: %v", v, err)
+				}
+				if !st.Terminal() {
+					return usageErrorf(cmd, "invalid --state %q: only ended jobs are pruned (%s)", v, terminalStateNames())
+				}
+				opts.Statuses = append(opts.Statuses, st)
+			}
+			if err := opts.Output.check(cmd); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return pruneRun(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&olderThan, "older-than", "", "delete jobs that ended longer ago than this `DURATION` (90m, 12h, 30d); required")
+	fl.StringSliceVar(&states, "state", nil, "only jobs that ended in these states (comma-separated, repeatable; default every ended state)")
+	fl.BoolVar(&opts.DryRun, "dry-run", false, "count the jobs that would be deleted, delete nothing")
+	addOutputFlags(cmd, &opts.Output, false)
+	_ = cmd.RegisterFlagCompletionFunc("older-than", cobra.NoFileCompletions)
+	_ = cmd.RegisterFlagCompletionFunc("state", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return strings.Split(terminalStateNames(), ", "), cobra.ShellCompDirectiveNoFileComp
+	})
+	return cmd
+}
+
+// terminalStateNames lists the ended states as --state takes them.
+func terminalStateNames() string {
+	names := make([]string, len(engine.TerminalStatuses))
+	for i, s := range engine.TerminalStatuses {
+		names[i] = strings.ToLower(string(s))
+	}
+	return strings.Join(names, ", ")
+}
+
+func pruneRun(ctx context.Context, opts *PruneOptions) error {
+	store, err := opts.Store(ctx)
+	if err != nil {
+		return err
+	}
+	res, err := engine.Prune(ctx, store, engine.PruneParams{
+		OlderThan: opts.OlderThan, Statuses: opts.Statuses, DryRun: opts.DryRun,
+	})
+	if err != nil {
+		if res.Removed > 0 {
+			// Batches already committed stay deleted; say how many.
+			fmt.Fprintf(opts.IO.ErrOut, "deleted %d %s before stopping\n", res.Removed, plural(res.Removed, "job", "jobs"))
+		}
+		return err
+	}
+	if opts.Output.Format == formatJSON {
+		return writeJSON(opts.IO.Out, pruneResult{
+			Removed: res.Removed, OlderThan: opts.OlderThan.String(),
+			FinishedBefore: res.Cutoff.UTC(), DryRun: opts.DryRun,
+		})
+	}
+	verb := "deleted"
+	if opts.DryRun {
+		verb = "would delete"
+	}
+	_, err = fmt.Fprintf(opts.IO.Out, "%s %d %s that ended before %s\n", verb, res.Removed,
+		plural(res.Removed, "job", "jobs"), res.Cutoff.In(opts.IO.Zone()).Format(time.RFC3339))
+	return err
+}
