@@ -32,7 +32,6 @@ type pruneResult struct {
 // NewCmdPrune builds `jobctl prune`. runF replaces the action in tests.
 func NewCmdPrune(f *Factory, runF func(context.Context, *PruneOptions) error) *cobra.Command {
 	opts := &PruneOptions{IO: f.IO, Store: f.Store}
-	var olderThan string
 	var states []string
 	cmd := &cobra.Command{
 		Use:   "prune --older-than D",
@@ -67,11 +66,9 @@ It prints how many jobs were deleted; -o json prints {"removed",
 			if !cmd.Flags().Changed("older-than") {
 				return usageErrorf(cmd, "--older-than is required: how long ago a job must have ended to be deleted, e.g. 30d")
 			}
-			d, err := parseDays(strings.TrimSpace(olderThan))
-			if err != nil || d <= 0 {
-				return usageErrorf(cmd, "invalid --older-than %q: want a duration above 0 such as 90m, 12h or 30d", olderThan)
+			if opts.OlderThan <= 0 {
+				return usageErrorf(cmd, "invalid --older-than %s: want a duration above 0 such as 90m, 12h or 30d", opts.OlderThan)
 			}
-			opts.OlderThan = d
 			opts.Statuses = nil
 			for _, v := range states {
 				st, err := engine.ParseStatus(strings.TrimSpace(v))
@@ -93,7 +90,7 @@ It prints how many jobs were deleted; -o json prints {"removed",
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&olderThan, "older-than", "", "delete jobs that ended longer ago than this `DURATION` (90m, 12h, 30d); required")
+	fl.Var((*daysValue)(&opts.OlderThan), "older-than", "delete jobs that ended longer ago than this `DURATION` (90m, 12h, 30d); required")
 	fl.StringSliceVar(&states, "state", nil, "only jobs that ended in these states (comma-separated, repeatable; default every ended state)")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "count the jobs that would be deleted, delete nothing")
 	addOutputFlags(cmd, &opts.Output, false)
@@ -141,4 +138,23 @@ func pruneRun(ctx context.Context, opts *PruneOptions) error {
 	_, err = fmt.Fprintf(opts.IO.Out, "%s %d %s that ended before %s\n", verb, res.Removed,
 		plural(res.Removed, "job", "jobs"), res.Cutoff.In(opts.IO.Zone()).Format(time.RFC3339))
 	return err
+}
+
+// daysValue is a duration flag that also takes whole days: 30d, 1d12h, 90m.
+type daysValue time.Duration
+
+func (v *daysValue) String() string {
+	if *v == 0 {
+		return "0" // no default worth showing in the help
+	}
+	return time.Duration(*v).String()
+}
+func (v *daysValue) Type() string { return "duration" }
+func (v *daysValue) Set(s string) error {
+	d, err := parseDays(strings.TrimSpace(s))
+	if err != nil {
+		return fmt.Errorf("want a duration such as 90m, 12h or 30d")
+	}
+	*v = daysValue(d)
+	return nil
 }
