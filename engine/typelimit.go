@@ -1,6 +1,9 @@
 package engine
 
-import "fmt"
+import (
+	"context"
+	"fmt"
+)
 
 // MaxTypeLimit is the largest cap a type limit takes: it fits every
 // backend's 32-bit INT column.
@@ -25,4 +28,19 @@ func ValidateTypeLimitSet(p TypeLimitSetParams) error {
 }
 
 // TypeLimitNotFound is the error of a type that has no limit.
-func TypeLimitNotFound(typ string) error { return &NotFoundError{What: "type limit", ID: typ} }
+func TypeLimitNotFound(typ string) error { return &NotFoundError{What: "limit of type", ID: typ} }
+
+// TypeLimitOf is the limit of typ as store lists it, with its running
+// jobs; nil when typ has none.
+func TypeLimitOf(ctx context.Context, store Store, typ string) (*TypeLimit, error) {
+	limits, err := store.TypeLimitList(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range limits {
+		if l.Type == typ {
+			return &l, nil
+		}
+	}
+	return nil, nil
+}

@@ -92,7 +92,7 @@ func Explain(ctx context.Context, store engine.Store, jobID int64, selector plac
 	if err != nil {
 		return nil, err
 	}
-	limit, err := typeLimitOf(ctx, store, job.Type)
+	limit, err := engine.TypeLimitOf(ctx, store, job.Type)
 	if err != nil {
 		return nil, err
 	}

@@ -71,20 +71,6 @@ func (q quotas) release(p *planned) {
 // it from the store.
 func (q quotas) forfeit(p *planned) { p.slot = false }
 
-// typeLimitOf is the limit of typ with its running jobs; nil when typ has none.
-func typeLimitOf(ctx context.Context, store engine.Store, typ string) (*engine.TypeLimit, error) {
-	limits, err := store.TypeLimitList(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, l := range limits {
-		if l.Type == typ {
-			return &l, nil
-		}
-	}
-	return nil, nil
-}
-
 // LimitReason says that a job is held back by its type's limit.
 func LimitReason(l *engine.TypeLimit) string {
 	return fmt.Sprintf("held back: type %s is at its limit of %d running (jobctl limits)", l.Type, l.MaxRunning)
