@@ -42,7 +42,7 @@ func (r *round) placeAll(jobs []*engine.Job) error {
 	for _, job := range jobs {
 		r.stats.Considered++
 		if r.quotas.exhausted(job.Type) {
-			r.stats.wait(WaitTypeLimit)
+			r.heldAtLimit(job)
 			continue
 		}
 		p := &planned{job: job}
@@ -92,7 +92,7 @@ func (r *round) placeAll(jobs []*engine.Job) error {
 func (r *round) plan(p *planned) (bool, error) {
 	job := p.job
 	if r.quotas.exhausted(job.Type) {
-		r.stats.wait(WaitTypeLimit)
+		r.heldAtLimit(job)
 		return false, nil
 	}
 	first, err := r.candidates(r.ctx, &r.p, job, false)

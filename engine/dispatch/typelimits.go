@@ -3,6 +3,9 @@ package dispatch
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/jobctl/jobctl/engine"
 )
@@ -83,4 +86,23 @@ func (e *Explanation) limitHeld(s string) string {
 		return LimitReason(e.TypeLimit) + "; once it is under it, " + s
 	}
 	return LimitReason(e.TypeLimit) + "; and " + s
+}
+
+// heldAtLimit counts a job its type's limit holds back.
+func (r *round) heldAtLimit(job *engine.Job) {
+	r.stats.wait(WaitTypeLimit)
+	if r.stats.AtLimit == nil {
+		r.stats.AtLimit = map[string]int{}
+	}
+	r.stats.AtLimit[job.Type] = r.quotas[job.Type].limit.MaxRunning
+}
+
+// limitDetail names the types held back at their limit, in order.
+func (s RoundStats) limitDetail() string {
+	types := slices.Sorted(maps.Keys(s.AtLimit))
+	parts := make([]string, len(types))
+	for i, t := range types {
+		parts[i] = fmt.Sprintf("type %s at its limit of %d", t, s.AtLimit[t])
+	}
+	return strings.Join(parts, "; ")
 }

@@ -89,7 +89,7 @@ func TestTypeLimitCapsEachRoundAcrossNodes(t *testing.T) {
 	if stats.Dispatched != 7 || stats.Waiting[dispatch.WaitTypeLimit] != 8 {
 		t.Errorf("stats %+v, want 7 dispatched and 8 waiting for the type limit", stats)
 	}
-	if sum := stats.Summary(); !strings.Contains(sum, "8 jobs wait: type-limit") {
+	if sum := stats.Summary(); sum != "8 jobs wait: type-limit (type sleep at its limit of 2)" {
 		t.Errorf("summary %q does not name the type limit", sum)
 	}
 	// Jobs held back are left as they were.
