@@ -29,17 +29,20 @@ func NewCmdExplain(f *Factory, runF func(context.Context, *ExplainOptions) error
 		Short:             "Explain where a job can run, or why it waits",
 		Long: `Judge one job the way the dispatcher does, on the cluster as the database
 holds it now: whether it is dispatchable or what holds it back (held,
-delayed, waiting behind another job of its key, paused, ended), how its
-parent changes where it may go, every node's verdict with the figures
-behind it and its rank in the selector's order, and one concluding line.
-It says plainly when no node can ever run the job, and what would change
-that. Nothing is changed.
+delayed, waiting behind another job of its key, paused, ended, or its type
+at its limit of running jobs, see 'jobctl limits'), how its parent changes
+where it may go, every node's verdict with the figures behind it and its
+rank in the selector's order, and one concluding line. It says plainly
+when no node can ever run the job, and what would change that. Nothing is
+changed.
 
 -o json prints an object with the stable fields job, now, hold,
 dispatchable, hold_reason, parent_rule, first_child, oversized,
-largest_max_load, kept_node, next_keep, selector, nodes (node, state,
-eligible, rank, cause, reason, load, max_load, running, max_jobs, kept_for,
-overload), never_runnable, never, hint and conclusion.
+largest_max_load, kept_node, next_keep, selector, type_limit (type,
+max_running, running, updated_at; absent when the type has no limit),
+at_limit, nodes (node, state, eligible, rank, cause, reason, load,
+max_load, running, max_jobs, kept_for, overload), never_runnable, never,
+hint and conclusion.
 
 Exit status: 0 when the job was explained, whatever the verdict; 2 for a
 usage error; 3 for an unknown job.`,
@@ -106,6 +109,13 @@ func printExplanation(ios *IOStreams, e *dispatch.Explanation) error {
 		kv.add("dispatchable", "yes")
 	} else {
 		kv.add("dispatchable", "no: "+e.HoldReason)
+	}
+	if l := e.TypeLimit; l != nil {
+		v := fmt.Sprintf("%d of at most %d running", l.Running, l.MaxRunning)
+		if e.AtLimit {
+			v += ", held back (jobctl limits)"
+		}
+		kv.add("type limit", v)
 	}
 	if e.ParentRule != "" {
 		kv.add("parent", e.ParentRule)

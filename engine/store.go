@@ -132,6 +132,18 @@ type Store interface {
 
 	// ClusterToken returns the cluster's dispatch token, creating it once.
 	ClusterToken(ctx context.Context) (string, error)
+
+	// TypeLimitSet sets or replaces the cluster-wide cap on running jobs of
+	// p.Type, after ValidateTypeLimitSet.
+	TypeLimitSet(ctx context.Context, p TypeLimitSetParams) error
+	// TypeLimitList returns every type limit, ordered by type (byte
+	// order), each with the number of jobs of its type running now
+	// (holding load on a node: Job.HoldsLoad), read in one statement, so
+	// the dispatcher can afford it every round.
+	TypeLimitList(ctx context.Context) ([]TypeLimit, error)
+	// TypeLimitDelete removes the limit of a type; a *NotFoundError when
+	// it has none.
+	TypeLimitDelete(ctx context.Context, typ string) error
 }
 
 // JobChangeNotifier is a store that tells when work may have appeared (a
@@ -322,4 +334,20 @@ type NodeTouchParams struct {
 	// alive; it gets an error matching ErrNodeOnline and stops its runs
 	// when its lease runs out.
 	Process *NodeProcess
+}
+
+// TypeLimit caps how many jobs of one type run at once across the cluster.
+// It lives in the store, so every lease holder obeys the same limits.
+type TypeLimit struct {
+	Type       string `json:"type"`
+	MaxRunning int    `json:"max_running"`
+	// Running is how many jobs of the type hold load on a node now.
+	Running   int       `json:"running"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// TypeLimitSetParams set the limit of one job type.
+type TypeLimitSetParams struct {
+	Type       string
+	MaxRunning int // 1 to MaxTypeLimit
 }

@@ -73,6 +73,10 @@ const (
 	qNodeJobsHeld          = "node_jobs_held"
 	qReservationDeleteNode = "reservation_delete_node"
 	qJobChangesSchema      = "job_changes_schema"
+
+	qTypeLimitSet    = "type_limit_set"
+	qTypeLimitList   = "type_limit_list"
+	qTypeLimitDelete = "type_limit_delete"
 )
 
 // requiredQueries are the queries every dialect must have; loading fails
@@ -88,6 +92,7 @@ var requiredQueries = []string{
 	qJobInsertMany, qJobInsertRow, qJobIDsFrom, qJobIDsExisting, qJobCountByStatus, qJobPurgeCandidates,
 	qJobPurgeChildren, qJobPurgeChildrenOf, qJobPurgeDelete, qNodeRemove, qNodeJobsHeld, qReservationDeleteNode,
 	qJobUpdateMany,
+	qTypeLimitSet, qTypeLimitList, qTypeLimitDelete,
 }
 
 // loadQueries renders every query of the dialect: the .sql files are

@@ -64,6 +64,9 @@ func conclude(e *Explanation) string {
 			s += fmt.Sprintf("; the next round keeps node %s for it", e.NextKeep)
 		}
 	}
+	if e.AtLimit {
+		s = e.limitHeld(s)
+	}
 	if !e.Dispatchable {
 		return "not dispatched: " + e.HoldReason + "; were it dispatchable, " + s
 	}

@@ -19,8 +19,12 @@
 // answers in-process. Which nodes may take a job
 // and which node an oversized job waits for are placement's decisions; the
 // round records the kept nodes in the store, so a new lease holder honours
-// them. Every job no node took is counted by why it waits (RoundStats), and
-// the round logs a summary of it, so dispatch never stops silently.
+// them. A type with a limit (engine.TypeLimit) gets no more jobs in a round
+// than its limit leaves beside the jobs of it running when the round began,
+// read from the store with the limits (typelimits.go), so a new lease holder
+// obeys it too. Every job no node took is counted by why it waits
+// (RoundStats), and the round logs a summary of it, so dispatch never stops
+// silently.
 //
 // Explain judges one job with the same code, for `jobctl explain`.
 package dispatch

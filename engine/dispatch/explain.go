@@ -33,6 +33,12 @@ type Explanation struct {
 	KeptNode string `json:"kept_node,omitempty"`
 	NextKeep string `json:"next_keep,omitempty"`
 	Selector string `json:"selector"`
+	// TypeLimit is the cluster-wide limit of the job's type, with the
+	// jobs of the type running now; nil when the type has none. AtLimit:
+	// as many run as it allows, so the job is held back whatever the
+	// nodes say.
+	TypeLimit *engine.TypeLimit `json:"type_limit,omitempty"`
+	AtLimit   bool              `json:"at_limit"`
 	// Nodes has every node's verdict, in the order the store lists them.
 	Nodes []NodeVerdict `json:"nodes"`
 	// NeverRunnable: no node of the cluster as it is can ever run the job;
@@ -86,6 +92,10 @@ func Explain(ctx context.Context, store engine.Store, jobID int64, selector plac
 	if err != nil {
 		return nil, err
 	}
+	limit, err := engine.TypeLimitOf(ctx, store, job.Type)
+	if err != nil {
+		return nil, err
+	}
 	var p placement.Placement
 	first, err := c.candidates(ctx, &p, job, true)
 	if err != nil {
@@ -96,6 +106,7 @@ func Explain(ctx context.Context, store engine.Store, jobID int64, selector plac
 		FirstChild: first, ParentRule: parentRule(job, first),
 		Oversized: p.Oversized, LargestMaxLoad: p.LargestMaxLoad, KeptNode: c.keptBy[job.ID],
 		Selector: selector.Name(), NeverRunnable: p.NeverRunnable(),
+		TypeLimit: limit, AtLimit: limit != nil && limit.Running >= limit.MaxRunning,
 	}
 	if e.KeptNode == "" && len(p.Eligible) == 0 {
 		if n := p.Keep(job, c.nodes, c.heldFor); n != nil {

@@ -34,6 +34,8 @@ func newQueueStore(nodes int, maxLoad float64, jobs int, load float64) *queueSto
 
 func (s *queueStore) Now(context.Context) (time.Time, error) { return time.Unix(0, 0), nil }
 
+func (s *queueStore) TypeLimitList(context.Context) ([]engine.TypeLimit, error) { return nil, nil }
+
 func (s *queueStore) NodeList(context.Context) ([]*engine.Node, error) {
 	out := make([]*engine.Node, len(s.nodes))
 	byName := map[string]*engine.Node{}

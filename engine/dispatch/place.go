@@ -32,6 +32,8 @@ type planned struct {
 	declined bool
 	// reason is the refusing node's reason.
 	reason string
+	// slot: it counts against its type's limit this round (quotas).
+	slot bool
 }
 
 // placeAll places a batch of dispatchable jobs.
@@ -39,6 +41,10 @@ func (r *round) placeAll(jobs []*engine.Job) error {
 	var plan []*planned
 	for _, job := range jobs {
 		r.stats.Considered++
+		if r.quotas.exhausted(job.Type) {
+			r.heldAtLimit(job)
+			continue
+		}
 		p := &planned{job: job}
 		if _, kept := r.keptBy[job.ID]; !kept && r.full(job) {
 			r.stats.wait(string(placement.CauseBusy))
@@ -85,6 +91,10 @@ func (r *round) placeAll(jobs []*engine.Job) error {
 // keep a node if it is oversized.
 func (r *round) plan(p *planned) (bool, error) {
 	job := p.job
+	if r.quotas.exhausted(job.Type) {
+		r.heldAtLimit(job)
+		return false, nil
+	}
 	first, err := r.candidates(r.ctx, &r.p, job, false)
 	if err != nil {
 		return false, err
@@ -114,6 +124,7 @@ func (r *round) plan(p *planned) (bool, error) {
 	p.node = n
 	n.Load += job.Load
 	n.Running++
+	r.quotas.take(p)
 	r.room.changed()
 	if first {
 		// Its siblings later in the queue need room of their own: they are
@@ -147,6 +158,7 @@ func (r *round) unbook(p *planned) {
 	p.node.Load -= p.job.Load
 	p.node.Running--
 	p.node = nil
+	r.quotas.release(p)
 	r.room.changed()
 	if p.first {
 		p.first = false
@@ -186,12 +198,14 @@ func (r *round) commit(plan []*planned) ([]*planned, error) {
 			p.reason = res.Reason
 			refused = append(refused, p)
 		case engine.OfferGone, engine.OfferUnknownJob:
+			r.quotas.forfeit(p)
 			r.unbook(p)
 		case engine.OfferError:
 			if !r.unreachable[p.node.Name] {
 				r.unreachable[p.node.Name] = true
 				r.log.Warn("node did not answer an offer", "target", p.node.Name, "jobs", countOn(plan, p.node), "err", res.Reason)
 			}
+			r.quotas.forfeit(p)
 			r.unbook(p)
 			retry = append(retry, p)
 		default: // declined: the node's own books are fuller than the round's

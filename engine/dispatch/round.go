@@ -35,6 +35,8 @@ type round struct {
 	p     placement.Placement
 	room  room
 	stats RoundStats
+	// quotas are what the round may still start of each limited type.
+	quotas quotas
 }
 
 func (r *round) run() error {
@@ -50,17 +52,19 @@ func (r *round) run() error {
 		kept                         []*engine.Job
 		stale                        []int64
 		reclaimErr, loadErr, pageErr error
+		limitErr                     error
 		first                        = make([][]*engine.Job, len(engine.DispatchableStatuses))
 		pageErrs                     = make([]error, len(engine.DispatchableStatuses))
 	)
 	wg.Go(func() { reclaimErr = r.reclaimStaleDispatches() })
 	wg.Go(func() { c, kept, stale, loadErr = loadCluster(r.ctx, r.Dispatcher.store) })
+	wg.Go(func() { r.quotas, limitErr = readQuotas(r.ctx, r.Dispatcher.store) })
 	for i, status := range engine.DispatchableStatuses {
 		wg.Go(func() { first[i], pageErrs[i] = r.page(status, 0) })
 	}
 	wg.Wait()
 	pageErr = errors.Join(pageErrs...)
-	if err := errors.Join(reclaimErr, loadErr, pageErr); err != nil {
+	if err := errors.Join(reclaimErr, loadErr, pageErr, limitErr); err != nil {
 		return err
 	}
 	if r.stats.Recovered > 0 {
@@ -75,6 +79,11 @@ func (r *round) run() error {
 	}
 	if r.stats.Recovered > 0 {
 		clear(first)
+		// The jobs taken back no longer run: count the types again.
+		var err error
+		if r.quotas, err = readQuotas(r.ctx, r.Dispatcher.store); err != nil {
+			return err
+		}
 	}
 	for _, id := range stale {
 		if err := r.Dispatcher.store.ReservationDelete(r.ctx, id); err != nil {

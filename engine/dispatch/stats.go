@@ -39,6 +39,9 @@ type RoundStats struct {
 	// Overloaded are the ONLINE nodes whose own machine kept them out of
 	// the round, with their figures.
 	Overloaded []NodeOverload
+	// AtLimit are the types whose limit held jobs back this round
+	// (Waiting[WaitTypeLimit]), each with its limit.
+	AtLimit map[string]int
 }
 
 // NodeOverload is one node held back by its machine's load or memory.
@@ -90,7 +93,11 @@ func (s RoundStats) Summary() string {
 		if len(causes) > 1 {
 			part = fmt.Sprintf("%d %s", s.Waiting[c], c)
 		}
-		if d := s.overloadDetail(c); d != "" {
+		d := s.overloadDetail(c)
+		if c == WaitTypeLimit {
+			d = s.limitDetail()
+		}
+		if d != "" {
 			part += " (" + d + ")"
 		}
 		parts[i] = part

@@ -36,6 +36,9 @@ type Store struct {
 	// direct runs the TxStore methods outside a transaction; the lock is
 	// held whenever it is used.
 	direct txStore
+
+	// typeLimits by type; nil until the first is set.
+	typeLimits map[string]engine.TypeLimit
 }
 
 var _ engine.Store = (*Store)(nil)

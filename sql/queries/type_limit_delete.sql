@@ -1,0 +1,2 @@
+DELETE FROM type_limits
+WHERE type = :type
