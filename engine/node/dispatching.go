@@ -34,6 +34,7 @@ func (n *Runtime) startDispatching(ctx context.Context, wg *sync.WaitGroup) erro
 	d := dispatch.NewDispatcher(n.store, &offerer{self: n, client: client}, selector, n.clock, n.log)
 	d.SetLease(n.holder)
 	wg.Go(func() { n.dispatchLoop(ctx, d) })
+	wg.Go(func() { n.scheduleLoop(ctx) })
 	// Heartbeats get a client of their own: a node slow to answer is not
 	// dead, and the offers' short timeout would say it is.
 	heartbeatTimeout := dispatch.HeartbeatTimeout(n.cfg.HeartbeatInterval)
