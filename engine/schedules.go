@@ -153,3 +153,14 @@ func ValidateScheduleAdd(p ScheduleAddParams) error {
 	}
 	return nil
 }
+
+// ScheduleExistsError is a ScheduleAdd of a name already taken; it
+// matches ErrConflict.
+type ScheduleExistsError struct{ Name string }
+
+func (e *ScheduleExistsError) Error() string {
+	return fmt.Sprintf("a schedule named %s exists already; remove it first with 'jobctl schedules rm %s'", e.Name, e.Name)
+}
+
+// Is lets errors.Is(err, ErrConflict) match.
+func (e *ScheduleExistsError) Is(target error) bool { return target == ErrConflict }

@@ -3,6 +3,7 @@ package dbstore
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -98,13 +99,16 @@ func (s *Store) ScheduleAdd(ctx context.Context, p engine.ScheduleAddParams) (*e
 			return err
 		}
 		if n == 0 {
-			return fmt.Errorf("a schedule named %s exists already; remove it first with 'jobctl schedules rm %s': %w",
-				p.Name, p.Name, engine.ErrConflict)
+			return &engine.ScheduleExistsError{Name: p.Name}
 		}
 		out, err = s.scheduleGet(ctx, tx, p.Name)
 		return err
 	})
 	if err != nil {
+		var exists *engine.ScheduleExistsError
+		if errors.As(err, &exists) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("add schedule %s: %w", p.Name, err)
 	}
 	return out, nil

@@ -109,8 +109,7 @@ func (tx *txStore) ScheduleAdd(_ context.Context, p engine.ScheduleAddParams) (*
 		return nil, err
 	}
 	if _, ok := tx.s.schedules[p.Name]; ok {
-		return nil, fmt.Errorf("add schedule %s: a schedule named %s exists already; remove it first with 'jobctl schedules rm %s': %w",
-			p.Name, p.Name, p.Name, engine.ErrConflict)
+		return nil, &engine.ScheduleExistsError{Name: p.Name}
 	}
 	now := tx.s.now()
 	sc := &engine.Schedule{
