@@ -302,11 +302,11 @@ func NewCmdSchedulesShow(f *Factory, runF func(context.Context, *SchedulesListOp
 		Short: "Show one schedule",
 		Long: `Show one schedule and the job it creates. Exits 3 when there is no schedule NAME.
 
--o json gives name, cron, tz, overlap, paused, next_fire_at (null never;
-the time it fires next, on the database clock), last_job_id (null before the
-first fire), creator, created_at, updated_at, and job: the template, with
-type, operation, args, payload, load and timeout (null: the service's),
-key, max_attempts and backoff.`,
+-o json gives name, cron, tz, overlap, paused, next_fire_at (when it fires
+next, on the database clock), last_job_id (null before the first fire),
+creator, created_at, updated_at, and job: the template, with type,
+operation, args, payload, load and timeout (null: the service's), key,
+max_attempts and backoff.`,
 		Example: `  # the job the last fire created
   jobctl show "$(jobctl schedules show nightly -o json | jq .last_job_id)"`,
 		Args: exactArgs(1, "a schedule name"),

@@ -18,8 +18,13 @@ func (n *Runtime) scheduleLoop(ctx context.Context) {
 		if !n.holder.Trusted() {
 			return min(longest, 250*time.Millisecond)
 		}
-		if _, err := firer.Fire(ctx, n.holder.Trusted); err != nil && ctx.Err() == nil {
-			n.log.Warn("firing schedules failed", "err", err)
+		if _, err := firer.Fire(ctx, n.holder.Trusted); err != nil {
+			if ctx.Err() == nil {
+				n.log.Warn("firing schedules failed", "err", err)
+			}
+			// A schedule that cannot fire stays due: try it again an
+			// interval later, not at once.
+			return longest
 		}
 		wait, ok, err := firer.Wait(ctx)
 		if err != nil || !ok {
