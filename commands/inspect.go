@@ -24,6 +24,9 @@ var inspectingCommands = map[string]bool{
 	"jobctl stats":            true,
 	"jobctl top":              true,
 	"jobctl wait":             true,
+	"jobctl schedules":        true,
+	"jobctl schedules list":   true,
+	"jobctl schedules show":   true,
 	"jobctl __complete":       true,
 	"jobctl __completeNoDesc": true,
 }

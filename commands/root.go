@@ -82,6 +82,7 @@ job ended FAILED, CANCELLED or DELETED, 5 timed out waiting.`,
 		NewCmdLogs(f, nil),
 		NewCmdWait(f, nil),
 		NewCmdProgress(f, nil),
+		NewCmdSchedules(f),
 	)
 	inGroup(groupJobs, newVerbCmds(f, nil)...)
 	inGroup(groupCluster,

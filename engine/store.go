@@ -189,6 +189,29 @@ type TxStore interface {
 	// ReservationDelete frees the node kept for a job; deleting a
 	// reservation that does not exist is not an error.
 	ReservationDelete(ctx context.Context, jobID int64) error
+
+	// ScheduleAdd stores a new schedule after ValidateScheduleAdd; a name
+	// already taken is an error matching ErrConflict.
+	ScheduleAdd(ctx context.Context, p ScheduleAddParams) (*Schedule, error)
+	// ScheduleList returns every schedule ordered by name.
+	ScheduleList(ctx context.Context) ([]*Schedule, error)
+	// ScheduleGet returns a *NotFoundError for an unknown name.
+	ScheduleGet(ctx context.Context, name string) (*Schedule, error)
+	// ScheduleSetPaused pauses or resumes a schedule and returns it as it
+	// is now; *NotFoundError for an unknown name.
+	ScheduleSetPaused(ctx context.Context, p ScheduleSetPausedParams) (*Schedule, error)
+	// ScheduleDelete removes a schedule (its jobs stay); *NotFoundError
+	// for an unknown name.
+	ScheduleDelete(ctx context.Context, name string) error
+	// ScheduleListDue returns the schedules that are not paused and whose
+	// next fire time has come on the database clock, earliest first.
+	ScheduleListDue(ctx context.Context, p ScheduleDueParams) ([]*Schedule, error)
+	// ScheduleAdvance moves a schedule past the fire at p.From with one
+	// guarded UPDATE and returns it as it is now. ErrConflict when the
+	// schedule no longer fires at p.From (another fire took it), is
+	// paused, or is gone: the caller's transaction, and the job it
+	// created for that fire, must then be rolled back.
+	ScheduleAdvance(ctx context.Context, p ScheduleAdvanceParams) (*Schedule, error)
 }
 
 // JobUpdateResult is the outcome of one transition of JobUpdateMany: the

@@ -128,7 +128,7 @@ func loadQueries(d *dialect) (map[string]string, error) {
 		}
 		out[name] = q
 	}
-	required := requiredQueries
+	required := append(slices.Clip(requiredQueries), scheduleQueries...)
 	if d.migrationLock {
 		required = append(slices.Clip(required), qMigrateLock, qMigrateUnlock)
 	}

@@ -32,6 +32,7 @@ type Store struct {
 	lease     engine.Lease            // Now unused
 	token     string
 	reserved  reservations
+	schedules map[string]*engine.Schedule // by name; made on first use
 	changes   engine.JobChangeFeed
 	// direct runs the TxStore methods outside a transaction; the lock is
 	// held whenever it is used.

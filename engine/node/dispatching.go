@@ -39,6 +39,7 @@ func (n *Runtime) startDispatching(ctx context.Context, wg *sync.WaitGroup) erro
 		r := dispatch.NewRetainer(n.store, n.cfg.Retain, n.holder.Trusted, n.clock, n.log)
 		wg.Go(func() { every(ctx, dispatch.RetainCheck, func() { r.Step(ctx) }) })
 	}
+	wg.Go(func() { n.scheduleLoop(ctx) })
 	// Heartbeats get a client of their own: a node slow to answer is not
 	// dead, and the offers' short timeout would say it is.
 	heartbeatTimeout := dispatch.HeartbeatTimeout(n.cfg.HeartbeatInterval)

@@ -61,7 +61,7 @@ func RunWith(t *testing.T, open OpenFunc, opts Options) {
 	for _, group := range [][]subtest{
 		metaTests, jobTests, updateTests, dispatchTests, progressTests, logTests, nodeTests,
 		leaseTests, tokenTests, agreementTests, txTests, reservationTests, limitTests,
-		bulkTests, batchTests, notifyTests, windowTests,
+		bulkTests, batchTests, notifyTests, windowTests, scheduleTests,
 		typeLimitTests,
 	} {
 		all = append(all, group...)

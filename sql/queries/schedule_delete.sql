@@ -1,0 +1,2 @@
+DELETE FROM schedules
+WHERE name = :name

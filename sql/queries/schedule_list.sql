@@ -1,0 +1,3 @@
+SELECT {{template "schedule_columns"}}
+FROM schedules
+ORDER BY name
