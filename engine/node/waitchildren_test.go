@@ -265,3 +265,20 @@ func TestAWaitSentTwiceWaitsUntilTheLastIsOver(t *testing.T) {
 	waitJob(t, w.s, w.parent.JobID, func(j *engine.Job) bool { return j.Status == engine.StatusRunning })
 	waitFor(t, "the books to count the parent again", func() bool { return booksOf(w.n).running == 1 })
 }
+
+func TestANodeStoppingWhileItsJobWaitsPutsItBackAndCancelsItsChildren(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newWaitSetup(t)
+	child, _ := w.child(t) // DISPATCHING, never accepted: it does not end
+	answer := w.waitAsync(ctx)
+	waitJob(t, w.s, w.parent.JobID, func(j *engine.Job) bool { return j.Status == engine.StatusWaiting })
+	stopRuns(w.n)
+	if j := waitJob(t, w.s, w.parent.JobID, func(j *engine.Job) bool { return j.Status != engine.StatusWaiting }); j.Status != engine.StatusRestart {
+		t.Errorf("a parent stopped by its node's shutdown while waiting is %s, want RESTART", j.Status)
+	}
+	if c := waitJob(t, w.s, child.JobID, func(j *engine.Job) bool { return j.Status.Terminal() }); c.Status != engine.StatusCancelled {
+		t.Errorf("the child of the stopped attempt is %s, want CANCELLED", c.Status)
+	}
+	<-answer
+}
