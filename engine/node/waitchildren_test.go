@@ -166,8 +166,9 @@ func TestAWaitThatTimesOutRunsAgain(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	w := newWaitSetup(t)
-	w.child(t)                                     // never offered: it does not end
-	waited, err := w.asParent.WaitChildren(ctx, 1) // a nanosecond: gone before the first look ends
+	w.child(t) // never offered: it does not end
+	// A nanosecond: the wait is over before its first look ends.
+	waited, err := w.asParent.WaitChildren(ctx, 1)
 	if err != nil || waited.Ended {
 		t.Fatalf("wait past its timeout: %+v, %v; want not ended", waited, err)
 	}
