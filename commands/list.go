@@ -68,7 +68,7 @@ CANCELLING, FINISHED, WARNING, FAILED, CANCELLED, DELETED (any case).
 With -w the listing stays open and prints each job again when it changes,
 until interrupted; -o json then prints one JSON object per line.
 
-`+listTreeHelp,
+` + listTreeHelp,
 		Example: `  # what is waiting and running
   jobctl list --state queued,restart --state running
 
@@ -88,7 +88,7 @@ until interrupted; -o json then prints one JSON object per line.
   jobctl list --state running --jq '.[] | "\(.id) \(.node)"'
 
   # follow changes on one node
-  jobctl list --node worker-3 -w`+listTreeExample,
+  jobctl list --node worker-3 -w` + listTreeExample,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := parseStates(states)
