@@ -64,8 +64,8 @@ func (r *round) recoverSilentNodes() error {
 		// still have some to recover. It is looked at once per silence:
 		// a silent node takes on no job, and speaking ends its silence.
 		if n.Running > 0 {
-			delete(r.Dispatcher.quiet, n.Name)
-		} else if seen, ok := r.Dispatcher.quiet[n.Name]; ok && seen.Equal(n.LastSeen) {
+			delete(r.quiet, n.Name)
+		} else if seen, ok := r.quiet[n.Name]; ok && seen.Equal(n.LastSeen) {
 			continue
 		}
 		if now.IsZero() {
@@ -88,7 +88,7 @@ func (r *round) recoverSilentNodes() error {
 			return err
 		}
 		if len(jobs) == 0 {
-			r.Dispatcher.quiet[n.Name] = n.LastSeen
+			r.quiet[n.Name] = n.LastSeen
 			continue
 		}
 		silent := now.Sub(n.LastSeen).Round(time.Millisecond)
