@@ -48,7 +48,17 @@ func (f familyView) countStatus(status string) int {
 
 func TestAParentFillingTheOnlyNodeStillGetsItsChildrenRun(t *testing.T) {
 	t.Parallel()
-	c := sqliteCluster(t)
+	// PostgreSQL tells the node of its children's ends by notification;
+	// SQLite's node learns of them by polling.
+	for name, open := range map[string]func(*testing.T) *cluster{"sqlite": sqliteCluster, "postgres": postgresCluster} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			parentFillingTheOnlyNode(t, open(t))
+		})
+	}
+}
+
+func parentFillingTheOnlyNode(t *testing.T, c *cluster) {
 	c.serve("n1", "--exec", "--max-load", "1")
 	g := newGate(t)
 	parent := c.submit("--load", "1", "--", "sh", "-c", parentScript, "sh", binary, g.script())
