@@ -214,8 +214,9 @@ func (s *Spec) Validate() error {
 		}
 		if j, dup := seen[op.Name]; dup {
 			bad("the name is taken by operation %d; names must differ", j+1)
+		} else {
+			seen[op.Name] = i
 		}
-		seen[op.Name] = i + 1
 		op.Type = strings.TrimSpace(op.Type)
 		if op.Type == "" && len(op.Args) > 0 {
 			op.Type = engine.TypeExec
