@@ -172,7 +172,15 @@ func (w *Workflow) Derive() State {
 	}
 	if pending := w.Unfinished(); len(pending) > 0 {
 		st.Status = engine.StatusRunning
-		j := pending[0]
+		// An operation not ended is what the workflow waits for; else
+		// the latest step.
+		j := pending[len(pending)-1]
+		for _, p := range pending {
+			if slices.Contains(w.Jobs, p) {
+				j = p
+				break
+			}
+		}
 		switch i := slices.Index(w.Jobs, j); {
 		case i >= 0:
 			st.Reason = fmt.Sprintf("operation %d '%s' is %s (job %d)", i+1, w.Spec.Operations[i].Name, j.Status, j.ID)
