@@ -153,8 +153,18 @@ var yamlLine = regexp.MustCompile(`line (\d+): (.*)`)
 // unknownField is how the YAML decoder names a field the shape has not.
 var unknownField = regexp.MustCompile(`field (\S+) not found in type \S+`)
 
-// goTypeName is the Go type the YAML decoder names after "into".
-var goTypeName = regexp.MustCompile(` into \S+`)
+// wrongKind is the YAML decoder's message for a value of the wrong kind:
+// its YAML tag, the value when a scalar, and the Go type it did not fit.
+var wrongKind = regexp.MustCompile("cannot unmarshal !!(\\w+) (`[^`]*` )?into (\\S+)")
+
+// yamlKinds and goKinds name the kinds in an operator's words.
+var (
+	yamlKinds = map[string]string{"seq": "list", "map": "mapping", "str": "text", "int": "number",
+		"float": "number", "bool": "true or false", "null": "null"}
+	goKinds = map[string]string{"float64": "a number", "int": "a whole number", "string": "text",
+		"[]string": "a list of words, such as [echo, hi]", "workflow.fileSpec": "a mapping with name and operations",
+		"[]workflow.fileOperation": "a list of operations", "workflow.fileOperation": "an operation (a mapping)"}
+)
 
 // yamlProblem turns the YAML decoder's error into lines an operator reads
 // without knowing the Go types behind them.
@@ -170,8 +180,18 @@ func yamlProblem(err error) []string {
 	out := make([]string, 0, len(msgs))
 	for _, m := range msgs {
 		m = unknownField.ReplaceAllString(m, "unknown field $1")
-		m = strings.ReplaceAll(m, "cannot unmarshal !!", "cannot read a ")
-		m = goTypeName.ReplaceAllString(m, "")
+		m = wrongKind.ReplaceAllStringFunc(m, func(s string) string {
+			sub := wrongKind.FindStringSubmatch(s)
+			what := strings.TrimSpace(sub[2])
+			if what == "" {
+				what = "a " + yamlKinds[sub[1]]
+			}
+			want, ok := goKinds[sub[3]]
+			if !ok {
+				want = "what belongs here"
+			}
+			return what + " is not " + want
+		})
 		if sub := yamlLine.FindStringSubmatch(m); sub != nil {
 			m = "line " + sub[1] + ": " + sub[2]
 		}

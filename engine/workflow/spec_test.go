@@ -47,7 +47,8 @@ func TestParseRefuses(t *testing.T) {
 		{"negative load", "operations: [{type: noop, load: -1}]\n", "load -1 is not a number >= 0"},
 		{"twice", "operations: [{name: a, type: noop}, {name: a, type: noop}]\n", "the name is taken by operation 1"},
 		{"bad timeout", "operations: [{type: noop, timeout: soon}]\n", `line 1: operation 1: timeout "soon"`},
-		{"not a list", "operations: 3\n", "line 1: cannot read a int"},
+		{"not a list", "operations: 3\n", "line 1: `3` is not a list of operations"},
+		{"load text", "operations:\n  - type: noop\n    load: abc\n", "line 3: `abc` is not a number"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Parse([]byte(c.text))
