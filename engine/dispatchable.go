@@ -25,6 +25,7 @@ type Hold struct {
 	Key           string    `json:"key,omitempty"`        // HoldKey: the key
 	BlockedBy     int64     `json:"blocked_by,omitempty"` // HoldKey: the job it waits behind
 	BlockerStatus Status    `json:"blocker_status,omitempty"`
+	BlockerType   string    `json:"blocker_type,omitempty"` // HoldKey: the type of the job it waits behind
 	// Children and ChildrenEnded: HoldStatus of a WAITING job, how many
 	// children it waits for and how many of them have ended (set by
 	// whoever reads them; DispatchHold does not).
@@ -43,6 +44,15 @@ func (h Hold) Reason(now time.Time) string {
 	case HoldRunAfter:
 		return fmt.Sprintf("starts in %s (run after %s)", h.Until.Sub(now).Round(time.Second), h.Until.UTC().Format(time.RFC3339))
 	case HoldKey:
+		if root, ok := WorkflowKeyRoot(h.Key); ok {
+			// A workflow's jobs share its key: a step waits for the
+			// operation it judges, an operation for the step that made it.
+			what := "operation"
+			if h.BlockerType == TypeWorkflow {
+				what = "step"
+			}
+			return fmt.Sprintf("waiting for %s %d of workflow %d to end (%s)", what, h.BlockedBy, root, h.BlockerStatus)
+		}
 		return fmt.Sprintf("waiting behind job %d of key %q (%s)", h.BlockedBy, h.Key, h.BlockerStatus)
 	}
 	switch {
@@ -94,7 +104,7 @@ func DispatchHold(job *Job, now time.Time, keyJobs []*Job) Hold {
 		}
 	}
 	if blocker != nil {
-		return Hold{Kind: HoldKey, Key: job.Key, BlockedBy: blocker.ID, BlockerStatus: blocker.Status}
+		return Hold{Kind: HoldKey, Key: job.Key, BlockedBy: blocker.ID, BlockerStatus: blocker.Status, BlockerType: blocker.Type}
 	}
 	return Hold{}
 }

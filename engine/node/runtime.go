@@ -85,7 +85,7 @@ func New(cfg Config, store engine.Store, clock engine.Clock, log *slog.Logger, o
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	handlers, err := buildHandlers(cfg)
+	handlers, err := buildHandlers(cfg, store)
 	if err != nil {
 		return nil, err
 	}
