@@ -29,6 +29,7 @@ type ListOptions struct {
 	Filter   engine.JobListParams // --since and --until are its CreatedAfter and CreatedBefore
 	Sort     jobSort              // how the rows are ordered; zero: by id
 	Watch    bool
+	Tree     bool          // families: children indented below their parents
 	Interval time.Duration // how often -w polls
 	Output   outputOptions
 }
@@ -65,7 +66,9 @@ States: INSTANTIATED, QUEUED, RESTART, DISPATCHING, RUNNING, PAUSED, WAITING,
 CANCELLING, FINISHED, WARNING, FAILED, CANCELLED, DELETED (any case).
 
 With -w the listing stays open and prints each job again when it changes,
-until interrupted; -o json then prints one JSON object per line.`,
+until interrupted; -o json then prints one JSON object per line.
+
+` + listTreeHelp,
 		Example: `  # what is waiting and running
   jobctl list --state queued,restart --state running
 
@@ -85,7 +88,7 @@ until interrupted; -o json then prints one JSON object per line.`,
   jobctl list --state running --jq '.[] | "\(.id) \(.node)"'
 
   # follow changes on one node
-  jobctl list --node worker-3 -w`,
+  jobctl list --node worker-3 -w` + listTreeExample,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := parseStates(states)
@@ -124,6 +127,9 @@ until interrupted; -o json then prints one JSON object per line.`,
 			if err := opts.Output.check(cmd); err != nil {
 				return err
 			}
+			if err := checkTree(cmd, opts); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -141,6 +147,7 @@ until interrupted; -o json then prints one JSON object per line.`,
 	fl.StringVar(&sinceText, "since", "", "only jobs created at or after this `TIME` (RFC 3339, date, HH:MM, or a duration ago like 2h)")
 	fl.StringVar(&untilText, "until", "", "only jobs created at or before this `TIME` (as --since)")
 	fl.BoolVarP(&opts.Watch, "watch", "w", false, "keep printing jobs as they change, until interrupted")
+	addTreeFlag(cmd, opts)
 	addOutputFlags(cmd, &opts.Output, true)
 	_ = cmd.RegisterFlagCompletionFunc("sort", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		var names []string
@@ -211,7 +218,12 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 	if opts.Watch {
 		return watchJobs(ctx, opts, store, jobs, note)
 	}
-	if err := printJobs(opts.IO, opts.Output, opts.Clock.Now(), jobs, true); err != nil {
+	if opts.Tree {
+		err = printTree(opts, jobs)
+	} else {
+		err = printJobs(opts.IO, opts.Output, opts.Clock.Now(), jobs, true)
+	}
+	if err != nil {
 		return err
 	}
 	note()

@@ -35,13 +35,18 @@ parent_id, attempt, max_attempts, backoff, rollback, run_after, timeout,
 progress, progress_message, exit_code, message, version, creator,
 created_at, queued_at, started_at, finished_at, and dispatcher and
 lease_term: the lease holder, and its term of the lease (as 'jobctl lease
--o json' shows it), that the current attempt was started under. Exits 3
-for an unknown id.`,
+-o json' shows it), that the current attempt was started under; show adds
+children: the job's children as {id, type, status}, [] when it has none
+('jobctl list --tree' shows whole families). The table form counts the
+children and lists them below the job. Exits 3 for an unknown id.`,
 		Example: `  # a job, readable
   jobctl show 42
 
   # its status, in a script
-  jobctl show 42 -o json | jq -r .status`,
+  jobctl show 42 -o json | jq -r .status
+
+  # the ids of its children that have not finished well
+  jobctl show 42 -o json | jq -r '.children[] | select(.status != "FINISHED") | .id'`,
 		Args: exactArgs(1, "a job id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, err := parseID(cmd, args[0])
@@ -71,11 +76,15 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case opts.Output.Quiet:
+	if opts.Output.Quiet {
 		return printIDs(opts.IO, []*engine.Job{j})
-	case opts.Output.Format == formatJSON:
-		return writeJSON(opts.IO.Out, j)
+	}
+	children, err := jobChildren(ctx, store, j.ID)
+	if err != nil {
+		return err
+	}
+	if opts.Output.Format == formatJSON {
+		return writeJSON(opts.IO.Out, withChildren(j, children))
 	}
 	ios, now := opts.IO, opts.Clock.Now()
 	kv := &keyValues{ios: ios}
@@ -106,6 +115,7 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 	if j.ParentID != nil {
 		kv.add("parent", fmt.Sprint(*j.ParentID))
 	}
+	addChildrenRow(kv, children)
 	if opts.Output.wide() {
 		kv.add("payload", string(j.Payload))
 		kv.add("backoff", time.Duration(j.Backoff).String())
@@ -124,7 +134,10 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 		kv.add("dispatched by", fmt.Sprintf("%s (lease term %d)", j.Dispatcher, j.LeaseTerm))
 	}
 	kv.add("finished", timeValue(ios, now, j.FinishedAt))
-	return kv.render()
+	if err := kv.render(); err != nil {
+		return err
+	}
+	return renderChildren(ios, j.ID, children)
 }
 
 func progressValue(j *engine.Job) string {

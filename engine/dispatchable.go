@@ -26,6 +26,11 @@ type Hold struct {
 	BlockedBy     int64     `json:"blocked_by,omitempty"` // HoldKey: the job it waits behind
 	BlockerStatus Status    `json:"blocker_status,omitempty"`
 	BlockerType   string    `json:"blocker_type,omitempty"` // HoldKey: the type of the job it waits behind
+	// Children and ChildrenEnded: HoldStatus of a WAITING job, how many
+	// children it waits for and how many of them have ended (set by
+	// whoever reads them; DispatchHold does not).
+	Children      int `json:"children,omitempty"`
+	ChildrenEnded int `json:"children_ended,omitempty"`
 }
 
 // Dispatchable reports whether nothing holds the job back.
@@ -55,6 +60,9 @@ func (h Hold) Reason(now time.Time) string {
 		return "held: created with --hold; 'jobctl release' lets it run"
 	case h.Status == StatusPaused:
 		return "paused: 'jobctl resume' lets it continue"
+	case h.Status == StatusWaiting:
+		// Its process runs on; it holds no load on its node until it runs again.
+		return fmt.Sprintf("waiting for its children: %d of %d ended", h.ChildrenEnded, h.Children)
 	case h.Status.Terminal():
 		return fmt.Sprintf("ended %s: 'jobctl requeue' runs it again", h.Status)
 	}
