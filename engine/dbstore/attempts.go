@@ -1,0 +1,43 @@
+package dbstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/jobctl/jobctl/engine"
+)
+
+// qJobAttemptList reads the rows the trigger of migration 009 writes when
+// an attempt ends.
+const qJobAttemptList = "job_attempt_list"
+
+type attemptRow struct {
+	Attempt   int           `db:"attempt"`
+	Node      string        `db:"node"`
+	StartedAt dbTime        `db:"started_at"`
+	EndedAt   dbTime        `db:"ended_at"`
+	ExitCode  sql.NullInt64 `db:"exit_code"`
+	Ending    string        `db:"ending"`
+	Message   string        `db:"message"`
+}
+
+// JobAttemptList returns the ended attempts of a job, oldest first; see
+// engine.TxStore.
+func (s *Store) JobAttemptList(ctx context.Context, jobID int64) ([]engine.Attempt, error) {
+	var rows []attemptRow
+	if err := s.selectRows(ctx, s.q, &rows, qJobAttemptList, args{"job_id": jobID}, false); err != nil {
+		return nil, fmt.Errorf("list the attempts of job %d: %w", jobID, err)
+	}
+	out := make([]engine.Attempt, len(rows))
+	for i, r := range rows {
+		out[i] = engine.Attempt{
+			JobID: jobID, Attempt: r.Attempt, Node: r.Node, StartedAt: r.StartedAt.ptr(), EndedAt: r.EndedAt.ptr(),
+			Ending: engine.Status(r.Ending), Message: r.Message,
+		}
+		if r.ExitCode.Valid {
+			out[i].ExitCode = engine.Ptr(int(r.ExitCode.Int64))
+		}
+	}
+	return out, nil
+}
