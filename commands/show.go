@@ -35,13 +35,23 @@ parent_id, attempt, max_attempts, backoff, rollback, run_after, timeout,
 progress, progress_message, exit_code, message, version, creator,
 created_at, queued_at, started_at, finished_at, and dispatcher and
 lease_term: the lease holder, and its term of the lease (as 'jobctl lease
--o json' shows it), that the current attempt was started under. Exits 3
-for an unknown id.`,
+-o json' shows it), that the current attempt was started under.
+
+Every attempt the job made follows, oldest first: its node, start, end,
+exit code and how it ended (the status it left the job in, such as
+FINISHED, FAILED, RESTART or CANCELLED, and the message, such as why its
+node was given up on). The attempt running now comes last, with no end.
+In JSON they are the "attempts" array of objects with attempt, node,
+started_at, ended_at (null while it runs), exit_code, ending and message.
+Exits 3 for an unknown id.`,
 		Example: `  # a job, readable
   jobctl show 42
 
   # its status, in a script
-  jobctl show 42 -o json | jq -r .status`,
+  jobctl show 42 -o json | jq -r .status
+
+  # the node of every attempt and how it ended
+  jobctl show 42 -o json | jq -r '.attempts[] | "\(.attempt) \(.node) \(.ending) \(.message)"'`,
 		Args: exactArgs(1, "a job id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, err := parseID(cmd, args[0])
@@ -67,7 +77,7 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 	if err != nil {
 		return err
 	}
-	j, err := store.JobGet(ctx, opts.ID)
+	j, attempts, err := engine.JobAttempts(ctx, store, opts.ID)
 	if err != nil {
 		return err
 	}
@@ -75,7 +85,7 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 	case opts.Output.Quiet:
 		return printIDs(opts.IO, []*engine.Job{j})
 	case opts.Output.Format == formatJSON:
-		return writeJSON(opts.IO.Out, j)
+		return writeJSON(opts.IO.Out, shownJob{Job: j, Attempts: attempts})
 	}
 	ios, now := opts.IO, opts.Clock.Now()
 	kv := &keyValues{ios: ios}
@@ -124,7 +134,10 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 		kv.add("dispatched by", fmt.Sprintf("%s (lease term %d)", j.Dispatcher, j.LeaseTerm))
 	}
 	kv.add("finished", timeValue(ios, now, j.FinishedAt))
-	return kv.render()
+	if err := kv.render(); err != nil {
+		return err
+	}
+	return printAttempts(ios, now, j, attempts)
 }
 
 func progressValue(j *engine.Job) string {
