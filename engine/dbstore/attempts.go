@@ -5,12 +5,17 @@ import (
 	"database/sql"
 	"fmt"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/jobctl/jobctl/engine"
 )
 
 // qJobAttemptList reads the rows the trigger of migration 009 writes when
-// an attempt ends.
-const qJobAttemptList = "job_attempt_list"
+// an attempt ends; qJobPurgeAttempts removes those of purged jobs.
+const (
+	qJobAttemptList   = "job_attempt_list"
+	qJobPurgeAttempts = "job_purge_attempts"
+)
 
 type attemptRow struct {
 	Attempt   int           `db:"attempt"`
@@ -40,4 +45,15 @@ func (s *Store) JobAttemptList(ctx context.Context, jobID int64) ([]engine.Attem
 		}
 	}
 	return out, nil
+}
+
+// purgeAttempts removes the attempts of the jobs of ids that a purge has
+// just deleted, in its transaction.
+func (s *Store) purgeAttempts(ctx context.Context, tx *sqlx.Tx, ids []int64) error {
+	query, params, err := s.bind(tx, qJobPurgeAttempts, args{"ids": ids}, true)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, query, params...)
+	return err
 }

@@ -8,8 +8,11 @@
 -- engine.NodeOwnedStatuses) and its new status is none of those: the rule
 -- of engine.EndsAttempt, copied here. The node and start are the old
 -- row's (a recovery clears the node); the exit code, ending and message
--- are the new row's. ended_at is the database clock in microseconds. A
--- purged job's attempts go with it.
+-- are the new row's. ended_at is the database clock in microseconds.
+--
+-- A purged job's attempts go with it (job_purge_attempts); there is no
+-- foreign key, whose check would cost every ended attempt a lookup of its
+-- job.
 CREATE TABLE job_attempts (
     job_id     BIGINT       NOT NULL,
     attempt    INT          NOT NULL,
@@ -19,8 +22,7 @@ CREATE TABLE job_attempts (
     exit_code  INT          NULL,
     ending     VARCHAR(16)  NOT NULL,
     message    TEXT         NOT NULL,
-    PRIMARY KEY (job_id, attempt),
-    CONSTRAINT job_attempts_job FOREIGN KEY (job_id) REFERENCES jobs (id) ON DELETE CASCADE
+    PRIMARY KEY (job_id, attempt)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
 
 -- MySQL and MariaDB triggers have no WHEN and fire on every update of a

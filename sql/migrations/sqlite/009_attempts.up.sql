@@ -9,9 +9,13 @@
 -- of engine.EndsAttempt, copied here. The node and start are the old
 -- row's (a recovery clears the node); the exit code, ending and message
 -- are the new row's. ended_at is the database clock with milliseconds, as
--- every stored time. A purged job's attempts go with it.
+-- every stored time.
+--
+-- A purged job's attempts go with it (job_purge_attempts); there is no
+-- foreign key, whose check would cost every ended attempt a lookup of its
+-- job.
 CREATE TABLE job_attempts (
-    job_id     INTEGER NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
+    job_id     INTEGER NOT NULL,
     attempt    INTEGER NOT NULL,
     node       TEXT    NOT NULL,
     started_at TEXT,
