@@ -161,6 +161,7 @@ func TestListJSON(t *testing.T) {
 	if err := json.Unmarshal(e.stdout.Bytes(), &shown); err != nil {
 		t.Fatal(err)
 	}
+	delete(shown, "attempts") // show alone reads them
 	a, _ := json.Marshal(jobs[1])
 	b, _ := json.Marshal(shown)
 	if string(a) != string(b) {

@@ -29,8 +29,8 @@ func NewCmdShow(f *Factory, runF func(context.Context, *ShowOptions) error) *cob
 		Short:             "Show one job",
 		Long: `Show everything known about one job.
 
--o json prints the job object that 'jobctl list -o json' lists; its fields
-are stable: id, type, operation, args, payload, load, status, node, key,
+-o json prints the job object that 'jobctl list -o json' lists, with its
+attempts added (see below); its fields are stable: id, type, operation, args, payload, load, status, node, key,
 parent_id, attempt, max_attempts, backoff, rollback, run_after, timeout,
 progress, progress_message, exit_code, message, version, creator,
 created_at, queued_at, started_at, finished_at, and dispatcher and
