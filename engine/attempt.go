@@ -85,25 +85,18 @@ func RunningAttempt(j *Job) *Attempt {
 }
 
 // JobAttempts reads job id and every attempt it made, the one running now
-// last, in one transaction so an attempt ending meanwhile is neither lost
-// nor shown twice. An unknown id is a *NotFoundError.
-func JobAttempts(ctx context.Context, s Store, id int64) (*Job, []Attempt, error) {
-	var (
-		job      *Job
-		attempts []Attempt
-	)
-	err := s.Tx(ctx, func(tx TxStore) error {
-		var err error
-		if job, err = tx.JobGet(ctx, id); err != nil {
-			return err
-		}
-		if attempts, err = tx.JobAttemptList(ctx, id); err != nil {
-			return fmt.Errorf("read the attempts of job %d: %w", id, err)
-		}
-		return nil
-	})
+// last. An unknown id is a *NotFoundError. It needs no transaction (on
+// SQLite one would queue for the write lock): the attempts are read after
+// the job, so an attempt that ends in between is among them, and is then
+// not added again as running.
+func JobAttempts(ctx context.Context, s TxStore, id int64) (*Job, []Attempt, error) {
+	job, err := s.JobGet(ctx, id)
 	if err != nil {
 		return nil, nil, err
+	}
+	attempts, err := s.JobAttemptList(ctx, id)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read the attempts of job %d: %w", id, err)
 	}
 	if a := RunningAttempt(job); a != nil && (len(attempts) == 0 || attempts[len(attempts)-1].Attempt < a.Attempt) {
 		attempts = append(attempts, *a)
