@@ -29,8 +29,8 @@ func NewCmdShow(f *Factory, runF func(context.Context, *ShowOptions) error) *cob
 		Short:             "Show one job",
 		Long: `Show everything known about one job.
 
--o json prints the job object that 'jobctl list -o json' lists; its fields
-are stable: id, type, operation, args, payload, load, status, node, key,
+-o json prints the job object that 'jobctl list -o json' lists, with its
+attempts added (see below); its fields are stable: id, type, operation, args, payload, load, status, node, key,
 parent_id, attempt, max_attempts, backoff, rollback, run_after, timeout,
 progress, progress_message, exit_code, message, version, creator,
 created_at, queued_at, started_at, finished_at, and dispatcher and
@@ -38,7 +38,15 @@ lease_term: the lease holder, and its term of the lease (as 'jobctl lease
 -o json' shows it), that the current attempt was started under; show adds
 children: the job's children as {id, type, status}, [] when it has none
 ('jobctl list --tree' shows whole families). The table form counts the
-children and lists them below the job. Exits 3 for an unknown id.`,
+children and lists them below the job.
+
+Every attempt the job made follows, oldest first: its node, start, end,
+exit code and how it ended (the status it left the job in, such as
+FINISHED, FAILED, RESTART or CANCELLED, and the message, such as why its
+node was given up on). The attempt running now comes last, with no end.
+In JSON they are the "attempts" array of objects with attempt, node,
+started_at, ended_at (null while it runs), exit_code, ending and message.
+Exits 3 for an unknown id.`,
 		Example: `  # a job, readable
   jobctl show 42
 
@@ -46,7 +54,10 @@ children and lists them below the job. Exits 3 for an unknown id.`,
   jobctl show 42 -o json | jq -r .status
 
   # the ids of its children that have not finished well
-  jobctl show 42 -o json | jq -r '.children[] | select(.status != "FINISHED") | .id'`,
+  jobctl show 42 -o json | jq -r '.children[] | select(.status != "FINISHED") | .id'
+
+  # the node of every attempt and how it ended
+  jobctl show 42 -o json | jq -r '.attempts[] | "\(.attempt) \(.node) \(.ending) \(.message)"'`,
 		Args: exactArgs(1, "a job id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, err := parseID(cmd, args[0])
@@ -72,7 +83,7 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 	if err != nil {
 		return err
 	}
-	j, err := store.JobGet(ctx, opts.ID)
+	j, attempts, err := engine.JobAttempts(ctx, store, opts.ID)
 	if err != nil {
 		return err
 	}
@@ -84,7 +95,9 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 		return err
 	}
 	if opts.Output.Format == formatJSON {
-		return writeJSON(opts.IO.Out, withChildren(j, children))
+		shown := withChildren(j, children)
+		shown.Attempts = attempts
+		return writeJSON(opts.IO.Out, shown)
 	}
 	ios, now := opts.IO, opts.Clock.Now()
 	kv := &keyValues{ios: ios}
@@ -135,6 +148,9 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 	}
 	kv.add("finished", timeValue(ios, now, j.FinishedAt))
 	if err := kv.render(); err != nil {
+		return err
+	}
+	if err := printAttempts(ios, now, j, attempts); err != nil {
 		return err
 	}
 	return renderChildren(ios, j.ID, children)

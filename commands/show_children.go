@@ -22,10 +22,12 @@ type shownChild struct {
 }
 
 // shownJob is the job show's -o json prints: the job object of 'list -o
-// json' and its children, [] for none.
+// json' with what only show reads: every attempt, and the children, []
+// for none.
 type shownJob struct {
 	*engine.Job
-	Children []shownChild `json:"children"`
+	Attempts []engine.Attempt `json:"attempts"`
+	Children []shownChild     `json:"children"`
 }
 
 // jobChildren reads the children of job id, oldest first.

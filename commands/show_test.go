@@ -59,7 +59,9 @@ created	%s
 queued	%s
 started	%s
 finished	%s
-`, j.ID, nano(&j.CreatedAt), nano(j.QueuedAt), nano(j.StartedAt), nano(j.FinishedAt))
+
+1	n1	%s	%s	3	FAILED	
+`, j.ID, nano(&j.CreatedAt), nano(j.QueuedAt), nano(j.StartedAt), nano(j.FinishedAt), nano(j.StartedAt), nano(j.FinishedAt))
 	if got := e.stdout.String(); got != want {
 		t.Errorf("show:\n%s\nwant:\n%s", got, want)
 	}

@@ -178,6 +178,10 @@ type TxStore interface {
 	// status and version, and a *TransitionError for a transition the state
 	// machine forbids.
 	JobUpdate(ctx context.Context, u JobUpdate) (*Job, error)
+	// JobAttemptList returns the ended attempts of job jobID, oldest first,
+	// as the store recorded them when each ended (see EndsAttempt); none
+	// for an unknown job.
+	JobAttemptList(ctx context.Context, jobID int64) ([]Attempt, error)
 
 	// ReservationList returns every node kept free for an oversized job,
 	// ordered by job id.

@@ -17,7 +17,7 @@ type JobUpdate struct {
 	To      Status
 
 	Node             *string  // "" clears the node
-	IncrementAttempt bool     // a new run starts
+	IncrementAttempt bool     // a new run starts, with no exit code yet (the last run's stays with its Attempt)
 	RebaseAttempts   bool     // a requeue: max attempts count again from the current attempt
 	ExitCode         *int     // set; ClearResult clears it
 	Message          *string  // why the job is in its new state

@@ -399,6 +399,9 @@ func (s *Store) JobPurge(ctx context.Context, p engine.JobPurgeParams) (int, err
 				return err
 			}
 			removed += int(n)
+			if err := s.purgeAttempts(ctx, tx, chunk); err != nil {
+				return err
+			}
 		}
 		return nil
 	})

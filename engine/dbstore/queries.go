@@ -93,6 +93,7 @@ var requiredQueries = []string{
 	qJobPurgeChildren, qJobPurgeChildrenOf, qJobPurgeDelete, qNodeRemove, qNodeJobsHeld, qReservationDeleteNode,
 	qJobUpdateMany,
 	qTypeLimitSet, qTypeLimitList, qTypeLimitDelete,
+	qJobAttemptList, qJobPurgeAttempts,
 }
 
 // loadQueries renders every query of the dialect: the .sql files are

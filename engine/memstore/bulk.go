@@ -114,6 +114,7 @@ func (s *Store) JobPurge(_ context.Context, p engine.JobPurgeParams) (int, error
 	for _, id := range doomed {
 		t.remove(id)
 		delete(s.logs, id)
+		delete(s.attempts, id)
 		s.reserved.drop(id)
 	}
 	return len(doomed), nil

@@ -268,7 +268,7 @@ func (tx *txStore) JobUpdate(_ context.Context, u engine.JobUpdate) (*engine.Job
 	switch {
 	case u.ExitCode != nil:
 		j.ExitCode = engine.Ptr(*u.ExitCode)
-	case u.ClearResult:
+	case u.ClearResult || u.IncrementAttempt:
 		j.ExitCode = nil
 	}
 	if u.Message != nil {
@@ -300,6 +300,7 @@ func (tx *txStore) JobUpdate(_ context.Context, u engine.JobUpdate) (*engine.Job
 	}
 	s.jobs.put(&j)
 	tx.onUndo(func() { s.jobs.put(old) })
+	tx.recordAttempt(old, &j)
 	tx.jobChanged(j.Status)
 	return cloneJob(&j), nil
 }

@@ -38,6 +38,9 @@ type Store struct {
 	// held whenever it is used.
 	direct txStore
 
+	// attempts are the ended attempts of each job; nil until one ends.
+	attempts attemptTable
+
 	// typeLimits by type; nil until the first is set.
 	typeLimits map[string]engine.TypeLimit
 }

@@ -14,7 +14,7 @@ UPDATE jobs SET
     attempt          = attempt + :attempt_increment,
     attempt_base     = CASE WHEN :rebase_attempts THEN attempt ELSE attempt_base END,
     exit_code        = CASE WHEN :set_exit_code THEN :exit_code
-                            WHEN :clear_result THEN NULL
+                            WHEN :clear_result OR :attempt_increment = 1 THEN NULL
                             ELSE exit_code END,
     message          = CASE WHEN :set_message THEN :message ELSE message END,
     run_after        = CASE WHEN :set_run_after THEN {{nowPlus ":run_after_seconds"}}

@@ -40,7 +40,7 @@ SET
     j.attempt_base     = CASE WHEN x.rebase_attempts THEN j.attempt ELSE j.attempt_base END,
     j.attempt          = j.attempt + CASE WHEN x.increment_attempt THEN 1 ELSE 0 END,
     j.exit_code        = CASE WHEN x.new_exit_code IS NOT NULL THEN x.new_exit_code
-                              WHEN x.clear_result THEN NULL
+                              WHEN x.clear_result OR x.increment_attempt THEN NULL
                               ELSE j.exit_code END,
     j.message          = COALESCE(x.new_message, j.message),
     j.run_after        = CASE WHEN x.run_after_seconds IS NOT NULL THEN {{nowPlus "x.run_after_seconds"}}

@@ -13,7 +13,7 @@ UPDATE jobs AS j SET
     attempt          = j.attempt + CASE WHEN x.increment_attempt THEN 1 ELSE 0 END,
     attempt_base     = CASE WHEN x.rebase_attempts THEN j.attempt ELSE j.attempt_base END,
     exit_code        = CASE WHEN x.new_exit_code IS NOT NULL THEN x.new_exit_code
-                            WHEN x.clear_result THEN NULL
+                            WHEN x.clear_result OR x.increment_attempt THEN NULL
                             ELSE j.exit_code END,
     message          = COALESCE(x.new_message, j.message),
     run_after        = CASE WHEN x.run_after_seconds IS NOT NULL THEN {{nowPlus "x.run_after_seconds"}}

@@ -13,7 +13,7 @@ UPDATE jobs SET
     attempt          = attempt + CASE WHEN x.increment_attempt THEN 1 ELSE 0 END,
     attempt_base     = CASE WHEN x.rebase_attempts THEN attempt ELSE attempt_base END,
     exit_code        = CASE WHEN x.new_exit_code IS NOT NULL THEN x.new_exit_code
-                            WHEN x.clear_result THEN NULL
+                            WHEN x.clear_result OR x.increment_attempt THEN NULL
                             ELSE exit_code END,
     message          = COALESCE(x.new_message, message),
     run_after        = CASE WHEN x.run_after_seconds IS NOT NULL THEN {{nowPlus "x.run_after_seconds"}}

@@ -1,0 +1,44 @@
+package commands
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/jobctl/jobctl/engine"
+)
+
+// printAttempts follows show's key-value block with one row per attempt,
+// after a blank line: under a header on a terminal, with ages; piped, tab
+// separated with RFC 3339 times, as every piped table. The attempt running
+// now shows the job's status where an ended one shows its ending.
+func printAttempts(ios *IOStreams, now time.Time, j *engine.Job, attempts []engine.Attempt) error {
+	if len(attempts) == 0 {
+		return nil
+	}
+	if _, err := fmt.Fprintln(ios.Out); err != nil {
+		return err
+	}
+	p := newPalette(ios)
+	t := newTable(ios, "ATTEMPT", "NODE", "STARTED", "ENDED", "EXIT", "ENDING", "MESSAGE")
+	for _, a := range attempts {
+		ending := statusCell(p, a.Ending)
+		if a.EndedAt == nil {
+			ending = statusCell(p, j.Status)
+		}
+		t.addRow(fmt.Sprint(a.Attempt), a.Node, attemptTime(ios, now, a.StartedAt), attemptTime(ios, now, a.EndedAt),
+			optionalInt(a.ExitCode), ending, a.Message)
+	}
+	return t.render()
+}
+
+// attemptTime is a time in the attempts table: "5m ago" on a terminal,
+// RFC 3339 in UTC with its fraction for scripts, as show's other times.
+func attemptTime(ios *IOStreams, now time.Time, t *time.Time) string {
+	if t == nil || t.IsZero() {
+		return ""
+	}
+	if !ios.OutIsTerminal {
+		return t.UTC().Format(time.RFC3339Nano)
+	}
+	return age(now.Sub(*t)) + " ago"
+}

@@ -1,0 +1,59 @@
+package dbstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/jobctl/jobctl/engine"
+)
+
+// qJobAttemptList reads the rows the trigger of migration 009 writes when
+// an attempt ends; qJobPurgeAttempts removes those of purged jobs.
+const (
+	qJobAttemptList   = "job_attempt_list"
+	qJobPurgeAttempts = "job_purge_attempts"
+)
+
+type attemptRow struct {
+	Attempt   int           `db:"attempt"`
+	Node      string        `db:"node"`
+	StartedAt dbTime        `db:"started_at"`
+	EndedAt   dbTime        `db:"ended_at"`
+	ExitCode  sql.NullInt64 `db:"exit_code"`
+	Ending    string        `db:"ending"`
+	Message   string        `db:"message"`
+}
+
+// JobAttemptList returns the ended attempts of a job, oldest first; see
+// engine.TxStore.
+func (s *Store) JobAttemptList(ctx context.Context, jobID int64) ([]engine.Attempt, error) {
+	var rows []attemptRow
+	if err := s.selectRows(ctx, s.q, &rows, qJobAttemptList, args{"job_id": jobID}, false); err != nil {
+		return nil, fmt.Errorf("list the attempts of job %d: %w", jobID, err)
+	}
+	out := make([]engine.Attempt, len(rows))
+	for i, r := range rows {
+		out[i] = engine.Attempt{
+			JobID: jobID, Attempt: r.Attempt, Node: r.Node, StartedAt: r.StartedAt.ptr(), EndedAt: r.EndedAt.ptr(),
+			Ending: engine.Status(r.Ending), Message: r.Message,
+		}
+		if r.ExitCode.Valid {
+			out[i].ExitCode = engine.Ptr(int(r.ExitCode.Int64))
+		}
+	}
+	return out, nil
+}
+
+// purgeAttempts removes the attempts of the jobs of ids that a purge has
+// just deleted, in its transaction.
+func (s *Store) purgeAttempts(ctx context.Context, tx *sqlx.Tx, ids []int64) error {
+	query, params, err := s.bind(tx, qJobPurgeAttempts, args{"ids": ids}, true)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, query, params...)
+	return err
+}

@@ -1,0 +1,2 @@
+DROP TRIGGER jobs_record_attempt;
+DROP TABLE job_attempts;

@@ -1,0 +1,6 @@
+-- The attempts of the jobs job_purge_delete just removed. job_attempts has
+-- no foreign key, whose check would cost every ended attempt a lookup of
+-- its job; a job the delete kept (requeued meanwhile) keeps its attempts.
+DELETE FROM job_attempts
+WHERE job_id IN (:ids)
+  AND NOT EXISTS (SELECT 1 FROM jobs WHERE jobs.id = job_attempts.job_id)
