@@ -33,12 +33,19 @@ func NewCmdShow(f *Factory, runF func(context.Context, *ShowOptions) error) *cob
 are stable: id, type, operation, args, payload, load, status, node, key,
 parent_id, attempt, max_attempts, backoff, rollback, run_after, timeout,
 progress, progress_message, exit_code, message, version, creator,
-created_at, queued_at, started_at, finished_at, and dispatcher and
+created_at, queued_at, started_at, finished_at, rollback_type,
+rollback_job_id (the rollback job made after the job's final failure),
+rollback_of (on a rollback job, the job it undoes), key_position (its place
+in its key's order; null: its own id), double_fault (its rollback job
+failed), and dispatcher and
 lease_term: the lease holder, and its term of the lease (as 'jobctl lease
 -o json' shows it), that the current attempt was started under. Exits 3
 for an unknown id.`,
 		Example: `  # a job, readable
   jobctl show 42
+
+  # whether a failed job's rollback failed too
+  jobctl show 42 -o json | jq .double_fault
 
   # its status, in a script
   jobctl show 42 -o json | jq -r .status`,
@@ -69,6 +76,9 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 	}
 	j, err := store.JobGet(ctx, opts.ID)
 	if err != nil {
+		return err
+	}
+	if err := engine.MarkDoubleFaults(ctx, store, []*engine.Job{j}); err != nil {
 		return err
 	}
 	switch {
@@ -105,6 +115,9 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 	}
 	if j.ParentID != nil {
 		kv.add("parent", fmt.Sprint(*j.ParentID))
+	}
+	if err := addRollbackLines(ctx, store, kv, j); err != nil {
+		return err
 	}
 	if opts.Output.wide() {
 		kv.add("payload", string(j.Payload))

@@ -44,7 +44,10 @@ type Job struct {
 	RollbackOf    *int64 `json:"rollback_of"`
 	// KeyPosition is the job's place in its key's order; nil is its own
 	// id (Job.KeyPlace).
-	KeyPosition     *int64     `json:"key_position"`
+	KeyPosition *int64 `json:"key_position"`
+	// DoubleFault: the job's rollback job ended FAILED. It is derived, not
+	// stored: MarkDoubleFaults fills it in from the rollback jobs.
+	DoubleFault     bool       `json:"double_fault"`
 	RunAfter        *time.Time `json:"run_after"`
 	Timeout         Duration   `json:"timeout"`
 	Progress        int        `json:"progress"`

@@ -149,3 +149,23 @@ func SpawnRollbacks(ctx context.Context, s Store) ([]*Job, error) {
 	}
 	return created, errors.Join(errs...)
 }
+
+// MarkDoubleFaults sets DoubleFault on each job whose rollback job ended
+// FAILED, reading those rollback jobs from s. A rollback job that is gone
+// (pruned) counts as none.
+func MarkDoubleFaults(ctx context.Context, s TxStore, jobs []*Job) error {
+	for _, j := range jobs {
+		if j.RollbackJobID == nil {
+			continue
+		}
+		r, err := s.JobGet(ctx, *j.RollbackJobID)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			continue
+		case err != nil:
+			return err
+		}
+		j.DoubleFault = r.Status == StatusFailed
+	}
+	return nil
+}
