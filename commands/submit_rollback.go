@@ -21,7 +21,7 @@ func checkRollbackFlags(cmd *cobra.Command, opts *SubmitOptions) error {
 			return usageErrorf(cmd, "invalid --rollback-type: %s", problem)
 		}
 	}
-	if cmd.Flags().Changed("rollback") {
+	if opts.Rollback != "" {
 		if _, err := engine.RollbackArgs(opts.Rollback); err != nil {
 			return usageErrorf(cmd, "invalid --rollback: %v", err)
 		}
