@@ -53,8 +53,9 @@ func TestSubmitBatchRollback(t *testing.T) {
 		t.Fatalf("batch printed %q", ids)
 	}
 	var first, second int64
-	fmt.Sscan(ids[0], &first)
-	fmt.Sscan(ids[1], &second)
+	if _, err := fmt.Sscan(ids[0]+" "+ids[1], &first, &second); err != nil {
+		t.Fatal(err)
+	}
 	if j := e.get(t, first); j.Rollback != "undo 'it'" || j.RollbackType != "cleanup" {
 		t.Errorf("line 1: rollback %q type %q", j.Rollback, j.RollbackType)
 	}
