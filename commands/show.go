@@ -122,7 +122,6 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 	if opts.Output.wide() {
 		kv.add("payload", string(j.Payload))
 		kv.add("backoff", time.Duration(j.Backoff).String())
-		kv.add("rollback", j.Rollback)
 		kv.add("version", fmt.Sprint(j.Version))
 	}
 	kv.add("timeout", time.Duration(j.Timeout).String())
