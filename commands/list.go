@@ -267,6 +267,9 @@ func listPage(ctx context.Context, opts *ListOptions, store engine.Store) ([]*en
 // matching jobs, the creation window included.
 func listJobs(ctx context.Context, opts *ListOptions, store engine.Store) ([]*engine.Job, error) {
 	jobs, err := store.JobList(ctx, opts.Filter)
+	if err == nil && opts.Output.Format == formatJSON {
+		err = engine.MarkDoubleFaults(ctx, store, jobs)
+	}
 	opts.Sort.apply(jobs)
 	return jobs, err
 }
