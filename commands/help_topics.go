@@ -110,13 +110,14 @@ through its node, with jobctl itself:
   jobctl progress N [MESSAGE]      report progress, as a jobctl:progress
                                    line does
   jobctl wait --children           wait until every child has ended; exit
-                                   0, 4 or 5 as 'jobctl wait'
+                                   0, 4 or 5 as 'jobctl wait'; the job is
+                                   WAITING meanwhile and holds no load
 
 Any other jobctl command inside a job fails (exit 1): a job has no
 database access. These three use the node only when neither --db nor
 JOBCTL_DB is given; outside a job they are usage errors (exit 2).
 The node serves them under /v1/jobs/$JOBCTL_JOB_ID/ on its endpoint
-(POST progress, POST children, GET children), with the header
+(POST progress, POST children, GET children, POST wait), with the header
 "Authorization: Bearer $JOBCTL_JOB_TOKEN".
 
 Output. stdout and stderr are the job's log ('jobctl logs ID [-f]'), kept

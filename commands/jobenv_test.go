@@ -56,6 +56,22 @@ func (j fakeRunningJob) Children(context.Context) ([]endpoint.Child, error) {
 	return out, nil
 }
 
+// WaitChildren answers at once when every child has ended, else once the
+// timeout passes.
+func (j fakeRunningJob) WaitChildren(ctx context.Context, timeout time.Duration) (endpoint.ChildrenWaited, error) {
+	children, _ := j.Children(ctx)
+	if !slices.ContainsFunc(children, func(c endpoint.Child) bool { return !c.Status.Terminal() }) {
+		return endpoint.ChildrenWaited{Ended: true, Children: children}, nil
+	}
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	<-ctx.Done()
+	return endpoint.ChildrenWaited{Children: children}, nil
+}
+
 // inJob is a factory for a command run inside job 5, whose node is node,
 // without a database.
 func inJob(t *testing.T, node *fakeNode) (*testEnv, func(args ...string) error) {

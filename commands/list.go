@@ -29,6 +29,7 @@ type ListOptions struct {
 	Filter   engine.JobListParams // --since and --until are its CreatedAfter and CreatedBefore
 	Sort     jobSort              // how the rows are ordered; zero: by id
 	Watch    bool
+	Tree     bool          // families: children indented below their parents
 	Interval time.Duration // how often -w polls
 	Output   outputOptions
 }
@@ -68,7 +69,9 @@ CANCELLING, FINISHED, WARNING, FAILED, CANCELLED, DELETED (any case).
 rollback job (submit --rollback) failed as well.
 
 With -w the listing stays open and prints each job again when it changes,
-until interrupted; -o json then prints one JSON object per line.`,
+until interrupted; -o json then prints one JSON object per line.
+
+` + listTreeHelp,
 		Example: `  # failed jobs whose rollback failed too
   jobctl list --double-fault
 
@@ -91,7 +94,7 @@ until interrupted; -o json then prints one JSON object per line.`,
   jobctl list --state running --jq '.[] | "\(.id) \(.node)"'
 
   # follow changes on one node
-  jobctl list --node worker-3 -w`,
+  jobctl list --node worker-3 -w` + listTreeExample,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := parseStates(states)
@@ -130,6 +133,9 @@ until interrupted; -o json then prints one JSON object per line.`,
 			if err := opts.Output.check(cmd); err != nil {
 				return err
 			}
+			if err := checkTree(cmd, opts); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -148,6 +154,7 @@ until interrupted; -o json then prints one JSON object per line.`,
 	fl.StringVar(&untilText, "until", "", "only jobs created at or before this `TIME` (as --since)")
 	fl.BoolVar(&opts.Filter.DoubleFault, "double-fault", false, "only jobs whose rollback job failed too")
 	fl.BoolVarP(&opts.Watch, "watch", "w", false, "keep printing jobs as they change, until interrupted")
+	addTreeFlag(cmd, opts)
 	addOutputFlags(cmd, &opts.Output, true)
 	_ = cmd.RegisterFlagCompletionFunc("sort", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		var names []string
@@ -221,7 +228,12 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 	if opts.Watch {
 		return watchJobs(ctx, opts, store, jobs, note)
 	}
-	if err := printJobs(opts.IO, opts.Output, opts.Clock.Now(), jobs, true); err != nil {
+	if opts.Tree {
+		err = printTree(opts, jobs)
+	} else {
+		err = printJobs(opts.IO, opts.Output, opts.Clock.Now(), jobs, true)
+	}
+	if err != nil {
 		return err
 	}
 	note()

@@ -83,6 +83,7 @@ job ended FAILED, CANCELLED or DELETED, 5 timed out waiting.`,
 		NewCmdWait(f, nil),
 		NewCmdProgress(f, nil),
 		NewCmdSchedules(f),
+		NewCmdWorkflow(f),
 	)
 	inGroup(groupJobs, newVerbCmds(f, nil)...)
 	inGroup(groupCluster,

@@ -39,8 +39,10 @@ rollback_of (on a rollback job, the job it undoes), key_position (its place
 in its key's order; null: its own id), double_fault (its rollback job
 failed), and dispatcher and
 lease_term: the lease holder, and its term of the lease (as 'jobctl lease
--o json' shows it), that the current attempt was started under. Exits 3
-for an unknown id.`,
+-o json' shows it), that the current attempt was started under; show adds
+children: the job's children as {id, type, status}, [] when it has none
+('jobctl list --tree' shows whole families). The table form counts the
+children and lists them below the job. Exits 3 for an unknown id.`,
 		Example: `  # a job, readable
   jobctl show 42
 
@@ -48,7 +50,10 @@ for an unknown id.`,
   jobctl show 42 -o json | jq .double_fault
 
   # its status, in a script
-  jobctl show 42 -o json | jq -r .status`,
+  jobctl show 42 -o json | jq -r .status
+
+  # the ids of its children that have not finished well
+  jobctl show 42 -o json | jq -r '.children[] | select(.status != "FINISHED") | .id'`,
 		Args: exactArgs(1, "a job id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, err := parseID(cmd, args[0])
@@ -78,14 +83,18 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 	if err != nil {
 		return err
 	}
+	if opts.Output.Quiet {
+		return printIDs(opts.IO, []*engine.Job{j})
+	}
+	children, err := jobChildren(ctx, store, j.ID)
+	if err != nil {
+		return err
+	}
 	if err := engine.MarkDoubleFaults(ctx, store, []*engine.Job{j}); err != nil {
 		return err
 	}
-	switch {
-	case opts.Output.Quiet:
-		return printIDs(opts.IO, []*engine.Job{j})
-	case opts.Output.Format == formatJSON:
-		return writeJSON(opts.IO.Out, j)
+	if opts.Output.Format == formatJSON {
+		return writeJSON(opts.IO.Out, withChildren(j, children))
 	}
 	ios, now := opts.IO, opts.Clock.Now()
 	kv := &keyValues{ios: ios}
@@ -119,6 +128,7 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 	if err := addRollbackLines(ctx, store, kv, j); err != nil {
 		return err
 	}
+	addChildrenRow(kv, children)
 	if opts.Output.wide() {
 		kv.add("payload", string(j.Payload))
 		kv.add("backoff", time.Duration(j.Backoff).String())
@@ -136,7 +146,10 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 		kv.add("dispatched by", fmt.Sprintf("%s (lease term %d)", j.Dispatcher, j.LeaseTerm))
 	}
 	kv.add("finished", timeValue(ios, now, j.FinishedAt))
-	return kv.render()
+	if err := kv.render(); err != nil {
+		return err
+	}
+	return renderChildren(ios, j.ID, children)
 }
 
 func progressValue(j *engine.Job) string {

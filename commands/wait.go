@@ -60,7 +60,11 @@ a terminal.
 
 Inside a job, --children waits until every child of that job has ended
 (those submitted with 'jobctl submit --child'), with the same exit codes;
-it asks the job's node, as a job has no database.`,
+it asks the job's node, as a job has no database. Meanwhile the job is
+WAITING: its process goes on, but it holds no load, so its children can
+run even on a node the parent alone fills. It is RUNNING again once the
+children have ended (or --timeout passed). A job with no children returns
+at once.`,
 		Example: `  # wait for two jobs
   jobctl wait 41 42
 
@@ -297,16 +301,45 @@ func waitChildrenInStore(ctx context.Context, opts *WaitOptions) error {
 	return waitRun(ctx, &waitOpts)
 }
 
-// waitChildrenViaNode is wait --children through the job's node: it asks
-// for the children's states until all have ended.
+// waitAnswerMargin is how long past --timeout wait --children gives the
+// node to answer, which it does when the timeout passes.
+const waitAnswerMargin = 30 * time.Second
+
+// waitChildrenViaNode is wait --children through the job's node: the node
+// holds the job WAITING (its load released) until every child has ended,
+// or --timeout passes, and answers with the children's states. A node
+// without that wait is asked for the children's states until all ended.
 func waitChildrenViaNode(ctx context.Context, opts *WaitOptions) error {
+	client := opts.Job.Client()
+	answerCtx := ctx
+	if opts.Timeout > 0 {
+		var cancel context.CancelFunc
+		answerCtx, cancel = context.WithTimeout(ctx, opts.Timeout+waitAnswerMargin)
+		defer cancel()
+	}
+	waited, err := client.WaitChildren(answerCtx, opts.Timeout)
+	if errors.Is(err, endpoint.ErrNoWait) {
+		return pollChildrenViaNode(ctx, opts, client)
+	}
+	timedOut := err == nil && !waited.Ended
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		err, timedOut = nil, true
+	}
+	if err != nil {
+		return err
+	}
+	return childrenWaited(opts, waited.Children, timedOut)
+}
+
+// pollChildrenViaNode is wait --children through a node that can only
+// tell the children's states: it asks until all have ended.
+func pollChildrenViaNode(ctx context.Context, opts *WaitOptions, client *endpoint.JobClient) error {
 	waitCtx := ctx
 	if opts.Timeout > 0 {
 		var cancel context.CancelFunc
 		waitCtx, cancel = context.WithTimeout(ctx, opts.Timeout)
 		defer cancel()
 	}
-	client := opts.Job.Client()
 	var children []endpoint.Child
 	var err error
 	for interval := waitFirstPoll; ; interval = min(interval*3/2, waitMaxPoll) {
@@ -326,6 +359,11 @@ func waitChildrenViaNode(ctx context.Context, opts *WaitOptions) error {
 	if err != nil && !timedOut {
 		return err
 	}
+	return childrenWaited(opts, children, timedOut)
+}
+
+// childrenWaited prints the children's states and says how the wait went.
+func childrenWaited(opts *WaitOptions, children []endpoint.Child, timedOut bool) error {
 	slices.SortFunc(children, func(a, b endpoint.Child) int { return cmp.Compare(a.ID, b.ID) })
 	if err := printChildren(opts.IO, opts.Output, children); err != nil {
 		return err

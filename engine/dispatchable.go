@@ -25,9 +25,15 @@ type Hold struct {
 	Key           string    `json:"key,omitempty"`        // HoldKey: the key
 	BlockedBy     int64     `json:"blocked_by,omitempty"` // HoldKey: the job it waits behind
 	BlockerStatus Status    `json:"blocker_status,omitempty"`
+	BlockerType   string    `json:"blocker_type,omitempty"` // HoldKey: the type of the job it waits behind
 	// RollbackPending (HoldKey): the job waited behind failed finally and
 	// its rollback job is yet to be created.
 	RollbackPending bool `json:"rollback_pending,omitempty"`
+	// Children and ChildrenEnded: HoldStatus of a WAITING job, how many
+	// children it waits for and how many of them have ended (set by
+	// whoever reads them; DispatchHold does not).
+	Children      int `json:"children,omitempty"`
+	ChildrenEnded int `json:"children_ended,omitempty"`
 }
 
 // Dispatchable reports whether nothing holds the job back.
@@ -44,6 +50,15 @@ func (h Hold) Reason(now time.Time) string {
 		if h.RollbackPending {
 			return fmt.Sprintf("waiting for the rollback of job %d of key %q (%s)", h.BlockedBy, h.Key, h.BlockerStatus)
 		}
+		if root, ok := WorkflowKeyRoot(h.Key); ok {
+			// A workflow's jobs share its key: a step waits for the
+			// operation it judges, an operation for the step that made it.
+			what := "operation"
+			if h.BlockerType == TypeWorkflow {
+				what = "step"
+			}
+			return fmt.Sprintf("waiting for %s %d of workflow %d to end (%s)", what, h.BlockedBy, root, h.BlockerStatus)
+		}
 		return fmt.Sprintf("waiting behind job %d of key %q (%s)", h.BlockedBy, h.Key, h.BlockerStatus)
 	}
 	switch {
@@ -51,6 +66,9 @@ func (h Hold) Reason(now time.Time) string {
 		return "held: created with --hold; 'jobctl release' lets it run"
 	case h.Status == StatusPaused:
 		return "paused: 'jobctl resume' lets it continue"
+	case h.Status == StatusWaiting:
+		// Its process runs on; it holds no load on its node until it runs again.
+		return fmt.Sprintf("waiting for its children: %d of %d ended", h.ChildrenEnded, h.Children)
 	case h.Status.Terminal():
 		return fmt.Sprintf("ended %s: 'jobctl requeue' runs it again", h.Status)
 	}
@@ -96,7 +114,7 @@ func DispatchHold(job *Job, now time.Time, keyJobs []*Job) Hold {
 		}
 	}
 	if blocker != nil {
-		return Hold{Kind: HoldKey, Key: job.Key, BlockedBy: blocker.ID, BlockerStatus: blocker.Status,
+		return Hold{Kind: HoldKey, Key: job.Key, BlockedBy: blocker.ID, BlockerStatus: blocker.Status, BlockerType: blocker.Type,
 			RollbackPending: blocker.RollbackPending()}
 	}
 	return Hold{}

@@ -30,6 +30,7 @@ func TestDispatchHold(t *testing.T) {
 		{"paused", job(1, StatusPaused, ""), nil, HoldStatus, 0, "paused"},
 		{"running", job(1, StatusRunning, ""), nil, HoldStatus, 0, "already handed to a node"},
 		{"ended", job(1, StatusFailed, ""), nil, HoldStatus, 0, "ended FAILED"},
+		{"waiting", job(1, StatusWaiting, ""), nil, HoldStatus, 0, "waiting for its children: 0 of 0 ended"},
 		{"starts later", &Job{ID: 1, Status: StatusQueued, RunAfter: &later}, nil, HoldRunAfter, 0, "starts in 1m30s"},
 		{"start passed", &Job{ID: 1, Status: StatusQueued, RunAfter: &earlier}, nil, HoldNone, 0, ""},
 		{"earlier unfinished of key", job(5, StatusQueued, "k"), []*Job{job(3, StatusQueued, "k")}, HoldKey, 3, `waiting behind job 3 of key "k"`},

@@ -71,6 +71,9 @@ type Dispatcher struct {
 	// long: the last round read a full first page of the status, so the
 	// queue is likely long (JobDispatchableParams.Long). Guarded by mu.
 	long map[engine.Status]bool
+	// quiet are silent nodes found with no job left to recover, by the
+	// last-seen time they had then (recoverSilentNodes). Guarded by mu.
+	quiet map[string]time.Time
 
 	// mu keeps rounds one at a time: they share the selector's rotation.
 	mu sync.Mutex
@@ -84,6 +87,7 @@ func NewDispatcher(store engine.Store, offerer Offerer, selector placement.Selec
 		pageSize: DefaultPageSize,
 		summary:  NewSummaryLog(log, clock, DefaultSummaryInterval),
 		long:     map[engine.Status]bool{},
+		quiet:    map[string]time.Time{},
 	}
 }
 

@@ -88,6 +88,9 @@ func Explain(ctx context.Context, store engine.Store, jobID int64, selector plac
 	if err != nil {
 		return nil, err
 	}
+	if err := countChildren(ctx, store, job, &hold); err != nil {
+		return nil, err
+	}
 	c, _, _, err := loadCluster(ctx, store)
 	if err != nil {
 		return nil, err
@@ -128,6 +131,24 @@ func Explain(ctx context.Context, store engine.Store, jobID int64, selector plac
 	}
 	e.Conclusion = conclude(e)
 	return e, nil
+}
+
+// countChildren fills in the children a WAITING job waits for.
+func countChildren(ctx context.Context, store engine.Store, job *engine.Job, hold *engine.Hold) error {
+	if job.Status != engine.StatusWaiting {
+		return nil
+	}
+	children, err := store.JobList(ctx, engine.JobListParams{ParentID: &job.ID, Brief: true})
+	if err != nil {
+		return err
+	}
+	hold.Children = len(children)
+	for _, c := range children {
+		if c.Status.Terminal() {
+			hold.ChildrenEnded++
+		}
+	}
+	return nil
 }
 
 // parentRule says how a job's parent changes where it may run.

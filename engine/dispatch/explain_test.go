@@ -114,6 +114,27 @@ func TestExplainSaysWhyAJobIsNotDispatchable(t *testing.T) {
 	if e := explain(t, s, head.ID); e.Conclusion != "not dispatched: already handed to a node (RUNNING)" {
 		t.Errorf("running job: conclusion %q", e.Conclusion)
 	}
+	// A parent waiting for its children says how far they are.
+	running := jobOf(t, s, head.ID)
+	if _, err := s.JobUpdate(ctx, engine.JobUpdate{ID: running.ID, From: running.Status, Version: running.Version, To: engine.StatusWaiting}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		c, err := s.JobInsert(ctx, engine.JobInsertParams{Type: engine.TypeSleep, Load: 1, MaxAttempts: 1,
+			Status: engine.StatusInstantiated, ParentID: &running.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i < 2 {
+			if _, err := engine.ApplyVerb(ctx, s, c.ID, engine.VerbCancel); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	e := explain(t, s, head.ID)
+	if e.Conclusion != "not dispatched: waiting for its children: 2 of 3 ended" || e.Hold.Children != 3 || e.Hold.ChildrenEnded != 2 {
+		t.Errorf("waiting parent: conclusion %q, hold %+v", e.Conclusion, e.Hold)
+	}
 }
 
 func TestExplainRanksNodesAndNamesTheKeptNode(t *testing.T) {

@@ -59,7 +59,13 @@ func (r *round) recoverSilentNodes() error {
 	}
 	var now time.Time
 	for _, n := range r.nodes {
-		if n.Running == 0 {
+		// A node's running count leaves out the jobs that wait for their
+		// children (they hold no load), so a node with none running may
+		// still have some to recover. It is looked at once per silence:
+		// a silent node takes on no job, and speaking ends its silence.
+		if n.Running > 0 {
+			delete(r.quiet, n.Name)
+		} else if seen, ok := r.quiet[n.Name]; ok && seen.Equal(n.LastSeen) {
 			continue
 		}
 		if now.IsZero() {
@@ -81,6 +87,10 @@ func (r *round) recoverSilentNodes() error {
 		if err != nil {
 			return err
 		}
+		if len(jobs) == 0 {
+			r.quiet[n.Name] = n.LastSeen
+			continue
+		}
 		silent := now.Sub(n.LastSeen).Round(time.Millisecond)
 		us := make([]engine.JobUpdate, len(jobs))
 		for i, job := range jobs {
@@ -95,6 +105,9 @@ func (r *round) recoverSilentNodes() error {
 				r.log.Warn("recovered job of silent node", "job", us[i].ID, "from", n.Name, "status", us[i].To,
 					"silent", silent, "node_lease", n.LeaseOf())
 				r.stats.Recovered++
+				if err := engine.CancelChildrenOfRestart(r.ctx, r.Dispatcher.store, us[i]); err != nil {
+					r.log.Warn("cannot cancel the children of a recovered job", "job", us[i].ID, "err", err)
+				}
 			}
 		}
 		n.Load, n.Running = 0, 0

@@ -253,3 +253,46 @@ func TestANodeThatSpokeSinceTheRoundReadItKeepsItsJobs(t *testing.T) {
 		t.Fatalf("job is %s on %q attempt %d, want left RUNNING on dead", j.Status, j.Node, j.Attempt)
 	}
 }
+
+// A node whose only job waits for its children runs nothing that holds
+// load; its silence still gives that job back, and the children of the
+// attempt it waited for are cancelled: the next attempt makes its own.
+func TestSilentNodesWaitingParentRestartsWithItsChildrenCancelled(t *testing.T) {
+	t.Parallel()
+	l := newLeaseSetup(t)
+	ctx := context.Background()
+	if !l.holder.Renew(ctx) {
+		t.Fatal("no lease")
+	}
+	waiting, err := l.store.JobUpdate(ctx, engine.JobUpdate{ID: l.running.ID, From: engine.StatusRunning,
+		Version: l.running.Version, To: engine.StatusWaiting})
+	if err != nil {
+		t.Fatal(err)
+	}
+	child, err := l.store.JobInsert(ctx, engine.JobInsertParams{Type: engine.TypeSleep, Load: 1, MaxAttempts: 1,
+		Status: engine.StatusInstantiated, ParentID: &waiting.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.advance(t, deadLease+engine.NodeLeaseMargin/2)
+	if stats := l.round(t); stats.Recovered != 0 {
+		t.Fatalf("recovered %d jobs of a node silent for less than its lease and margin", stats.Recovered)
+	}
+	// Heartbeats have marked it OFFLINE by now: nothing is placed there.
+	if err := l.store.NodeSetState(ctx, "dead", engine.NodeOffline); err != nil {
+		t.Fatal(err)
+	}
+	l.advance(t, engine.NodeLeaseMargin)
+	if stats := l.round(t); stats.Recovered != 1 {
+		t.Fatalf("recovered %d jobs, want the waiting parent of the silent node", stats.Recovered)
+	}
+	if j := jobOf(t, l.store, waiting.ID); j.Node == "dead" || j.Status == engine.StatusWaiting {
+		t.Errorf("the parent is %s on %q, want taken from dead", j.Status, j.Node)
+	}
+	if c := jobOf(t, l.store, child.ID); c.Status != engine.StatusCancelled {
+		t.Errorf("the child of the lost attempt is %s, want CANCELLED", c.Status)
+	}
+	if stats := l.round(t); stats.Recovered != 0 {
+		t.Errorf("a later round recovered %d more jobs", stats.Recovered)
+	}
+}

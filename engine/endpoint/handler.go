@@ -32,6 +32,9 @@ type Health struct {
 	Accepting bool    `json:"accepting"`
 	Load      float64 `json:"load"`
 	Running   int     `json:"running"`
+	// Waiting counts the jobs that wait for their children: they are in
+	// neither Load nor Running.
+	Waiting int `json:"waiting,omitempty"`
 }
 
 // HandlerConfig is what the endpoint serves.

@@ -21,6 +21,13 @@ import (
 //	POST /v1/jobs/{id}/progress  {"percent": 40, "message": "half"}   → 204
 //	POST /v1/jobs/{id}/children  {"type": "exec", "args": ["true"]}   → 201 {"id": 43, "offered": true}
 //	GET  /v1/jobs/{id}/children                                       → 200 {"children": [{"id": 43, "status": "RUNNING"}]}
+//	POST /v1/jobs/{id}/wait      {"timeout": "10m"}                   → 200 {"ended": true, "children": [...]}
+//
+// A wait answers once every child of the job has ended, or when its
+// timeout ("" waits as long as it takes) passes first ("ended": false);
+// meanwhile the job is WAITING and holds no load on its node. Sending it
+// again, say after a lost connection, is safe: the job waits until the
+// last of its waits is over.
 //
 // Errors are one line of JSON, {"error": "..."}: 401 no, bad or expired
 // token; 403 another job's id, or a child the job may not submit; 400 bad
@@ -55,6 +62,10 @@ type RunningJob interface {
 	SubmitChild(ctx context.Context, r engine.SubmitRequest) (ChildSubmitted, error)
 	// Children lists the job's children.
 	Children(ctx context.Context) ([]Child, error)
+	// WaitChildren returns once every child of the job has ended, or once
+	// timeout (0: none) or ctx ends first, with Ended false; the job is
+	// WAITING meanwhile. A job being cancelled cannot wait: 409.
+	WaitChildren(ctx context.Context, timeout time.Duration) (ChildrenWaited, error)
 }
 
 // JobAPIError is an answer of the job API other than success: its status
@@ -171,6 +182,19 @@ type Child struct {
 	Status engine.Status `json:"status"`
 }
 
+// WaitRequest is the body of POST /v1/jobs/{id}/wait.
+type WaitRequest struct {
+	// Timeout, a Go duration, bounds the wait; "" waits as long as it takes.
+	Timeout string `json:"timeout,omitempty"`
+}
+
+// ChildrenWaited answers POST /v1/jobs/{id}/wait.
+type ChildrenWaited struct {
+	// Ended reports that every child has ended; false, the timeout passed first.
+	Ended    bool    `json:"ended"`
+	Children []Child `json:"children"`
+}
+
 // childrenAnswer answers GET /v1/jobs/{id}/children.
 type childrenAnswer struct {
 	Children []Child `json:"children"`
@@ -182,6 +206,7 @@ func registerJobAPI(mux *http.ServeMux, api JobAPI) {
 	mux.HandleFunc("POST /v1/jobs/{id}/progress", h.authorized(h.progress))
 	mux.HandleFunc("POST /v1/jobs/{id}/children", h.authorized(h.submitChild))
 	mux.HandleFunc("GET /v1/jobs/{id}/children", h.authorized(h.children))
+	mux.HandleFunc("POST /v1/jobs/{id}/wait", h.authorized(h.wait))
 }
 
 type jobAPIHandler struct {
@@ -260,6 +285,30 @@ func (h jobAPIHandler) children(w http.ResponseWriter, r *http.Request, job Runn
 		children = []Child{}
 	}
 	writeJSON(w, http.StatusOK, childrenAnswer{Children: children})
+}
+
+func (h jobAPIHandler) wait(w http.ResponseWriter, r *http.Request, job RunningJob) {
+	var req WaitRequest
+	if !decodeJobBody(w, r, maxProgressBytes, &req) {
+		return
+	}
+	var timeout time.Duration
+	if req.Timeout != "" {
+		var err error
+		if timeout, err = time.ParseDuration(req.Timeout); err != nil || timeout < 0 {
+			writeJobError(w, &JobAPIError{Status: http.StatusBadRequest, Message: fmt.Sprintf("timeout %q is not a duration of zero or more", req.Timeout)})
+			return
+		}
+	}
+	waited, err := job.WaitChildren(r.Context(), timeout)
+	if err != nil {
+		writeJobError(w, err)
+		return
+	}
+	if waited.Children == nil {
+		waited.Children = []Child{}
+	}
+	writeJSON(w, http.StatusOK, waited)
 }
 
 // decodeJobBody reads one JSON object of at most limit bytes into v, or

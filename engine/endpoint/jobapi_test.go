@@ -23,6 +23,8 @@ type fakeJobs struct {
 	children map[int64][]engine.SubmitRequest
 	starting int   // answer this many requests with "still starting"
 	failWith error // SubmitChild's error, when set
+	// waitTimeouts are the timeouts waits were asked for.
+	waitTimeouts []time.Duration
 }
 
 func newFakeJobs() *fakeJobs {
@@ -82,6 +84,22 @@ func (j fakeJob) Children(context.Context) ([]Child, error) {
 		out = append(out, Child{ID: 101 + int64(i), Status: engine.StatusQueued})
 	}
 	return out, nil
+}
+
+// WaitChildren answers at once: the fake's children never end, so the
+// wait is over only for a timeout, which the fake lets pass at once.
+func (j fakeJob) WaitChildren(ctx context.Context, timeout time.Duration) (ChildrenWaited, error) {
+	children, err := j.Children(ctx)
+	if err != nil {
+		return ChildrenWaited{}, err
+	}
+	if len(children) == 0 {
+		return ChildrenWaited{Ended: true, Children: children}, nil
+	}
+	j.f.mu.Lock()
+	j.f.waitTimeouts = append(j.f.waitTimeouts, timeout)
+	j.f.mu.Unlock()
+	return ChildrenWaited{Children: children}, nil
 }
 
 func jobAPIServer(t *testing.T) (*httptest.Server, *fakeJobs) {
@@ -269,6 +287,47 @@ func TestJobClient(t *testing.T) {
 	other := NewJobClient(srv.URL, "tok-1", 2)
 	if err := other.Progress(ctx, JobProgress{Percent: 1}); !errors.As(err, &apiErr) || apiErr.Status != http.StatusForbidden {
 		t.Errorf("progress for another job: %v, want 403", err)
+	}
+}
+
+func TestJobClientWaitsForChildren(t *testing.T) {
+	t.Parallel()
+	srv, jobs := jobAPIServer(t)
+	c := NewJobClient(srv.URL, "tok-1", 1)
+	ctx := context.Background()
+	waited, err := c.WaitChildren(ctx, 0)
+	if err != nil || !waited.Ended || waited.Children == nil || len(waited.Children) != 0 {
+		t.Fatalf("wait without children: %+v, %v; want ended at once, an empty list", waited, err)
+	}
+	if _, err := c.SubmitChild(ctx, ChildRequest{Type: "noop"}); err != nil {
+		t.Fatal(err)
+	}
+	waited, err = c.WaitChildren(ctx, 90*time.Second)
+	if err != nil || waited.Ended || len(waited.Children) != 1 || waited.Children[0].ID != 101 {
+		t.Errorf("wait with a child that does not end: %+v, %v", waited, err)
+	}
+	if len(jobs.waitTimeouts) != 1 || jobs.waitTimeouts[0] != 90*time.Second {
+		t.Errorf("the node was asked to wait %v, want 1m30s", jobs.waitTimeouts)
+	}
+	for _, body := range []string{`{"timeout":"soon"}`, `{"timeout":"-1s"}`, ``, `{"until":"1s"}`} {
+		if code, _ := call(t, srv, "POST", "/v1/jobs/1/wait", "Bearer tok-1", body); code != http.StatusBadRequest {
+			t.Errorf("wait with body %q: %d, want 400", body, code)
+		}
+	}
+	if code, _ := call(t, srv, "POST", "/v1/jobs/1/wait", "", `{}`); code != http.StatusUnauthorized {
+		t.Errorf("wait without a token: %d, want 401", code)
+	}
+	if code, _ := call(t, srv, "POST", "/v1/jobs/2/wait", "Bearer tok-1", `{}`); code != http.StatusForbidden {
+		t.Errorf("wait for another job: %d, want 403", code)
+	}
+}
+
+func TestJobClientWaitOnANodeWithoutIt(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(srv.Close)
+	if _, err := NewJobClient(srv.URL, "tok-1", 1).WaitChildren(context.Background(), 0); !errors.Is(err, ErrNoWait) {
+		t.Errorf("wait on a node without it: %v, want ErrNoWait", err)
 	}
 }
 

@@ -22,7 +22,9 @@ const jobClientPatience = 10 * time.Second
 // JobClient is a job speaking to its own node ($JOBCTL_URL) with its own
 // token ($JOBCTL_JOB_TOKEN).
 type JobClient struct {
-	http  *http.Client
+	http *http.Client
+	// waits has no timeout: a wait's answer comes when the children end.
+	waits *http.Client
 	url   string
 	token string
 	id    int64
@@ -30,7 +32,7 @@ type JobClient struct {
 
 // NewJobClient returns a client for job id's API on the node at url.
 func NewJobClient(url, token string, id int64) *JobClient {
-	return &JobClient{http: &http.Client{Timeout: 30 * time.Second}, url: strings.TrimRight(url, "/"), token: token, id: id}
+	return &JobClient{http: &http.Client{Timeout: 30 * time.Second}, waits: &http.Client{}, url: strings.TrimRight(url, "/"), token: token, id: id}
 }
 
 // Progress records the job's progress.
@@ -52,9 +54,35 @@ func (c *JobClient) Children(ctx context.Context) ([]Child, error) {
 	return out.Children, err
 }
 
+// WaitChildren waits on the node until every child of the job has ended,
+// or timeout (0: none) passes first. A node that has no wait (an older
+// jobctl) answers ErrNoWait.
+func (c *JobClient) WaitChildren(ctx context.Context, timeout time.Duration) (ChildrenWaited, error) {
+	var out ChildrenWaited
+	req := WaitRequest{}
+	if timeout > 0 {
+		req.Timeout = timeout.String()
+	}
+	err := c.send(ctx, c.waits, http.MethodPost, "wait", req, &out)
+	var apiErr *JobAPIError
+	if errors.As(err, &apiErr) && (apiErr.Status == http.StatusNotFound || apiErr.Status == http.StatusMethodNotAllowed) {
+		return out, ErrNoWait
+	}
+	return out, err
+}
+
+// ErrNoWait: the node has no POST /v1/jobs/{id}/wait; the job can only
+// poll its children's states.
+var ErrNoWait = errors.New("the node cannot hold a job waiting for its children")
+
 // do sends one request, again while the node says nothing was done yet or
 // the connection was refused, and decodes a success into out.
 func (c *JobClient) do(ctx context.Context, method, path string, in, out any) error {
+	return c.send(ctx, c.http, method, path, in, out)
+}
+
+// send is do with a client of its own.
+func (c *JobClient) send(ctx context.Context, client *http.Client, method, path string, in, out any) error {
 	var body []byte
 	if in != nil {
 		var err error
@@ -66,7 +94,7 @@ func (c *JobClient) do(ctx context.Context, method, path string, in, out any) er
 	deadline := time.Now().Add(jobClientPatience)
 	delay := 20 * time.Millisecond
 	for {
-		err := c.once(ctx, method, u, body, out)
+		err := c.once(ctx, client, method, u, body, out)
 		var apiErr *JobAPIError
 		retry := errors.Is(err, syscall.ECONNREFUSED) || (errors.As(err, &apiErr) && apiErr.RetryAfter > 0)
 		if !retry || time.Now().Add(delay).After(deadline) {
@@ -81,7 +109,7 @@ func (c *JobClient) do(ctx context.Context, method, path string, in, out any) er
 	}
 }
 
-func (c *JobClient) once(ctx context.Context, method, u string, body []byte, out any) error {
+func (c *JobClient) once(ctx context.Context, client *http.Client, method, u string, body []byte, out any) error {
 	var reader io.Reader
 	if body != nil {
 		reader = bytes.NewReader(body)
@@ -94,7 +122,7 @@ func (c *JobClient) once(ctx context.Context, method, u string, body []byte, out
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Authorization", "Bearer "+c.token)
-	resp, err := c.http.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return fmt.Errorf("cannot reach the node at %s: %w", c.url, err)
 	}

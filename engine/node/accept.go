@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/endpoint"
@@ -27,6 +28,13 @@ type activeRun struct {
 	// node's liveness lapsed; the group may have been only a zombie leader
 	// then, so run.go decides from how the leader ended.
 	groupKilled bool
+	// waiters counts the job's waits for its children in progress; waiting
+	// says the job is WAITING and its load off the books (waitchildren.go).
+	waiters int
+	waiting bool
+
+	// waitMu orders the run's moves into and out of WAITING.
+	waitMu sync.Mutex
 }
 
 // Accept answers one dispatch offer: a batch of one.
@@ -177,5 +185,6 @@ func (n *Runtime) Accepting() bool { return n.books.Ready() }
 // Health is the node's answer to GET /healthz.
 func (n *Runtime) Health() endpoint.Health {
 	load, running := n.books.Totals()
-	return endpoint.Health{Node: n.cfg.Name, Accepting: n.books.Ready(), Load: load, Running: running}
+	return endpoint.Health{Node: n.cfg.Name, Accepting: n.books.Ready(), Load: load, Running: running,
+		Waiting: n.books.Waiting()}
 }

@@ -204,7 +204,7 @@ func ParsePreferFlag(v string) (placement.Preferred, error) {
 }
 
 func reservedType(t string) bool {
-	return t == engine.TypeNoop || t == engine.TypeSleep || t == engine.TypeExec
+	return t == engine.TypeNoop || t == engine.TypeSleep || t == engine.TypeExec || t == engine.TypeWorkflow
 }
 
 // FileConfig is what a --config file sets.

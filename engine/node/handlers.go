@@ -15,19 +15,22 @@ import (
 // handler is how this node runs one job type.
 type handler struct {
 	argv    []string       // service command; job args are appended
-	builtin runner.Builtin // in-process handler (noop, sleep)
+	builtin runner.Builtin // in-process handler (noop, sleep, workflow)
 	jobArgv bool           // the job's own args are the command (exec)
 	load    float64        // default job load; 0: not configured
 	timeout time.Duration  // default timeout; 0: not configured
 }
 
-func buildHandlers(cfg Config) (map[string]handler, error) {
+func buildHandlers(cfg Config, store engine.Store) (map[string]handler, error) {
 	if _, err := passEnvNames(cfg.PassEnv); err != nil {
 		return nil, err
 	}
 	hs := map[string]handler{
 		engine.TypeNoop:  {builtin: runner.Noop},
 		engine.TypeSleep: {builtin: runner.Sleep},
+		// A workflow step reads and writes the store: node code, so it
+		// runs in process and no job process ever gets the database.
+		engine.TypeWorkflow: {builtin: workflowStep(store)},
 	}
 	if cfg.Exec {
 		hs[engine.TypeExec] = handler{jobArgv: true}

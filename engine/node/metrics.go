@@ -15,6 +15,7 @@ type metrics struct {
 	offersBy   [engine.OfferUnknownJob + 1]prometheus.Counter // offers' series by verdict
 	completed  *prometheus.CounterVec
 	running    prometheus.Gauge
+	waiting    prometheus.Gauge
 	overloaded prometheus.Gauge
 	leaseHeld  prometheus.Gauge
 	rounds     prometheus.Counter
@@ -29,7 +30,9 @@ func newMetrics() *metrics {
 		completed: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "jobctl_node_jobs_completed_total",
 			Help: "Job runs that ended on this node, by resulting status."}, []string{"status"}),
 		running: prometheus.NewGauge(prometheus.GaugeOpts{Name: "jobctl_node_jobs_running",
-			Help: "Jobs running on this node."}),
+			Help: "Jobs running on this node, not counting those waiting for their children."}),
+		waiting: prometheus.NewGauge(prometheus.GaugeOpts{Name: "jobctl_node_jobs_waiting",
+			Help: "Jobs on this node waiting for their children: they hold no load."}),
 		overloaded: prometheus.NewGauge(prometheus.GaugeOpts{Name: "jobctl_node_overloaded",
 			Help: "1 while this machine is above its load-average limit or under its memory reserve: dispatchers send it no new work."}),
 		leaseHeld: prometheus.NewGauge(prometheus.GaugeOpts{Name: "jobctl_lease_held",
@@ -43,7 +46,7 @@ func newMetrics() *metrics {
 	for v := range m.offersBy {
 		m.offersBy[v] = m.offers.WithLabelValues(engine.OfferVerdict(v).String())
 	}
-	m.registry.MustRegister(m.offers, m.completed, m.running, m.overloaded, m.leaseHeld, m.rounds, m.dispatched,
+	m.registry.MustRegister(m.offers, m.completed, m.running, m.waiting, m.overloaded, m.leaseHeld, m.rounds, m.dispatched,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -103,12 +103,16 @@ func (n *Runtime) recoverOrphans(ctx context.Context) error {
 		if n.books.Holds(job.ID) || n.completions.spool.holds(job.ID) {
 			continue
 		}
-		_, err := n.store.JobUpdate(ctx, engine.RecoverUpdate(job, "node "+n.cfg.Name+" lost track of the run"))
+		u := engine.RecoverUpdate(job, "node "+n.cfg.Name+" lost track of the run")
+		_, err := n.store.JobUpdate(ctx, u)
 		if err != nil && !errors.Is(err, engine.ErrConflict) {
 			return err
 		}
 		if err == nil {
 			n.log.Warn("recovered a job this node no longer runs", "job", job.ID)
+			if err := engine.CancelChildrenOfRestart(ctx, n.store, u); err != nil {
+				n.log.Warn("cannot cancel the children of a recovered job", "job", job.ID, "err", err)
+			}
 		}
 	}
 	return nil

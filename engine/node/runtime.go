@@ -85,7 +85,7 @@ func New(cfg Config, store engine.Store, clock engine.Clock, log *slog.Logger, o
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	handlers, err := buildHandlers(cfg)
+	handlers, err := buildHandlers(cfg, store)
 	if err != nil {
 		return nil, err
 	}
@@ -222,10 +222,16 @@ func (n *Runtime) recoverOwnJobs(ctx context.Context) error {
 	}
 	for _, job := range jobs {
 		u := engine.RecoverUpdate(job, "node "+n.cfg.Name+" restarted while it ran")
-		if _, err := n.store.JobUpdate(ctx, u); err != nil && !errors.Is(err, engine.ErrConflict) {
-			return err
+		if _, err := n.store.JobUpdate(ctx, u); err != nil {
+			if !errors.Is(err, engine.ErrConflict) {
+				return err
+			}
+			continue
 		}
 		n.log.Warn("recovered job left by an earlier run of this node", "job", job.ID, "status", u.To)
+		if err := engine.CancelChildrenOfRestart(ctx, n.store, u); err != nil {
+			n.log.Warn("cannot cancel the children of a recovered job", "job", job.ID, "err", err)
+		}
 	}
 	return nil
 }

@@ -32,11 +32,15 @@ type Books struct {
 	maintenance bool
 	load        float64
 	jobs        map[int64]float64 // job id → its load
+	// waiting are the jobs of jobs that wait for their children: still
+	// the node's (Holds, a second offer is declined), but their load and
+	// count are off the books, as a WAITING job holds no load.
+	waiting map[int64]bool
 }
 
 // NewBooks returns empty books; they take no work until SetReady(true).
 func NewBooks(limits BookLimits) *Books {
-	return &Books{limits: limits, jobs: map[int64]float64{}}
+	return &Books{limits: limits, jobs: map[int64]float64{}, waiting: map[int64]bool{}}
 }
 
 // Limits returns the limits the books were made with.
@@ -85,7 +89,7 @@ func (b *Books) Take(id int64, load float64, entered func()) Decision {
 		return Decision{Reason: ReasonNotReady + ": an earlier run of this job is still stopping",
 			Detail: "an earlier run of this job is still stopping"}
 	}
-	d := Accept(AcceptInput{MaxLoad: b.limits.MaxLoad, Load: b.load, Running: len(b.jobs),
+	d := Accept(AcceptInput{MaxLoad: b.limits.MaxLoad, Load: b.load, Running: len(b.jobs) - len(b.waiting),
 		MaxJobs: b.limits.MaxJobs, JobLoad: load, AcceptExceeding: b.limits.AcceptExceeding})
 	if !d.Accept {
 		return d
@@ -108,9 +112,40 @@ func (b *Books) Release(id int64) bool {
 		return false
 	}
 	delete(b.jobs, id)
-	b.load -= load
-	if len(b.jobs) == 0 {
+	if b.waiting[id] {
+		delete(b.waiting, id)
+	} else {
+		b.load -= load
+	}
+	if len(b.jobs) == len(b.waiting) {
 		b.load = 0 // no float drift once idle
+	}
+	return true
+}
+
+// SetWaiting takes the load and count of job id off the books while it
+// waits for its children (on) and puts them back when it runs again (off);
+// the job stays held either way. It reports false for a job the books do
+// not hold. Putting a job back may take the books over their max load or
+// max jobs for a while: its process never stopped, and no new work is
+// taken until the books are under their limits again.
+func (b *Books) SetWaiting(id int64, on bool) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	load, ok := b.jobs[id]
+	if !ok {
+		return false
+	}
+	switch {
+	case on && !b.waiting[id]:
+		b.waiting[id] = true
+		b.load -= load
+		if len(b.jobs) == len(b.waiting) {
+			b.load = 0
+		}
+	case !on && b.waiting[id]:
+		delete(b.waiting, id)
+		b.load += load
 	}
 	return true
 }
@@ -123,9 +158,17 @@ func (b *Books) Holds(id int64) bool {
 	return ok
 }
 
-// Totals returns the load and the number of jobs on the books.
+// Totals returns the load and the number of jobs on the books; jobs that
+// wait for their children count in neither.
 func (b *Books) Totals() (load float64, jobs int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.load, len(b.jobs)
+	return b.load, len(b.jobs) - len(b.waiting)
+}
+
+// Waiting returns the number of held jobs that wait for their children.
+func (b *Books) Waiting() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.waiting)
 }

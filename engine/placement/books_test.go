@@ -79,3 +79,48 @@ func TestBooksConcurrentTakes(t *testing.T) {
 		t.Errorf("took %d jobs (books: %d, load %v), want exactly 10", taken, jobs, load)
 	}
 }
+
+func TestBooksWaitingJobsHoldNoLoad(t *testing.T) {
+	t.Parallel()
+	b := NewBooks(BookLimits{MaxLoad: 1, MaxJobs: 1})
+	b.SetReady(true)
+	if d := b.Take(1, 1, nil); !d.Accept {
+		t.Fatalf("parent declined: %+v", d)
+	}
+	if d := b.Take(2, 1, nil); d.Accept {
+		t.Fatal("a child taken beside its running parent on full books")
+	}
+	for range 2 { // a second time changes nothing
+		if !b.SetWaiting(1, true) {
+			t.Fatal("the parent is not held")
+		}
+	}
+	if load, jobs := b.Totals(); load != 0 || jobs != 0 || b.Waiting() != 1 || !b.Holds(1) {
+		t.Errorf("books with the parent waiting: load %v, %d jobs, %d waiting", load, jobs, b.Waiting())
+	}
+	if d := b.Take(1, 1, nil); d.Accept {
+		t.Error("a waiting job was taken again")
+	}
+	if d := b.Take(2, 1, nil); !d.Accept {
+		t.Fatalf("a child declined while its parent waits: %+v", d)
+	}
+	// Back from waiting, over the limits for a while: nothing more fits.
+	b.SetWaiting(1, false)
+	if load, jobs := b.Totals(); load != 2 || jobs != 2 || b.Waiting() != 0 {
+		t.Errorf("books with the parent back: load %v, %d jobs", load, jobs)
+	}
+	if d := b.Take(3, 0.1, nil); d.Accept {
+		t.Error("a job taken on books over their limits")
+	}
+	b.Release(2)
+	b.SetWaiting(1, true)
+	if !b.Release(1) || b.Waiting() != 0 {
+		t.Error("a waiting job was not released")
+	}
+	if load, jobs := b.Totals(); load != 0 || jobs != 0 {
+		t.Errorf("idle books show load %v, %d jobs", load, jobs)
+	}
+	if b.SetWaiting(1, true) {
+		t.Error("a job the books do not hold was set waiting")
+	}
+}

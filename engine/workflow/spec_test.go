@@ -1,0 +1,63 @@
+package workflow
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jobctl/jobctl/engine"
+)
+
+func TestParseDefaults(t *testing.T) {
+	spec := mustParse(t, `name: nightly
+operations:
+  - args: [pg_dump, -f, /tmp/x]
+    load: 0.5
+  - name: notify
+    type: mail
+    payload: {to: ops}
+    on_failure: continue
+    max_attempts: 3
+    timeout: 10m
+`)
+	a, b := spec.Operations[0], spec.Operations[1]
+	if a.Name != "op 1" || a.Type != engine.TypeExec || a.OnFailure != OnFailureStop || *a.Load != 0.5 {
+		t.Fatalf("first %+v", a)
+	}
+	if b.Type != "mail" || string(b.Payload) != `{"to":"ops"}` || b.Stops() || b.MaxAttempts != 3 || time.Duration(b.Timeout) != 10*time.Minute {
+		t.Fatalf("second %+v", b)
+	}
+	if p := operationParams(b, 7, nil); p.Key != "workflow:7" || *p.ParentID != 7 || p.Load != 1 || p.MaxAttempts != 3 {
+		t.Fatalf("params %+v", p)
+	}
+}
+
+func TestParseRefuses(t *testing.T) {
+	for _, c := range []struct{ name, text, want string }{
+		{"empty", "", "the file is empty"},
+		{"no operations", "name: x\n", "no operations"},
+		{"empty list", "operations: []\n", "no operations"},
+		{"unknown field", "name: x\noperations:\n  - type: noop\n    retries: 3\n", `line 4: unknown field retries`},
+		{"unknown top field", "nmae: x\noperations: [{type: noop}]\n", "line 1: unknown field nmae"},
+		{"on_failure", "operations:\n  - type: noop\n    on_failure: retry\n", `operation 1 "op 1": on_failure "retry" is neither stop nor continue`},
+		{"type with blank", "operations: [{type: 'my type'}]\n", `type "my type" is not a job type name`},
+		{"workflow type", "operations: [{type: workflow}]\n", "type workflow cannot be an operation"},
+		{"no type", "operations: [{name: x}]\n", "no type"},
+		{"negative load", "operations: [{type: noop, load: -1}]\n", "load -1 is not a number >= 0"},
+		{"twice", "operations: [{name: a, type: noop}, {name: a, type: noop}]\n", "the name is taken by operation 1"},
+		{"bad timeout", "operations: [{type: noop, timeout: soon}]\n", `line 1: operation 1: timeout "soon"`},
+		{"not a list", "operations: 3\n", "line 1: `3` is not a list of operations"},
+		{"load text", "operations:\n  - type: noop\n    load: abc\n", "line 3: `abc` is not a number"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse([]byte(c.text))
+			if !errors.Is(err, engine.ErrInvalid) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err %v, want one containing %q", err, c.want)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("err spans lines: %q", err)
+			}
+		})
+	}
+}

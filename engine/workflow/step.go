@@ -1,0 +1,194 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jobctl/jobctl/engine"
+)
+
+// Operations of the workflow's own jobs.
+const (
+	OperationStart = "start" // the root step: the workflow itself
+	OperationNext  = "next"  // a later step
+)
+
+// StepTimeout bounds one step: a few statements in one transaction.
+const StepTimeout = 5 * time.Minute
+
+// rootPayload is the root job's payload: the spec every step follows.
+type rootPayload struct {
+	Spec *Spec `json:"spec"`
+}
+
+// stepPayload is a later step's payload: whose step it is and which.
+type stepPayload struct {
+	Workflow int64 `json:"workflow"`
+	Step     int   `json:"step"`
+}
+
+// Start creates the workflow's root step job, whose id is the workflow's
+// id; the first operation is created when a node runs it. creator is
+// recorded on every job of the workflow.
+func Start(ctx context.Context, store engine.TxStore, spec *Spec, creator string) (*engine.Job, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	payload, err := json.Marshal(rootPayload{Spec: spec})
+	if err != nil {
+		return nil, err
+	}
+	return store.JobInsert(ctx, engine.JobInsertParams{
+		Type: engine.TypeWorkflow, Operation: OperationStart, Payload: payload, Status: engine.StatusQueued,
+		MaxAttempts: 1, Timeout: StepTimeout, Creator: creator,
+	})
+}
+
+// operationParams is the job of one operation of workflow root. nodes
+// give the defaults of its type's service, as 'jobctl submit' takes them.
+func operationParams(op Operation, root int64, nodes []*engine.Node) engine.JobInsertParams {
+	p := engine.JobInsertParams{
+		Type: op.Type, Operation: op.Name, Args: op.Args, Payload: op.Payload, Load: 1,
+		Status: engine.StatusQueued, Key: engine.WorkflowKey(root), ParentID: engine.Ptr(root),
+		MaxAttempts: max(op.MaxAttempts, 1), Timeout: time.Duration(op.Timeout),
+	}
+	svc, _ := engine.ServiceDefaults(nodes, op.Type)
+	switch {
+	case op.Load != nil:
+		p.Load = *op.Load
+	case svc.Load > 0:
+		p.Load = svc.Load
+	}
+	switch {
+	case p.Timeout > 0:
+	case svc.Timeout > 0:
+		p.Timeout = time.Duration(svc.Timeout)
+	default:
+		p.Timeout = engine.DefaultJobTimeout
+	}
+	return p
+}
+
+// StepResult is what one step did.
+type StepResult struct {
+	Workflow int64
+	Step     int
+	// Created are the ids of the operation and step jobs the step
+	// created; none when the workflow ends here or a run of this step
+	// created them before.
+	Created []int64
+	// Log lines say what the step judged and did.
+	Log []string
+	// Warning, when set, makes the step end WARNING: an operation failed
+	// and the workflow went on past it.
+	Warning string
+}
+
+// StopError is a step ending the workflow: the operation it judged did
+// not succeed and says on_failure: stop.
+type StopError struct {
+	Index  int // from 1
+	Name   string
+	Status engine.Status
+}
+
+func (e *StopError) Error() string {
+	return fmt.Sprintf("operation %d '%s' ended %s; the workflow stops", e.Index, e.Name, e.Status)
+}
+
+// ErrMovedOn is a step run whose job is no longer this attempt running:
+// it was cancelled or restarted elsewhere, and must change nothing.
+var ErrMovedOn = errors.New("the step job has moved on")
+
+// RunStep runs step job id, attempt attempt, against store, in one
+// transaction: it judges the operation before it and, unless that ends the
+// workflow, creates the next operation's job and the next step's job.
+// Running it again changes nothing more. attempt 0 skips the check that
+// the job is that attempt running (for tests and tools).
+func RunStep(ctx context.Context, store engine.Store, id int64, attempt int) (StepResult, error) {
+	// Service defaults come from the node rows, which are no part of
+	// the transaction; they only fill in defaults.
+	nodes, err := store.NodeList(ctx)
+	if err != nil {
+		return StepResult{}, err
+	}
+	var res StepResult
+	err = store.Tx(ctx, func(tx engine.TxStore) error {
+		res = StepResult{}
+		return runStep(ctx, tx, nodes, id, attempt, &res)
+	})
+	return res, err
+}
+
+func runStep(ctx context.Context, tx engine.TxStore, nodes []*engine.Node, id int64, attempt int, res *StepResult) error {
+	job, err := tx.JobGet(ctx, id)
+	if err != nil {
+		return err
+	}
+	if attempt > 0 && (job.Status != engine.StatusRunning || job.Attempt != attempt) {
+		return fmt.Errorf("%w: job %d is %s at attempt %d", ErrMovedOn, id, job.Status, job.Attempt)
+	}
+	w, err := Load(ctx, tx, job)
+	if err != nil {
+		return err
+	}
+	step := w.stepOf(job)
+	res.Workflow, res.Step = w.Root.ID, step
+	ops := w.Spec.Operations
+	if step > 0 {
+		op := ops[step-1]
+		j := w.Jobs[step-1]
+		switch {
+		case j == nil:
+			return fmt.Errorf("operation %d '%s' has no job; it was removed", step, op.Name)
+		case !j.Status.Terminal():
+			return fmt.Errorf("operation %d '%s' (job %d) has not ended: it is %s", step, op.Name, j.ID, j.Status)
+		case j.Status.Succeeded():
+			res.Log = append(res.Log, fmt.Sprintf("operation %d '%s' (job %d) ended %s", step, op.Name, j.ID, j.Status))
+		case op.Stops():
+			return &StopError{Index: step, Name: op.Name, Status: j.Status}
+		default:
+			res.Log = append(res.Log, fmt.Sprintf("operation %d '%s' (job %d) ended %s; on_failure is continue, so the workflow goes on",
+				step, op.Name, j.ID, j.Status))
+		}
+	}
+	if step == len(ops) {
+		if failed := w.continuedPast(); len(failed) > 0 {
+			res.Warning = "the workflow went on past " + joinAnd(failed)
+		}
+		res.Log = append(res.Log, fmt.Sprintf("workflow %d '%s': all %d operations judged", w.Root.ID, w.Spec.Name, len(ops)))
+		return nil
+	}
+	if j := w.Jobs[step]; j != nil {
+		res.Log = append(res.Log, fmt.Sprintf("operation %d '%s' is job %d already", step+1, ops[step].Name, j.ID))
+		return nil
+	}
+	op, err := tx.JobInsert(ctx, withCreator(operationParams(ops[step], w.Root.ID, nodes), w.Root.Creator))
+	if err != nil {
+		return fmt.Errorf("creating operation %d '%s': %w", step+1, ops[step].Name, err)
+	}
+	payload, err := json.Marshal(stepPayload{Workflow: w.Root.ID, Step: step + 1})
+	if err != nil {
+		return err
+	}
+	next, err := tx.JobInsert(ctx, engine.JobInsertParams{
+		Type: engine.TypeWorkflow, Operation: OperationNext, Payload: payload, Status: engine.StatusQueued,
+		Key: engine.WorkflowKey(w.Root.ID), ParentID: engine.Ptr(w.Root.ID), MaxAttempts: 1, Timeout: StepTimeout,
+		Creator: w.Root.Creator,
+	})
+	if err != nil {
+		return fmt.Errorf("creating step %d: %w", step+1, err)
+	}
+	res.Created = []int64{op.ID, next.ID}
+	res.Log = append(res.Log, fmt.Sprintf("created operation %d '%s' as job %d, and step %d as job %d",
+		step+1, ops[step].Name, op.ID, step+1, next.ID))
+	return nil
+}
+
+func withCreator(p engine.JobInsertParams, creator string) engine.JobInsertParams {
+	p.Creator = creator
+	return p
+}
