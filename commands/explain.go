@@ -29,7 +29,8 @@ func NewCmdExplain(f *Factory, runF func(context.Context, *ExplainOptions) error
 		Short:             "Explain where a job can run, or why it waits",
 		Long: `Judge one job the way the dispatcher does, on the cluster as the database
 holds it now: whether it is dispatchable or what holds it back (held,
-delayed, waiting behind another job of its key, paused, ended, or its type
+delayed, waiting behind another job of its key or for the rollback of a
+job of its key that failed, paused, ended, or its type
 at its limit of running jobs, see 'jobctl limits'), how its parent changes
 where it may go, every node's verdict with the figures behind it and its
 rank in the selector's order, and one concluding line. It says plainly

@@ -65,11 +65,17 @@ Without --state, deleted jobs are left out; --state all shows them too.
 States: INSTANTIATED, QUEUED, RESTART, DISPATCHING, RUNNING, PAUSED, WAITING,
 CANCELLING, FINISHED, WARNING, FAILED, CANCELLED, DELETED (any case).
 
+--double-fault keeps the double faults: jobs that failed finally and whose
+rollback job (submit --rollback) failed as well.
+
 With -w the listing stays open and prints each job again when it changes,
 until interrupted; -o json then prints one JSON object per line.
 
 ` + listTreeHelp,
-		Example: `  # what is waiting and running
+		Example: `  # failed jobs whose rollback failed too
+  jobctl list --double-fault
+
+  # what is waiting and running
   jobctl list --state queued,restart --state running
 
   # failed jobs of one type, with every column
@@ -146,6 +152,7 @@ until interrupted; -o json then prints one JSON object per line.
 	fl.StringVar(&sortText, "sort", "", "order the rows by `FIELD` (id, created, status, type, node, load, …; -FIELD descending)")
 	fl.StringVar(&sinceText, "since", "", "only jobs created at or after this `TIME` (RFC 3339, date, HH:MM, or a duration ago like 2h)")
 	fl.StringVar(&untilText, "until", "", "only jobs created at or before this `TIME` (as --since)")
+	fl.BoolVar(&opts.Filter.DoubleFault, "double-fault", false, "only jobs whose rollback job failed too")
 	fl.BoolVarP(&opts.Watch, "watch", "w", false, "keep printing jobs as they change, until interrupted")
 	addTreeFlag(cmd, opts)
 	addOutputFlags(cmd, &opts.Output, true)
@@ -200,6 +207,9 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 	}
 	jobs, matched, err := listPage(ctx, opts, store)
 	if err != nil {
+		return err
+	}
+	if err := engine.MarkDoubleFaults(ctx, store, jobs); err != nil {
 		return err
 	}
 	opts.Sort.apply(jobs)
@@ -269,6 +279,9 @@ func listPage(ctx context.Context, opts *ListOptions, store engine.Store) ([]*en
 // matching jobs, the creation window included.
 func listJobs(ctx context.Context, opts *ListOptions, store engine.Store) ([]*engine.Job, error) {
 	jobs, err := store.JobList(ctx, opts.Filter)
+	if err == nil && opts.Output.Format == formatJSON {
+		err = engine.MarkDoubleFaults(ctx, store, jobs)
+	}
 	opts.Sort.apply(jobs)
 	return jobs, err
 }

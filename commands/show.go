@@ -33,7 +33,11 @@ func NewCmdShow(f *Factory, runF func(context.Context, *ShowOptions) error) *cob
 attempts added (see below); its fields are stable: id, type, operation, args, payload, load, status, node, key,
 parent_id, attempt, max_attempts, backoff, rollback, run_after, timeout,
 progress, progress_message, exit_code, message, version, creator,
-created_at, queued_at, started_at, finished_at, and dispatcher and
+created_at, queued_at, started_at, finished_at, rollback_type,
+rollback_job_id (the rollback job made after the job's final failure),
+rollback_of (on a rollback job, the job it undoes), key_position (its place
+in its key's order; null: its own id), double_fault (its rollback job
+failed), and dispatcher and
 lease_term: the lease holder, and its term of the lease (as 'jobctl lease
 -o json' shows it), that the current attempt was started under; show adds
 children: the job's children as {id, type, status}, [] when it has none
@@ -49,6 +53,9 @@ started_at, ended_at (null while it runs), exit_code, ending and message.
 Exits 3 for an unknown id.`,
 		Example: `  # a job, readable
   jobctl show 42
+
+  # whether a failed job's rollback failed too
+  jobctl show 42 -o json | jq .double_fault
 
   # its status, in a script
   jobctl show 42 -o json | jq -r .status
@@ -94,6 +101,9 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := engine.MarkDoubleFaults(ctx, store, []*engine.Job{j}); err != nil {
+		return err
+	}
 	if opts.Output.Format == formatJSON {
 		shown := withChildren(j, children)
 		shown.Attempts = attempts
@@ -128,11 +138,13 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 	if j.ParentID != nil {
 		kv.add("parent", fmt.Sprint(*j.ParentID))
 	}
+	if err := addRollbackLines(ctx, store, kv, j); err != nil {
+		return err
+	}
 	addChildrenRow(kv, children)
 	if opts.Output.wide() {
 		kv.add("payload", string(j.Payload))
 		kv.add("backoff", time.Duration(j.Backoff).String())
-		kv.add("rollback", j.Rollback)
 		kv.add("version", fmt.Sprint(j.Version))
 	}
 	kv.add("timeout", time.Duration(j.Timeout).String())

@@ -34,11 +34,15 @@ type SubmitOptions struct {
 	ParentID    *int64
 	MaxAttempts int
 	Backoff     time.Duration
-	At          *time.Time     // run no earlier than this
-	In          *time.Duration // run no earlier than this long after now on the database clock
-	Hold        bool
-	Payload     json.RawMessage
-	Creator     string
+	// Rollback is the command line run as its own job after the job's
+	// final failure; RollbackType its type ("" the job's own).
+	Rollback     string
+	RollbackType string
+	At           *time.Time     // run no earlier than this
+	In           *time.Duration // run no earlier than this long after now on the database clock
+	Hold         bool
+	Payload      json.RawMessage
+	Creator      string
 
 	Wait        bool
 	WaitTimeout time.Duration // 0: no limit
@@ -82,7 +86,8 @@ such as "job 42 FINISHED in 3.2s (exit 0)".
 With --batch FILE (- for stdin) submit creates many jobs at once: each line
 of FILE is one JSON object with any of the fields type, operation, args (a
 list of strings), payload (any JSON), load, key, parent_id, max_attempts,
-backoff, timeout, in (durations as strings, like "90s") and hold. A field a
+backoff, timeout, in (durations as strings, like "90s"), hold, rollback and
+rollback_type. A field a
 line leaves out takes the value of its flag on the command line (ARGS after
 -- for args; a line's "in" replaces --at). Blank lines are skipped. Every
 line is checked before any job is created, so a bad line creates nothing and
@@ -90,6 +95,16 @@ exits 2 naming it. The jobs go in in chunks of 1000, one transaction each;
 should the database fail part-way, the ids of the jobs already created are
 printed before the error. The ids are printed one per line in the order of
 the lines.
+
+--rollback COMMAND is run once, as its own job, after the job's final
+failure: when it ends FAILED with no attempts left (not when it is
+cancelled; a failure with attempts left is retried first). COMMAND is split
+into words as a shell would split them, quotes and backslashes included,
+but never run by a shell: no variables, no ; or |. The rollback job has the
+type --rollback-type (default: the job's own), the job's key, its place in
+the key's order and its load, and one attempt; later jobs of the key wait
+until it has run. A rollback that fails is a double fault: 'jobctl show'
+says so and 'jobctl list --double-fault' finds them.
 
 Inside a job, --child (or --parent $JOBCTL_JOB_ID) makes the new job a
 child of that job. A job has no database: its node creates the child, and
@@ -123,6 +138,12 @@ them, so .[0].id is the id.`,
 
   # inside a job: a child of that job
   jobctl submit --child -- ./step.sh 2
+
+  # a deploy that undoes itself when its last attempt fails; web's next job waits for the undo
+  jobctl submit --key web --max-attempts 3 --rollback './undeploy.sh --to "last good"' -- ./deploy.sh v2
+
+  # the rollback as a job of another service
+  jobctl submit --type deploy --key web --rollback 'v1' --rollback-type undeploy
 
   # submit and wait for the result (exit 4 when it fails)
   jobctl submit --wait -- make test
@@ -200,6 +221,9 @@ them, so .[0].id is the id.`,
 			if opts.WaitTimeout < 0 {
 				return usageErrorf(cmd, "invalid --wait-timeout %s: must not be negative", opts.WaitTimeout)
 			}
+			if err := checkRollbackFlags(cmd, opts); err != nil {
+				return err
+			}
 			if cmd.Flags().Changed("payload") {
 				p, err := readPayload(payloadText, opts.IO.In)
 				if err != nil {
@@ -254,6 +278,8 @@ them, so .[0].id is the id.`,
 	fl.StringVar(&payloadText, "payload", "", "JSON payload, @FILE to read it from a file, or - for stdin")
 	fl.BoolVar(&opts.Wait, "wait", false, "wait until the job ends; exit 4 if it fails")
 	fl.DurationVar(&opts.WaitTimeout, "wait-timeout", 0, "with --wait, give up after this long (exit 5)")
+	fl.StringVar(&opts.Rollback, "rollback", "", "after the job's final failure run this `COMMAND` line once, as its own job, before the key moves on")
+	fl.StringVar(&opts.RollbackType, "rollback-type", "", "job `TYPE` of the rollback job (default: the job's own type)")
 	fl.StringVar(&batchPath, "batch", "", "submit a job per line of `FILE`, each a JSON object (- for stdin); flags fill in what a line leaves out")
 	addOutputFlags(cmd, &opts.Output, true)
 	return cmd
@@ -282,7 +308,7 @@ func (opts *SubmitOptions) childOf(cmd *cobra.Command, job JobEnv, child bool) e
 func submitChildRun(ctx context.Context, opts *SubmitOptions) error {
 	r := endpoint.ChildRequest{Type: opts.Type, Operation: opts.Operation, Args: opts.Args, Payload: opts.Payload,
 		Load: opts.Load, Key: opts.Key, MaxAttempts: opts.MaxAttempts, Backoff: opts.Backoff.String(),
-		At: opts.At, Hold: opts.Hold}
+		At: opts.At, Hold: opts.Hold, Rollback: opts.Rollback, RollbackType: opts.RollbackType}
 	if opts.Timeout != nil {
 		r.Timeout = opts.Timeout.String()
 	}
@@ -376,20 +402,22 @@ func submitRun(ctx context.Context, opts *SubmitOptions) error {
 		return submitBatchRun(ctx, opts, store, nodes)
 	}
 	sub, err := engine.Submit(ctx, store, nodes, engine.SubmitRequest{
-		Type:        opts.Type,
-		Operation:   opts.Operation,
-		Args:        opts.Args,
-		Payload:     opts.Payload,
-		Load:        opts.Load,
-		Timeout:     opts.Timeout,
-		Hold:        opts.Hold,
-		Key:         opts.Key,
-		ParentID:    opts.ParentID,
-		MaxAttempts: opts.MaxAttempts,
-		Backoff:     opts.Backoff,
-		RunAt:       opts.At,
-		RunIn:       opts.In,
-		Creator:     opts.Creator,
+		Type:         opts.Type,
+		Operation:    opts.Operation,
+		Args:         opts.Args,
+		Payload:      opts.Payload,
+		Load:         opts.Load,
+		Timeout:      opts.Timeout,
+		Hold:         opts.Hold,
+		Key:          opts.Key,
+		Rollback:     opts.Rollback,
+		RollbackType: opts.RollbackType,
+		ParentID:     opts.ParentID,
+		MaxAttempts:  opts.MaxAttempts,
+		Backoff:      opts.Backoff,
+		RunAt:        opts.At,
+		RunIn:        opts.In,
+		Creator:      opts.Creator,
 	})
 	if err != nil {
 		return err

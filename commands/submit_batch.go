@@ -21,18 +21,20 @@ const maxBatchLine = 4 << 20
 // batchLine is one line of `jobctl submit --batch`. A nil field was left
 // out, and the command line's flag gives it.
 type batchLine struct {
-	Type        *string         `json:"type"`
-	Operation   *string         `json:"operation"`
-	Args        *[]string       `json:"args"`
-	Payload     json.RawMessage `json:"payload"`
-	Load        *float64        `json:"load"`
-	Key         *string         `json:"key"`
-	ParentID    *int64          `json:"parent_id"`
-	MaxAttempts *int            `json:"max_attempts"`
-	Backoff     *string         `json:"backoff"`
-	Timeout     *string         `json:"timeout"`
-	In          *string         `json:"in"`
-	Hold        *bool           `json:"hold"`
+	Type         *string         `json:"type"`
+	Operation    *string         `json:"operation"`
+	Args         *[]string       `json:"args"`
+	Payload      json.RawMessage `json:"payload"`
+	Load         *float64        `json:"load"`
+	Key          *string         `json:"key"`
+	ParentID     *int64          `json:"parent_id"`
+	MaxAttempts  *int            `json:"max_attempts"`
+	Backoff      *string         `json:"backoff"`
+	Timeout      *string         `json:"timeout"`
+	In           *string         `json:"in"`
+	Hold         *bool           `json:"hold"`
+	Rollback     *string         `json:"rollback"`
+	RollbackType *string         `json:"rollback_type"`
 }
 
 // batchJobs are the jobs of a batch with the line each came from.
@@ -101,7 +103,8 @@ func parseBatchLine(text []byte, d *SubmitOptions) (engine.SubmitRequest, error)
 	r := engine.SubmitRequest{
 		Type: d.Type, Operation: d.Operation, Args: d.Args, Payload: d.Payload, Load: d.Load,
 		Timeout: d.Timeout, Hold: d.Hold, Key: d.Key, ParentID: d.ParentID, MaxAttempts: d.MaxAttempts,
-		Backoff: d.Backoff, RunAt: d.At, RunIn: d.In, Creator: d.Creator,
+		Backoff: d.Backoff, RunAt: d.At, RunIn: d.In, Creator: d.Creator, Rollback: d.Rollback,
+		RollbackType: d.RollbackType,
 	}
 	if l.Type != nil {
 		r.Type = strings.TrimSpace(*l.Type)
@@ -165,6 +168,19 @@ func parseBatchLine(text []byte, d *SubmitOptions) (engine.SubmitRequest, error)
 		}
 		// The line's own start time replaces the command line's, --at included.
 		r.RunIn, r.RunAt = &v, nil
+	}
+	if l.Rollback != nil {
+		r.Rollback = *l.Rollback
+	}
+	if l.RollbackType != nil {
+		r.RollbackType = *l.RollbackType
+	}
+	if r.Rollback != "" {
+		if _, err := engine.RollbackArgs(r.Rollback); err != nil {
+			return r, fmt.Errorf(`invalid "rollback": %v`, err)
+		}
+	} else if r.RollbackType != "" {
+		return r, fmt.Errorf(`"rollback_type" %q needs a "rollback"`, r.RollbackType)
 	}
 	if l.Hold != nil {
 		r.Hold = *l.Hold

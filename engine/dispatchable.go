@@ -26,6 +26,9 @@ type Hold struct {
 	BlockedBy     int64     `json:"blocked_by,omitempty"` // HoldKey: the job it waits behind
 	BlockerStatus Status    `json:"blocker_status,omitempty"`
 	BlockerType   string    `json:"blocker_type,omitempty"` // HoldKey: the type of the job it waits behind
+	// RollbackPending (HoldKey): the job waited behind failed finally and
+	// its rollback job is yet to be created.
+	RollbackPending bool `json:"rollback_pending,omitempty"`
 	// Children and ChildrenEnded: HoldStatus of a WAITING job, how many
 	// children it waits for and how many of them have ended (set by
 	// whoever reads them; DispatchHold does not).
@@ -44,6 +47,9 @@ func (h Hold) Reason(now time.Time) string {
 	case HoldRunAfter:
 		return fmt.Sprintf("starts in %s (run after %s)", h.Until.Sub(now).Round(time.Second), h.Until.UTC().Format(time.RFC3339))
 	case HoldKey:
+		if h.RollbackPending {
+			return fmt.Sprintf("waiting for the rollback of job %d of key %q (%s)", h.BlockedBy, h.Key, h.BlockerStatus)
+		}
 		if root, ok := WorkflowKeyRoot(h.Key); ok {
 			// A workflow's jobs share its key: a step waits for the
 			// operation it judges, an operation for the step that made it.
@@ -75,10 +81,14 @@ func (h Hold) Reason(now time.Time) string {
 // query is a faster copy of it, and the conformance suite proves the two
 // agree.
 //
-// A job with a key waits while another job of that key is earlier and has
-// not ended, so jobs of one key run one at a time in submission order; it
-// also waits while another job of its key is active on a node whatever its
-// place (Job.HoldsKey), so a requeued old job cannot run beside a later one.
+// A key orders its jobs by place (Job.KeyBefore): submission order, with a
+// rollback job right after the job it undoes. A job with a key waits while
+// another job of that key is earlier and has not ended, so jobs of one key
+// run one at a time in that order, or has failed finally and waits for its
+// rollback job to be created (Job.RollbackPending), so the rollback runs
+// before the key moves on. It also waits while another job of its key is
+// active on a node whatever its place (Job.HoldsKey), so a requeued old job
+// cannot run beside a later one.
 func DispatchHold(job *Job, now time.Time, keyJobs []*Job) Hold {
 	if !job.Status.Dispatchable() {
 		return Hold{Kind: HoldStatus, Status: job.Status}
@@ -95,16 +105,17 @@ func DispatchHold(job *Job, now time.Time, keyJobs []*Job) Hold {
 			continue
 		}
 		active := o.HoldsKey()
-		if !active && (o.ID > job.ID || o.Status.Terminal()) {
+		if !active && (!o.KeyBefore(job) || (o.Status.Terminal() && !o.RollbackPending())) {
 			continue
 		}
 		// Name the active job first: it is what the key waits for now.
-		if blocker == nil || (active && !blocker.HoldsKey()) || (active == blocker.HoldsKey() && o.ID < blocker.ID) {
+		if blocker == nil || (active && !blocker.HoldsKey()) || (active == blocker.HoldsKey() && o.KeyBefore(blocker)) {
 			blocker = o
 		}
 	}
 	if blocker != nil {
-		return Hold{Kind: HoldKey, Key: job.Key, BlockedBy: blocker.ID, BlockerStatus: blocker.Status, BlockerType: blocker.Type}
+		return Hold{Kind: HoldKey, Key: job.Key, BlockedBy: blocker.ID, BlockerStatus: blocker.Status, BlockerType: blocker.Type,
+			RollbackPending: blocker.RollbackPending()}
 	}
 	return Hold{}
 }

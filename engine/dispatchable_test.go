@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,9 @@ func TestDispatchHold(t *testing.T) {
 	later, earlier := now.Add(90*time.Second), now.Add(-time.Second)
 	job := func(id int64, st Status, key string) *Job { return &Job{ID: id, Status: st, Key: key} }
 	onNode := func(j *Job) *Job { j.Node = "n1"; return j }
+	pending := func(j *Job) *Job { j.Rollback = "undo"; return j }
+	rolledBack := func(j *Job) *Job { j.Rollback, j.RollbackJobID = "undo", Ptr(int64(10)); return j }
+	placed := func(j *Job, place int64) *Job { j.KeyPosition = Ptr(place); return j }
 	for _, tc := range []struct {
 		name    string
 		job     *Job
@@ -40,6 +44,18 @@ func TestDispatchHold(t *testing.T) {
 		{"no key ignores others", job(5, StatusQueued, ""), []*Job{job(3, StatusRunning, "")}, HoldNone, 0, ""},
 		{"active named before earlier", job(5, StatusQueued, "k"), []*Job{job(2, StatusQueued, "k"), job(4, StatusRunning, "k")}, HoldKey, 4, ""},
 		{"itself", job(5, StatusQueued, "k"), []*Job{job(5, StatusQueued, "k")}, HoldNone, 0, ""},
+		{"earlier failed awaiting its rollback", job(5, StatusQueued, "k"), []*Job{pending(job(3, StatusFailed, "k"))}, HoldKey, 3,
+			`waiting for the rollback of job 3 of key "k"`},
+		{"earlier failed, rollback made", job(5, StatusQueued, "k"), []*Job{rolledBack(job(3, StatusFailed, "k"))}, HoldNone, 0, ""},
+		{"earlier failed without rollback", job(5, StatusQueued, "k"), []*Job{job(3, StatusFailed, "k")}, HoldNone, 0, ""},
+		{"earlier cancelled with rollback", job(5, StatusQueued, "k"), []*Job{pending(job(3, StatusCancelled, "k"))}, HoldNone, 0, ""},
+		{"later failed awaiting its rollback", job(5, StatusQueued, "k"), []*Job{pending(job(9, StatusFailed, "k"))}, HoldNone, 0, ""},
+		{"rollback job after the job it undoes", placed(job(9, StatusQueued, "k"), 3), []*Job{job(3, StatusQueued, "k")}, HoldKey, 3,
+			`waiting behind job 3 of key "k"`},
+		{"rollback job before later jobs", job(5, StatusQueued, "k"), []*Job{placed(job(9, StatusQueued, "k"), 3)}, HoldKey, 9, ""},
+		{"earliest place named", job(5, StatusQueued, "k"), []*Job{job(4, StatusQueued, "k"), placed(job(9, StatusQueued, "k"), 3)}, HoldKey, 9, ""},
+		{"same place, lower id first", placed(job(9, StatusQueued, "k"), 3), []*Job{placed(job(8, StatusQueued, "k"), 3)}, HoldKey, 8, ""},
+		{"same place, higher id after", placed(job(8, StatusQueued, "k"), 3), []*Job{placed(job(9, StatusQueued, "k"), 3)}, HoldNone, 0, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -54,5 +70,31 @@ func TestDispatchHold(t *testing.T) {
 				t.Errorf("Reason = %q, want it to contain %q", r, tc.reason)
 			}
 		})
+	}
+}
+
+func TestRollbackArgs(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		spec string
+		want []string
+		err  string
+	}{
+		{`undo --to "last good" 'a b' c\ d`, []string{"undo", "--to", "last good", "a b", "c d"}, ""},
+		{`echo $HOME`, []string{"echo", "$HOME"}, ""},
+		{`echo "$(id)"`, []string{"echo", "$(id)"}, ""},
+		{`undo 'unbalanced`, nil, "unbalanced quotes"},
+		{`undo; rm -rf /`, nil, "unquoted shell operator"},
+		{`undo | tee`, nil, "unquoted shell operator"},
+		{`undo ';'`, []string{"undo", ";"}, ""},
+		{"   ", nil, "no words"},
+	} {
+		got, err := RollbackArgs(tc.spec)
+		switch {
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("RollbackArgs(%q) = %q, %v; want an error with %q", tc.spec, got, err, tc.err)
+		case tc.err == "" && (err != nil || !slices.Equal(got, tc.want)):
+			t.Errorf("RollbackArgs(%q) = %q, %v; want %q", tc.spec, got, err, tc.want)
+		}
 	}
 }

@@ -21,28 +21,40 @@ const (
 // Job is one unit of work. Field names in JSON are the stable contract of
 // `jobctl show -o json`.
 type Job struct {
-	ID              int64           `json:"id"`
-	Type            string          `json:"type"`
-	Operation       string          `json:"operation"`
-	Args            []string        `json:"args"`
-	Payload         json.RawMessage `json:"payload"`
-	Load            float64         `json:"load"`
-	Status          Status          `json:"status"`
-	Node            string          `json:"node"`
-	Key             string          `json:"key"`
-	ParentID        *int64          `json:"parent_id"`
-	Attempt         int             `json:"attempt"`
-	MaxAttempts     int             `json:"max_attempts"` // attempts allowed since submit or the last requeue
-	AttemptBase     int             `json:"attempt_base"` // attempts made before the last requeue
-	Backoff         Duration        `json:"backoff"`
-	Rollback        string          `json:"rollback"`
-	RunAfter        *time.Time      `json:"run_after"`
-	Timeout         Duration        `json:"timeout"`
-	Progress        int             `json:"progress"`
-	ProgressMessage string          `json:"progress_message"`
-	ExitCode        *int            `json:"exit_code"`
-	Message         string          `json:"message"` // why it is in its state, e.g. "timed out after 1m"
-	Version         int64           `json:"version"`
+	ID          int64           `json:"id"`
+	Type        string          `json:"type"`
+	Operation   string          `json:"operation"`
+	Args        []string        `json:"args"`
+	Payload     json.RawMessage `json:"payload"`
+	Load        float64         `json:"load"`
+	Status      Status          `json:"status"`
+	Node        string          `json:"node"`
+	Key         string          `json:"key"`
+	ParentID    *int64          `json:"parent_id"`
+	Attempt     int             `json:"attempt"`
+	MaxAttempts int             `json:"max_attempts"` // attempts allowed since submit or the last requeue
+	AttemptBase int             `json:"attempt_base"` // attempts made before the last requeue
+	Backoff     Duration        `json:"backoff"`
+	Rollback    string          `json:"rollback"`
+	// RollbackType is the type of the rollback job; "" is the job's own type.
+	RollbackType string `json:"rollback_type"`
+	// RollbackJobID is the rollback job created after the job's final
+	// failure; RollbackOf, on a rollback job, the job it undoes.
+	RollbackJobID *int64 `json:"rollback_job_id"`
+	RollbackOf    *int64 `json:"rollback_of"`
+	// KeyPosition is the job's place in its key's order; nil is its own
+	// id (Job.KeyPlace).
+	KeyPosition *int64 `json:"key_position"`
+	// DoubleFault: the job's rollback job ended FAILED. It is derived, not
+	// stored: MarkDoubleFaults fills it in from the rollback jobs.
+	DoubleFault     bool       `json:"double_fault"`
+	RunAfter        *time.Time `json:"run_after"`
+	Timeout         Duration   `json:"timeout"`
+	Progress        int        `json:"progress"`
+	ProgressMessage string     `json:"progress_message"`
+	ExitCode        *int       `json:"exit_code"`
+	Message         string     `json:"message"` // why it is in its state, e.g. "timed out after 1m"
+	Version         int64      `json:"version"`
 	// Dispatcher and LeaseTerm name the lease holder, and its term, that
 	// the current attempt was started under; empty before the first start.
 	Dispatcher string     `json:"dispatcher"`

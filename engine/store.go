@@ -70,10 +70,11 @@ type Store interface {
 	// (QUEUED or RESTART) whose run_after has passed on the database clock
 	// and that their key does not block, oldest (lowest id) first, with ids
 	// above AfterID. A job with a key is blocked while any other job of that
-	// key is earlier and not terminal, or active whatever its place: in
-	// DISPATCHING, RUNNING, CANCELLING or WAITING, or PAUSED on a node. The
-	// second rule keeps a requeued old job from running beside a later job
-	// of its key. The jobs are brief: only what placement and a claim's
+	// key is earlier in the key's order (Job.KeyBefore) and not terminal or
+	// waiting for its rollback job (Job.RollbackPending), or active whatever
+	// its place: in DISPATCHING, RUNNING, CANCELLING or WAITING, or PAUSED
+	// on a node. The second rule keeps a requeued old job from running
+	// beside a later job of its key. The jobs are brief: only what placement and a claim's
 	// guard need is read (ID, Type, Load, Status, Version, Node, Key,
 	// ParentID, Attempt, RunAfter, CreatedAt); other fields may be zero. A
 	// claim or start returns the full job.
@@ -216,6 +217,24 @@ type TxStore interface {
 	// paused, or is gone: the caller's transaction, and the job it
 	// created for that fire, must then be rolled back.
 	ScheduleAdvance(ctx context.Context, p ScheduleAdvanceParams) (*Schedule, error)
+
+	// JobListRollbackPending returns up to limit (0: all) jobs whose
+	// rollback job is yet to be created (Job.RollbackPending), oldest
+	// first.
+	JobListRollbackPending(ctx context.Context, limit int) ([]*Job, error)
+	// JobRollbackSet records the rollback job of a failed job, guarded: it
+	// applies only while the job is FAILED at p.Version with no rollback
+	// job yet, and bumps the version; ErrConflict otherwise (another
+	// holder created it, or the job was requeued or deleted).
+	JobRollbackSet(ctx context.Context, p JobRollbackSetParams) (*Job, error)
+}
+
+// JobRollbackSetParams name a failed job, the version read, and its new
+// rollback job.
+type JobRollbackSetParams struct {
+	ID            int64
+	Version       int64
+	RollbackJobID int64
 }
 
 // JobUpdateResult is the outcome of one transition of JobUpdateMany: the
@@ -257,6 +276,12 @@ type JobInsertParams struct {
 	RunAfter    *time.Time
 	Timeout     time.Duration // 0 means DefaultJobTimeout
 	Creator     string
+	// RollbackType is the type the rollback job gets; "" is the job's own.
+	RollbackType string
+	// KeyPosition and RollbackOf are for a rollback job (RollbackInsert),
+	// which JobInsert alone creates: JobInsertMany refuses them.
+	KeyPosition *int64
+	RollbackOf  *int64
 }
 
 // JobListParams filter a job listing; zero fields do not filter.
@@ -273,6 +298,8 @@ type JobListParams struct {
 	CreatedAfter  *time.Time
 	CreatedBefore *time.Time
 	Limit         int
+	// DoubleFault keeps only jobs whose rollback job ended FAILED.
+	DoubleFault bool
 	// Brief reads only the fields of Job.Brief; the others are zero. A node
 	// checking its running jobs twice a second needs no more.
 	Brief bool

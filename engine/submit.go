@@ -100,6 +100,7 @@ func ValidateJobInsert(p JobInsertParams) error {
 	if len(p.Rollback) > MaxRollbackBytes || !utf8.ValidString(p.Rollback) || strings.ContainsRune(p.Rollback, 0) {
 		bad("rollback is not UTF-8 text of at most %d bytes", MaxRollbackBytes)
 	}
+	problems = append(problems, rollbackProblems(p)...)
 	if len(problems) > 0 {
 		return &InvalidError{What: "job", Problems: problems}
 	}
@@ -121,9 +122,11 @@ type SubmitRequest struct {
 	MaxAttempts int // 0 means 1
 	Backoff     time.Duration
 	Rollback    string
-	RunAt       *time.Time     // not before this time
-	RunIn       *time.Duration // not before this long from now on the database clock
-	Creator     string
+	// RollbackType is the rollback job's type; "" is the job's own.
+	RollbackType string
+	RunAt        *time.Time     // not before this time
+	RunIn        *time.Duration // not before this long from now on the database clock
+	Creator      string
 }
 
 // Submitted is a job Submit created.
@@ -175,7 +178,7 @@ func submitParams(nodes []*Node, r SubmitRequest) (p JobInsertParams, offered bo
 	p = JobInsertParams{
 		Type: strings.TrimSpace(r.Type), Operation: r.Operation, Args: r.Args, Payload: r.Payload,
 		Load: 1, Status: StatusQueued, Key: r.Key, ParentID: r.ParentID, MaxAttempts: max(r.MaxAttempts, 1),
-		Backoff: r.Backoff, Rollback: r.Rollback, RunAfter: r.RunAt, Timeout: DefaultJobTimeout, Creator: r.Creator,
+		Backoff: r.Backoff, Rollback: r.Rollback, RollbackType: strings.TrimSpace(r.RollbackType), RunAfter: r.RunAt, Timeout: DefaultJobTimeout, Creator: r.Creator,
 	}
 	if r.MaxAttempts < 0 {
 		p.MaxAttempts = r.MaxAttempts // refused by validation

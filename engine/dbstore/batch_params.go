@@ -82,6 +82,7 @@ func jobInsertArrays(rows []args) args {
 		argv, payloads    = make(pq.StringArray, n), make(pq.StringArray, n)
 		statuses, keys    = make(pq.StringArray, n), make(pq.StringArray, n)
 		rollbacks         = make(pq.StringArray, n)
+		rollbackTypes     = make(pq.StringArray, n)
 		creators          = make(pq.StringArray, n)
 		loads, backoffs   = make(pq.Float64Array, n), make(pq.Float64Array, n)
 		timeouts          = make(pq.Float64Array, n)
@@ -95,6 +96,7 @@ func jobInsertArrays(rows []args) args {
 		argv[i], payloads[i] = a["args"].(string), a["payload"].(string)
 		statuses[i], keys[i] = a["status"].(string), a["job_key"].(string)
 		rollbacks[i], creators[i] = a["rollback"].(string), a["creator"].(string)
+		rollbackTypes[i] = a["rollback_type"].(string)
 		loads[i], backoffs[i] = a["load"].(float64), a["backoff_seconds"].(float64)
 		timeouts[i] = a["timeout_seconds"].(float64)
 		maxAttempts[i] = int64(a["max_attempts"].(int))
@@ -111,7 +113,7 @@ func jobInsertArrays(rows []args) args {
 		"loads": loads, "statuses": statuses, "job_keys": keys,
 		"parent_ids": pq.GenericArray{A: parents}, "max_attempts": maxAttempts,
 		"backoff_seconds": backoffs, "rollbacks": rollbacks, "run_afters": pq.GenericArray{A: runAfters},
-		"timeout_seconds": timeouts, "creators": creators, "queued": queued,
+		"timeout_seconds": timeouts, "creators": creators, "queued": queued, "rollback_types": rollbackTypes,
 	}
 }
 

@@ -44,6 +44,10 @@ func (s *Store) JobInsertMany(ctx context.Context, ps []engine.JobInsertParams) 
 		if err != nil {
 			return nil, atIndex(err, i)
 		}
+		if p.KeyPosition != nil || p.RollbackOf != nil {
+			// The multi-row statements leave both columns NULL.
+			return nil, atIndex(engine.ErrInsertManyPlace, i)
+		}
 		rows[i] = a
 		if p.ParentID != nil {
 			parents[*p.ParentID] = true

@@ -96,6 +96,9 @@ func (s *Store) jobInsertArgs(p engine.JobInsertParams) (args, error) {
 		"max_attempts":    maxAttempts,
 		"backoff_seconds": p.Backoff.Seconds(),
 		"rollback":        p.Rollback,
+		"rollback_type":   p.RollbackType,
+		"key_position":    p.KeyPosition,
+		"rollback_of":     p.RollbackOf,
 		"run_after":       runAfter,
 		"timeout_seconds": timeout.Seconds(),
 		"creator":         p.Creator,
@@ -188,6 +191,7 @@ func (s *Store) jobListArgs(p engine.JobListParams) args {
 		"created_after":      s.windowArg(p.CreatedAfter, true),
 		"any_created_before": p.CreatedBefore == nil,
 		"created_before":     s.windowArg(p.CreatedBefore, false),
+		"double_fault":       p.DoubleFault,
 	}
 }
 

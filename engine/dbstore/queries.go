@@ -77,6 +77,9 @@ const (
 	qTypeLimitSet    = "type_limit_set"
 	qTypeLimitList   = "type_limit_list"
 	qTypeLimitDelete = "type_limit_delete"
+
+	qJobListRollbackPending = "job_list_rollback_pending"
+	qJobRollbackSet         = "job_rollback_set"
 )
 
 // requiredQueries are the queries every dialect must have; loading fails
@@ -94,6 +97,7 @@ var requiredQueries = []string{
 	qJobUpdateMany,
 	qTypeLimitSet, qTypeLimitList, qTypeLimitDelete,
 	qJobAttemptList, qJobPurgeAttempts,
+	qJobListRollbackPending, qJobRollbackSet,
 }
 
 // loadQueries renders every query of the dialect: the .sql files are

@@ -94,20 +94,26 @@ type jobRow struct {
 	FinishedAt      dbTime  `db:"finished_at"`
 	Dispatcher      string  `db:"dispatcher"`
 	LeaseTerm       int64   `db:"lease_term"`
+	KeyPosition     *int64  `db:"key_position"`
+	RollbackType    string  `db:"rollback_type"`
+	RollbackJobID   *int64  `db:"rollback_job_id"`
+	RollbackOf      *int64  `db:"rollback_of"`
 }
 
 // jobColumns are the columns of job_columns.sql, in its order.
 var jobColumns = []string{"id", "type", "operation", "args", "payload", "job_load", "status", "node", "job_key",
 	"parent_id", "attempt", "max_attempts", "attempt_base", "backoff_seconds", "rollback", "run_after",
 	"timeout_seconds", "progress", "progress_message", "exit_code", "message", "version", "creator",
-	"created_at", "queued_at", "started_at", "finished_at", "dispatcher", "lease_term"}
+	"created_at", "queued_at", "started_at", "finished_at", "dispatcher", "lease_term", "key_position",
+	"rollback_type", "rollback_job_id", "rollback_of"}
 
 // fields are r's fields in the order of jobColumns.
 func (r *jobRow) fields() []any {
 	return []any{&r.ID, &r.Type, &r.Operation, &r.Args, &r.Payload, &r.Load, &r.Status, &r.Node, &r.Key,
 		&r.ParentID, &r.Attempt, &r.MaxAttempts, &r.AttemptBase, &r.BackoffSeconds, &r.Rollback, &r.RunAfter,
 		&r.TimeoutSeconds, &r.Progress, &r.ProgressMessage, &r.ExitCode, &r.Message, &r.Version, &r.Creator,
-		&r.CreatedAt, &r.QueuedAt, &r.StartedAt, &r.FinishedAt, &r.Dispatcher, &r.LeaseTerm}
+		&r.CreatedAt, &r.QueuedAt, &r.StartedAt, &r.FinishedAt, &r.Dispatcher, &r.LeaseTerm, &r.KeyPosition,
+		&r.RollbackType, &r.RollbackJobID, &r.RollbackOf}
 }
 
 // jobBriefColumns are the columns of job_columns_brief.sql, in its order:
@@ -183,6 +189,10 @@ func (r *jobRow) job() (*engine.Job, error) {
 		FinishedAt:      r.FinishedAt.ptr(),
 		Dispatcher:      r.Dispatcher,
 		LeaseTerm:       r.LeaseTerm,
+		KeyPosition:     r.KeyPosition,
+		RollbackType:    r.RollbackType,
+		RollbackJobID:   r.RollbackJobID,
+		RollbackOf:      r.RollbackOf,
 	}
 	if r.Payload == "" { // a brief row
 		j.Payload = nil

@@ -36,6 +36,10 @@ func (s *queueStore) Now(context.Context) (time.Time, error) { return time.Unix(
 
 func (s *queueStore) TypeLimitList(context.Context) ([]engine.TypeLimit, error) { return nil, nil }
 
+func (s *queueStore) JobListRollbackPending(context.Context, int) ([]*engine.Job, error) {
+	return nil, nil
+}
+
 func (s *queueStore) NodeList(context.Context) ([]*engine.Node, error) {
 	out := make([]*engine.Node, len(s.nodes))
 	byName := map[string]*engine.Node{}

@@ -52,18 +52,31 @@ func (r *round) run() error {
 		kept                         []*engine.Job
 		stale                        []int64
 		reclaimErr, loadErr, pageErr error
-		limitErr                     error
+		limitErr, rollbackErr        error
+		rollbacks                    []*engine.Job
 		first                        = make([][]*engine.Job, len(engine.DispatchableStatuses))
 		pageErrs                     = make([]error, len(engine.DispatchableStatuses))
 	)
 	wg.Go(func() { reclaimErr = r.reclaimStaleDispatches() })
 	wg.Go(func() { c, kept, stale, loadErr = loadCluster(r.ctx, r.Dispatcher.store) })
 	wg.Go(func() { r.quotas, limitErr = readQuotas(r.ctx, r.Dispatcher.store) })
+	// A job that failed finally gets its rollback job here, on the lease
+	// holder; the new job is queued, which wakes the next round for it.
+	wg.Go(func() { rollbacks, rollbackErr = engine.SpawnRollbacks(r.ctx, r.Dispatcher.store) })
 	for i, status := range engine.DispatchableStatuses {
 		wg.Go(func() { first[i], pageErrs[i] = r.page(status, 0) })
 	}
 	wg.Wait()
 	pageErr = errors.Join(pageErrs...)
+	r.stats.Rollbacks = len(rollbacks)
+	for _, job := range rollbacks {
+		r.log.Info("rollback job created", "job", job.ID, "rollback_of", *job.RollbackOf, "key", job.Key)
+	}
+	if rollbackErr != nil {
+		// One spec that cannot become a job must not stop dispatch: its
+		// key stays held, and explain says why.
+		r.log.Warn("rollback jobs", "error", rollbackErr)
+	}
 	if err := errors.Join(reclaimErr, loadErr, pageErr, limitErr); err != nil {
 		return err
 	}

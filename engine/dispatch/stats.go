@@ -25,6 +25,7 @@ type RoundStats struct {
 	Dispatched int // accepted by a node
 	Failed     int // refused permanently (412)
 	Recovered  int // taken back from offline nodes or stale dispatches
+	Rollbacks  int // rollback jobs created for jobs that failed finally
 	// Waiting counts the jobs no node took, by why they wait: a
 	// placement.Cause or one of the Wait constants. Nil when every job
 	// looked at was placed.

@@ -122,13 +122,18 @@ type ChildRequest struct {
 	At          *time.Time      `json:"at,omitempty"`
 	In          string          `json:"in,omitempty"`
 	Hold        bool            `json:"hold,omitempty"`
+	// Rollback is a command line run once as its own job after the
+	// child's final failure; RollbackType its type ("" the child's own).
+	Rollback     string `json:"rollback,omitempty"`
+	RollbackType string `json:"rollback_type,omitempty"`
 }
 
 // SubmitRequest is the engine's request for r; an error names the field
 // that cannot be read.
 func (r ChildRequest) SubmitRequest() (engine.SubmitRequest, error) {
 	s := engine.SubmitRequest{Type: r.Type, Operation: r.Operation, Args: r.Args, Payload: r.Payload,
-		Load: r.Load, Key: r.Key, MaxAttempts: r.MaxAttempts, RunAt: r.At, Hold: r.Hold}
+		Load: r.Load, Key: r.Key, MaxAttempts: r.MaxAttempts, RunAt: r.At, Hold: r.Hold,
+		Rollback: r.Rollback, RollbackType: r.RollbackType}
 	duration := func(field, v string) (*time.Duration, error) {
 		if v == "" {
 			return nil, nil

@@ -330,3 +330,15 @@ func TestJobClientWaitOnANodeWithoutIt(t *testing.T) {
 		t.Errorf("wait on a node without it: %v, want ErrNoWait", err)
 	}
 }
+
+func TestChildRequestRollback(t *testing.T) {
+	t.Parallel()
+	var r ChildRequest
+	if err := json.Unmarshal([]byte(`{"type":"deploy","rollback":"undo 'v1'","rollback_type":"undeploy"}`), &r); err != nil {
+		t.Fatal(err)
+	}
+	s, err := r.SubmitRequest()
+	if err != nil || s.Rollback != "undo 'v1'" || s.RollbackType != "undeploy" {
+		t.Errorf("SubmitRequest = %+v, %v", s, err)
+	}
+}

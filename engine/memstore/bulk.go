@@ -16,6 +16,9 @@ func (s *Store) JobInsertMany(ctx context.Context, ps []engine.JobInsertParams) 
 		if err := engine.ValidateJobInsert(p); err != nil {
 			return nil, atIndex(err, i)
 		}
+		if p.KeyPosition != nil || p.RollbackOf != nil {
+			return nil, atIndex(engine.ErrInsertManyPlace, i)
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -54,7 +57,7 @@ func (s *Store) JobCountByStatus(_ context.Context, p engine.JobListParams) (map
 	p.Limit = 0
 	out := map[engine.Status]int{}
 	if len(p.Statuses) == 0 && len(p.Types) == 0 && p.Node == "" && p.Key == "" && p.ParentID == nil && p.Creator == "" &&
-		p.CreatedAfter == nil && p.CreatedBefore == nil {
+		p.CreatedAfter == nil && p.CreatedBefore == nil && !p.DoubleFault {
 		// The common case, every job: the status index has the counts.
 		for st, set := range s.jobs.byStatus {
 			out[st] = set.Len()

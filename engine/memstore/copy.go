@@ -20,6 +20,9 @@ func cloneJob(j *engine.Job) *engine.Job {
 	c.QueuedAt = clonePtr(j.QueuedAt)
 	c.StartedAt = clonePtr(j.StartedAt)
 	c.FinishedAt = clonePtr(j.FinishedAt)
+	c.KeyPosition = clonePtr(j.KeyPosition)
+	c.RollbackJobID = clonePtr(j.RollbackJobID)
+	c.RollbackOf = clonePtr(j.RollbackOf)
 	return &c
 }
 

@@ -18,6 +18,16 @@ var (
 
 func newIDSet() *idSet { return btree.NewWithFreeListG(16, lessID, freeIDNodes) }
 
+// keySlot is a job's place in its key's order (engine.Job.KeyBefore).
+type keySlot struct{ place, id int64 }
+
+// slotSet is a key's jobs in the key's order.
+type slotSet = btree.BTreeG[keySlot]
+
+func lessSlot(a, b keySlot) bool { return a.place < b.place || (a.place == b.place && a.id < b.id) }
+
+func slotOf(j *engine.Job) keySlot { return keySlot{place: j.KeyPlace(), id: j.ID} }
+
 func addTo[K comparable](m map[K]*idSet, k K, id int64) {
 	set := m[k]
 	if set == nil {
@@ -53,16 +63,19 @@ type jobTable struct {
 	byParent map[int64]*idSet
 
 	// Indexes of fields that transitions change.
-	byStatus    map[engine.Status]*idSet
-	byNode      map[string]*idSet // jobs with a node
-	keyLive     map[string]*idSet // jobs of a key that have not ended
+	byStatus map[engine.Status]*idSet
+	byNode   map[string]*idSet // jobs with a node
+	// keyLive holds, in the key's order, the jobs of a key that can block
+	// a later one: those that have not ended, and those that failed and
+	// wait for their rollback job (engine.Job.RollbackPending).
+	keyLive     map[string]*slotSet
 	keyActive   map[string]*idSet // jobs that hold their key (Job.HoldsKey)
 	loadHolding map[string]*idSet // jobs that count against a node (Job.HoldsLoad)
 
 	// ready holds, per dispatchable status, the only jobs that can be
 	// dispatchable: those without a key, and the head of each key (its
-	// lowest job that has not ended). Every other job of a key has an
-	// earlier unfinished job of its key, which blocks it. So a page of
+	// first job in keyLive). Every other job of a key has an earlier job
+	// of keyLive, which blocks it. So a page of
 	// dispatchable jobs reads this set, not every queued job.
 	ready map[engine.Status]*idSet
 	heads map[string]int64 // key → its head
@@ -77,7 +90,7 @@ func newJobTable() *jobTable {
 		byParent:    map[int64]*idSet{},
 		byStatus:    map[engine.Status]*idSet{},
 		byNode:      map[string]*idSet{},
-		keyLive:     map[string]*idSet{},
+		keyLive:     map[string]*slotSet{},
 		keyActive:   map[string]*idSet{},
 		loadHolding: map[string]*idSet{},
 		ready:       map[engine.Status]*idSet{},
@@ -153,20 +166,33 @@ func (t *jobTable) indexState(j *engine.Job, add bool) {
 	if j.Key == "" {
 		return
 	}
-	if !j.Status.Terminal() {
-		update(t.keyLive, j.Key, j.ID)
+	if !j.Status.Terminal() || j.RollbackPending() {
+		if add {
+			set := t.keyLive[j.Key]
+			if set == nil {
+				set = btree.NewG(16, lessSlot)
+				t.keyLive[j.Key] = set
+			}
+			set.ReplaceOrInsert(slotOf(j))
+		} else if set := t.keyLive[j.Key]; set != nil {
+			set.Delete(slotOf(j))
+			if set.Len() == 0 {
+				delete(t.keyLive, j.Key)
+			}
+		}
 	}
 	if j.HoldsKey() {
 		update(t.keyActive, j.Key, j.ID)
 	}
 }
 
-// refreshHead moves the key's head to its lowest unfinished job, and the
+// refreshHead moves the key's head to its first job of keyLive, and the
 // ready sets with it.
 func (t *jobTable) refreshHead(key string) {
 	var head int64
 	if live := t.keyLive[key]; live != nil {
-		head, _ = live.Min()
+		first, _ := live.Min()
+		head = first.id
 	}
 	prev := t.heads[key]
 	if head == prev {
@@ -196,9 +222,9 @@ func (t *jobTable) syncReady(id int64) {
 }
 
 // keyRivals returns the jobs of j's key that engine.DispatchHold needs to
-// judge j: every job holding the key, and the lowest other unfinished job
-// of the key. Those decide the rule (a blocker is an active job, or an
-// earlier unfinished one, and the lowest such is earlier if any is), so
+// judge j: every job holding the key, and the first other job of keyLive.
+// Those decide the rule (a blocker is an active job, or an earlier one of
+// keyLive, and the first such is earlier if any is), so
 // the judgement is the one all jobs of the key would give, at the cost of
 // the few active jobs.
 func (t *jobTable) keyRivals(j *engine.Job) []*engine.Job {
@@ -213,11 +239,11 @@ func (t *jobTable) keyRivals(j *engine.Job) []*engine.Job {
 		})
 	}
 	if live := t.keyLive[j.Key]; live != nil {
-		live.Ascend(func(id int64) bool {
-			if id == j.ID {
+		live.Ascend(func(slot keySlot) bool {
+			if slot.id == j.ID {
 				return true
 			}
-			out = append(out, t.byID[id])
+			out = append(out, t.byID[slot.id])
 			return false
 		})
 	}

@@ -71,22 +71,25 @@ func (tx *txStore) JobInsert(_ context.Context, p engine.JobInsertParams) (*engi
 	now := s.now()
 	s.nextJobID++
 	j := &engine.Job{
-		ID:          s.nextJobID,
-		Type:        p.Type,
-		Operation:   p.Operation,
-		Args:        slices.Clone(p.Args),
-		Payload:     []byte(payload),
-		Load:        p.Load,
-		Status:      p.Status,
-		Key:         p.Key,
-		ParentID:    clonePtr(p.ParentID),
-		MaxAttempts: max(p.MaxAttempts, 1),
-		Backoff:     engine.Duration(p.Backoff),
-		Rollback:    p.Rollback,
-		Timeout:     engine.Duration(timeout),
-		Version:     1,
-		Creator:     p.Creator,
-		CreatedAt:   now,
+		ID:           s.nextJobID,
+		Type:         p.Type,
+		Operation:    p.Operation,
+		Args:         slices.Clone(p.Args),
+		Payload:      []byte(payload),
+		Load:         p.Load,
+		Status:       p.Status,
+		Key:          p.Key,
+		ParentID:     clonePtr(p.ParentID),
+		MaxAttempts:  max(p.MaxAttempts, 1),
+		Backoff:      engine.Duration(p.Backoff),
+		Rollback:     p.Rollback,
+		RollbackType: p.RollbackType,
+		KeyPosition:  clonePtr(p.KeyPosition),
+		RollbackOf:   clonePtr(p.RollbackOf),
+		Timeout:      engine.Duration(timeout),
+		Version:      1,
+		Creator:      p.Creator,
+		CreatedAt:    now,
 	}
 	if j.Args == nil {
 		j.Args = []string{}
@@ -164,7 +167,8 @@ func (t *jobTable) list(p engine.JobListParams) []*engine.Job {
 			(p.ParentID == nil || (j.ParentID != nil && *j.ParentID == *p.ParentID)) &&
 			(p.Creator == "" || j.Creator == p.Creator) &&
 			(p.CreatedAfter == nil || !j.CreatedAt.Before(*p.CreatedAfter)) &&
-			(p.CreatedBefore == nil || !j.CreatedAt.After(*p.CreatedBefore))
+			(p.CreatedBefore == nil || !j.CreatedAt.After(*p.CreatedBefore)) &&
+			(!p.DoubleFault || t.doubleFault(j))
 	}
 	var found []*engine.Job
 	for _, src := range sources {
@@ -186,6 +190,15 @@ func (t *jobTable) list(p engine.JobListParams) []*engine.Job {
 		found = found[len(found)-p.Limit:]
 	}
 	return found
+}
+
+// doubleFault reports whether j's rollback job ended FAILED.
+func (t *jobTable) doubleFault(j *engine.Job) bool {
+	if j.RollbackJobID == nil {
+		return false
+	}
+	r := t.byID[*j.RollbackJobID]
+	return r != nil && r.Status == engine.StatusFailed
 }
 
 // union returns the sets of the given values, each once: the sets of
@@ -281,7 +294,8 @@ func (tx *txStore) JobUpdate(_ context.Context, u engine.JobUpdate) (*engine.Job
 		j.RunAfter = nil
 	}
 	if u.ClearResult {
-		j.Progress, j.ProgressMessage = 0, ""
+		// A requeued job that fails finally again rolls back again.
+		j.Progress, j.ProgressMessage, j.RollbackJobID = 0, "", nil
 	}
 	switch {
 	case u.MarkFinished:

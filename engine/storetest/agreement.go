@@ -37,6 +37,7 @@ func testDispatchableAgreesWithRule(t *testing.T, s engine.Store) {
 	sets, jobs, steps := agreementSize(s)
 	seen := map[engine.HoldKind]int{}
 	pausedOnNode := map[bool]int{}
+	rollbackHolds, placed := 0, 0
 	for set := range sets {
 		seed := uint64(set + 1)
 		rng := rand.New(rand.NewPCG(seed, 0x6a6f6263746c))
@@ -72,6 +73,12 @@ func testDispatchableAgreesWithRule(t *testing.T, s engine.Store) {
 				hold := engine.DispatchHold(j, now, keyJobs)
 				if j.Status == st {
 					seen[hold.Kind]++
+					if hold.RollbackPending {
+						rollbackHolds++
+					}
+					if j.KeyPosition != nil && j.Key != "" {
+						placed++
+					}
 				}
 				if j.Status == st && hold.Dispatchable() {
 					want = append(want, j.ID)
@@ -94,6 +101,9 @@ func testDispatchableAgreesWithRule(t *testing.T, s engine.Store) {
 		if seen[kind] == 0 {
 			t.Errorf("no dispatchable-status job with verdict %q in any set (verdicts: %v)", kind, seen)
 		}
+	}
+	if rollbackHolds == 0 || placed == 0 {
+		t.Errorf("jobs held for a rollback: %d, keyed jobs with a position: %d; want some of both", rollbackHolds, placed)
 	}
 	if pausedOnNode[true] == 0 || pausedOnNode[false] == 0 {
 		t.Errorf("keyed PAUSED jobs with a node: %d, without: %d; want some of both", pausedOnNode[true], pausedOnNode[false])
@@ -127,10 +137,11 @@ func explainDisagreement(t *testing.T, got, want []int64, byID map[int64]*engine
 	for _, id := range symmetricDifference(got, want) {
 		j := byID[id]
 		hold := engine.DispatchHold(j, now, byKey[j.Key])
-		t.Logf("job %d %s key %q node %q run_after %v: rule says %q (%s)", id, j.Status, j.Key, j.Node, j.RunAfter, hold.Kind, hold.Reason(now))
+		t.Logf("job %d %s key %q place %d node %q run_after %v: rule says %q (%s)", id, j.Status, j.Key, j.KeyPlace(), j.Node,
+			j.RunAfter, hold.Kind, hold.Reason(now))
 		for _, o := range byKey[j.Key] {
 			if j.Key != "" && o.ID != id {
-				t.Logf("    key job %d %s node %q", o.ID, o.Status, o.Node)
+				t.Logf("    key job %d %s place %d node %q rollback pending %v", o.ID, o.Status, o.KeyPlace(), o.Node, o.RollbackPending())
 			}
 		}
 	}
@@ -183,6 +194,7 @@ func buildRandomJobs(t *testing.T, s engine.Store, rng *rand.Rand, prefix string
 	// of its jobs rather than always on many; a third of the jobs have no key.
 	keys := n / 4
 	jobs := make([]*engine.Job, 0, n)
+	ofKey := map[string][]*engine.Job{}
 	for range n {
 		p := engine.JobInsertParams{MaxAttempts: 1 + rng.IntN(3)}
 		if rng.IntN(3) > 0 {
@@ -199,7 +211,18 @@ func buildRandomJobs(t *testing.T, s engine.Store, rng *rand.Rand, prefix string
 		if rng.IntN(10) == 0 {
 			p.Status = engine.StatusInstantiated
 		}
-		jobs = append(jobs, insert(t, s, p))
+		// Some jobs fail with a rollback spec, and some take the place of
+		// an earlier job, as a rollback job does, so the key's order is
+		// not the order of ids.
+		if rng.IntN(2) == 0 {
+			p.Rollback = "undo"
+		}
+		if earlier := ofKey[p.Key]; len(earlier) > 0 && rng.IntN(4) == 0 {
+			p.KeyPosition = engine.Ptr(earlier[rng.IntN(len(earlier))].KeyPlace())
+		}
+		j := insert(t, s, p)
+		ofKey[p.Key] = append(ofKey[p.Key], j)
+		jobs = append(jobs, j)
 	}
 	for range steps {
 		i := rng.IntN(len(jobs))
@@ -207,7 +230,26 @@ func buildRandomJobs(t *testing.T, s engine.Store, rng *rand.Rand, prefix string
 			jobs[i] = next
 		}
 	}
+	// A job fails finally only after several steps that random ones seldom
+	// string together: run some queued jobs with a rollback spec to their
+	// final failure, so keys wait for rollbacks too.
+	for i, j := range jobs {
+		if j.Status.Dispatchable() && j.Rollback != "" && j.Key != "" && rng.IntN(2) == 0 {
+			jobs[i] = runToFailure(t, s, j)
+		}
+	}
 	return jobs
+}
+
+// runToFailure dispatches, starts and fails a job until no attempt is left.
+func runToFailure(t *testing.T, s engine.Store, j *engine.Job) *engine.Job {
+	t.Helper()
+	for j.Status != engine.StatusFailed {
+		j = apply(t, s, engine.StartUpdate(apply(t, s, engine.DispatchUpdate(j, "n1"))))
+		j = apply(t, s, engine.OutcomeUpdate(j, engine.RunResult{ExitCode: 3, Outcome: engine.RunFailed, Reason: "exit code 3"},
+			false, func() float64 { return 0.5 }))
+	}
+	return j
 }
 
 // randomStep applies one legal transition, picked at random among those
@@ -259,6 +301,10 @@ func randomStep(t *testing.T, s engine.TxStore, rng *rand.Rand, j *engine.Job) *
 	case engine.StatusFinished, engine.StatusWarning, engine.StatusFailed, engine.StatusCancelled:
 		options = append(options, verb(engine.VerbRequeue), verb(engine.VerbRequeue), verb(engine.VerbDelete))
 	}
+	if j.RollbackPending() {
+		// The rollback job made: any id will do for the rule.
+		return rollbackSet(t, s, j, options, rng)
+	}
 	if len(options) == 0 {
 		return nil
 	}
@@ -269,6 +315,24 @@ func randomStep(t *testing.T, s engine.TxStore, rng *rand.Rand, j *engine.Job) *
 		return nil
 	}
 	return apply(t, s, u)
+}
+
+// rollbackSet records a rollback job on a job awaiting it, or most of the
+// time takes one of its other steps, so jobs stay awaiting it a while.
+func rollbackSet(t *testing.T, s engine.TxStore, j *engine.Job, options []func() (engine.JobUpdate, error), rng *rand.Rand) *engine.Job {
+	t.Helper()
+	if rng.IntN(4) > 0 {
+		u, err := options[rng.IntN(len(options))]()
+		if err != nil {
+			return nil
+		}
+		return apply(t, s, u)
+	}
+	got, err := s.JobRollbackSet(t.Context(), engine.JobRollbackSetParams{ID: j.ID, Version: j.Version, RollbackJobID: j.ID})
+	if err != nil {
+		t.Fatalf("JobRollbackSet(%d): %v", j.ID, err)
+	}
+	return got
 }
 
 // waitChildrenUpdate is a running parent starting to wait for its children

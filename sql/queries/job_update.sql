@@ -3,7 +3,9 @@
 -- Each optional field is switched on by its own flag; unset fields keep
 -- their value. (MySQL assigns left to right with updated values, so no
 -- assignment here may read a column changed before it in the same call;
--- a requeue rebases attempts but never increments them.) A start made
+-- a requeue rebases attempts but never increments them.) A requeue
+-- (clear_result) forgets the rollback job too, so a new final failure
+-- rolls back again. A start made
 -- under a lease term (set_lease) records the dispatcher and its term, and
 -- applies only while that term is the current, unexpired lease of that
 -- dispatcher.
@@ -22,6 +24,7 @@ UPDATE jobs SET
                             ELSE run_after END,
     progress         = CASE WHEN :clear_result THEN 0 ELSE progress END,
     progress_message = CASE WHEN :clear_result THEN '' ELSE progress_message END,
+    rollback_job_id  = CASE WHEN :clear_result THEN NULL ELSE rollback_job_id END,
     finished_at      = CASE WHEN :mark_finished THEN {{now}}
                             WHEN :clear_result THEN NULL
                             ELSE finished_at END,

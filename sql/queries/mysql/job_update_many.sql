@@ -48,6 +48,7 @@ SET
                               ELSE j.run_after END,
     j.progress         = CASE WHEN x.clear_result THEN 0 ELSE j.progress END,
     j.progress_message = CASE WHEN x.clear_result THEN '' ELSE j.progress_message END,
+    j.rollback_job_id  = CASE WHEN x.clear_result THEN NULL ELSE j.rollback_job_id END,
     j.finished_at      = CASE WHEN x.mark_finished THEN {{now}}
                               WHEN x.clear_result THEN NULL
                               ELSE j.finished_at END,

@@ -21,6 +21,7 @@ UPDATE jobs AS j SET
                             ELSE j.run_after END,
     progress         = CASE WHEN x.clear_result THEN 0 ELSE j.progress END,
     progress_message = CASE WHEN x.clear_result THEN '' ELSE j.progress_message END,
+    rollback_job_id  = CASE WHEN x.clear_result THEN NULL ELSE j.rollback_job_id END,
     finished_at      = CASE WHEN x.mark_finished THEN {{now}}
                             WHEN x.clear_result THEN NULL
                             ELSE j.finished_at END,

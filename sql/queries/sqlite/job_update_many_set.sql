@@ -21,6 +21,7 @@ UPDATE jobs SET
                             ELSE run_after END,
     progress         = CASE WHEN x.clear_result THEN 0 ELSE progress END,
     progress_message = CASE WHEN x.clear_result THEN '' ELSE progress_message END,
+    rollback_job_id  = CASE WHEN x.clear_result THEN NULL ELSE rollback_job_id END,
     finished_at      = CASE WHEN x.mark_finished THEN {{now}}
                             WHEN x.clear_result THEN NULL
                             ELSE finished_at END,

@@ -1,0 +1,6 @@
+DROP INDEX jobs_rollback_pending;
+ALTER TABLE jobs
+    DROP COLUMN key_position,
+    DROP COLUMN rollback_type,
+    DROP COLUMN rollback_job_id,
+    DROP COLUMN rollback_of;
