@@ -25,7 +25,7 @@ func TestShowListsTheChildren(t *testing.T) {
 	if !strings.Contains(out, "status\tWAITING\n") || !strings.Contains(out, "children\t2 (1 ended)\n") {
 		t.Errorf("show lacks the status or the children's count:\n%s", out)
 	}
-	if want := fmt.Sprintf("finished\t\n\n%d\tencode\tFINISHED\n%d\tsleep\tQUEUED\n", done.ID, queued.ID); !strings.HasSuffix(out, want) {
+	if want := fmt.Sprintf("\n\n%d\tencode\tFINISHED\n%d\tsleep\tQUEUED\n", done.ID, queued.ID); !strings.HasSuffix(out, want) {
 		t.Errorf("show ends\n%s\nwant it to end with the children:\n%s", out, want)
 	}
 
