@@ -105,7 +105,7 @@ func (r *round) recoverSilentNodes() error {
 				r.log.Warn("recovered job of silent node", "job", us[i].ID, "from", n.Name, "status", us[i].To,
 					"silent", silent, "node_lease", n.LeaseOf())
 				r.stats.Recovered++
-				if err := engine.CancelChildrenOfRestart(r.ctx, r.Dispatcher.store, us[i]); err != nil {
+				if err := engine.CancelChildrenOfRestart(r.ctx, r.Dispatcher.store, jobs[i], us[i]); err != nil {
 					r.log.Warn("cannot cancel the children of a recovered job", "job", us[i].ID, "err", err)
 				}
 			}

@@ -313,6 +313,9 @@ func (n *Runtime) recordBatch(batch []*completion) ([]*completion, error) {
 			continue
 		}
 		n.recorded(w.c.run, w.u, w.c.result)
+		if err := engine.CancelChildrenOfRestart(ctx, n.store, w.c.run.job, w.u); err != nil {
+			n.log.Warn("cannot cancel the children of a job that goes back to the queue", "job", w.c.run.job.ID, "err", err)
+		}
 		n.settle(w.c)
 	}
 	return tried, failed

@@ -113,7 +113,7 @@ func (n *Runtime) recordResult(ctx context.Context, ar *activeRun, res runner.Re
 			return 0, err
 		}
 		n.recorded(ar, u, res)
-		if err := engine.CancelChildrenOfRestart(ctx, n.store, u); err != nil {
+		if err := engine.CancelChildrenOfRestart(ctx, n.store, job, u); err != nil {
 			n.log.Warn("cannot cancel the children of a job that goes back to the queue", "job", ar.job.ID, "err", err)
 		}
 		return resultRecorded, nil

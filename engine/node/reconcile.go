@@ -110,7 +110,7 @@ func (n *Runtime) recoverOrphans(ctx context.Context) error {
 		}
 		if err == nil {
 			n.log.Warn("recovered a job this node no longer runs", "job", job.ID)
-			if err := engine.CancelChildrenOfRestart(ctx, n.store, u); err != nil {
+			if err := engine.CancelChildrenOfRestart(ctx, n.store, job, u); err != nil {
 				n.log.Warn("cannot cancel the children of a recovered job", "job", job.ID, "err", err)
 			}
 		}

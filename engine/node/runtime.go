@@ -229,7 +229,7 @@ func (n *Runtime) recoverOwnJobs(ctx context.Context) error {
 			continue
 		}
 		n.log.Warn("recovered job left by an earlier run of this node", "job", job.ID, "status", u.To)
-		if err := engine.CancelChildrenOfRestart(ctx, n.store, u); err != nil {
+		if err := engine.CancelChildrenOfRestart(ctx, n.store, job, u); err != nil {
 			n.log.Warn("cannot cancel the children of a recovered job", "job", job.ID, "err", err)
 		}
 	}
