@@ -300,6 +300,8 @@ type JobListParams struct {
 	Limit         int
 	// DoubleFault keeps only jobs whose rollback job ended FAILED.
 	DoubleFault bool
+	// Roots keeps only jobs without a parent.
+	Roots bool
 	// Brief reads only the fields of Job.Brief; the others are zero. A node
 	// checking its running jobs twice a second needs no more.
 	Brief bool

@@ -183,6 +183,7 @@ func (s *Store) jobListArgs(p engine.JobListParams) args {
 		"node":         p.Node,
 		"job_key":      p.Key,
 		"any_parent":   p.ParentID == nil,
+		"roots":        p.Roots,
 		"parent_id":    parentID,
 		"creator":      p.Creator,
 		// An open end of the creation window is switched off by its flag;

@@ -165,6 +165,7 @@ func (t *jobTable) list(p engine.JobListParams) []*engine.Job {
 			(p.Node == "" || j.Node == p.Node) &&
 			(p.Key == "" || j.Key == p.Key) &&
 			(p.ParentID == nil || (j.ParentID != nil && *j.ParentID == *p.ParentID)) &&
+			(!p.Roots || j.ParentID == nil) &&
 			(p.Creator == "" || j.Creator == p.Creator) &&
 			(p.CreatedAfter == nil || !j.CreatedAt.Before(*p.CreatedAfter)) &&
 			(p.CreatedBefore == nil || !j.CreatedAt.After(*p.CreatedBefore)) &&

@@ -256,9 +256,9 @@ func joinAnd(items []string) string {
 
 // List reads the workflows, newest first, at most limit of them (0: all).
 func List(ctx context.Context, store engine.TxStore, limit int) ([]*Workflow, error) {
-	// Step jobs share the type, so the roots are picked out here; the
-	// listing reads only workflow jobs.
-	jobs, err := store.JobList(ctx, engine.JobListParams{Types: []string{engine.TypeWorkflow}})
+	// A workflow is a root job of type workflow; its steps share the type
+	// but have the root as their parent.
+	jobs, err := store.JobList(ctx, engine.JobListParams{Types: []string{engine.TypeWorkflow}, Roots: true, Limit: limit})
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ whose rollback job ended FAILED, found by the primary key.
   AND (:node = '' OR node = :node)
   AND (:job_key = '' OR job_key = :job_key)
   AND (:any_parent OR parent_id = :parent_id)
+  AND (NOT :roots OR parent_id IS NULL)
   AND (:creator = '' OR creator = :creator)
   AND (:any_created_after OR created_at >= :created_after)
   AND (:any_created_before OR created_at <= :created_before)
