@@ -83,7 +83,8 @@ the job is created.
 
 --overlap skip (the default) creates no job while the job of the last fire
 has not ended: that fire is passed over and logged. --overlap allow creates
-one at every fire.
+one at every fire. --rollback and --rollback-type give each job a rollback,
+as 'jobctl submit' does.
 
 The jobs a schedule creates have the creator "schedule:NAME". -o json prints
 the new schedule as 'jobctl schedules show -o json' does.`,
@@ -94,7 +95,10 @@ the new schedule as 'jobctl schedules show -o json' does.`,
   jobctl schedules add poll --cron '*/5 * * * *' --type poll --overlap allow --payload '{"feed":"a"}'
 
   # every 30 seconds
-  jobctl schedules add tick --cron '@every 30s' --type noop`,
+  jobctl schedules add tick --cron '@every 30s' --type noop
+
+  # a nightly migration, one at a time, undone when it fails
+  jobctl schedules add migrate --cron '@daily' --key db --rollback './migrate down' -- ./migrate up`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dash := cmd.ArgsLenAtDash()
@@ -143,6 +147,9 @@ the new schedule as 'jobctl schedules show -o json' does.`,
 			if tpl.Backoff < 0 {
 				return usageErrorf(cmd, "invalid --backoff %s: must not be negative", time.Duration(tpl.Backoff))
 			}
+			if err := checkRollback(cmd, tpl.Rollback, &tpl.RollbackType); err != nil {
+				return err
+			}
 			if cmd.Flags().Changed("payload") {
 				payload, err := readPayload(payloadText, opts.IO.In)
 				if err != nil {
@@ -169,6 +176,8 @@ the new schedule as 'jobctl schedules show -o json' does.`,
 	fl.Var((*durationValue)(&tpl.Backoff), "backoff", "wait before the first retry; doubles with each further one")
 	fl.DurationVar(&timeout, "timeout", 0, "cancel a job after running this long (default: the service's, else 8h)")
 	fl.StringVar(&payloadText, "payload", "", "JSON payload, @FILE to read it from a file, or - for stdin")
+	fl.StringVar(&tpl.Rollback, "rollback", "", "after a job's final failure run this `COMMAND` line once, as its own job, before its key moves on")
+	fl.StringVar(&tpl.RollbackType, "rollback-type", "", "type of the rollback job (default: the job's own)")
 	tpl.Backoff = engine.Duration(10 * time.Second)
 	addOutputFlags(cmd, &opts.Output, false)
 	return cmd
@@ -306,7 +315,7 @@ func NewCmdSchedulesShow(f *Factory, runF func(context.Context, *SchedulesListOp
 next, on the database clock), last_job_id (null before the first fire),
 creator, created_at, updated_at, and job: the template, with type,
 operation, args, payload, load and timeout (null: the service's), key,
-max_attempts and backoff.`,
+max_attempts, backoff, and rollback and rollback_type when it has them.`,
 		Example: `  # the job the last fire created
   jobctl show "$(jobctl schedules show nightly -o json | jq .last_job_id)"`,
 		Args: exactArgs(1, "a schedule name"),
@@ -371,6 +380,12 @@ func schedulesShowRun(ctx context.Context, opts *SchedulesListOptions) error {
 	kv.add("max attempts", strconv.Itoa(max(j.MaxAttempts, 1)))
 	if j.Timeout != nil {
 		kv.add("timeout", time.Duration(*j.Timeout).String())
+	}
+	if j.Rollback != "" {
+		kv.add("rollback", j.Rollback)
+	}
+	if j.RollbackType != "" {
+		kv.add("rollback type", j.RollbackType)
 	}
 	kv.add("creator", sc.Creator)
 	kv.add("created", timeValue(ios, now, &sc.CreatedAt))

@@ -17,7 +17,8 @@ func TestSchedulesAddParse(t *testing.T) {
 	cmd := NewCmdSchedulesAdd(f, func(_ context.Context, o *SchedulesAddOptions) error { got = o; return nil })
 	err := execParse(cmd, "nightly", "--cron", "30 2 * * *", "--tz", "Europe/Berlin", "--overlap", "allow",
 		"--load", "2", "--key", "k", "--max-attempts", "3", "--backoff", "1m", "--timeout", "1h",
-		"--payload", `{"a":1}`, "--operation", "report", "--", "make", "report")
+		"--payload", `{"a":1}`, "--operation", "report", "--rollback", `./undo.sh "last night"`, "--rollback-type", " undo ",
+		"--", "make", "report")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +28,8 @@ func TestSchedulesAddParse(t *testing.T) {
 	}
 	if j.Type != engine.TypeExec || strings.Join(j.Args, " ") != "make report" || j.Load == nil || *j.Load != 2 ||
 		j.Key != "k" || j.MaxAttempts != 3 || j.Backoff != engine.Duration(time.Minute) ||
-		j.Timeout == nil || *j.Timeout != engine.Duration(time.Hour) || string(j.Payload) != `{"a":1}` || j.Operation != "report" {
+		j.Timeout == nil || *j.Timeout != engine.Duration(time.Hour) || string(j.Payload) != `{"a":1}` || j.Operation != "report" ||
+		j.Rollback != `./undo.sh "last night"` || j.RollbackType != "undo" {
 		t.Errorf("template = %+v", j)
 	}
 
@@ -53,6 +55,8 @@ func TestSchedulesAddRefuses(t *testing.T) {
 		{"x", "--cron", "@hourly", "--type", "exec"},
 		{"x", "--cron", "@hourly", "--type", "noop", "--max-attempts", "0"},
 		{"x", "--cron", "@hourly", "--type", "noop", "--payload", "{"},
+		{"x", "--cron", "@hourly", "--type", "noop", "--rollback", `undo "`},
+		{"x", "--cron", "@hourly", "--type", "noop", "--rollback-type", "undo"},
 	} {
 		f := &Factory{IO: &IOStreams{}}
 		cmd := NewCmdSchedulesAdd(f, func(context.Context, *SchedulesAddOptions) error {

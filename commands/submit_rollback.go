@@ -12,17 +12,23 @@ import (
 // and a --rollback-type without a --rollback or that is no type name, as
 // usage errors, before anything is written.
 func checkRollbackFlags(cmd *cobra.Command, opts *SubmitOptions) error {
-	opts.RollbackType = strings.TrimSpace(opts.RollbackType)
+	return checkRollback(cmd, opts.Rollback, &opts.RollbackType)
+}
+
+// checkRollback is checkRollbackFlags for any command that takes them,
+// given the values of --rollback and --rollback-type (trimmed here).
+func checkRollback(cmd *cobra.Command, rollback string, rollbackType *string) error {
+	*rollbackType = strings.TrimSpace(*rollbackType)
 	if cmd.Flags().Changed("rollback-type") {
-		if opts.Rollback == "" {
+		if rollback == "" {
 			return usageErrorf(cmd, "--rollback-type needs --rollback: it names the type of the rollback job")
 		}
-		if problem := engine.NameProblem("rollback type", opts.RollbackType, true); problem != "" {
+		if problem := engine.NameProblem("rollback type", *rollbackType, true); problem != "" {
 			return usageErrorf(cmd, "invalid --rollback-type: %s", problem)
 		}
 	}
-	if opts.Rollback != "" {
-		if _, err := engine.RollbackArgs(opts.Rollback); err != nil {
+	if rollback != "" {
+		if _, err := engine.RollbackArgs(rollback); err != nil {
 			return usageErrorf(cmd, "invalid --rollback: %v", err)
 		}
 	}

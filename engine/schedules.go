@@ -64,13 +64,18 @@ type JobTemplate struct {
 	MaxAttempts int             `json:"max_attempts"`
 	Backoff     Duration        `json:"backoff"`
 	Timeout     *Duration       `json:"timeout"`
+	// Rollback and RollbackType are each job's rollback, as submit takes
+	// them; templates stored before they existed read as none.
+	Rollback     string `json:"rollback,omitempty"`
+	RollbackType string `json:"rollback_type,omitempty"`
 }
 
 // Request is the submit a fire of the template makes, for creator.
 func (t JobTemplate) Request(creator string) SubmitRequest {
 	r := SubmitRequest{
 		Type: t.Type, Operation: t.Operation, Args: t.Args, Payload: t.Payload, Load: t.Load, Key: t.Key,
-		MaxAttempts: t.MaxAttempts, Backoff: time.Duration(t.Backoff), Creator: creator,
+		MaxAttempts: t.MaxAttempts, Backoff: time.Duration(t.Backoff), Rollback: t.Rollback, RollbackType: t.RollbackType,
+		Creator: creator,
 	}
 	if t.Timeout != nil {
 		r.Timeout = Ptr(time.Duration(*t.Timeout))

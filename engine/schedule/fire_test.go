@@ -230,3 +230,20 @@ func TestFireOnAFakeClock(t *testing.T) {
 		t.Errorf("next fire %s, want %s", get(t, s, "h").NextFireAt, want)
 	}
 }
+
+func TestFiredJobsCarryTheirRollback(t *testing.T) {
+	stores(t, func(t *testing.T, s engine.Store) {
+		_, err := s.ScheduleAdd(t.Context(), engine.ScheduleAddParams{Name: "migrate", Cron: "@hourly", TZ: "UTC",
+			Overlap: engine.OverlapAllow, NextFireAt: now(t, s).Add(-time.Minute).Truncate(time.Second),
+			Job: engine.JobTemplate{Type: engine.TypeExec, Args: []string{"./up"}, Key: "db",
+				Rollback: "./down --to 'last good'", RollbackType: "undo"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fire(t, s)
+		js := jobs(t, s)
+		if len(js) != 1 || js[0].Rollback != "./down --to 'last good'" || js[0].RollbackType != "undo" || js[0].Key != "db" {
+			t.Fatalf("fired %+v, want one job with the template's rollback", js)
+		}
+	})
+}
