@@ -114,7 +114,9 @@ it was applied.
 
 The database line heads the table on a terminal; otherwise it goes to
 stderr, so stdout keeps only the rows. -o json prints an array of
-{version, name, applied_at}; applied_at is null for a pending migration.`,
+{version, name, applied_at}; applied_at is null for a pending migration.
+It only reads: an SQLite file that does not exist is not created, and the
+command exits 3 saying how to create it.`,
 		Example: `  # which database, and is anything pending?
   jobctl db status
 

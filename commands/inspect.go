@@ -27,6 +27,12 @@ var inspectingCommands = map[string]bool{
 	"jobctl schedules":        true,
 	"jobctl schedules list":   true,
 	"jobctl schedules show":   true,
+	"jobctl limits":           true,
+	"jobctl limits ls":        true,
+	"jobctl workflow":         true,
+	"jobctl workflow list":    true,
+	"jobctl workflow show":    true,
+	"jobctl db status":        true,
 	"jobctl __complete":       true,
 	"jobctl __completeNoDesc": true,
 }

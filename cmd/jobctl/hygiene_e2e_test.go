@@ -81,7 +81,8 @@ func TestInspectionCommandsCreateNoDatabase(t *testing.T) {
 	c := &cluster{t: t, dsn: "sqlite:" + missing}
 	for _, args := range [][]string{
 		{"list"}, {"show", "1"}, {"logs", "1"}, {"nodes"}, {"nodes", "list"}, {"lease"}, {"lease", "show"},
-		{"explain", "1"}, {"stats"}, {"wait", "1"},
+		{"explain", "1"}, {"stats"}, {"wait", "1"}, {"schedules"}, {"schedules", "show", "x"}, {"limits"},
+		{"limits", "ls"}, {"workflow"}, {"workflow", "list"}, {"workflow", "show", "1"}, {"db", "status"},
 	} {
 		r := c.run(args...)
 		oneLine(t, strings.Join(args, " "), r, 3, "database sqlite:"+missing+" does not exist", "jobctl db migrate")
