@@ -2,10 +2,12 @@ package commands
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 
 	"github.com/jobctl/jobctl/engine"
+	jobsql "github.com/jobctl/jobctl/sql"
 	"github.com/spf13/cobra"
 )
 
@@ -115,8 +117,8 @@ it was applied.
 The database line heads the table on a terminal; otherwise it goes to
 stderr, so stdout keeps only the rows. -o json prints an array of
 {version, name, applied_at}; applied_at is null for a pending migration.
-It only reads: an SQLite file that does not exist is not created, and the
-command exits 3 saying how to create it.`,
+It only reads: for an SQLite file that does not exist it says so and lists
+every migration pending, and creates nothing.`,
 		Example: `  # which database, and is anything pending?
   jobctl db status
 
@@ -135,11 +137,7 @@ command exits 3 saying how to create it.`,
 }
 
 func dbStatusRun(ctx context.Context, opts *DBOptions) error {
-	store, err := opts.Open(ctx)
-	if err != nil {
-		return err
-	}
-	ms, err := store.MigrationStatus(ctx)
+	ms, location, missing, err := migrationStatus(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -148,7 +146,11 @@ func dbStatusRun(ctx context.Context, opts *DBOptions) error {
 		if err != nil {
 			return err
 		}
-		line := "database: " + storeLocation(store) + " (" + choiceFrom(choice) + ")\n"
+		from := choiceFrom(choice)
+		if missing {
+			from += "; it does not exist yet: 'jobctl db migrate' creates it"
+		}
+		line := "database: " + location + " (" + from + ")\n"
 		if opts.IO.OutIsTerminal && opts.Output.Format != formatJSON {
 			fmt.Fprint(opts.IO.Out, line+"\n")
 		} else {
@@ -172,6 +174,30 @@ func dbStatusRun(ctx context.Context, opts *DBOptions) error {
 		t.addRow(strconv.Itoa(m.Version), m.Name, applied)
 	}
 	return t.render()
+}
+
+// migrationStatus reads the migrations of the database in use and names
+// it. An SQLite file that does not exist (missing) has every migration
+// pending: it is reported so, not created.
+func migrationStatus(ctx context.Context, opts *DBOptions) (ms []engine.Migration, location string, missing bool, err error) {
+	store, err := opts.Open(ctx)
+	var absent *NoDatabaseError
+	if errors.As(err, &absent) && absent.Err != nil {
+		known, err := jobsql.Migrations("sqlite")
+		if err != nil {
+			return nil, "", false, err
+		}
+		ms = make([]engine.Migration, len(known))
+		for i, m := range known {
+			ms[i] = engine.Migration{Version: m.Version, Name: m.Name}
+		}
+		return ms, absent.Location, true, nil
+	}
+	if err != nil {
+		return nil, "", false, err
+	}
+	ms, err = store.MigrationStatus(ctx)
+	return ms, storeLocation(store), false, err
 }
 
 // storeLocation names the database a store is on, without a password.
