@@ -196,6 +196,9 @@ type JobEnv struct {
 	ID    int64  // $JOBCTL_JOB_ID; 0 outside a job
 	URL   string // $JOBCTL_URL: the endpoint of the node running the job
 	Token string // $JOBCTL_JOB_TOKEN: the job's own token for it
+	// CAFile is $JOBCTL_CA_FILE: the certificate of a node serving HTTPS,
+	// trusted for its endpoint; empty: the system's roots.
+	CAFile string
 	// viaNode: the job's node is the way to the cluster, as neither --db
 	// nor JOBCTL_DB names a database.
 	viaNode bool
@@ -209,7 +212,13 @@ func (e JobEnv) InJob() bool { return e.ID > 0 }
 func (e JobEnv) ViaNode() bool { return e.viaNode }
 
 // Client speaks to the job's own API on its node.
-func (e JobEnv) Client() *endpoint.JobClient { return endpoint.NewJobClient(e.URL, e.Token, e.ID) }
+func (e JobEnv) Client() *endpoint.JobClient {
+	c := endpoint.NewJobClient(e.URL, e.Token, e.ID)
+	if e.CAFile != "" {
+		c.TrustFile(e.CAFile)
+	}
+	return c
+}
 
 // job is the job this command runs in; the zero JobEnv outside one, or
 // when a test's factory says nothing of jobs.
@@ -226,7 +235,7 @@ func jobFromEnv(dbFlag string) JobEnv {
 	if err != nil || id <= 0 {
 		return JobEnv{}
 	}
-	e := JobEnv{ID: id, URL: os.Getenv("JOBCTL_URL"), Token: os.Getenv("JOBCTL_JOB_TOKEN")}
+	e := JobEnv{ID: id, URL: os.Getenv("JOBCTL_URL"), Token: os.Getenv("JOBCTL_JOB_TOKEN"), CAFile: os.Getenv("JOBCTL_CA_FILE")}
 	e.viaNode = e.URL != "" && e.Token != "" && dbFlag == "" && os.Getenv("JOBCTL_DB") == ""
 	return e
 }

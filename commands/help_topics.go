@@ -43,6 +43,9 @@ const environmentHelp = `Variables jobctl reads:
                   job has no database access)
   JOBCTL_JOB_TOKEN set by a node for the job it runs: the job's own token
                   for JOBCTL_URL, good for this attempt of this job only
+  JOBCTL_CA_FILE  set by a node serving HTTPS for the job it runs: the
+                  node's certificate, trusted for JOBCTL_URL in place of
+                  the system's roots
   XDG_CONFIG_HOME when it is an absolute path, the config file is
                   $XDG_CONFIG_HOME/jobctl/config.yaml (else
                   ~/.config/jobctl/config.yaml); its db: names the
@@ -96,6 +99,9 @@ Environment. A job's whole environment is these variables:
   JOBCTL_JOB_TOKEN  a random token for this attempt of this job: good only
                     for its own progress and children, only while this
                     attempt runs on this node; keep it out of logs
+  JOBCTL_CA_FILE    only from a node serving HTTPS (--tls-cert): that
+                    certificate's file, which jobctl inside the job
+                    trusts for JOBCTL_URL
 
 and, when the node has them, PATH, HOME, USER, LOGNAME, LANG, LC_ALL, TZ,
 TMPDIR and SHELL, plus the variables the node names with --pass-env

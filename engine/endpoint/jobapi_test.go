@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -340,5 +341,36 @@ func TestChildRequestRollback(t *testing.T) {
 	s, err := r.SubmitRequest()
 	if err != nil || s.Rollback != "undo 'v1'" || s.RollbackType != "undeploy" {
 		t.Errorf("SubmitRequest = %+v, %v", s, err)
+	}
+}
+
+// A job of a node serving HTTPS under a certificate no public CA signed
+// reaches it by trusting that certificate, and only then.
+func TestJobClientTrustsItsNodesCertificate(t *testing.T) {
+	t.Parallel()
+	cert, key := selfSigned(t)
+	serverTLS, err := TLS{CertFile: cert, KeyFile: key}.ServerConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs := newFakeJobs()
+	srv := httptest.NewUnstartedServer(NewHandler(HandlerConfig{Token: testToken, Acceptor: &scriptedAcceptor{accepting: true}, JobAPI: jobs}))
+	srv.TLS = serverTLS
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	ctx := context.Background()
+
+	if err := NewJobClient(srv.URL, "tok-1", 1).Progress(ctx, JobProgress{Percent: 1}); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("progress without trusting the node's certificate: %v, want a certificate error", err)
+	}
+	if err := NewJobClient(srv.URL, "tok-1", 1).TrustFile(cert).Progress(ctx, JobProgress{Percent: 2}); err != nil {
+		t.Fatalf("progress trusting the node's certificate: %v", err)
+	}
+	if got := jobs.progress[1]; len(got) != 1 || got[0].Percent != 2 {
+		t.Errorf("progress recorded %v, want one of 2", got)
+	}
+	missing := filepath.Join(t.TempDir(), "none.crt")
+	if err := NewJobClient(srv.URL, "tok-1", 1).TrustFile(missing).Progress(ctx, JobProgress{Percent: 3}); err == nil || !strings.Contains(err.Error(), "JOBCTL_CA_FILE") {
+		t.Errorf("progress with an unreadable certificate file: %v, want an error naming $JOBCTL_CA_FILE", err)
 	}
 }

@@ -106,12 +106,16 @@ func (n *Runtime) jobEnv(job *engine.Job, token string) []string {
 			env = append(env, kv)
 		}
 	}
-	return append(env,
+	env = append(env,
 		"JOBCTL_KEY="+job.Key,
 		"JOBCTL_PARENT_ID="+parentID(job),
 		"JOBCTL_NODE="+n.cfg.Name,
 		"JOBCTL_URL="+n.url,
 		"JOBCTL_JOB_TOKEN="+token)
+	if n.caFile != "" {
+		env = append(env, "JOBCTL_CA_FILE="+n.caFile)
+	}
+	return env
 }
 
 // passEnvNames is DefaultPassEnv and the names of --pass-env, each once.

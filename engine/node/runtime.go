@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"time"
@@ -27,9 +28,12 @@ type Runtime struct {
 	log      *slog.Logger
 	token    string
 	handlers map[string]handler
-	metrics  *metrics
-	random   func() float64       // jitter of retry backoffs
-	health   func() HealthReading // this machine's load average and free memory
+	// caFile is this node's certificate, as an absolute path, when it
+	// serves HTTPS: its jobs trust it for their requests to it.
+	caFile  string
+	metrics *metrics
+	random  func() float64       // jitter of retry backoffs
+	health  func() HealthReading // this machine's load average and free memory
 
 	listener net.Listener
 	server   *http.Server
@@ -94,6 +98,11 @@ func New(cfg Config, store engine.Store, clock engine.Clock, log *slog.Logger, o
 		random: rand.Float64, health: ReadHealth,
 		books: placement.NewBooks(placement.BookLimits{MaxLoad: cfg.MaxLoad, MaxJobs: cfg.MaxJobs,
 			AcceptExceeding: cfg.AcceptExceeding})}
+	if cfg.TLS.CertFile != "" {
+		if n.caFile, err = filepath.Abs(cfg.TLS.CertFile); err != nil {
+			return nil, fmt.Errorf("--tls-cert: %w", err)
+		}
+	}
 	n.progress = newProgressWriter(store, n.log, progressInterval)
 	n.fence = newFence(n)
 	n.completions = n.newCompletions()
