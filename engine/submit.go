@@ -205,6 +205,12 @@ func submitParams(nodes []*Node, r SubmitRequest) (p JobInsertParams, offered bo
 	if r.RunIn != nil && *r.RunIn < 0 {
 		return p, false, &InvalidError{What: "job", Problems: []string{fmt.Sprintf("delay %s is negative", *r.RunIn)}}
 	}
+	// A workflow's jobs carry its spec and its place in it, which only
+	// 'jobctl workflow start' and the workflow's own steps write.
+	if p.Type == TypeWorkflow || p.RollbackType == TypeWorkflow {
+		return p, false, &InvalidError{What: "job", Problems: []string{
+			"type workflow is for the steps of a workflow: start one with 'jobctl workflow start FILE'"}}
+	}
 	if err := ValidateJobInsert(p); err != nil {
 		return p, false, err
 	}

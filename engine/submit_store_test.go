@@ -92,3 +92,23 @@ func TestSubmit(t *testing.T) {
 		t.Errorf("a rolled-back submission was kept")
 	}
 }
+
+// The jobs of a workflow are written by the workflow alone: a submit of
+// type workflow, or with a rollback of that type, is refused and creates
+// nothing.
+func TestSubmitRefusesWorkflowJobs(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := memstore.New(engine.NewVirtualClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)))
+	for name, r := range map[string]engine.SubmitRequest{
+		"type":          {Type: engine.TypeWorkflow},
+		"rollback type": {Type: engine.TypeNoop, Rollback: "undo", RollbackType: engine.TypeWorkflow},
+	} {
+		if _, err := engine.Submit(ctx, s, nil, r); !errors.Is(err, engine.ErrInvalid) {
+			t.Errorf("%s workflow: %v, want an invalid job", name, err)
+		}
+	}
+	if jobs, err := s.JobList(ctx, engine.JobListParams{}); err != nil || len(jobs) != 0 {
+		t.Errorf("refused submits left %d jobs (%v)", len(jobs), err)
+	}
+}
