@@ -12,6 +12,7 @@ type chaosJobView struct {
 	ID         int64      `json:"id"`
 	Status     string     `json:"status"`
 	Node       string     `json:"node"`
+	Key        string     `json:"key"`
 	Attempt    int        `json:"attempt"`
 	StartedAt  *time.Time `json:"started_at"`
 	Dispatcher string     `json:"dispatcher"`
@@ -85,8 +86,40 @@ func checkChaos(jobs []chaosJobView, runs []*chaosRun, faults []fault, terms map
 			f.add("runs of unknown jobs", "job %d ran but is not in the listing", id)
 		}
 	}
+	checkKeys(f, jobs, byJob, faults)
 	checkTerms(f, jobs, terms)
 	return f
+}
+
+// checkKeys: the jobs of a key ran one after another in submission order:
+// every run of a job started after every run of each earlier job of its
+// key had ended, a run cut short by a fault included.
+func checkKeys(f *chaosFindings, jobs []chaosJobView, byJob map[int64][]*chaosRun, faults []fault) {
+	byKey := map[string][]chaosJobView{}
+	for _, j := range jobs {
+		if j.Key != "" {
+			byKey[j.Key] = append(byKey[j.Key], j)
+		}
+	}
+	for key, js := range byKey {
+		sort.Slice(js, func(a, b int) bool { return js[a].ID < js[b].ID })
+		var last *chaosRun // of the earlier jobs, the run that ended latest
+		var lastJob int64
+		var lastEnd int64
+		for _, j := range js {
+			for _, r := range byJob[j.ID] {
+				if last != nil && r.Start < lastEnd {
+					f.add("runs of one key that overlapped or ran out of order",
+						"key %s: job %d %s started before job %d %s (alive until %s) had ended", key, j.ID, r, lastJob, last, nanoClock(lastEnd))
+				}
+			}
+			for _, r := range byJob[j.ID] {
+				if end, _ := runEnd(r, faults); last == nil || end > lastEnd {
+					last, lastJob, lastEnd = r, j.ID, end
+				}
+			}
+		}
+	}
 }
 
 // checkResultOfARun: a FINISHED job's recorded attempt and node are those

@@ -80,3 +80,43 @@ func TestChaosChecksFindWhatBreaksTheGuarantees(t *testing.T) {
 		})
 	}
 }
+
+// The key check finds a job that ran beside, or before, an earlier job of
+// its key, and nothing when they ran one after the other.
+func TestChaosKeyCheck(t *testing.T) {
+	t.Parallel()
+	base := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	ns := func(ms int) int64 { return base.Add(time.Duration(ms) * time.Millisecond).UnixNano() }
+	job := func(id int64, key string) chaosJobView {
+		at := base.Add(time.Duration(id) * time.Second)
+		return chaosJobView{ID: id, Status: "FINISHED", Node: "a", Key: key, Attempt: 1, StartedAt: &at}
+	}
+	run := func(id int64, start, end int) *chaosRun {
+		return &chaosRun{Job: id, Attempt: 1, Node: "a", PID: int(id), Start: ns(start), Last: ns(end), End: ns(end)}
+	}
+	for _, tt := range []struct {
+		name string
+		jobs []chaosJobView
+		runs []*chaosRun
+		want bool
+	}{
+		{"one after the other", []chaosJobView{job(1, "k"), job(2, "k")}, []*chaosRun{run(1, 0, 100), run(2, 150, 200)}, false},
+		{"two keys side by side", []chaosJobView{job(1, "k"), job(2, "j")}, []*chaosRun{run(1, 0, 100), run(2, 50, 200)}, false},
+		{"jobs without a key side by side", []chaosJobView{job(1, ""), job(2, "")}, []*chaosRun{run(1, 0, 100), run(2, 50, 200)}, false},
+		{"overlapped", []chaosJobView{job(1, "k"), job(2, "k")}, []*chaosRun{run(1, 0, 100), run(2, 50, 200)}, true},
+		{"out of order", []chaosJobView{job(1, "k"), job(2, "k")}, []*chaosRun{run(1, 300, 400), run(2, 0, 100)}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &chaosFindings{RedoneAfter: map[string]int{}}
+			byJob := map[int64][]*chaosRun{}
+			for _, r := range tt.runs {
+				byJob[r.Job] = append(byJob[r.Job], r)
+			}
+			checkKeys(f, tt.jobs, byJob, nil)
+			got := f.Problems()
+			if tt.want != (len(got) == 1 && strings.Contains(got[0], "one key")) || len(got) > 1 {
+				t.Errorf("want a key problem: %v; got %q", tt.want, got)
+			}
+		})
+	}
+}

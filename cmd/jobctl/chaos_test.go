@@ -35,7 +35,8 @@ const (
 // holder and a worker (each restarted at once under its name), freezes a
 // node for longer than its node lease and, on PostgreSQL, cuts the
 // database off from every node and from one. Every job still ends
-// FINISHED, no attempt runs twice, no two runs of a job overlap, no node
+// FINISHED, no attempt runs twice, no two runs of a job overlap, the jobs
+// of a key run one after another in submission order, no node
 // ever carries more than its max load, and every start names the
 // dispatcher and lease term it happened under.
 //
@@ -67,13 +68,16 @@ func runChaos(t *testing.T, c *cluster, backend string, jobCount int, cuts bool)
 	defer stopSamplers()
 
 	mix := chaosMix(chaosSeed(t), jobCount)
-	grandchildren := 0
+	grandchildren, keyed := 0, 0
 	for _, j := range mix {
 		if j.Grandchild {
 			grandchildren++
 		}
+		if j.Key != "" {
+			keyed++
+		}
 	}
-	t.Logf("chaos on %s: %d jobs (%d with a grandchild)", backend, jobCount, grandchildren)
+	t.Logf("chaos on %s: %d jobs (%d with a grandchild, %d with a key)", backend, jobCount, grandchildren, keyed)
 
 	// The first batch goes in before the faults start; the rest while they
 	// happen.

@@ -98,13 +98,15 @@ func chaosWorker(t *testing.T) string {
 type chaosJob struct {
 	Load       float64
 	Duration   time.Duration
-	Grandchild bool // the work runs in a grandchild of the node, behind a shell
+	Grandchild bool   // the work runs in a grandchild of the node, behind a shell
+	Key        string // one of a few keys, or none
 }
 
 // chaosMix draws n jobs: loads from 0.5 to 2, mostly short runs, some of
 // one to two seconds, and a few longer than the node lease, so that a run
 // that outlives its node is still alive when its job runs again; a third
-// of them do their work in a grandchild.
+// of them do their work in a grandchild, and a fifth have one of four
+// keys, whose jobs must run one after another in submission order.
 func chaosMix(seed uint64, n int) []chaosJob {
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	loads := []float64{0.5, 1, 1, 1.5, 2}
@@ -122,6 +124,9 @@ func chaosMix(seed uint64, n int) []chaosJob {
 			d = chaosNodeLease + time.Second + time.Duration(r.Int64N(int64(2*time.Second)))
 		}
 		jobs[i] = chaosJob{Load: loads[r.IntN(len(loads))], Duration: d.Round(time.Millisecond), Grandchild: r.IntN(3) == 0}
+		if r.IntN(5) == 0 {
+			jobs[i].Key = fmt.Sprintf("k%d", r.IntN(4))
+		}
 	}
 	return jobs
 }
@@ -144,7 +149,7 @@ func (cc *chaosCluster) submitChaos(jobs []chaosJob, worker, records string, bat
 	for first := 0; first < len(jobs); first += batchSize {
 		var b bytes.Buffer
 		for _, j := range jobs[first:min(first+batchSize, len(jobs))] {
-			line, err := json.Marshal(map[string]any{"args": j.argv(worker, records), "load": j.Load})
+			line, err := json.Marshal(map[string]any{"args": j.argv(worker, records), "load": j.Load, "key": j.Key})
 			if err != nil {
 				return ids, err
 			}
