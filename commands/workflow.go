@@ -50,10 +50,11 @@ children of the first job and all with the key workflow:ID, so they run one
 at a time in that order ('jobctl explain' on a waiting step says which
 operation it waits for). When an operation did not succeed (FAILED,
 CANCELLED) and its on_failure is stop, the step after it fails naming it and
-nothing more is created; with continue the workflow goes on. A step that
-runs again after its node died creates nothing twice, so a step that failed
-for a passing reason, such as a database outage, can be run again with
-'jobctl requeue'.
+nothing more is created, at once and for good; with continue the workflow
+goes on. A step that runs again creates nothing twice, so a step that failed
+for a reason that may pass, such as a database outage, is tried again (5
+attempts, 1s apart at first, doubling), and after that 'jobctl requeue STEP'
+runs it once more.
 
 A workflow's state is read from its jobs: RUNNING while any has not ended;
 FAILED when a step stopped it; CANCELLED after 'jobctl workflow cancel';

@@ -13,6 +13,7 @@ const (
 	RunSucceeded            RunOutcome = "succeeded"              // exit 0
 	RunSucceededWithWarning RunOutcome = "succeeded-with-warning" // exit 0 after a jobctl:warning line
 	RunFailed               RunOutcome = "failed"                 // non-zero exit, killed by a signal, or not startable
+	RunFailedFinally        RunOutcome = "failed-finally"         // a failure the handler knows another attempt cannot mend
 	RunCancelled            RunOutcome = "cancelled"              // stopped on request
 	RunTimedOut             RunOutcome = "timed-out"              // stopped at the job's timeout
 )
@@ -41,7 +42,8 @@ const MessageNodeStopped = "node stopped while the job ran"
 // as its node read it just now: a job being cancelled ends CANCELLED; a run
 // cut off by its node's shutdown goes back to RESTART; exit 0 ends FINISHED
 // (WARNING after a warning); a timeout or cancel ends CANCELLED; a failure
-// is retried (RESTART after Backoff) while attempts remain, else FAILED.
+// is retried (RESTART after Backoff) while attempts remain, else FAILED,
+// and a failure its handler called final ends FAILED at once.
 // random returns numbers in [0, 1) for the backoff's jitter.
 func OutcomeUpdate(job *Job, res RunResult, shutdown bool, random func() float64) JobUpdate {
 	u := guarded(job)
@@ -60,6 +62,8 @@ func OutcomeUpdate(job *Job, res RunResult, shutdown bool, random func() float64
 		u.To = StatusFinished
 	case res.Outcome == RunSucceededWithWarning:
 		u.To, u.Message = StatusWarning, Ptr(res.Warning)
+	case res.Outcome == RunFailedFinally:
+		u.To = StatusFailed
 	case job.AttemptsLeft() > 0:
 		delay := Backoff(time.Duration(job.Backoff), job.Attempt-job.AttemptBase, random)
 		u.To, u.MarkFinished, u.RunAfterSeconds = StatusRestart, false, Seconds(delay)

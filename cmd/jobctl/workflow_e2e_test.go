@@ -100,7 +100,8 @@ func runWorkflow(t *testing.T, c *cluster, onFailure string) workflowView {
 // operation after it is never created.
 func TestWorkflowStopsAtAFailedOperation(t *testing.T) {
 	t.Parallel()
-	v := runWorkflow(t, sqliteCluster(t), "stop")
+	c := sqliteCluster(t)
+	v := runWorkflow(t, c, "stop")
 	ops := v.Operations
 	if ops[0].Status != "FINISHED" || ops[1].Status != "FAILED" || ops[2].JobID != nil || ops[2].Status != "" {
 		t.Errorf("operations %+v", ops)
@@ -109,7 +110,14 @@ func TestWorkflowStopsAtAFailedOperation(t *testing.T) {
 		t.Errorf("workflow %s %q, want FAILED %q", v.State, v.Reason, want)
 	}
 	if len(v.Steps) != 3 || v.Steps[2].Status != "FAILED" {
-		t.Errorf("steps %+v", v.Steps)
+		t.Fatalf("steps %+v", v.Steps)
+	}
+	// Stopping is a verdict, not a failure another attempt could mend.
+	var step struct {
+		Attempt int `json:"attempt"`
+	}
+	if err := json.Unmarshal([]byte(c.ok("show", fmt.Sprint(v.Steps[2].JobID), "-o", "json")), &step); err != nil || step.Attempt != 1 {
+		t.Errorf("the step that stopped the workflow made attempt %d (%v), want it to end at its first", step.Attempt, err)
 	}
 }
 

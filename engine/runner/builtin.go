@@ -8,7 +8,8 @@ import (
 )
 
 // Builtin is an in-process handler such as noop or sleep. It must return
-// soon after ctx is done, and wait while its Gate is closed.
+// soon after ctx is done, and wait while its Gate is closed. An error
+// wrapped by Final fails the run for good: the job is not tried again.
 type Builtin func(ctx context.Context, s Spec, gate *Gate, out Output) error
 
 // StartBuiltin runs b in its own goroutine and returns at once. Pause and
@@ -48,9 +49,20 @@ func builtinEnding(err error) ending {
 	case errors.Is(err, context.Canceled):
 		return ending{exitCode: -1, reason: "stopped"}
 	default:
-		return ending{exitCode: 1, reason: err.Error()}
+		var f *finalError
+		return ending{exitCode: 1, reason: err.Error(), final: errors.As(err, &f)}
 	}
 }
+
+// Final marks a builtin's error as one another attempt cannot mend, such
+// as a verdict the handler reached: the job ends FAILED with it at once,
+// whatever attempts it has left.
+func Final(err error) error { return &finalError{err} }
+
+type finalError struct{ err error }
+
+func (e *finalError) Error() string { return e.err.Error() }
+func (e *finalError) Unwrap() error { return e.err }
 
 // builtinControl pauses and stops a builtin through its Gate and context.
 type builtinControl struct {

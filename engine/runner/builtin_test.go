@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +32,9 @@ func TestBuiltinEndings(t *testing.T) {
 		{"noop", Noop, Result{ExitCode: 0, Outcome: Succeeded, Reason: "finished"}},
 		{"error", func(context.Context, Spec, *Gate, Output) error { return errors.New("no input") },
 			Result{ExitCode: 1, Outcome: Failed, Reason: "no input"}},
+		{"final error", func(context.Context, Spec, *Gate, Output) error {
+			return fmt.Errorf("step: %w", Final(errors.New("the workflow stops")))
+		}, Result{ExitCode: 1, Outcome: FailedFinally, Reason: "step: the workflow stops"}},
 		{"panic", func(context.Context, Spec, *Gate, Output) error { panic("boom") },
 			Result{ExitCode: 1, Outcome: Failed, Reason: "panic: boom"}},
 		{"warning", func(_ context.Context, _ Spec, _ *Gate, out Output) error { out.Warning("slow"); return nil },

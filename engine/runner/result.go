@@ -10,6 +10,7 @@ const (
 	Succeeded            = engine.RunSucceeded
 	SucceededWithWarning = engine.RunSucceededWithWarning
 	Failed               = engine.RunFailed
+	FailedFinally        = engine.RunFailedFinally
 	Cancelled            = engine.RunCancelled
 	TimedOut             = engine.RunTimedOut
 )
@@ -22,5 +23,6 @@ type Result = engine.RunResult
 type ending struct {
 	exitCode int
 	ok       bool
+	final    bool // a failure no further attempt can mend (a builtin's Final error)
 	reason   string
 }

@@ -202,6 +202,9 @@ func (r *Run) finished() bool {
 func (r *Run) finish(e ending) {
 	warned, warning := r.out.lastWarning()
 	res := Result{ExitCode: e.exitCode, Outcome: Failed, Warning: warning, Reason: e.reason}
+	if e.final {
+		res.Outcome = FailedFinally
+	}
 
 	r.mu.Lock()
 	switch {

@@ -1,7 +1,9 @@
 package workflow
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -59,5 +61,24 @@ func TestParseRefuses(t *testing.T) {
 				t.Fatalf("err spans lines: %q", err)
 			}
 		})
+	}
+}
+
+// A step's failure is final when another attempt would meet it again, and
+// worth another attempt otherwise.
+func TestFinal(t *testing.T) {
+	t.Parallel()
+	for err, want := range map[error]bool{
+		&StopError{Index: 2, Name: "b", Status: engine.StatusFailed}:      true,
+		fmt.Errorf("%w: operation 1 'a' has no job", ErrBroken):           true,
+		fmt.Errorf("%w: job 3 is CANCELLED", ErrMovedOn):                  true,
+		&engine.InvalidError{What: "job", Problems: []string{"bad type"}}: true,
+		&engine.NotFoundError{What: "job", ID: "9"}:                       true,
+		errors.New("dial tcp 127.0.0.1:5432: connection refused"):         false,
+		context.DeadlineExceeded:                                          false,
+	} {
+		if got := Final(err); got != want {
+			t.Errorf("Final(%v) = %v, want %v", err, got, want)
+		}
 	}
 }

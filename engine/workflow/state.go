@@ -60,7 +60,7 @@ func Load(ctx context.Context, store engine.TxStore, j *engine.Job) (*Workflow, 
 	if !IsRoot(j) {
 		var p stepPayload
 		if j.Type != engine.TypeWorkflow || json.Unmarshal(j.Payload, &p) != nil || p.Workflow <= 0 || p.Step <= 0 {
-			return nil, fmt.Errorf("job %d is no step of a workflow: its payload names none", j.ID)
+			return nil, fmt.Errorf("%w: job %d is no step of a workflow: its payload names none", ErrBroken, j.ID)
 		}
 		var err error
 		if root, err = store.JobGet(ctx, p.Workflow); err != nil {
@@ -69,7 +69,7 @@ func Load(ctx context.Context, store engine.TxStore, j *engine.Job) (*Workflow, 
 	}
 	var rp rootPayload
 	if err := json.Unmarshal(root.Payload, &rp); err != nil || rp.Spec == nil {
-		return nil, fmt.Errorf("workflow %d: its root job's payload holds no workflow", root.ID)
+		return nil, fmt.Errorf("%w: workflow %d: its root job's payload holds no workflow", ErrBroken, root.ID)
 	}
 	n := len(rp.Spec.Operations)
 	w := &Workflow{Root: root, Spec: rp.Spec, Jobs: make([]*engine.Job, n), Steps: make([]*engine.Job, n+1)}

@@ -19,6 +19,15 @@ const (
 // StepTimeout bounds one step: a few statements in one transaction.
 const StepTimeout = 5 * time.Minute
 
+// A step that fails for a reason that may pass (the database did not
+// answer) is tried again, StepAttempts times in all, StepBackoff apart
+// at first, doubling: about 15s in all. A failure that cannot pass ends
+// it at once (Final).
+const (
+	StepAttempts = 5
+	StepBackoff  = time.Second
+)
+
 // rootPayload is the root job's payload: the spec every step follows.
 type rootPayload struct {
 	Spec *Spec `json:"spec"`
@@ -43,7 +52,7 @@ func Start(ctx context.Context, store engine.TxStore, spec *Spec, creator string
 	}
 	return store.JobInsert(ctx, engine.JobInsertParams{
 		Type: engine.TypeWorkflow, Operation: OperationStart, Payload: payload, Status: engine.StatusQueued,
-		MaxAttempts: 1, Timeout: StepTimeout, Creator: creator,
+		MaxAttempts: StepAttempts, Backoff: StepBackoff, Timeout: StepTimeout, Creator: creator,
 	})
 }
 
@@ -103,6 +112,21 @@ func (e *StopError) Error() string {
 // it was cancelled or restarted elsewhere, and must change nothing.
 var ErrMovedOn = errors.New("the step job has moved on")
 
+// ErrBroken is a workflow whose jobs are not as its steps left them: a
+// payload that names no workflow, an operation's job that is gone.
+var ErrBroken = errors.New("broken workflow")
+
+// Final reports whether a step that failed with err would fail the same
+// way again: the workflow stopped, is broken, the step moved on, or a job
+// it would create is invalid. Any other error, such as the database not
+// answering, may pass, and the step is worth another attempt: running it
+// again changes nothing it did before.
+func Final(err error) bool {
+	var stop *StopError
+	return errors.As(err, &stop) || errors.Is(err, ErrBroken) || errors.Is(err, ErrMovedOn) ||
+		errors.Is(err, engine.ErrInvalid) || errors.Is(err, engine.ErrNotFound)
+}
+
 // RunStep runs step job id, attempt attempt, against store, in one
 // transaction: it judges the operation before it and, unless that ends the
 // workflow, creates the next operation's job and the next step's job.
@@ -143,7 +167,7 @@ func runStep(ctx context.Context, tx engine.TxStore, nodes []*engine.Node, id in
 		j := w.Jobs[step-1]
 		switch {
 		case j == nil:
-			return fmt.Errorf("operation %d '%s' has no job; it was removed", step, op.Name)
+			return fmt.Errorf("%w: operation %d '%s' has no job; it was removed", ErrBroken, step, op.Name)
 		case !j.Status.Terminal():
 			return fmt.Errorf("operation %d '%s' (job %d) has not ended: it is %s", step, op.Name, j.ID, j.Status)
 		case j.Status.Succeeded():
@@ -176,7 +200,7 @@ func runStep(ctx context.Context, tx engine.TxStore, nodes []*engine.Node, id in
 	}
 	next, err := tx.JobInsert(ctx, engine.JobInsertParams{
 		Type: engine.TypeWorkflow, Operation: OperationNext, Payload: payload, Status: engine.StatusQueued,
-		Key: engine.WorkflowKey(w.Root.ID), ParentID: engine.Ptr(w.Root.ID), MaxAttempts: 1, Timeout: StepTimeout,
+		Key: engine.WorkflowKey(w.Root.ID), ParentID: engine.Ptr(w.Root.ID), MaxAttempts: StepAttempts, Backoff: StepBackoff, Timeout: StepTimeout,
 		Creator: w.Root.Creator,
 	})
 	if err != nil {
