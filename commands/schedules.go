@@ -73,8 +73,9 @@ in crontab) or a descriptor: @yearly, @monthly, @weekly, @daily, @hourly, or
 @every DURATION (such as @every 90s; whole seconds, at least 1s). The fields
 are read in the zone of --tz (an IANA name; default UTC, the same on every
 node): a time that does not exist on a day because the clocks go forward
-does not fire that day, and one that comes twice because they go back fires
-twice.
+does not fire that day, and a time of day that comes twice because they go
+back fires once, at its first coming; with * as the hour (hourly, every few
+minutes) a schedule fires through the repeated hour too, by the clock.
 
 The job is given as to 'jobctl submit': with ARGS after -- it runs that
 command on a node started with --exec (type "exec"); with --type it runs that

@@ -69,12 +69,42 @@ func Parse(expr, tz string) (Spec, error) {
 // Next is the first fire time after t, in UTC; zero when there is none
 // within five years. Fields are read as wall-clock times of the zone: a
 // time that does not exist on a day (the hour clocks skip forward) does
-// not fire that day, and one that comes twice (the hour clocks go back)
-// fires at both.
+// not fire that day. A time of day that comes twice (the clocks go back)
+// fires once, at its first coming, when the hour field names hours; with
+// * as the hour (every hour, every few minutes) it goes on by the clock,
+// through the repeated hour too, as cron does.
 func (s Spec) Next(t time.Time) time.Time {
 	n := s.sched.Next(t.In(s.loc))
+	for !n.IsZero() && s.secondComing(n) {
+		n = s.sched.Next(n)
+	}
 	if n.IsZero() {
 		return n
 	}
 	return n.UTC()
+}
+
+// cronStar marks a field of a cron.SpecSchedule given as *, as the
+// library sets it.
+const cronStar = 1 << 63
+
+// secondComing reports whether n, a fire time of a schedule that names its
+// hours, shows a wall-clock time its day has shown before: the clocks went
+// back by up to two hours (half an hour in some zones) since.
+func (s Spec) secondComing(n time.Time) bool {
+	spec, ok := s.sched.(*cron.SpecSchedule)
+	if !ok || spec.Hour&cronStar != 0 {
+		return false
+	}
+	wall := func(t time.Time) [6]int {
+		y, mo, d := t.Date()
+		h, mi, sec := t.Clock()
+		return [6]int{y, int(mo), d, h, mi, sec}
+	}
+	for _, back := range []time.Duration{30 * time.Minute, time.Hour, 2 * time.Hour} {
+		if wall(n.Add(-back).In(s.loc)) == wall(n) {
+			return true
+		}
+	}
+	return false
 }

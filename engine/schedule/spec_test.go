@@ -35,6 +35,16 @@ func TestNext(t *testing.T) {
 		{"30 2 * * *", "Europe/Berlin", time.Date(2030, 3, 30, 12, 0, 0, 0, berlin), time.Date(2030, 4, 1, 2, 30, 0, 0, berlin)},
 		// An hourly schedule goes on across the change, one fire an hour of real time.
 		{"0 * * * *", "Europe/Berlin", time.Date(2030, 3, 31, 1, 30, 0, 0, berlin), time.Date(2030, 3, 31, 3, 0, 0, 0, berlin)},
+		// 02:30 comes twice the night the clocks go back: it fires at the
+		// first, and next on the day after.
+		{"30 2 * * *", "Europe/Berlin", time.Date(2030, 10, 27, 0, 0, 0, 0, berlin), time.Date(2030, 10, 27, 0, 30, 0, 0, time.UTC)},
+		{"30 2 * * *", "Europe/Berlin", time.Date(2030, 10, 27, 0, 30, 0, 0, time.UTC), time.Date(2030, 10, 28, 1, 30, 0, 0, time.UTC)},
+		{"@daily", "America/Havana", time.Date(2030, 11, 2, 12, 0, 0, 0, time.UTC), time.Date(2030, 11, 3, 4, 0, 0, 0, time.UTC)},
+		{"@daily", "America/Havana", time.Date(2030, 11, 3, 4, 0, 0, 0, time.UTC), time.Date(2030, 11, 4, 5, 0, 0, 0, time.UTC)},
+		{"15 1,2 * * *", "Europe/Berlin", time.Date(2030, 10, 27, 0, 15, 0, 0, time.UTC), time.Date(2030, 10, 28, 0, 15, 0, 0, time.UTC)},
+		// An hourly schedule fires in the repeated hour too: every hour of real time.
+		{"0 * * * *", "Europe/Berlin", time.Date(2030, 10, 27, 0, 0, 0, 0, time.UTC), time.Date(2030, 10, 27, 1, 0, 0, 0, time.UTC)},
+		{"*/30 * * * *", "Europe/Berlin", time.Date(2030, 10, 27, 0, 30, 0, 0, time.UTC), time.Date(2030, 10, 27, 1, 0, 0, 0, time.UTC)},
 		{"0 9 * * 1", "America/New_York", time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2030, 1, 7, 14, 0, 0, 0, time.UTC)},
 	} {
 		got := mustParse(t, c.expr, c.tz).Next(c.after)
