@@ -79,13 +79,16 @@ func TestAJobReportsProgressAndWaitsForItsChildrenThroughItsNode(t *testing.T) {
 	c := sqliteCluster(t)
 	// Room for the parent and its children at once on any machine.
 	c.serve("n1", "--exec", "--max-load", "4")
+	// The failing commands' errors go to stdout, the pipe the echo after
+	// them writes to, so the log has the two in that order: the node reads
+	// stdout and stderr through pipes of their own.
 	script := `set -e
 "$1" progress 40 half
 "$1" submit --child -- true
 "$1" submit --child -- sh -c 'exit 0'
 "$1" wait --children
-"$1" list || echo "list exited $?"
-"$1" submit --parent 999999 -- true || echo "submit to another parent exited $?"`
+"$1" list 2>&1 || echo "list exited $?"
+"$1" submit --parent 999999 -- true 2>&1 || echo "submit to another parent exited $?"`
 	id := c.submit("--", "sh", "-c", script, "sh", binary)
 	j := c.waitStatus(id, "FINISHED", 60*time.Second)
 	log := c.ok("logs", id)
