@@ -22,6 +22,12 @@ type cluster struct {
 	keptBy  map[int64]string
 	// siblingsRunning caches, per parent, whether any child already runs.
 	siblingsRunning map[int64]bool
+	// now is the database clock nodes' silence is judged by: for a round,
+	// the latest last-seen time of the nodes read, which every live node
+	// moves on at a fifth of its node lease (the lease holder's own among
+	// them), so a round needs no read of the clock for it; Explain sets the
+	// clock itself.
+	now time.Time
 }
 
 // loadCluster reads the nodes and the reservations that still stand (see
@@ -32,6 +38,11 @@ func loadCluster(ctx context.Context, store engine.Store) (c *cluster, kept []*e
 		return nil, nil, nil, err
 	}
 	c = &cluster{store: store, nodes: nodes, heldFor: map[string]int64{}, keptBy: map[int64]string{}, siblingsRunning: map[int64]bool{}}
+	for _, n := range nodes {
+		if n.LastSeen.After(c.now) {
+			c.now = n.LastSeen
+		}
+	}
 	kept, stale, err = c.liveReservations(ctx)
 	return c, kept, stale, err
 }
@@ -119,6 +130,6 @@ func (c *cluster) candidates(ctx context.Context, p *placement.Placement, job *e
 	if err != nil {
 		return false, err
 	}
-	placement.FilterInto(p, job, c.nodes, placement.FilterOptions{FirstChild: first, Reserved: c.heldFor, Verdicts: verdicts})
+	placement.FilterInto(p, job, c.nodes, placement.FilterOptions{FirstChild: first, Reserved: c.heldFor, Now: c.now, Verdicts: verdicts})
 	return first, nil
 }

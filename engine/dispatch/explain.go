@@ -95,6 +95,7 @@ func Explain(ctx context.Context, store engine.Store, jobID int64, selector plac
 	if err != nil {
 		return nil, err
 	}
+	c.now = now
 	limit, err := engine.TypeLimitOf(ctx, store, job.Type)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package dispatch_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -294,5 +295,44 @@ func TestSilentNodesWaitingParentRestartsWithItsChildrenCancelled(t *testing.T) 
 	}
 	if stats := l.round(t); stats.Recovered != 0 {
 		t.Errorf("a later round recovered %d more jobs", stats.Recovered)
+	}
+}
+
+// A node silent past its node lease has stopped its runs and would take no
+// job: it is offered none, even before its jobs are recovered, and explain
+// says why.
+func TestSilentNodeIsOfferedNothing(t *testing.T) {
+	t.Parallel()
+	l := newLeaseSetup(t)
+	ctx := context.Background()
+	// live carries more than dead, so the load factor would pick dead.
+	for range 2 {
+		if _, err := l.store.JobUpdate(ctx, engine.QueuedStartUpdate(addJob(t, l.store, engine.TypeSleep, 1), "live")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j := addJob(t, l.store, engine.TypeSleep, 1)
+	e, err := dispatch.Explain(ctx, l.store, j.ID, placement.LoadFactor{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Nodes[0].Node != "dead" || !e.Nodes[0].Eligible {
+		t.Fatalf("while dead is heard from: %+v, want it eligible", e.Nodes[0])
+	}
+
+	l.advance(t, deadLease+engine.NodeLeaseMargin/2) // past its lease, not yet recovered
+	if e, err = dispatch.Explain(ctx, l.store, j.ID, placement.LoadFactor{}); err != nil {
+		t.Fatal(err)
+	}
+	v := e.Nodes[0]
+	if v.Node != "dead" || v.Eligible || v.Cause != placement.CauseSilent || !strings.Contains(v.Reason, "past its node lease 2s") {
+		t.Errorf("dead's verdict %+v, want silent past its node lease", v)
+	}
+	stats := l.round(t)
+	if stats.Recovered != 0 {
+		t.Fatalf("recovered %d jobs within the margin", stats.Recovered)
+	}
+	if got := jobOf(t, l.store, j.ID); got.Node != "live" {
+		t.Errorf("the job went to %q, want live: dead is silent", got.Node)
 	}
 }

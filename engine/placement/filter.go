@@ -2,6 +2,7 @@ package placement
 
 import (
 	"strings"
+	"time"
 
 	"github.com/jobctl/jobctl/engine"
 )
@@ -14,6 +15,11 @@ type FilterOptions struct {
 	// Reserved maps a node to the oversized job it is kept for; every other
 	// job skips that node, so it drains and the oversized job is not starved.
 	Reserved map[string]int64
+	// Now is the database clock, which a node's last-seen time is on: a
+	// node silent for longer than its node lease has stopped its own runs
+	// and would take no job, so it is kept out (CauseSilent). Zero judges
+	// no node silent.
+	Now time.Time
 	// Verdicts asks for one Verdict per node, as `jobctl explain` shows
 	// them. The dispatcher leaves it off: it needs only Eligible and the
 	// counts of causes, and a round filters every queued job.
@@ -45,8 +51,9 @@ type Placement struct {
 //
 // Checks run in this order, and a verdict names the first that fails, so
 // permanent causes come before passing ones and NeverRunnable can trust
-// them: ONLINE; offers the type; large enough (see below); not overloaded;
-// not kept for another job; headroom.
+// them: ONLINE; offers the type; large enough (see below); heard from
+// within its node lease; not overloaded; not kept for another job;
+// headroom.
 //
 // Whether a job is oversized is judged against the ONLINE nodes offering its
 // type, not only the healthy ones: a big node's passing load spike must not
@@ -88,6 +95,9 @@ func FilterInto(p *Placement, job *engine.Job, nodes []*engine.Node, opts Filter
 		if owner, ok := opts.Reserved[n.Name]; ok {
 			v.KeptFor = owner
 		}
+		if cause == CauseSilent {
+			v.Silent, v.NodeLease = engine.Duration(opts.Now.Sub(n.LastSeen)), engine.Duration(n.LeaseOf())
+		}
 		p.Verdicts = append(p.Verdicts, v)
 	}
 }
@@ -117,6 +127,9 @@ func (p *Placement) permanent(job *engine.Job, n *engine.Node) Cause {
 func (p *Placement) judge(job *engine.Job, n *engine.Node, opts FilterOptions) (Cause, Terms, engine.Overload) {
 	if c := p.permanent(job, n); c != CauseNone {
 		return c, "", engine.Overload{}
+	}
+	if !opts.Now.IsZero() && opts.Now.Sub(n.LastSeen) > n.LeaseOf() {
+		return CauseSilent, "", engine.Overload{}
 	}
 	switch o := n.Overloaded(); o.Kind {
 	case engine.OverloadLoadAvg:

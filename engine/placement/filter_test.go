@@ -3,6 +3,7 @@ package placement
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/jobctl/jobctl/engine"
 )
@@ -45,6 +46,31 @@ func TestFilter(t *testing.T) {
 				{Node: "odd", Reason: `state "DRAINED"`, Cause: CauseState},
 				{Node: "on", Eligible: true, Reason: "has room: load 0 + 1 within max 4"},
 			},
+			largest: 4,
+		},
+		{
+			name: "a node silent past its node lease",
+			job:  job("sleep", 1),
+			nodes: []*engine.Node{
+				mk("quiet", seen(t0.Add(-12*time.Second))),
+				mk("short", seen(t0.Add(-3*time.Second)), lease(2*time.Second)),
+				mk("heard", seen(t0.Add(-9*time.Second))),
+				mk("gone", seen(t0.Add(-time.Hour)), state(engine.NodeOffline)),
+			},
+			opts: FilterOptions{Now: t0},
+			want: []vr{
+				{Node: "quiet", Reason: "silent for 12s, past its node lease 10s: it has stopped its runs and takes none until it is heard from", Cause: CauseSilent},
+				{Node: "short", Reason: "silent for 3s, past its node lease 2s: it has stopped its runs and takes none until it is heard from", Cause: CauseSilent},
+				{Node: "heard", Eligible: true, Reason: "has room: load 0 + 1 within max 4"},
+				{Node: "gone", Reason: "offline", Cause: CauseState},
+			},
+			largest: 4,
+		},
+		{
+			name:    "no clock, no silence",
+			job:     job("sleep", 1),
+			nodes:   []*engine.Node{mk("quiet", seen(t0.Add(-time.Hour)))},
+			want:    []vr{{Node: "quiet", Eligible: true, Reason: "has room: load 0 + 1 within max 4"}},
 			largest: 4,
 		},
 		{

@@ -28,6 +28,10 @@ func load(f float64) func(*engine.Node)           { return func(n *engine.Node) 
 func running(r int) func(*engine.Node)            { return func(n *engine.Node) { n.Running = r } }
 func weight(w int) func(*engine.Node)             { return func(n *engine.Node) { n.Weight = w } }
 func declinesOversized(n *engine.Node)            { n.AcceptExceeding = false }
+func seen(t time.Time) func(*engine.Node)         { return func(n *engine.Node) { n.LastSeen = t } }
+func lease(d time.Duration) func(*engine.Node) {
+	return func(n *engine.Node) { n.Lease = engine.Duration(d) }
+}
 
 func types(ts ...string) func(*engine.Node) {
 	return func(n *engine.Node) {

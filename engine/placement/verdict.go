@@ -3,6 +3,7 @@ package placement
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/jobctl/jobctl/engine"
 )
@@ -18,6 +19,7 @@ const (
 	CauseType              Cause = "type"               // does not offer the job's type
 	CauseTooSmall          Cause = "too-small"          // max load below the job's load while a larger node exists
 	CauseDeclinesOversized Cause = "declines-oversized" // largest node, but accept-exceeding is off
+	CauseSilent            Cause = "silent"             // not heard from for longer than its node lease
 	CauseOverloaded        Cause = "overloaded"         // load average above its limit
 	CauseLowMemory         Cause = "low-memory"         // free memory under its reserve
 	CauseReserved          Cause = "reserved"           // kept for another, oversized job
@@ -28,7 +30,7 @@ const (
 // causeOrder lists the causes in check order; a Placement counts the nodes
 // each kept out at these indexes, so counting costs no map per job.
 var causeOrder = [...]Cause{CauseNone, CauseState, CauseType, CauseTooSmall, CauseDeclinesOversized,
-	CauseOverloaded, CauseLowMemory, CauseReserved, CauseBusy, CauseMaxJobs}
+	CauseSilent, CauseOverloaded, CauseLowMemory, CauseReserved, CauseBusy, CauseMaxJobs}
 
 func (c Cause) index() int {
 	for i, o := range causeOrder {
@@ -76,6 +78,10 @@ type Verdict struct {
 	MaxJobs int              `json:"max_jobs"`
 	// KeptFor is the oversized job the node is kept for, 0 when none.
 	KeptFor int64 `json:"kept_for,omitempty"`
+	// Silent is how long the node has not been heard from when that is
+	// past its node lease (CauseSilent), and NodeLease that lease.
+	Silent    engine.Duration `json:"silent,omitempty"`
+	NodeLease engine.Duration `json:"-"`
 	// Overload is the node's own figures when it is overloaded or short
 	// of memory: "load average 9.1 above 4".
 	Overload string `json:"overload,omitempty"`
@@ -105,6 +111,9 @@ func (v Verdict) Reason() string {
 		return fmt.Sprintf("max load %s below job load %s", num(v.MaxLoad), num(v.JobLoad))
 	case CauseDeclinesOversized:
 		return fmt.Sprintf("declines jobs above its max load %s (accept-exceeding is off)", num(v.MaxLoad))
+	case CauseSilent:
+		return fmt.Sprintf("silent for %s, past its node lease %s: it has stopped its runs and takes none until it is heard from",
+			time.Duration(v.Silent).Round(100*time.Millisecond), time.Duration(v.NodeLease))
 	case CauseOverloaded:
 		return "overloaded: " + v.Overload
 	case CauseLowMemory:
