@@ -67,20 +67,32 @@ func FuzzDSNHidesPassword(f *testing.F) {
 		}
 		// The user and password encoded as a URL needs them; the rest as
 		// it comes, so the DSN around them may be anything.
-		userinfo := url.UserPassword(user, password).String()
-		dsn := scheme + "://" + userinfo + "@" + rest
-		_, escaped, _ := strings.Cut(userinfo, ":")
-		tgt, err := parseDSN(dsn)
-		var shown string
-		if err != nil {
-			shown = err.Error()
-		} else {
-			shown = tgt.display
+		dsn := func(password string) string {
+			return scheme + "://" + url.UserPassword(user, password).String() + "@" + rest
 		}
-		if strings.Contains(shown, password) || strings.Contains(shown, escaped) {
-			t.Fatalf("%q: the password shows in %q", dsn, shown)
+		_, escaped, _ := strings.Cut(url.UserPassword(user, password).String(), ":")
+		shown := shownDSN(dsn(password))
+		if !strings.Contains(shown, password) && !strings.Contains(shown, escaped) {
+			return
+		}
+		// The rest of the DSN, once escaped, may spell the password by
+		// chance ("0 1" shows as "0%201"): only a password that shows
+		// where another in its place would not is a leak.
+		other := shownDSN(dsn(strings.Repeat("Z", len(password))))
+		if !strings.Contains(other, password) && !strings.Contains(other, escaped) {
+			t.Fatalf("%q: the password shows in %q", dsn(password), shown)
 		}
 	})
+}
+
+// shownDSN is how jobctl names a DSN: what its store says it is on, or its
+// error about the DSN.
+func shownDSN(dsn string) string {
+	tgt, err := parseDSN(dsn)
+	if err != nil {
+		return err.Error()
+	}
+	return tgt.display
 }
 
 // DSNs written without encoding their special characters, whose password
