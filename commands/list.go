@@ -94,7 +94,10 @@ until interrupted; -o json then prints one JSON object per line.
   jobctl list --state running --jq '.[] | "\(.id) \(.node)"'
 
   # follow changes on one node
-  jobctl list --node worker-3 -w` + listTreeExample,
+  jobctl list --node worker-3 -w
+
+  # the families of the last hour, each child below its parent
+  jobctl list --since 1h --tree`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := parseStates(states)

@@ -18,11 +18,6 @@ children of each parent. -o json and -q print the same jobs, flat, in the
 tree's order (a parent before its children); the objects' parent_id says
 who belongs to whom. --tree cannot be combined with -w.`
 
-// listTreeExample is list's example of --tree.
-const listTreeExample = `
-  # the families of the last hour, each child below its parent
-  jobctl list --since 1h --tree`
-
 // addTreeFlag adds --tree to list.
 func addTreeFlag(cmd *cobra.Command, opts *ListOptions) {
 	cmd.Flags().BoolVar(&opts.Tree, "tree", false, "draw each job's listed children indented below it")
