@@ -3,6 +3,7 @@ package dbstore
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -67,6 +68,17 @@ func (s *Store) jobUpdateMany(ctx context.Context, us []engine.JobUpdate, quiet 
 		err = s.retryDeadlock(ctx, func() error { return apply(s.q) })
 	} else {
 		err = s.inTx(ctx, func(tx *sqlx.Tx) error { return apply(tx) })
+		// The starts under a term that lapsed were undone with the rest of
+		// the transaction: refuse them and apply the rest again. Terms
+		// never come back, so this ends.
+		var lapsed *lapsedTermsError
+		for s.tx == nil && errors.As(err, &lapsed) {
+			send = refuseLapsedStarts(us, send, lapsed.terms, out)
+			if len(send) == 0 {
+				return out, nil
+			}
+			err = s.inTx(ctx, func(tx *sqlx.Tx) error { return apply(tx) })
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("update %d jobs: %w", len(us), err)
@@ -170,7 +182,8 @@ func (s *Store) jobUpdateChunk(ctx context.Context, q querier, us []engine.JobUp
 // locks the chunk's rows, updates those still at the expected status and
 // version, and reads them back. Between the three statements no one else
 // can change the locked rows, so the transitions it reports applied are
-// exactly the ones it applied. q must be a transaction.
+// exactly the ones it applied. A start under a lease term is checked after
+// its update (see checkTermsAfter). q must be a transaction.
 func (s *Store) jobUpdateChunkLocked(ctx context.Context, q querier, us []engine.JobUpdate, changed map[int64]*engine.Job, quiet bool) error {
 	var current []struct {
 		ID      int64  `db:"id"`
@@ -188,13 +201,9 @@ func (s *Store) jobUpdateChunkLocked(ctx context.Context, q querier, us []engine
 	for _, c := range current {
 		found[c.ID] = state{c.Version, engine.Status(c.Status)}
 	}
-	terms, err := s.currentTerms(ctx, q, us)
-	if err != nil {
-		return err
-	}
 	match := make([]engine.JobUpdate, 0, len(us))
 	for _, u := range us {
-		if found[u.ID] == (state{u.Version, u.From}) && (u.StartedUnder == nil || terms[engine.LeaseTerm{Owner: u.StartedUnder.Owner, Term: u.StartedUnder.Term}]) {
+		if found[u.ID] == (state{u.Version, u.From}) {
 			match = append(match, u)
 		}
 	}
@@ -208,45 +217,96 @@ func (s *Store) jobUpdateChunkLocked(ctx context.Context, q querier, us []engine
 	if n != int64(len(match)) {
 		return fmt.Errorf("changed %d of %d locked jobs", n, len(match))
 	}
+	var rows []jobRow
+	if !quiet {
+		if err := s.selectRows(ctx, q, &rows, qJobUpdateManyRead, args{"ids": jobIDsJSON(match)}, false); err != nil {
+			return err
+		}
+	}
+	if err := s.checkTermsAfter(ctx, q, match); err != nil {
+		return err
+	}
 	if quiet {
 		for _, u := range match {
 			changed[u.ID] = nil
 		}
 		return nil
 	}
-	var rows []jobRow
-	if err := s.selectRows(ctx, q, &rows, qJobUpdateManyRead, args{"ids": jobIDsJSON(match)}, false); err != nil {
-		return err
-	}
 	return addJobs(changed, rows)
 }
 
-// currentTerms checks, in q's transaction, each lease term the updates
-// start jobs under (a batch has one, as a rule): whether it is the current,
-// unexpired lease of its owner. Once a term is current it stays so until it
-// expires on the database clock, and only then can another take the lease,
-// so a start checked just before its update is as safe as one checked by it.
-func (s *Store) currentTerms(ctx context.Context, q querier, us []engine.JobUpdate) (map[engine.LeaseTerm]bool, error) {
-	var out map[engine.LeaseTerm]bool
+// lapsedTermsError undoes a transaction whose starts were made under lease
+// terms that were no longer current.
+type lapsedTermsError struct {
+	terms map[engine.LeaseTerm]bool
+}
+
+func (e *lapsedTermsError) Error() string {
+	return fmt.Sprintf("%d lease terms lapsed during the update", len(e.terms))
+}
+
+// checkTermsAfter checks, after the update that made them and as the
+// transaction's last read, that each lease term the updates start jobs
+// under (a batch has one, as a rule) is still the current, unexpired lease
+// of its owner; a term that is not fails the transaction with a
+// *lapsedTermsError.
+//
+// After, not before: a process stopped between a check and its update
+// would start jobs long after the check, under a term that may have
+// expired meanwhile. A term current now was current at the update too,
+// since a lapsed term never comes back and its expiry only grows while it
+// is held. The read locks the lease row (shared) so that it sees the last
+// committed lease, not the transaction's snapshot; a new term waits for the
+// commit that follows, and so begins after these starts.
+func (s *Store) checkTermsAfter(ctx context.Context, q querier, us []engine.JobUpdate) error {
+	var lapsed map[engine.LeaseTerm]bool
+	checked := map[engine.LeaseTerm]bool{}
 	for _, u := range us {
 		t := u.StartedUnder
 		if t == nil {
 			continue
 		}
 		key := engine.LeaseTerm{Owner: t.Owner, Term: t.Term}
-		if _, ok := out[key]; ok {
+		if checked[key] {
 			continue
 		}
-		if out == nil {
-			out = map[engine.LeaseTerm]bool{}
-		}
+		checked[key] = true
 		var n int
 		if err := s.get(ctx, q, &n, qLeaseTermCurrent, args{"owner": t.Owner, "term": t.Term}); err != nil {
-			return nil, err
+			return err
 		}
-		out[key] = n > 0
+		if n == 0 {
+			if lapsed == nil {
+				lapsed = map[engine.LeaseTerm]bool{}
+			}
+			lapsed[key] = true
+		}
 	}
-	return out, nil
+	if lapsed != nil {
+		return &lapsedTermsError{terms: lapsed}
+	}
+	return nil
+}
+
+// refuseLapsedStarts answers, in out, each start of send made under a term
+// in lapsed, and returns the other updates of send.
+func refuseLapsedStarts(us, send []engine.JobUpdate, lapsed map[engine.LeaseTerm]bool, out []engine.JobUpdateResult) []engine.JobUpdate {
+	refused := map[int64]bool{}
+	rest := send[:0:0]
+	for _, u := range send {
+		if t := u.StartedUnder; t != nil && lapsed[engine.LeaseTerm{Owner: t.Owner, Term: t.Term}] {
+			refused[u.ID] = true
+			continue
+		}
+		rest = append(rest, u)
+	}
+	for i, u := range us {
+		if refused[u.ID] {
+			t := u.StartedUnder
+			out[i].Err = fmt.Errorf("job %d was not started: lease term %d of %s is no longer current: %w", u.ID, t.Term, t.Owner, engine.ErrConflict)
+		}
+	}
+	return rest
 }
 
 func addJobs(changed map[int64]*engine.Job, rows []jobRow) error {

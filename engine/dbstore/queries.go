@@ -88,7 +88,7 @@ var requiredQueries = []string{
 	qDBNow, qJobInsert, qJobGet, qJobExists, qJobList, qJobListLive, qJobUpdate, qJobProgressSet,
 	qJobListDispatchable, qJobLoadsByNode, qJobLogAppend, qJobLogList, qNodeInsertAbsent, qNodeTakeover, qNodeGet,
 	qNodeList, qNodeTouch, qNodeSetState, qNodeSetMaintenance, qLeaseAcquire, qLeaseRelease, qLeaseGet, qLeaseTermGet,
-	qLeaseTermCurrent, qSettingGet,
+	qSettingGet,
 	qSettingInsertAbsent, qSchemaMigrationsCreate, qSchemaMigrationsExists, qSchemaMigrationsList,
 	qSchemaMigrationApplied, qSchemaMigrationInsert, qSchemaMigrationDelete,
 	qReservationList, qReservationNodeHolder, qReservationDelete, qReservationInsert,
@@ -140,7 +140,7 @@ func loadQueries(d *dialect) (map[string]string, error) {
 	if d.updateReturns {
 		required = append(slices.Clip(required), qJobUpdateManyIDs)
 	} else {
-		required = append(slices.Clip(required), qJobUpdateManyLock, qJobUpdateManyRead)
+		required = append(slices.Clip(required), qJobUpdateManyLock, qJobUpdateManyRead, qLeaseTermCurrent)
 	}
 	if d.notifiesJobChanges {
 		required = append(slices.Clip(required), qJobChangesSchema)

@@ -5,7 +5,7 @@
 -- RETURNING, so the store locks the rows first (job_update_many_lock),
 -- sends only the transitions that match, and reads the rows back
 -- (job_update_many_read). The guard stays here all the same. The lease
--- term of a start is checked in the same transaction beforehand
+-- term of a start is checked in the same transaction afterwards
 -- (lease_term_current); here it is only recorded.
 --
 -- With STRAIGHT_JOIN the rows are found by id, one by one, never by a scan
