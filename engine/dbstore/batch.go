@@ -242,7 +242,7 @@ type lapsedTermsError struct {
 }
 
 func (e *lapsedTermsError) Error() string {
-	return fmt.Sprintf("%d lease terms lapsed during the update", len(e.terms))
+	return "the lease term the jobs were started under lapsed during their update"
 }
 
 // checkTermsAfter checks, after the update that made them and as the
