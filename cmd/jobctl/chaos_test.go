@@ -249,11 +249,16 @@ func TestJobsSurviveANodeKilledAndRestarted(t *testing.T) {
 
 	dir := t.TempDir()
 	// Each run appends "start NANOS" and, if it gets there, "end NANOS" to
-	// a file of its job.
-	script := `f="$1/$JOBCTL_JOB_ID"; echo "start $(date +%s%N)" >> "$f"; sleep 0.8; echo "end $(date +%s%N)" >> "$f"`
+	// a file of its job. Runs end only once the gate opens after the kill,
+	// so the kill finds flaky running jobs however slowly the jobs were
+	// submitted, and a run that outlived its node would end after its rerun
+	// began.
+	gate := filepath.Join(dir, "gate")
+	script := `f="$1/$JOBCTL_JOB_ID"; echo "start $(date +%s%N)" >> "$f"
+while [ ! -e "$2" ]; do sleep 0.05; done; sleep 0.2; echo "end $(date +%s%N)" >> "$f"`
 	var ids []string
 	for range 18 {
-		ids = append(ids, c.submit("--", "sh", "-c", script, "sh", dir))
+		ids = append(ids, c.submit("--", "sh", "-c", script, "sh", dir, gate))
 	}
 	c.eventually(30*time.Second, "flaky to run jobs", func() bool {
 		for _, n := range c.nodes() {
@@ -265,6 +270,9 @@ func TestJobsSurviveANodeKilledAndRestarted(t *testing.T) {
 	})
 	flaky.stop(t, syscall.SIGKILL)
 	killedAt := time.Now().UnixNano()
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	// The name is free again once the heartbeat has marked the node OFFLINE.
 	c.eventually(60*time.Second, "the killed node to be marked OFFLINE", func() bool {
 		for _, n := range c.nodes() {
