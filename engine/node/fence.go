@@ -34,8 +34,9 @@ type fence struct {
 	wd        *watchdog.Client
 	deadline  time.Time // zero: no liveness recorded yet
 	timer     *time.Timer
-	lapsed    bool // the deadline passed, and no liveness recorded since
-	heldReady bool // the lapse, not a shutdown, made the node decline offers
+	lapsed    bool      // the deadline passed, and no liveness recorded since
+	lapsedAt  time.Time // when it was found lapsed
+	heldReady bool      // the lapse, not a shutdown, made the node decline offers
 	stopped   bool
 }
 
@@ -94,6 +95,11 @@ func (f *fence) stop() {
 // that began at began, so it holds until began + NodeLease. A deadline that
 // passed before this record still stops the runs first: the cluster may
 // have taken their jobs meanwhile.
+//
+// Only a write that began after a lapse was found ends it. One that began
+// before (in flight while the node was frozen, say) would hold only for
+// what is left of its lease, so the node would take work and, moments
+// later, stop it again.
 func (f *fence) recorded(began time.Time) {
 	if f == nil {
 		return
@@ -112,6 +118,12 @@ func (f *fence) recorded(began time.Time) {
 	}
 	if !now.Before(deadline) {
 		return // a record that took longer than the lease renews nothing
+	}
+	f.mu.Lock()
+	stale := f.lapsed && began.Before(f.lapsedAt)
+	f.mu.Unlock()
+	if stale {
+		return
 	}
 
 	f.mu.Lock()
@@ -167,7 +179,7 @@ func (f *fence) lapse(cause string) {
 		f.mu.Unlock()
 		return
 	}
-	f.lapsed = true
+	f.lapsed, f.lapsedAt = true, f.now()
 	if f.timer != nil {
 		f.timer.Stop()
 	}

@@ -110,6 +110,8 @@ func TestALapsedNodeLeaseStopsTheRunsAndPutsThemBack(t *testing.T) {
 	}
 
 	n.fence.recorded(clock.Now())
+	// A stopped run holds its load until its process has been reaped.
+	waitFor(t, "the stopped runs off the books", func() bool { _, running := n.books.Totals(); return running == 0 })
 	if res := n.Accept(ctx, noop); res.Verdict != engine.OfferAccepted {
 		t.Errorf("offer once liveness is recorded again: %+v, want accepted", res)
 	}
@@ -178,5 +180,29 @@ func TestTheEndOfALapseDoesNotUndoAShutdown(t *testing.T) {
 	n.fence.recorded(clock.Now())
 	if n.books.Ready() {
 		t.Error("recording liveness again made a node that is shutting down take work")
+	}
+}
+
+// A write that began before the lapse was found (in flight while the node
+// was frozen) does not end it, though its lease has not run out: the node
+// would take work only to stop it again moments later. The next write does.
+func TestOnlyAWriteBegunAfterALapseEndsIt(t *testing.T) {
+	t.Parallel()
+	n, _, clock, logs := fencedNode(t)
+	n.fence.recorded(clock.Now())
+	inFlight := clock.Now().Add(n.cfg.NodeLease / 2) // began, then the node froze
+	clock.Advance(n.cfg.NodeLease)
+	n.fence.expired()
+	if n.books.Ready() {
+		t.Fatal("the node takes work after its deadline passed")
+	}
+
+	n.fence.recorded(inFlight)
+	if n.books.Ready() || strings.Contains(logs.String(), "recorded liveness again") {
+		t.Errorf("a write begun before the lapse ended it (ready %v)", n.books.Ready())
+	}
+	n.fence.recorded(clock.Now())
+	if !n.books.Ready() || !strings.Contains(logs.String(), "recorded liveness again") {
+		t.Errorf("a write begun after the lapse did not end it (ready %v)", n.books.Ready())
 	}
 }
