@@ -31,6 +31,7 @@ type BenchOptions struct {
 	Cluster          bool
 	MaxJobs          int
 	DispatchInterval time.Duration
+	Keep             bool
 	Output           outputOptions
 }
 
@@ -72,11 +73,15 @@ the database and the number of nodes. -o json prints {"jobs_per_second",
 "latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "jobs", "seconds",
 "dialect", "nodes", "mode"}. Progress goes to stderr when it is a terminal.
 
-The benchmark's jobs carry a creator of their own (bench-<pid>-<time>):
-afterwards, and also on Ctrl-C (exit 130), what is still queued is
-cancelled, the nodes stop, and its jobs and nodes are removed from the
-database. Bad flags and a refused --cluster exit 2. The figures depend on
-the database and the machine; compare runs on the same ones.`,
+The benchmark's jobs carry a creator of their own (bench-<pid>-<time>).
+The figures are printed as soon as the last job has ended; then, and also
+on Ctrl-C (exit 130), what is still queued is cancelled, the nodes stop,
+and its jobs and nodes are removed from the database, a few thousand jobs
+a statement, found by their ids (progress on a terminal). --keep leaves
+the jobs there to look at ('jobctl list', 'jobctl show'); only the nodes go.
+A clean-up that fails prints the figures all the same, says what it left,
+and exits 1. Bad flags and a refused --cluster exit 2. The figures depend
+on the database and the machine; compare runs on the same ones.`,
 		Example: `  # how fast does one node work through 20000 jobs on the default SQLite file?
   jobctl bench --burn-down 20000
 
@@ -87,7 +92,10 @@ the database and the machine; compare runs on the same ones.`,
   jobctl bench --duration 1m --rate 500
 
   # the running cluster, as fast as it goes, for a script
-  jobctl bench --cluster --duration 30s -o json`,
+  jobctl bench --cluster --duration 30s -o json
+
+  # keep the jobs afterwards, to look at their attempts and timings
+  jobctl bench --burn-down 1000 --keep`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkBench(cmd, opts); err != nil {
@@ -108,6 +116,7 @@ the database and the machine; compare runs on the same ones.`,
 	fl.IntVar(&opts.MaxJobs, "max-jobs", bench.DefaultMaxJobs, "jobs each node runs at once (its max load is the same)")
 	fl.DurationVar(&opts.DispatchInterval, "dispatch-interval", node.Defaults().DispatchInterval,
 		"time between the nodes' dispatch rounds, as serve's --dispatch-interval")
+	fl.BoolVar(&opts.Keep, "keep", false, "leave the benchmark's jobs in the database afterwards")
 	addOutputFlags(cmd, &opts.Output, false)
 	return cmd
 }
@@ -146,7 +155,8 @@ func checkBench(cmd *cobra.Command, opts *BenchOptions) error {
 // benchConfig is the engine's view of the flags, without the store.
 func benchConfig(opts *BenchOptions) bench.Config {
 	cfg := bench.Config{Clock: opts.Clock, BurnDown: opts.BurnDown, Duration: opts.Duration, Rate: opts.Rate,
-		Cluster: opts.Cluster, Nodes: opts.Nodes, MaxJobs: opts.MaxJobs, DispatchInterval: opts.DispatchInterval}
+		Cluster: opts.Cluster, Nodes: opts.Nodes, MaxJobs: opts.MaxJobs, DispatchInterval: opts.DispatchInterval,
+		Keep: opts.Keep}
 	if opts.Cluster {
 		cfg.Nodes = 0
 	}
@@ -166,14 +176,22 @@ func benchRun(ctx context.Context, opts *BenchOptions) error {
 	// The nodes say only what needs attention, on the progress writer,
 	// which keeps their lines and the progress line apart.
 	cfg.Log = slog.New(slog.NewTextHandler(progress, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	res, err := bench.Run(ctx, cfg)
+	// The figures go out before the clean-up, which may take a while.
+	cfg.Measured = func(res *bench.Result) error {
+		progress.clear()
+		return printBench(opts, res)
+	}
+	_, err = bench.Run(ctx, cfg)
 	progress.clear()
 	if errors.Is(err, bench.ErrNoClusterNode) {
 		return &UsageError{Err: err, Command: "jobctl bench"}
 	}
-	if err != nil {
-		return err
-	}
+	return err
+}
+
+// printBench prints a run's figures, and notes on stderr of what may
+// colour them.
+func printBench(opts *BenchOptions, res *bench.Result) error {
 	if res.OtherNodes > 0 {
 		fmt.Fprintf(opts.IO.ErrOut, "note: %d other ONLINE %s of this database took part in the run\n",
 			res.OtherNodes, plural(res.OtherNodes, "node", "nodes"))
@@ -226,6 +244,8 @@ func (p *benchProgress) show(pr bench.Progress) {
 	}
 	var line string
 	switch {
+	case pr.Phase == bench.PhaseCleaningUp && pr.Removed > 0:
+		line = fmt.Sprintf("removing the benchmark's jobs: %d of %d", pr.Removed, pr.Inserted)
 	case pr.Phase == bench.PhaseCleaningUp:
 		line = "removing the benchmark's jobs and nodes"
 	case pr.Phase == bench.PhaseInserting && pr.Total > 0:

@@ -28,7 +28,7 @@ func (s *pruneStore) Now(context.Context) (time.Time, error) {
 	return s.now, nil
 }
 
-func (s *pruneStore) JobPurge(ctx context.Context, p engine.JobPurgeParams) (int, error) {
+func (s *pruneStore) JobPurge(ctx context.Context, p engine.JobPurgeParams) (engine.JobPurgeResult, error) {
 	s.mu.Lock()
 	s.purges = append(s.purges, p)
 	s.mu.Unlock()

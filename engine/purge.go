@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"cmp"
+	"container/heap"
 	"context"
 	"fmt"
 	"slices"
@@ -35,8 +37,11 @@ type PruneResult struct {
 // their logs and reservations, in batches of p.Batch jobs, each its own
 // transaction. A parent goes only with or after its children (see
 // PurgeSelect). The cutoff is read from the database clock once, so jobs
-// ending while the prune runs do not keep it going. A dry run counts in one
-// read and removes nothing.
+// ending while the prune runs do not keep it going. Each batch starts
+// where the one before stopped (JobPurgeParams.After), so the prune costs
+// the same per job however many it removes; a last sweep from the start
+// then takes what a batch had to leave (a parent whose children went in a
+// later batch). A dry run counts in one read and removes nothing.
 func Prune(ctx context.Context, s Store, p PruneParams) (PruneResult, error) {
 	if p.OlderThan <= 0 {
 		return PruneResult{}, &InvalidError{What: "prune", Problems: []string{fmt.Sprintf("older than %s: must be positive", p.OlderThan)}}
@@ -59,22 +64,31 @@ func Prune(ctx context.Context, s Store, p PruneParams) (PruneResult, error) {
 	purge := JobPurgeParams{Statuses: p.Statuses, FinishedBefore: &res.Cutoff, Limit: batch}
 	if p.DryRun {
 		purge.Limit, purge.DryRun = 0, true
-		res.Removed, err = s.JobPurge(ctx, purge)
+		r, err := s.JobPurge(ctx, purge)
+		res.Removed = r.Removed
 		return res, err
 	}
+	sweep := false
 	for first := true; ; first = false {
 		if !first && p.Between != nil && !p.Between(ctx) {
 			res.Stopped = true
 			return res, nil
 		}
-		n, err := s.JobPurge(ctx, purge)
-		res.Removed += n
+		r, err := s.JobPurge(ctx, purge)
+		res.Removed += r.Removed
 		if err != nil {
 			return res, err
 		}
-		// A batch removes at least one job while any can go (PurgeSelect
-		// takes every lone job that fits), so none removed means done.
-		if n == 0 {
+		switch {
+		case r.Next != nil && !sweep:
+			purge.After = r.Next
+		case !sweep:
+			// Past the last candidate: sweep from the start for what the
+			// batches left behind.
+			sweep, purge.After = true, nil
+		case r.Removed == 0:
+			// A batch removes at least one job while any can go (it
+			// weighs every candidate when its window frees none).
 			return res, nil
 		}
 		if err := ctx.Err(); err != nil {
@@ -86,7 +100,7 @@ func Prune(ctx context.Context, s Store, p PruneParams) (PruneResult, error) {
 // PurgeStatuses validates a purge and returns the statuses it removes: the
 // ones it names, or every terminal status. A job that has not ended is
 // never removed, so naming any other status is an *InvalidError, as is a
-// negative limit.
+// negative limit or id bound.
 func PurgeStatuses(p JobPurgeParams) ([]Status, error) {
 	var problems []string
 	for _, st := range p.Statuses {
@@ -96,6 +110,9 @@ func PurgeStatuses(p JobPurgeParams) ([]Status, error) {
 	}
 	if p.Limit < 0 {
 		problems = append(problems, fmt.Sprintf("limit %d is negative", p.Limit))
+	}
+	if p.MinID < 0 || p.MaxID < 0 {
+		problems = append(problems, fmt.Sprintf("id range %d to %d: ids are not negative", p.MinID, p.MaxID))
 	}
 	if len(problems) > 0 {
 		return nil, &InvalidError{What: "purge", Problems: problems}
@@ -113,15 +130,23 @@ type PurgeCandidate struct {
 }
 
 // PurgeSelect chooses which candidates a purge removes, the same way in
-// every store. candidates are in ascending id order; pinned are the
-// candidates with a child that is no candidate (it has not ended, or does
-// not match), which must stay. A job stays while any descendant stays, so
-// no job is ever left naming a parent that is gone. With a limit (> 0) the
-// oldest jobs go first, each together with all its descendants: a job
-// whose family does not fit in what is left of the limit is passed over,
-// and its descendants are considered on their own. The result is in
-// ascending id order.
+// every store. candidates are in the order they go, those that ended first
+// first (see Store.JobPurge); pinned are the candidates with a child that
+// is no candidate (it has not ended, or does not match), which must stay.
+// A job stays while any descendant stays, so no job is ever left naming a
+// parent that is gone. With a limit (> 0) jobs go in the candidates'
+// order, each together with all its descendants: a job whose family does
+// not fit in what is left of the limit is passed over, and its descendants
+// are considered on their own. The result is in ascending id order.
 func PurgeSelect(candidates []PurgeCandidate, pinned []int64, limit int) []int64 {
+	// The passes over families walk the candidates by id: a child's id is
+	// above its parent's (the parent existed when it was inserted), so
+	// walking down the ids visits children before parents.
+	byID := make([]int, len(candidates))
+	for i := range byID {
+		byID[i] = i
+	}
+	slices.SortFunc(byID, func(a, b int) int { return cmp.Compare(candidates[a].ID, candidates[b].ID) })
 	at := make(map[int64]int, len(candidates))
 	for i, c := range candidates {
 		at[c.ID] = i
@@ -139,58 +164,72 @@ func PurgeSelect(candidates []PurgeCandidate, pinned []int64, limit int) []int64
 			staying[i] = true
 		}
 	}
-	// A child's id is above its parent's (the parent existed when it was
-	// inserted), so walking down the ids visits children before parents.
-	for i := len(candidates) - 1; i >= 0; i-- {
+	for _, i := range slices.Backward(byID) {
 		if pi, ok := parentAt(i); ok && staying[i] {
 			staying[pi] = true
 		}
 	}
+	chosen := make([]bool, len(candidates))
 	if limit <= 0 {
-		var out []int64
-		for i, c := range candidates {
-			if !staying[i] {
-				out = append(out, c.ID)
+		for i := range candidates {
+			chosen[i] = !staying[i]
+		}
+	} else {
+		// Every child of a job that goes is a candidate that goes too, so a
+		// family is the job and its descendants among the candidates.
+		children := make(map[int][]int)
+		family := make([]int, len(candidates))
+		var heads positions
+		for _, i := range slices.Backward(byID) {
+			if staying[i] {
+				continue
+			}
+			family[i]++
+			if pi, ok := parentAt(i); ok && !staying[pi] {
+				children[pi] = append(children[pi], i)
+				family[pi] += family[i]
+			} else {
+				heads = append(heads, i)
 			}
 		}
-		return out
-	}
-
-	// Every child of a job that goes is a candidate that goes too, so a
-	// family is the job and its descendants among the candidates.
-	children := make(map[int][]int)
-	family := make([]int, len(candidates))
-	for i := len(candidates) - 1; i >= 0; i-- {
-		if staying[i] {
-			continue
+		// A family goes at its head's place in the order; one that does not
+		// fit leaves its children to be weighed as heads of their own.
+		heap.Init(&heads)
+		for left := limit; left > 0 && heads.Len() > 0; {
+			i := heap.Pop(&heads).(int)
+			if family[i] > left {
+				for _, c := range children[i] {
+					heap.Push(&heads, c)
+				}
+				continue
+			}
+			for todo := []int{i}; len(todo) > 0; {
+				j := todo[len(todo)-1]
+				todo = append(todo[:len(todo)-1], children[j]...)
+				chosen[j] = true
+			}
+			left -= family[i]
 		}
-		family[i]++
-		if pi, ok := parentAt(i); ok {
-			children[pi] = append(children[pi], i)
-			family[pi] += family[i]
-		}
-	}
-	chosen := make([]bool, len(candidates))
-	choose := func(i int) {
-		for todo := []int{i}; len(todo) > 0; {
-			j := todo[len(todo)-1]
-			todo = append(todo[:len(todo)-1], children[j]...)
-			chosen[j] = true
-		}
-	}
-	left := limit
-	for i := 0; i < len(candidates) && left > 0; i++ {
-		if staying[i] || chosen[i] || family[i] > left {
-			continue
-		}
-		choose(i)
-		left -= family[i]
 	}
 	var out []int64
-	for i, c := range candidates {
+	for _, i := range byID {
 		if chosen[i] {
-			out = append(out, c.ID)
+			out = append(out, candidates[i].ID)
 		}
 	}
 	return out
+}
+
+// positions is a min-heap of places in the candidates' order.
+type positions []int
+
+func (h positions) Len() int           { return len(h) }
+func (h positions) Less(i, j int) bool { return h[i] < h[j] }
+func (h positions) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *positions) Push(x any)        { *h = append(*h, x.(int)) }
+func (h *positions) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }

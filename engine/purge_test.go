@@ -36,6 +36,28 @@ func TestPurgeSelect(t *testing.T) {
 	}
 }
 
+// With a limit, families go in the order of the candidates (those that
+// ended first first), each at the place of its head, the job the others
+// descend from.
+func TestPurgeSelectInEndOrder(t *testing.T) {
+	one, two := int64(1), int64(2)
+	// 2 is 1's child, 3 is 2's; they ended 3, 4, 2, 1.
+	ended := []PurgeCandidate{{ID: 3, ParentID: &two}, {ID: 4}, {ID: 2, ParentID: &one}, {ID: 1}}
+	for _, tt := range []struct {
+		limit int
+		want  []int64
+	}{
+		{1, []int64{4}},          // 3 ended first, but its family's head, 1, ended last
+		{2, []int64{3, 4}},       // then 1's family does not fit, nor 2's: 3 alone does
+		{3, []int64{2, 3, 4}},    // 4, then 2 and 3, the family of 2
+		{4, []int64{1, 2, 3, 4}}, // all
+	} {
+		if got := PurgeSelect(ended, nil, tt.limit); !slices.Equal(got, tt.want) {
+			t.Errorf("PurgeSelect(limit %d) = %v, want %v", tt.limit, got, tt.want)
+		}
+	}
+}
+
 // A long chain of parents is chosen without deep recursion.
 func TestPurgeSelectLongChain(t *testing.T) {
 	const n = 200_000

@@ -58,14 +58,17 @@ type Store interface {
 	// status; statuses with none are absent.
 	JobCountByStatus(ctx context.Context, p JobListParams) (map[Status]int, error)
 	// JobPurge removes ended jobs (terminal statuses only, enforced)
-	// matching p and their logs and reservations, at most p.Limit of them
-	// (0: all), oldest first; it returns how many it removed. A job whose
+	// matching p and their logs, attempts and reservations, at most p.Limit
+	// of them (0: all). With a Limit it weighs the Limit candidates that
+	// ended first (ties by id), after p.After when set, and returns how
+	// many it removed and where it stopped, for the next batch. A job whose
 	// child (or any later descendant) stays, because it does not match or
 	// has not ended, stays too, so no job is left naming a parent that is
-	// gone; with a Limit, a parent goes only together with all its
-	// descendants, which may leave fewer than Limit removed. With DryRun
-	// it removes nothing and returns how many it would have removed.
-	JobPurge(ctx context.Context, p JobPurgeParams) (int, error)
+	// gone; a parent goes only together with all its descendants, which
+	// may leave fewer than Limit removed. A batch that would remove nothing
+	// weighs every candidate instead, so a purge in batches always moves on.
+	// With DryRun it removes nothing and counts what it would have removed.
+	JobPurge(ctx context.Context, p JobPurgeParams) (JobPurgeResult, error)
 	// JobListDispatchable returns one page of jobs with the given status
 	// (QUEUED or RESTART) whose run_after has passed on the database clock
 	// and that their key does not block, oldest (lowest id) first, with ids
@@ -297,7 +300,11 @@ type JobListParams struct {
 	// nil leaves that end open.
 	CreatedAfter  *time.Time
 	CreatedBefore *time.Time
-	Limit         int
+	// MinID and MaxID bound the ids, both ends included; 0 leaves that end
+	// open. A caller that knows where its jobs are (a benchmark run) reads
+	// them through the primary key, however many others the table holds.
+	MinID, MaxID int64
+	Limit        int
 	// DoubleFault keeps only jobs whose rollback job ended FAILED.
 	DoubleFault bool
 	// Roots keeps only jobs without a parent.
@@ -312,8 +319,32 @@ type JobPurgeParams struct {
 	Creator        string
 	Statuses       []Status   // subset of TerminalStatuses; empty: every terminal status
 	FinishedBefore *time.Time // only jobs that ended before this (database clock); nil: any
-	Limit          int
-	DryRun         bool // count what would go, remove nothing
+	// MinID and MaxID bound the ids, both ends included; 0 leaves that end
+	// open (see JobListParams).
+	MinID, MaxID int64
+	// After continues a purge in batches: only jobs after this place in
+	// the order of their ends (JobPurgeResult.Next of the batch before).
+	// Each batch then starts where the last stopped, never at the first
+	// ended job, so a purge of a million jobs costs each batch its own
+	// size. A job without an end time is after no place.
+	After  *PurgePosition
+	Limit  int
+	DryRun bool // count what would go, remove nothing
+}
+
+// PurgePosition is a place in the order a purge weighs jobs in: by the
+// time they ended, then by id.
+type PurgePosition struct {
+	EndedAt time.Time
+	ID      int64
+}
+
+// JobPurgeResult is what one JobPurge did.
+type JobPurgeResult struct {
+	Removed int // jobs removed; on a dry run, that would be
+	// Next is the last candidate the batch weighed, for the next batch's
+	// After; nil when it weighed every candidate left.
+	Next *PurgePosition
 }
 
 // NodeRemoveParams name a node to remove; it counts as gone when it is

@@ -13,6 +13,18 @@ import (
 // feedInterval is how often a run of a fixed duration tops up its jobs.
 const feedInterval = 50 * time.Millisecond
 
+// lookSpacing bounds what the run's own counting costs the database: a
+// look waits at least this many times as long as the last one took. A look
+// counts the run's jobs that have not ended, so with a queue of a million
+// it takes a second or more, and once a second it would take a core of
+// the machine the engine is measured on; the figures come from the jobs'
+// own timestamps, so how often the run looks does not change them.
+const lookSpacing = 20
+
+// summaryPage is how many ids one read of the run's jobs spans when the
+// figures are summed up, so a run of a million jobs never holds them all.
+const summaryPage = 10000
+
 // run is the state of one benchmark run.
 type run struct {
 	cfg      *Config
@@ -26,17 +38,25 @@ type run struct {
 	active   int // not ended
 	lastDone time.Time
 	lastLook time.Time
+	// How long the last look took, and when it ended, on this machine's
+	// own clock (the configured one may stand still in a test).
+	lookTook  time.Duration
+	lookEnded time.Time
 	rate     float64 // jobs ended per second between the last two looks
 	started  time.Time
 
 	settled    bool
+	removed    int // jobs the clean-up removed so far
 	cleanupErr error
 }
 
-// Run runs one benchmark and returns what it measured. Its jobs and nodes
-// are removed afterwards, whether it ends, fails or ctx is cancelled (an
-// interrupt: what is queued is cancelled, the nodes are stopped, and Run
-// returns ctx's error once everything is removed).
+// Run runs one benchmark and returns what it measured. Once the figures
+// are known it hands them to cfg.Measured, before the clean-up: its jobs
+// are removed afterwards (unless cfg.Keep), and its nodes, whether it
+// ends, fails or ctx is cancelled (an interrupt: what is queued is
+// cancelled, the nodes are stopped, and Run returns ctx's error once
+// everything is removed). A clean-up that fails is Run's error, with the
+// figures still returned.
 func Run(ctx context.Context, config Config) (res *Result, err error) {
 	if err := config.Validate(); err != nil {
 		return nil, err
@@ -50,9 +70,13 @@ func Run(ctx context.Context, config Config) (res *Result, err error) {
 	if err := r.survey(ctx, res); err != nil {
 		return nil, err
 	}
+	measured := false
 	defer func() {
 		if cerr := r.cleanUp(); cerr != nil && err == nil {
-			res, err = nil, cerr
+			err = cerr
+			if !measured {
+				res = nil
+			}
 		}
 	}()
 	var s span
@@ -68,15 +92,42 @@ func Run(ctx context.Context, config Config) (res *Result, err error) {
 		}
 		return nil, err
 	}
-	jobs, err := r.store.JobList(context.WithoutCancel(ctx), engine.JobListParams{Creator: cfg.Creator})
-	if err != nil {
+	if err := r.summarize(context.WithoutCancel(ctx), res, s, cfg.BurnDown > 0); err != nil {
 		return nil, err
 	}
-	if cfg.BurnDown > 0 {
-		s.to = lastEnd(jobs, s.from)
+	measured = true
+	if cfg.Measured != nil {
+		if err := cfg.Measured(res); err != nil {
+			return res, err
+		}
 	}
-	summarize(res, jobs, s)
 	return res, nil
+}
+
+// summarize reads the run's jobs a page of ids at a time and fills res
+// with the figures of span s; a burn-down's span ends with its last job.
+func (r *run) summarize(ctx context.Context, res *Result, s span, burnDown bool) error {
+	if burnDown {
+		s.to = time.Unix(1<<40, 0) // every end counts; the span is cut at the last below
+	}
+	var t tally
+	ids := r.feeder.ids
+	for from := ids.first; !ids.empty() && from <= ids.last; from += summaryPage {
+		jobs, err := r.store.JobList(ctx, engine.JobListParams{Creator: r.cfg.Creator, MinID: from,
+			MaxID: min(from+summaryPage-1, ids.last)})
+		if err != nil {
+			return err
+		}
+		t.add(jobs, s)
+	}
+	if burnDown {
+		s.to = s.from // nothing ended: an empty span
+		if t.lastEnd.After(s.from) {
+			s.to = t.lastEnd
+		}
+	}
+	t.fill(res, s)
+	return nil
 }
 
 // survey reads the cluster before the run: with --cluster, the nodes that
@@ -160,6 +211,9 @@ func (r *run) burnDown(ctx context.Context) (span, error) {
 			return span{}, err
 		case <-tick.C:
 		}
+		if !r.lookDue() {
+			continue
+		}
 		if err := r.look(ctx); err != nil {
 			return span{}, err
 		}
@@ -208,7 +262,7 @@ func (r *run) continuous(ctx context.Context) (span, error) {
 		case <-feed.C:
 		}
 		now := r.cfg.Clock.Now()
-		if now.Sub(r.lastLook) >= r.cfg.PollInterval {
+		if now.Sub(r.lastLook) >= r.cfg.PollInterval && r.lookDue() {
 			if err := r.look(ctx); err != nil {
 				return span{}, err
 			}
@@ -236,14 +290,18 @@ var liveStatuses = slices.DeleteFunc(slices.Clone(engine.AllStatuses), engine.St
 
 // look reads how many of the run's jobs have ended.
 func (r *run) look(ctx context.Context) error {
-	// Only the live jobs are counted, through the index of live jobs: the
-	// run inserted all of its jobs itself, and the rest have ended. Counting
-	// the ended ones too read the whole table every look, which on a table
-	// of a million ended jobs slowed the engine being measured.
-	counts, err := r.store.JobCountByStatus(ctx, engine.JobListParams{Creator: r.cfg.Creator, Statuses: liveStatuses})
+	// Only the live jobs are counted, within the run's ids, through the
+	// index of live jobs: the run inserted all of its jobs itself, and the
+	// rest have ended. Counting the ended ones too read the whole table
+	// every look, which on a table of a million ended jobs slowed the
+	// engine being measured.
+	began := time.Now()
+	counts, err := r.store.JobCountByStatus(ctx, r.own(engine.JobListParams{Statuses: liveStatuses}))
 	if err != nil {
 		return err
 	}
+	r.lookEnded = time.Now()
+	r.lookTook = r.lookEnded.Sub(began)
 	active := 0
 	for _, n := range counts {
 		active += n
@@ -258,6 +316,12 @@ func (r *run) look(ctx context.Context) error {
 	}
 	r.done, r.active, r.lastLook = done, total-done, now
 	return nil
+}
+
+// lookDue reports whether lookSpacing times as long as the last look took
+// has passed since it ended.
+func (r *run) lookDue() bool {
+	return time.Since(r.lookEnded) >= lookSpacing*r.lookTook
 }
 
 // stalled fails a run in which jobs wait but none has ended for the stall
@@ -279,7 +343,8 @@ func (r *run) report(phase string) {
 		return
 	}
 	elapsed := r.cfg.Clock.Now().Sub(r.started)
-	p := Progress{Phase: phase, Inserted: r.feeder.inserted, Done: r.done, Total: r.cfg.BurnDown, Elapsed: elapsed}
+	p := Progress{Phase: phase, Inserted: r.feeder.inserted, Done: r.done, Total: r.cfg.BurnDown, Removed: r.removed,
+		Elapsed: elapsed}
 	if phase == PhaseWorking && elapsed > 0 {
 		p.Rate = float64(r.done) / elapsed.Seconds()
 	}

@@ -46,14 +46,14 @@ type recordingStore struct {
 	purged bool
 }
 
-func (s *recordingStore) JobPurge(ctx context.Context, p engine.JobPurgeParams) (int, error) {
+func (s *recordingStore) JobPurge(ctx context.Context, p engine.JobPurgeParams) (engine.JobPurgeResult, error) {
 	s.mu.Lock()
 	if !s.purged {
 		s.purged = true
 		jobs, err := s.JobList(ctx, engine.JobListParams{Creator: p.Creator})
 		if err != nil {
 			s.mu.Unlock()
-			return 0, err
+			return engine.JobPurgeResult{}, err
 		}
 		s.before = jobs
 	}
@@ -122,6 +122,54 @@ func TestBurnDownRunsEveryJobAndRemovesThem(t *testing.T) {
 			assertNothingLeft(t, store)
 		})
 	}
+}
+
+// The figures are handed over before the clean-up, while the jobs are
+// still there; with Keep they stay, and only the nodes go.
+func TestMeasuredBeforeTheCleanUpAndKeep(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		t.Run(map[bool]string{false: "removed", true: "kept"}[keep], func(t *testing.T) {
+			store := sqliteStore(t)
+			var during int
+			res, err := bench.Run(context.Background(), bench.Config{Store: store, BurnDown: 120, Nodes: 1,
+				MaxJobs: testMaxJobs, Keep: keep, Creator: "bench-test",
+				Measured: func(res *bench.Result) error {
+					jobs, err := store.JobList(context.Background(), engine.JobListParams{Creator: "bench-test"})
+					during = len(jobs)
+					return err
+				}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Jobs != 120 || during != 120 {
+				t.Errorf("measured %d jobs with %d in the database; want 120 and 120", res.Jobs, during)
+			}
+			if !keep {
+				assertNothingLeft(t, store)
+				return
+			}
+			jobs, err := store.JobList(context.Background(), engine.JobListParams{Creator: "bench-test"})
+			if err != nil || len(jobs) != 120 {
+				t.Errorf("kept %d jobs, %v; want the 120", len(jobs), err)
+			}
+			if nodes, err := store.NodeList(context.Background()); err != nil || len(nodes) != 0 {
+				t.Errorf("nodes left: %d, %v; want none", len(nodes), err)
+			}
+		})
+	}
+}
+
+// An error handing the figures over is the run's, and the clean-up still
+// runs.
+func TestMeasuredErrorStillCleansUp(t *testing.T) {
+	store := sqliteStore(t)
+	refused := errors.New("stdout closed")
+	res, err := bench.Run(context.Background(), bench.Config{Store: store, BurnDown: 20, Nodes: 1, MaxJobs: testMaxJobs,
+		Measured: func(*bench.Result) error { return refused }})
+	if !errors.Is(err, refused) || res == nil || res.Jobs != 20 {
+		t.Fatalf("Run = %+v, %v; want the figures and the error", res, err)
+	}
+	assertNothingLeft(t, store)
 }
 
 func TestInterruptedRunCleansUp(t *testing.T) {

@@ -13,17 +13,23 @@ import (
 
 // Limits of the clean-up after a run.
 const (
-	// cleanupTimeout bounds the whole clean-up, so an interrupted run
-	// whose database went away still ends.
-	cleanupTimeout = 2 * time.Minute
-	// settleTimeout is how long the cluster's nodes get to finish the
+	// settleTimeout bounds bringing the run to rest (cancelling what is
+	// queued, stopping the nodes), so an interrupted run whose database
+	// went away still ends.
+	settleTimeout = 2 * time.Minute
+	// restTimeout is how long the cluster's nodes get to finish the
 	// benchmark's jobs they run when a --cluster run ends.
-	settleTimeout = 30 * time.Second
-	// cleanupBatch is how many jobs one cancel, or one purge on SQLite,
-	// takes: one statement that holds SQLite's one write lock only briefly
-	// while nodes still work. A purge on a server takes purgeBatch.
+	restTimeout = 30 * time.Second
+	// cleanupBatch is how many jobs one cancel takes, and how many ids one
+	// purge spans on SQLite: one statement that holds SQLite's one write
+	// lock only briefly while nodes still work. A purge on a server spans
+	// purgeSpan ids.
 	cleanupBatch = 1000
-	purgeBatch   = 5000
+	purgeSpan    = 5000
+	// stepTimeout bounds one step of the removal (a span of ids, a node):
+	// the removal as a whole takes as long as its steps, however many
+	// jobs the run made, and a database that stops answering ends it.
+	stepTimeout = time.Minute
 	// cleanupAttempts is how often a failing clean-up step is tried.
 	cleanupAttempts = 3
 )
@@ -38,7 +44,7 @@ func (r *run) settle() {
 	}
 	r.settled = true
 	r.report(PhaseCleaningUp)
-	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
 	defer cancel()
 	// Cancelling first keeps the nodes from taking more while they stop.
 	// Should it fail (a database too busy to answer in time), the second
@@ -55,25 +61,27 @@ func (r *run) settle() {
 	r.noteCleanup(retry(ctx, func() error { return r.cancelWaiting(ctx, leftover) }))
 }
 
-// cleanUp settles the run, then deletes its jobs and its nodes' rows.
+// cleanUp settles the run, then deletes its jobs (unless Keep) and its
+// nodes' rows.
 func (r *run) cleanUp() error {
 	r.settle()
-	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
-	defer cancel()
-	if err := retry(ctx, func() error { return r.purge(ctx) }); err != nil {
-		r.noteCleanup(fmt.Errorf("removing the benchmark's jobs (creator %s): %w", r.cfg.Creator, err))
-	}
-	// Only ended jobs can be purged: one still on a node of the cluster
-	// when the settle timeout ran out stays, and the run says so.
-	if left, err := r.store.JobCountByStatus(ctx, engine.JobListParams{Creator: r.cfg.Creator}); err == nil {
-		if n := total(left); n > 0 {
+	if !r.cfg.Keep {
+		if err := r.purge(); err != nil {
+			r.noteCleanup(fmt.Errorf("removing the benchmark's jobs (creator %s): %w", r.cfg.Creator, err))
+		}
+		// Only ended jobs can be purged: one still on a node of the
+		// cluster when the rest timeout ran out stays, and the run says so.
+		ctx, cancel := context.WithTimeout(context.Background(), stepTimeout)
+		left, err := r.store.JobCountByStatus(ctx, r.own(engine.JobListParams{}))
+		cancel()
+		if n := total(left); err == nil && n > 0 {
 			r.noteCleanup(fmt.Errorf("%d of the benchmark's jobs (creator %s) had not ended and were left in the database (%s)",
 				n, r.cfg.Creator, countsText(left)))
 		}
 	}
 	if r.fleet != nil {
 		for _, name := range r.fleet.names {
-			err := retry(ctx, func() error {
+			err := step(func(ctx context.Context) error {
 				n, err := r.store.NodeGet(ctx, name)
 				if err == nil {
 					err = r.store.NodeRemove(ctx, engine.NodeRemoveParams{Name: name, StaleAfter: n.GoneAfter()})
@@ -91,18 +99,55 @@ func (r *run) cleanUp() error {
 	return r.cleanupErr
 }
 
-// purge removes the run's ended jobs, a batch at a time.
-func (r *run) purge(ctx context.Context) error {
-	for {
-		limit := purgeBatch
-		if r.store.Dialect() == "sqlite" {
-			limit = cleanupBatch
-		}
-		n, err := r.store.JobPurge(ctx, engine.JobPurgeParams{Creator: r.cfg.Creator, Limit: limit})
-		if err != nil || n == 0 {
+// purge removes the run's ended jobs, one span of their ids at a time:
+// each span is read through the primary key, so the removal costs the
+// same per job however large the table, and a step of it that fails is
+// tried again on its own.
+func (r *run) purge() error {
+	ids := r.feeder.ids
+	if ids.empty() {
+		return nil
+	}
+	span := int64(purgeSpan)
+	if r.store.Dialect() == "sqlite" {
+		span = cleanupBatch
+	}
+	for from := ids.first; from <= ids.last; from += span {
+		to := min(from+span-1, ids.last)
+		err := step(func(ctx context.Context) error {
+			res, err := r.store.JobPurge(ctx, engine.JobPurgeParams{Creator: r.cfg.Creator, MinID: from, MaxID: to})
+			r.removed += res.Removed
+			return err
+		})
+		if err != nil {
 			return err
 		}
+		r.report(PhaseCleaningUp)
 	}
+	return nil
+}
+
+// own narrows p to the run's own jobs: its creator, and the ids it was
+// given, which the primary key finds however many other jobs the table
+// holds.
+func (r *run) own(p engine.JobListParams) engine.JobListParams {
+	p.Creator = r.cfg.Creator
+	if !r.feeder.ids.empty() {
+		p.MinID, p.MaxID = r.feeder.ids.first, r.feeder.ids.last
+	}
+	return p
+}
+
+// step runs one step of the removal, with its own time limit, up to
+// cleanupAttempts times.
+func step(f func(ctx context.Context) error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupAttempts*(stepTimeout+time.Second))
+	defer cancel()
+	return retry(ctx, func() error {
+		ctx, cancel := context.WithTimeout(ctx, stepTimeout)
+		defer cancel()
+		return f(ctx)
+	})
 }
 
 // retry runs a clean-up step up to cleanupAttempts times, a second apart,
@@ -135,7 +180,7 @@ func (r *run) noteCleanup(err error) {
 // moved on meanwhile: a node has them).
 func (r *run) cancelWaiting(ctx context.Context, statuses []engine.Status) error {
 	for {
-		jobs, err := r.store.JobList(ctx, engine.JobListParams{Creator: r.cfg.Creator, Statuses: statuses, Limit: cleanupBatch})
+		jobs, err := r.store.JobList(ctx, r.own(engine.JobListParams{Statuses: statuses, Limit: cleanupBatch}))
 		if err != nil || len(jobs) == 0 {
 			return err
 		}
@@ -155,10 +200,10 @@ func (r *run) cancelWaiting(ctx context.Context, statuses []engine.Status) error
 	}
 }
 
-// awaitRest waits, up to the settle timeout, until the cluster's nodes have
+// awaitRest waits, up to the rest timeout, until the cluster's nodes have
 // finished every benchmark job they hold.
 func (r *run) awaitRest(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, settleTimeout)
+	ctx, cancel := context.WithTimeout(ctx, restTimeout)
 	defer cancel()
 	tick := time.NewTicker(r.cfg.PollInterval)
 	defer tick.Stop()

@@ -54,13 +54,23 @@ type Config struct {
 	// NodePrefix names the in-process nodes PREFIX-1, PREFIX-2, …; "" picks
 	// "bench-<pid>".
 	NodePrefix string
-	// Progress, if set, is called about once a PollInterval while the run goes on.
+	// Progress, if set, is called about once a PollInterval while the run
+	// goes on, and after each step of the clean-up.
 	Progress func(Progress)
+	// Measured, if set, is handed the figures as soon as they are known,
+	// before the clean-up, so they are out however long that takes or
+	// should it fail. An error from it is Run's.
+	Measured func(*Result) error
+	// Keep leaves the run's jobs in the database: the clean-up only
+	// removes its nodes.
+	Keep bool
 	// PollInterval is how often the run reads its jobs' counts; 0: a
-	// second. Each look counts the run's jobs, which reads every one of
-	// them: on two cores, twice a second took a tenth of the CPU the
-	// engine is measured with. The figures come from the jobs' own
-	// timestamps, so how often the run looks does not change them.
+	// second. Each look counts the run's jobs that have not ended, which
+	// reads every one of them: on two cores, twice a second took a tenth
+	// of the CPU the engine is measured with, so a look that takes long
+	// also puts off the next (lookSpacing). The figures come from the
+	// jobs' own timestamps, so how often the run looks does not change
+	// them.
 	PollInterval time.Duration
 	// StallTimeout ends a run in which no job has ended for this long, as
 	// nothing is working the queue; 0: one minute.
@@ -80,6 +90,7 @@ type Progress struct {
 	Inserted int
 	Done     int           // jobs ended
 	Total    int           // of a burn-down; 0 for a run of a fixed duration
+	Removed  int           // jobs the clean-up removed so far
 	Rate     float64       // jobs ended per second since the nodes started
 	Elapsed  time.Duration // since the nodes started, or the run when none has
 }

@@ -35,42 +35,44 @@ func (s span) holds(t *time.Time) bool {
 	return t != nil && !t.Before(s.from) && !t.After(s.to)
 }
 
-// lastEnd is when the last of jobs ended, or from if none has.
-func lastEnd(jobs []*engine.Job, from time.Time) time.Time {
-	end := from
-	for _, j := range jobs {
-		if j.FinishedAt != nil && j.Status.Terminal() && j.FinishedAt.After(end) {
-			end = *j.FinishedAt
-		}
-	}
-	return end
+// tally sums up the run's jobs, a page at a time.
+type tally struct {
+	jobs, notFinished int
+	latencies         []float64 // ms from submission to start, of the jobs that started in the span
+	lastEnd           time.Time // the latest end of a job that ended in the span
 }
 
-// summarize fills r with the jobs that ended within s and the latencies of
-// those that started within it.
-func summarize(r *Result, jobs []*engine.Job, s span) {
-	var latencies []float64
-	r.Jobs, r.NotFinished = 0, 0
+// add counts the jobs that ended within s and the latencies of those that
+// started within it.
+func (t *tally) add(jobs []*engine.Job, s span) {
 	for _, j := range jobs {
 		if j.Status.Terminal() && s.holds(j.FinishedAt) {
-			r.Jobs++
+			t.jobs++
 			if j.Status != engine.StatusFinished {
-				r.NotFinished++
+				t.notFinished++
+			}
+			if j.FinishedAt.After(t.lastEnd) {
+				t.lastEnd = *j.FinishedAt
 			}
 		}
 		if s.holds(j.StartedAt) {
-			latencies = append(latencies, float64(j.StartedAt.Sub(j.CreatedAt))/float64(time.Millisecond))
+			t.latencies = append(t.latencies, float64(j.StartedAt.Sub(j.CreatedAt))/float64(time.Millisecond))
 		}
 	}
+}
+
+// fill writes the figures of span s into r.
+func (t *tally) fill(r *Result, s span) {
+	r.Jobs, r.NotFinished = t.jobs, t.notFinished
 	r.Seconds = s.to.Sub(s.from).Seconds()
 	r.JobsPerSecond = 0
 	if r.Seconds > 0 {
 		r.JobsPerSecond = float64(r.Jobs) / r.Seconds
 	}
-	slices.Sort(latencies)
-	r.LatencyP50Ms = percentile(latencies, 50)
-	r.LatencyP95Ms = percentile(latencies, 95)
-	r.LatencyP99Ms = percentile(latencies, 99)
+	slices.Sort(t.latencies)
+	r.LatencyP50Ms = percentile(t.latencies, 50)
+	r.LatencyP95Ms = percentile(t.latencies, 95)
+	r.LatencyP99Ms = percentile(t.latencies, 99)
 }
 
 // percentile is the nearest-rank percentile p of sorted values: the

@@ -41,7 +41,9 @@ func TestSummarizeCountsOnlyTheSpan(t *testing.T) {
 		job(engine.StatusFinished, -500, at(-10), at(-5)),   // before the span
 	}
 	var r Result
-	summarize(&r, jobs, span{from: t0, to: *at(2000)})
+	var all tally
+	all.add(jobs, span{from: t0, to: *at(2000)})
+	all.fill(&r, span{from: t0, to: *at(2000)})
 	if r.Jobs != 3 || r.NotFinished != 1 {
 		t.Errorf("jobs %d, not finished %d; want 3 and 1", r.Jobs, r.NotFinished)
 	}
@@ -52,15 +54,23 @@ func TestSummarizeCountsOnlyTheSpan(t *testing.T) {
 	if r.LatencyP50Ms != 30 || r.LatencyP95Ms != 1000 || r.LatencyP99Ms != 1000 {
 		t.Errorf("latency p50 %v, p95 %v, p99 %v; want 30, 1000, 1000", r.LatencyP50Ms, r.LatencyP95Ms, r.LatencyP99Ms)
 	}
-	if end := lastEnd(jobs, t0); !end.Equal(*at(2100)) {
-		t.Errorf("last end %s; want the FINISHED job's at 2.1s", end)
+	// Paged, and with no end to the span (a burn-down's, cut at its last
+	// job's end afterwards).
+	var paged tally
+	open := span{from: t0, to: time.Unix(1<<40, 0)}
+	paged.add(jobs[:3], open)
+	paged.add(jobs[3:], open)
+	if !paged.lastEnd.Equal(*at(2100)) || paged.jobs != 4 {
+		t.Errorf("last end %s of %d jobs; want the FINISHED job's at 2.1s of 4", paged.lastEnd, paged.jobs)
 	}
 }
 
 func TestSummarizeOfNothing(t *testing.T) {
 	t0 := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
 	var r Result
-	summarize(&r, nil, span{from: t0, to: t0})
+	var none tally
+	none.add(nil, span{from: t0, to: t0})
+	none.fill(&r, span{from: t0, to: t0})
 	if r != (Result{}) {
 		t.Errorf("empty run: %+v; want zeros", r)
 	}

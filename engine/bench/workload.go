@@ -29,7 +29,23 @@ type feeder struct {
 	store    engine.Store
 	creator  string
 	inserted int
+	ids      idRange                  // of every job inserted
 	params   []engine.JobInsertParams // reused by every batch
+}
+
+// idRange spans the ids of the run's jobs, first to last, both included.
+// The run reads and removes its jobs within it, through the primary key.
+type idRange struct{ first, last int64 }
+
+func (r idRange) empty() bool { return r.last == 0 }
+
+func (r *idRange) add(ids []int64) {
+	for _, id := range ids {
+		if r.empty() || id < r.first {
+			r.first = id
+		}
+		r.last = max(r.last, id)
+	}
 }
 
 func newFeeder(store engine.Store, creator string) *feeder {
@@ -48,9 +64,11 @@ func (f *feeder) insert(ctx context.Context, n int, afterBatch func()) error {
 			batch[i] = engine.JobInsertParams{Type: engine.TypeNoop, Load: JobLoad, Status: engine.StatusQueued,
 				MaxAttempts: 1, Creator: f.creator}
 		}
-		if _, err := f.store.JobInsertMany(ctx, batch); err != nil {
+		ids, err := f.store.JobInsertMany(ctx, batch)
+		if err != nil {
 			return err
 		}
+		f.ids.add(ids)
 		f.inserted += k
 		n -= k
 		if afterBatch != nil {

@@ -8,7 +8,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/jmoiron/sqlx"
 
@@ -111,43 +110,42 @@ func (s *Store) JobInsertMany(ctx context.Context, ps []engine.JobInsertParams) 
 	return ids, nil
 }
 
-// purgeCandidates reads the jobs a purge may remove, the oldest window of
-// them (0: all), and the parents that children outside them pin; full
-// reports that every candidate was read.
-func (s *Store) purgeCandidates(ctx context.Context, tx *sqlx.Tx, a args, window int) (list []engine.PurgeCandidate, pinned []int64, full bool, err error) {
+// purgeCandidates reads the jobs a purge may remove, the window of those
+// that ended first (0: all), in that order, and the parents that children
+// outside them pin; full reports that every candidate was read, and last
+// is the place of the last one read.
+func (s *Store) purgeCandidates(ctx context.Context, tx *sqlx.Tx, query string, a args, window int) (list []engine.PurgeCandidate, pinned []int64, full bool, last *engine.PurgePosition, err error) {
 	a["limit"] = limitOrAll(window)
 	var candidates []struct {
-		ID       int64  `db:"id"`
-		ParentID *int64 `db:"parent_id"`
+		ID         int64  `db:"id"`
+		ParentID   *int64 `db:"parent_id"`
+		FinishedAt dbTime `db:"finished_at"`
 	}
-	if err := s.selectRows(ctx, tx, &candidates, qJobPurgeCandidates, a, true); err != nil {
-		return nil, nil, false, err
+	if err := s.selectRows(ctx, tx, &candidates, query, a, true); err != nil {
+		return nil, nil, false, nil, err
 	}
 	full = window <= 0 || len(candidates) < window
 	if len(candidates) == 0 {
-		return nil, nil, full, nil
+		return nil, nil, full, nil, nil
+	}
+	if c := candidates[len(candidates)-1]; c.FinishedAt.Valid {
+		last = &engine.PurgePosition{EndedAt: c.FinishedAt.Time, ID: c.ID}
 	}
 	type child struct {
 		ID       int64 `db:"id"`
 		ParentID int64 `db:"parent_id"`
 	}
 	var children []child
-	if full && window <= 0 {
-		if err := s.selectRows(ctx, tx, &children, qJobPurgeChildren, a, true); err != nil {
-			return nil, nil, false, err
+	ids := make([]int64, len(candidates))
+	for i, c := range candidates {
+		ids[i] = c.ID
+	}
+	for chunk := range slices.Chunk(ids, idChunk) {
+		var some []child
+		if err := s.selectRows(ctx, tx, &some, qJobPurgeChildrenOf, args{"ids": chunk}, true); err != nil {
+			return nil, nil, false, nil, err
 		}
-	} else {
-		ids := make([]int64, len(candidates))
-		for i, c := range candidates {
-			ids[i] = c.ID
-		}
-		for chunk := range slices.Chunk(ids, idChunk) {
-			var some []child
-			if err := s.selectRows(ctx, tx, &some, qJobPurgeChildrenOf, args{"ids": chunk}, true); err != nil {
-				return nil, nil, false, err
-			}
-			children = append(children, some...)
-		}
+		children = append(children, some...)
 	}
 	isCandidate := make(map[int64]bool, len(candidates))
 	list = make([]engine.PurgeCandidate, len(candidates))
@@ -160,7 +158,24 @@ func (s *Store) purgeCandidates(ctx context.Context, tx *sqlx.Tx, a args, window
 			pinned = append(pinned, c.ParentID)
 		}
 	}
-	return list, pinned, full, nil
+	return list, pinned, full, last, nil
+}
+
+// purgeCandidatesQuery is the variant of job_purge_candidates
+// (queryVariants) for p: with its bounds on the end time and the ids in
+// the text, and without the ones it does not have.
+func purgeCandidatesQuery(p engine.JobPurgeParams) string {
+	var words []string
+	if p.FinishedBefore != nil {
+		words = append(words, "before")
+	}
+	if p.MinID > 0 || p.MaxID > 0 {
+		words = append(words, "range")
+	}
+	if p.After != nil {
+		words = append(words, "after")
+	}
+	return variantName(qJobPurgeCandidates, strings.Join(words, " "))
 }
 
 // analyzeAfterRows: a bulk insert of this many jobs or more refreshes the
@@ -347,72 +362,101 @@ func (s *Store) JobCountByStatus(ctx context.Context, p engine.JobListParams) (m
 // requeued or submitted under a chosen parent at that very moment, the
 // schema's ON DELETE SET NULL makes it a root job rather than leave it
 // naming a job that is gone. A dry run only reads.
-func (s *Store) JobPurge(ctx context.Context, p engine.JobPurgeParams) (int, error) {
+func (s *Store) JobPurge(ctx context.Context, p engine.JobPurgeParams) (engine.JobPurgeResult, error) {
 	statuses, err := engine.PurgeStatuses(p)
 	if err != nil {
-		return 0, err
+		return engine.JobPurgeResult{}, err
 	}
 	names := make([]string, len(statuses))
 	for i, st := range statuses {
 		names[i] = string(st)
 	}
-	a := args{
-		"statuses":        names,
-		"creator":         p.Creator,
-		"any_finish":      p.FinishedBefore == nil,
-		"finished_before": s.dialect.timeArg(time.Unix(0, 0)),
-	}
+	a := args{"statuses": names, "creator": p.Creator, "min_id": p.MinID, "max_id": maxIDArg(p.MaxID)}
 	if p.FinishedBefore != nil {
 		a["finished_before"] = s.dialect.timeArg(*p.FinishedBefore)
 	}
-	removed := 0
+	if p.After != nil {
+		a["after_ended_at"], a["after_id"] = s.dialect.timeArg(p.After.EndedAt), p.After.ID
+	}
+	query := purgeCandidatesQuery(p)
+	var res engine.JobPurgeResult
 	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
-		removed = 0
-		// With a limit, the oldest Limit candidates and their children
-		// are read, not every candidate: a purge in batches then costs each
-		// batch its own size. A window that removes nothing (every job in
-		// it keeps a parent with a child outside) is read again whole, so
-		// the purge always moves on.
-		list, pinned, full, err := s.purgeCandidates(ctx, tx, a, p.Limit)
+		res = engine.JobPurgeResult{}
+		if s.dialect.purgeByIndex != "" {
+			if _, err := tx.ExecContext(ctx, s.dialect.purgeByIndex); err != nil {
+				return err
+			}
+		}
+		// With a limit, the Limit candidates that ended first and their
+		// children are read, not every candidate: through the index of
+		// ended jobs a purge in batches then costs each batch its own
+		// size. A window that removes nothing (every job in it keeps a
+		// parent with a child outside) is read again whole, so the purge
+		// always moves on.
+		list, pinned, full, last, err := s.purgeCandidates(ctx, tx, query, a, p.Limit)
 		if err != nil {
 			return err
 		}
+		if !full {
+			res.Next = last
+		}
 		doomed := engine.PurgeSelect(list, pinned, p.Limit)
 		if len(doomed) == 0 && !full {
-			if list, pinned, _, err = s.purgeCandidates(ctx, tx, a, 0); err != nil {
+			if list, pinned, _, _, err = s.purgeCandidates(ctx, tx, query, a, 0); err != nil {
 				return err
 			}
 			doomed = engine.PurgeSelect(list, pinned, p.Limit)
 		}
 		if p.DryRun {
-			removed = len(doomed)
+			res.Removed = len(doomed)
 			return nil
 		}
 		slices.Reverse(doomed) // children first: no parent_id to clear on the way
 		for chunk := range slices.Chunk(doomed, idChunk) {
-			query, params, err := s.bind(tx, qJobPurgeDelete, args{"ids": chunk}, true)
+			n, err := s.purgeChunk(ctx, tx, chunk)
 			if err != nil {
 				return err
 			}
-			res, err := tx.ExecContext(ctx, query, params...)
-			if err != nil {
-				return err
-			}
-			n, err := res.RowsAffected()
-			if err != nil {
-				return err
-			}
-			removed += int(n)
-			if err := s.purgeAttempts(ctx, tx, chunk); err != nil {
-				return err
-			}
+			res.Removed += n
 		}
 		return nil
 	})
 	if err != nil {
-		return 0, fmt.Errorf("purge jobs: %w", err)
+		return engine.JobPurgeResult{}, fmt.Errorf("purge jobs: %w", err)
 	}
-	return removed, nil
+	return res, nil
+}
+
+// purgeChunk deletes the jobs of ids that are still ended, with their
+// attempts, and returns how many went. Where a DELETE returns the rows it
+// removed, the attempts deleted are exactly theirs, found by the primary
+// key of job_attempts; elsewhere job_purge_attempts checks each job is gone.
+func (s *Store) purgeChunk(ctx context.Context, tx *sqlx.Tx, ids []int64) (int, error) {
+	if s.dialect.deleteReturns {
+		var gone []int64
+		if err := s.selectRows(ctx, tx, &gone, qJobPurgeDelete, args{"ids": ids}, true); err != nil {
+			return 0, err
+		}
+		if len(gone) > 0 {
+			if err := s.purgeAttempts(ctx, tx, gone); err != nil {
+				return 0, err
+			}
+		}
+		return len(gone), nil
+	}
+	query, params, err := s.bind(tx, qJobPurgeDelete, args{"ids": ids}, true)
+	if err != nil {
+		return 0, err
+	}
+	res, err := tx.ExecContext(ctx, query, params...)
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, err
+	}
+	return int(n), s.purgeAttempts(ctx, tx, ids)
 }
 
 // NodeRemove deletes a node that is gone and the reservations kept on it;

@@ -55,6 +55,17 @@ type dialect struct {
 	// pageInIndexOrder, where set, runs before the dispatch page's query
 	// in its transaction, so the planner reads the page in index order.
 	pageInIndexOrder string
+	// purgeByIndex, where set, runs first in every purge transaction, so
+	// each of its statements walks the index made for it (the ended jobs
+	// in order of their end, the primary keys, the parents). A table that
+	// bulk writes filled since its statistics were last taken (autovacuum
+	// may be minutes behind, and on a busy server never gets there)
+	// misleads the planner into reading every ended job, or the whole
+	// table, per batch: a second and more per 1000 jobs of a million,
+	// where the indexes take milliseconds.
+	purgeByIndex string
+	// deleteReturns: DELETE … RETURNING gives the deleted rows.
+	deleteReturns bool
 	// maxOpenConns is the main pool's default size (see the package doc);
 	// a DSN may set another with pool_max_conns.
 	maxOpenConns int
@@ -79,6 +90,7 @@ var sqliteDialect = &dialect{
 	// RETURNING needs SQLite 3.35; the embedded one is newer.
 	insertReturnsID: true,
 	updateReturns:   true,
+	deleteReturns:   true,
 	migrationLock:   false,
 	// WAL lets readers run beside the one writer; writers queue on the
 	// database lock, so more connections would only queue there. A few
@@ -100,9 +112,11 @@ var postgresDialect = &dialect{
 	insertReturnsID:    true,
 	insertsArrays:      true,
 	updateReturns:      true,
+	deleteReturns:      true,
 	migrationLock:      true,
 	notifiesJobChanges: true,
 	pageInIndexOrder:   "SET LOCAL enable_bitmapscan = off; SET LOCAL enable_seqscan = off",
+	purgeByIndex:       "SET LOCAL enable_bitmapscan = off; SET LOCAL enable_seqscan = off",
 	maxOpenConns:       8,
 }
 

@@ -193,7 +193,17 @@ func (s *Store) jobListArgs(p engine.JobListParams) args {
 		"any_created_before": p.CreatedBefore == nil,
 		"created_before":     s.windowArg(p.CreatedBefore, false),
 		"double_fault":       p.DoubleFault,
+		"min_id":             p.MinID,
+		"max_id":             maxIDArg(p.MaxID),
 	}
+}
+
+// maxIDArg binds an upper bound of ids; 0, an open end, as the largest id.
+func maxIDArg(maxID int64) int64 {
+	if maxID <= 0 {
+		return math.MaxInt64
+	}
+	return maxID
 }
 
 // windowArg binds an inclusive bound of the creation window. Stored times

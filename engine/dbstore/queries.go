@@ -66,7 +66,6 @@ const (
 	qJobIDsExisting        = "job_ids_existing"
 	qJobCountByStatus      = "job_count_by_status"
 	qJobPurgeCandidates    = "job_purge_candidates"
-	qJobPurgeChildren      = "job_purge_children"
 	qJobPurgeChildrenOf    = "job_purge_children_of"
 	qJobPurgeDelete        = "job_purge_delete"
 	qNodeRemove            = "node_remove"
@@ -93,7 +92,7 @@ var requiredQueries = []string{
 	qSchemaMigrationApplied, qSchemaMigrationInsert, qSchemaMigrationDelete,
 	qReservationList, qReservationNodeHolder, qReservationDelete, qReservationInsert,
 	qJobInsertMany, qJobInsertRow, qJobIDsFrom, qJobIDsExisting, qJobCountByStatus, qJobPurgeCandidates,
-	qJobPurgeChildren, qJobPurgeChildrenOf, qJobPurgeDelete, qNodeRemove, qNodeJobsHeld, qReservationDeleteNode,
+	qJobPurgeChildrenOf, qJobPurgeDelete, qNodeRemove, qNodeJobsHeld, qReservationDeleteNode,
 	qJobUpdateMany,
 	qTypeLimitSet, qTypeLimitList, qTypeLimitDelete,
 	qJobAttemptList, qJobPurgeAttempts,
@@ -112,6 +111,7 @@ func loadQueries(d *dialect) (map[string]string, error) {
 		"now":      func() string { return d.now },
 		"nowPlus":  d.nowPlus,
 		"statuses": statusList,
+		"has":      hasWord,
 	})
 	names := make([]string, 0, len(files))
 	for name, body := range files {
@@ -132,6 +132,19 @@ func loadQueries(d *dialect) (map[string]string, error) {
 			return nil, fmt.Errorf("sql/queries %s (%s): %w", name, d.name, err)
 		}
 		out[name] = q
+	}
+	for name, datas := range queryVariants {
+		for _, data := range datas {
+			var b strings.Builder
+			if err := root.ExecuteTemplate(&b, name, data); err != nil {
+				return nil, fmt.Errorf("sql/queries %s (%s) with %q: %w", name, d.name, data, err)
+			}
+			q := strings.TrimSpace(b.String())
+			if err := checkColons(q); err != nil {
+				return nil, fmt.Errorf("sql/queries %s (%s) with %q: %w", name, d.name, data, err)
+			}
+			out[variantName(name, data)] = q
+		}
 	}
 	required := append(slices.Clip(requiredQueries), scheduleQueries...)
 	if d.migrationLock {
@@ -154,6 +167,31 @@ func loadQueries(d *dialect) (map[string]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// queryVariants are queries rendered once more for each of these data,
+// space-separated words their templates test with "has", under the name
+// variantName gives. A filter that only some calls use is then in the
+// text only when used, where a flag that switches it off would hide it
+// from SQLite's planner, which cannot see past a bound parameter.
+var queryVariants = map[string][]string{
+	qJobPurgeCandidates: {"before", "range", "after", "before range", "before after", "range after", "before range after"},
+}
+
+// variantName names a query rendered with data: "job_purge_candidates"
+// with "before range" is "job_purge_candidates_before_range".
+func variantName(name, data string) string {
+	if data == "" {
+		return name
+	}
+	return name + "_" + strings.Join(strings.Fields(data), "_")
+}
+
+// hasWord reports whether a template's data, a string of space-separated
+// words (nil for none), holds word.
+func hasWord(data any, word string) bool {
+	s, _ := data.(string)
+	return slices.Contains(strings.Fields(s), word)
 }
 
 // statusList renders one of the engine's status sets (engine.StatusSets)

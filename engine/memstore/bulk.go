@@ -57,7 +57,7 @@ func (s *Store) JobCountByStatus(_ context.Context, p engine.JobListParams) (map
 	p.Limit = 0
 	out := map[engine.Status]int{}
 	if len(p.Statuses) == 0 && len(p.Types) == 0 && p.Node == "" && p.Key == "" && p.ParentID == nil && p.Creator == "" &&
-		p.CreatedAfter == nil && p.CreatedBefore == nil && !p.DoubleFault {
+		p.CreatedAfter == nil && p.CreatedBefore == nil && p.MinID == 0 && p.MaxID == 0 && !p.DoubleFault {
 		// The common case, every job: the status index has the counts.
 		for st, set := range s.jobs.byStatus {
 			out[st] = set.Len()
@@ -72,16 +72,15 @@ func (s *Store) JobCountByStatus(_ context.Context, p engine.JobListParams) (map
 
 // JobPurge removes ended jobs, their logs and their reservations; see
 // engine.Store for which.
-func (s *Store) JobPurge(_ context.Context, p engine.JobPurgeParams) (int, error) {
+func (s *Store) JobPurge(_ context.Context, p engine.JobPurgeParams) (engine.JobPurgeResult, error) {
 	statuses, err := engine.PurgeStatuses(p)
 	if err != nil {
-		return 0, err
+		return engine.JobPurgeResult{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t := s.jobs
 	var candidates []engine.PurgeCandidate
-	isCandidate := map[int64]bool{}
 	for _, st := range statuses {
 		set := t.byStatus[st]
 		if set == nil {
@@ -90,14 +89,72 @@ func (s *Store) JobPurge(_ context.Context, p engine.JobPurgeParams) (int, error
 		set.Ascend(func(id int64) bool {
 			j := t.byID[id]
 			if (p.Creator == "" || j.Creator == p.Creator) &&
-				(p.FinishedBefore == nil || (j.FinishedAt != nil && j.FinishedAt.Before(*p.FinishedBefore))) {
+				(p.FinishedBefore == nil || (j.FinishedAt != nil && j.FinishedAt.Before(*p.FinishedBefore))) &&
+				inIDRange(id, p.MinID, p.MaxID) && purgeAfter(j, p.After) {
 				candidates = append(candidates, engine.PurgeCandidate{ID: id, ParentID: j.ParentID})
-				isCandidate[id] = true
 			}
 			return true
 		})
 	}
-	slices.SortFunc(candidates, func(a, b engine.PurgeCandidate) int { return compareID(a.ID, b.ID) })
+	// Those that ended first go first, as the SQL store reads them from its
+	// index of ended jobs.
+	slices.SortFunc(candidates, func(a, b engine.PurgeCandidate) int {
+		fa, fb := t.byID[a.ID].FinishedAt, t.byID[b.ID].FinishedAt
+		switch {
+		case fa == nil && fb != nil:
+			return 1
+		case fa != nil && fb == nil:
+			return -1
+		case fa != nil && !fa.Equal(*fb):
+			return fa.Compare(*fb)
+		}
+		return compareID(a.ID, b.ID)
+	})
+	// As in the SQL store: with a limit, the window of the first Limit
+	// candidates is weighed alone, and all of them only when it would
+	// remove nothing.
+	var res engine.JobPurgeResult
+	window := candidates
+	if p.Limit > 0 && len(window) >= p.Limit {
+		window = window[:p.Limit]
+		if last := t.byID[window[len(window)-1].ID]; last.FinishedAt != nil {
+			res.Next = &engine.PurgePosition{EndedAt: *last.FinishedAt, ID: last.ID}
+		}
+	}
+	doomed := engine.PurgeSelect(window, t.purgePinned(window), p.Limit)
+	if len(doomed) == 0 && len(window) < len(candidates) {
+		doomed = engine.PurgeSelect(candidates, t.purgePinned(candidates), p.Limit)
+	}
+	res.Removed = len(doomed)
+	if p.DryRun {
+		return res, nil
+	}
+	for _, id := range doomed {
+		t.remove(id)
+		delete(s.logs, id)
+		delete(s.attempts, id)
+		s.reserved.drop(id)
+	}
+	return res, nil
+}
+
+// purgeAfter reports whether j ended after the place at (nil: anywhere).
+func purgeAfter(j *engine.Job, at *engine.PurgePosition) bool {
+	if at == nil {
+		return true
+	}
+	if j.FinishedAt == nil {
+		return false
+	}
+	return j.FinishedAt.After(at.EndedAt) || (j.FinishedAt.Equal(at.EndedAt) && j.ID > at.ID)
+}
+
+// purgePinned lists the candidates with a child that is no candidate.
+func (t *jobTable) purgePinned(candidates []engine.PurgeCandidate) []int64 {
+	isCandidate := make(map[int64]bool, len(candidates))
+	for _, c := range candidates {
+		isCandidate[c.ID] = true
+	}
 	var pinned []int64
 	for _, c := range candidates {
 		if children := t.byParent[c.ID]; children != nil {
@@ -110,17 +167,7 @@ func (s *Store) JobPurge(_ context.Context, p engine.JobPurgeParams) (int, error
 			})
 		}
 	}
-	doomed := engine.PurgeSelect(candidates, pinned, p.Limit)
-	if p.DryRun {
-		return len(doomed), nil
-	}
-	for _, id := range doomed {
-		t.remove(id)
-		delete(s.logs, id)
-		delete(s.attempts, id)
-		s.reserved.drop(id)
-	}
-	return len(doomed), nil
+	return pinned
 }
 
 // NodeRemove deletes a node that is gone (OFFLINE, or not seen for

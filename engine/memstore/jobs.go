@@ -169,6 +169,7 @@ func (t *jobTable) list(p engine.JobListParams) []*engine.Job {
 			(p.Creator == "" || j.Creator == p.Creator) &&
 			(p.CreatedAfter == nil || !j.CreatedAt.Before(*p.CreatedAfter)) &&
 			(p.CreatedBefore == nil || !j.CreatedAt.After(*p.CreatedBefore)) &&
+			inIDRange(j.ID, p.MinID, p.MaxID) &&
 			(!p.DoubleFault || t.doubleFault(j))
 	}
 	var found []*engine.Job
@@ -177,14 +178,22 @@ func (t *jobTable) list(p engine.JobListParams) []*engine.Job {
 			continue
 		}
 		n := 0
-		src.Descend(func(id int64) bool {
+		visit := func(id int64) bool {
+			if id < p.MinID {
+				return false
+			}
 			j := t.byID[id]
 			if match(j) {
 				found = append(found, j)
 				n++
 			}
 			return p.Limit <= 0 || n < p.Limit
-		})
+		}
+		if p.MaxID > 0 {
+			src.DescendLessOrEqual(p.MaxID, visit)
+		} else {
+			src.Descend(visit)
+		}
 	}
 	slices.SortFunc(found, func(a, b *engine.Job) int { return compareID(a.ID, b.ID) })
 	if p.Limit > 0 && len(found) > p.Limit {
@@ -224,6 +233,12 @@ func size(sets []*idSet) int {
 		}
 	}
 	return n
+}
+
+// inIDRange reports whether id is within [minID, maxID], where 0 leaves
+// that end open (engine.JobListParams).
+func inIDRange(id, minID, maxID int64) bool {
+	return id >= minID && (maxID == 0 || id <= maxID)
 }
 
 func compareID(a, b int64) int {

@@ -25,6 +25,10 @@ var bulkTests = []subtest{
 	{"JobPurgeFilters", testJobPurgeFilters},
 	{"JobPurgeFinishedBefore", testJobPurgeFinishedBefore},
 	{"JobPurgeLimit", testJobPurgeLimit},
+	{"JobPurgeEndedFirst", testJobPurgeEndedFirst},
+	{"JobPurgeIDRange", testJobPurgeIDRange},
+	{"JobPurgeAfter", testJobPurgeAfter},
+	{"JobListIDRange", testJobListIDRange},
 	{"JobPurgeKeepsParents", testJobPurgeKeepsParents},
 	{"JobPurgeInBatchesAlwaysMovesOn", testJobPurgeInBatchesAlwaysMovesOn},
 	{"JobPurgeInvalid", testJobPurgeInvalid},
@@ -62,11 +66,16 @@ func countByStatus(t *testing.T, s engine.Store, p engine.JobListParams) map[eng
 
 func purge(t *testing.T, s engine.Store, p engine.JobPurgeParams) int {
 	t.Helper()
-	n, err := s.JobPurge(t.Context(), p)
+	return purgeBatch(t, s, p).Removed
+}
+
+func purgeBatch(t *testing.T, s engine.Store, p engine.JobPurgeParams) engine.JobPurgeResult {
+	t.Helper()
+	res, err := s.JobPurge(t.Context(), p)
 	if err != nil {
 		t.Fatalf("JobPurge(%+v): %v", p, err)
 	}
-	return n
+	return res
 }
 
 // wantGone checks which of the jobs still exist.
@@ -357,6 +366,141 @@ func testJobPurgeLimit(t *testing.T, s engine.Store) {
 		t.Errorf("purge with limit 10 removed %d, want the 3 left", n)
 	}
 	wantGone(t, s, "limit 10", jobs, nil)
+}
+
+// With a limit, the jobs that ended first go first, whatever their ids.
+func testJobPurgeEndedFirst(t *testing.T, s engine.Store) {
+	older := start(t, s, queued(t, s, 1), "n1")
+	newer := finished(t, s, engine.JobInsertParams{}, engine.RunSucceeded)
+	waitDBClockPast(t, s, *newer.FinishedAt)
+	older = finish(t, s, older, engine.RunSucceeded)
+	if n := purge(t, s, engine.JobPurgeParams{Limit: 1}); n != 1 {
+		t.Errorf("purge with limit 1 removed %d", n)
+	}
+	wantGone(t, s, "limit 1", []*engine.Job{newer}, []*engine.Job{older})
+	cut := *older.FinishedAt
+	if n := purge(t, s, engine.JobPurgeParams{Limit: 1, FinishedBefore: &cut}); n != 0 {
+		t.Errorf("purge with limit 1 of jobs ended before %s removed %d, want 0", cut, n)
+	}
+	if n := purge(t, s, engine.JobPurgeParams{Limit: 1}); n != 1 {
+		t.Errorf("second purge with limit 1 removed %d", n)
+	}
+	wantGone(t, s, "second limit 1", []*engine.Job{older}, nil)
+}
+
+// A purge in batches goes on where the batch before stopped: each result
+// names the last job it weighed, and a batch after it weighs only later
+// ones, even where an earlier job could now go.
+func testJobPurgeAfter(t *testing.T, s engine.Store) {
+	parent := start(t, s, queued(t, s, 1), "n1")
+	child := start(t, s, insert(t, s, engine.JobInsertParams{ParentID: &parent.ID}), "n1")
+	parent = finish(t, s, parent, engine.RunSucceeded)
+	waitDBClockPast(t, s, *parent.FinishedAt)
+	var jobs []*engine.Job
+	for range 4 {
+		jobs = append(jobs, finished(t, s, engine.JobInsertParams{}, engine.RunSucceeded))
+		waitDBClockPast(t, s, *jobs[len(jobs)-1].FinishedAt)
+	}
+	// The parent, first to end, stays while its child runs.
+	res := purgeBatch(t, s, engine.JobPurgeParams{Limit: 2})
+	if res.Removed != 1 || res.Next == nil || res.Next.ID != jobs[0].ID || !res.Next.EndedAt.Equal(*jobs[0].FinishedAt) {
+		t.Fatalf("first batch of 2: %+v, want 1 removed and the next after job %d", res, jobs[0].ID)
+	}
+	wantGone(t, s, "first batch", jobs[:1], []*engine.Job{parent})
+	child = finish(t, s, child, engine.RunSucceeded)
+	res = purgeBatch(t, s, engine.JobPurgeParams{Limit: 2, After: res.Next})
+	if res.Removed != 2 || res.Next == nil || res.Next.ID != jobs[2].ID {
+		t.Fatalf("second batch of 2: %+v, want 2 removed and the next after job %d", res, jobs[2].ID)
+	}
+	wantGone(t, s, "second batch", jobs[1:3], []*engine.Job{parent, jobs[3], child})
+	if n := purgeBatch(t, s, engine.JobPurgeParams{After: res.Next, DryRun: true}).Removed; n != 2 {
+		t.Errorf("dry run after job %d counts %d, want 2 (the last job and the child)", jobs[2].ID, n)
+	}
+	res = purgeBatch(t, s, engine.JobPurgeParams{Limit: 2, After: res.Next})
+	if res.Removed != 2 {
+		t.Fatalf("third batch of 2: %+v, want the last job and the child removed", res)
+	}
+	wantGone(t, s, "third batch", []*engine.Job{jobs[3], child}, []*engine.Job{parent})
+	if res = purgeBatch(t, s, engine.JobPurgeParams{Limit: 2, After: res.Next}); res.Removed != 0 || res.Next != nil {
+		t.Errorf("a batch past the last: %+v, want nothing removed and no next", res)
+	}
+	if n := purge(t, s, engine.JobPurgeParams{Limit: 2}); n != 1 {
+		t.Errorf("a batch from the start removed %d, want the parent", n)
+	}
+}
+
+// A range of ids bounds a purge, with or without the other filters.
+func testJobPurgeIDRange(t *testing.T, s engine.Store) {
+	var jobs []*engine.Job
+	for range 5 {
+		jobs = append(jobs, finished(t, s, engine.JobInsertParams{Creator: "bench"}, engine.RunSucceeded))
+		waitDBClockPast(t, s, *jobs[len(jobs)-1].FinishedAt)
+	}
+	running := start(t, s, insert(t, s, engine.JobInsertParams{Creator: "bench"}), "n1")
+	if n := purge(t, s, engine.JobPurgeParams{MinID: jobs[1].ID, MaxID: jobs[2].ID, DryRun: true}); n != 2 {
+		t.Errorf("dry run over ids %d to %d counts %d, want 2", jobs[1].ID, jobs[2].ID, n)
+	}
+	if n := purge(t, s, engine.JobPurgeParams{Creator: "bench", MinID: jobs[1].ID, MaxID: jobs[2].ID}); n != 2 {
+		t.Errorf("purge of ids %d to %d removed %d, want 2", jobs[1].ID, jobs[2].ID, n)
+	}
+	wantGone(t, s, "ids 2 to 3", jobs[1:3], []*engine.Job{jobs[0], jobs[3], jobs[4], running})
+	cut := *jobs[4].FinishedAt
+	if n := purge(t, s, engine.JobPurgeParams{MinID: jobs[3].ID, FinishedBefore: &cut}); n != 1 {
+		t.Errorf("purge from id %d of jobs ended before the last removed %d, want 1", jobs[3].ID, n)
+	}
+	wantGone(t, s, "from id 4, ended before the last", jobs[3:4], []*engine.Job{jobs[0], jobs[4], running})
+	if n := purge(t, s, engine.JobPurgeParams{MaxID: jobs[0].ID, Limit: 5}); n != 1 {
+		t.Errorf("purge up to id %d removed %d, want 1", jobs[0].ID, n)
+	}
+	if n := purge(t, s, engine.JobPurgeParams{MinID: jobs[0].ID, MaxID: running.ID}); n != 1 {
+		t.Errorf("purge of the rest removed %d, want the 1 ended", n)
+	}
+	wantGone(t, s, "the rest", jobs, []*engine.Job{running})
+	_, err := s.JobPurge(t.Context(), engine.JobPurgeParams{MinID: -1})
+	wantErrIs(t, "a negative id bound", err, engine.ErrInvalid)
+}
+
+// A range of ids bounds a listing and a count, both ends included.
+func testJobListIDRange(t *testing.T, s engine.Store) {
+	var jobs []*engine.Job
+	for range 4 {
+		jobs = append(jobs, insert(t, s, engine.JobInsertParams{Creator: "bench"}))
+	}
+	jobs[3] = finish(t, s, start(t, s, jobs[3], "n1"), engine.RunSucceeded)
+	ids := func(js []*engine.Job) []int64 {
+		out := make([]int64, len(js))
+		for i, j := range js {
+			out[i] = j.ID
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		what string
+		p    engine.JobListParams
+		want []*engine.Job
+	}{
+		{"ids 2 to 3", engine.JobListParams{MinID: jobs[1].ID, MaxID: jobs[2].ID}, jobs[1:3]},
+		{"from id 3", engine.JobListParams{MinID: jobs[2].ID}, jobs[2:]},
+		{"up to id 2, brief", engine.JobListParams{MaxID: jobs[1].ID, Brief: true}, jobs[:2]},
+		{"queued from id 2", engine.JobListParams{MinID: jobs[1].ID, Statuses: []engine.Status{engine.StatusQueued}}, jobs[1:3]},
+		{"ids 2 to 4, newest 1", engine.JobListParams{MinID: jobs[1].ID, MaxID: jobs[3].ID, Limit: 1}, jobs[3:]},
+	} {
+		got, err := s.JobList(t.Context(), tt.p)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.what, err)
+		}
+		if !reflect.DeepEqual(ids(got), ids(tt.want)) {
+			t.Errorf("%s: listed %v, want %v", tt.what, ids(got), ids(tt.want))
+		}
+	}
+	counts := countByStatus(t, s, engine.JobListParams{Creator: "bench", MinID: jobs[2].ID, MaxID: jobs[3].ID})
+	if want := map[engine.Status]int{engine.StatusQueued: 1, engine.StatusFinished: 1}; !maps.Equal(counts, want) {
+		t.Errorf("counts of ids 3 to 4: %v, want %v", counts, want)
+	}
+	counts = countByStatus(t, s, engine.JobListParams{MinID: jobs[1].ID, Statuses: []engine.Status{engine.StatusQueued}})
+	if want := map[engine.Status]int{engine.StatusQueued: 2}; !maps.Equal(counts, want) {
+		t.Errorf("queued from id 2: %v, want %v", counts, want)
+	}
 }
 
 // A purge with a limit looks at the oldest candidates first; when those

@@ -2,8 +2,10 @@
 A fragment of job_list_filter and job_list_live: the filters other than
 status, each switched off by its own flag, so one statement serves every
 combination. The creation window's ends are inclusive; the store binds
-them at the stored precision (see windowArg). A double fault is a job
-whose rollback job ended FAILED, found by the primary key.
+them at the stored precision (see windowArg). The ids' bounds are always
+bound (0 and the largest id when open), so every backend can read a range
+of ids through the primary key. A double fault is a job whose rollback
+job ended FAILED, found by the primary key.
 */ -}}
 (:all_types OR type IN (:types))
   AND (:node = '' OR node = :node)
@@ -13,5 +15,6 @@ whose rollback job ended FAILED, found by the primary key.
   AND (:creator = '' OR creator = :creator)
   AND (:any_created_after OR created_at >= :created_after)
   AND (:any_created_before OR created_at <= :created_before)
+  AND id >= :min_id AND id <= :max_id
   AND (NOT :double_fault OR EXISTS (SELECT 1 FROM jobs rb
                                     WHERE rb.id = jobs.rollback_job_id AND rb.status = 'FAILED'))

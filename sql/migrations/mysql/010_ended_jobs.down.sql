@@ -1,0 +1,1 @@
+ALTER TABLE jobs DROP INDEX jobs_ended, DROP COLUMN ended_at;

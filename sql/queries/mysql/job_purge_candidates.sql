@@ -1,0 +1,7 @@
+-- job_purge_candidates for MySQL, in the order of jobs_ended, whose
+-- column is ended_at (see mysql/job_purge_filter).
+SELECT id, parent_id, ended_at AS finished_at
+FROM jobs
+WHERE {{template "job_purge_filter" .}}
+ORDER BY ended_at, id
+LIMIT :limit
