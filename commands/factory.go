@@ -145,7 +145,9 @@ func (f *Factory) openOnce(ctx context.Context) (engine.Store, error) {
 
 // migratedStore opens the database and applies pending migrations once per
 // process. It asks first, so the common case of an up-to-date schema only
-// reads and never queues behind the migration lock.
+// reads and never queues behind the migration lock; and it asks with one
+// cheap read (SchemaCurrent), the list of migrations only when that says
+// the schema is missing or behind.
 func (f *Factory) migratedStore(ctx context.Context) (engine.Store, error) {
 	s, err := f.Open(ctx)
 	if err != nil {
@@ -154,6 +156,10 @@ func (f *Factory) migratedStore(ctx context.Context) (engine.Store, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.migrated == s {
+		return s, nil
+	}
+	if current, err := s.SchemaCurrent(ctx); err == nil && current {
+		f.migrated = s
 		return s, nil
 	}
 	ms, err := s.MigrationStatus(ctx)

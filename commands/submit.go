@@ -394,14 +394,16 @@ func submitRun(ctx context.Context, opts *SubmitOptions) error {
 	if err != nil {
 		return err
 	}
-	nodes, err := store.NodeList(ctx)
-	if err != nil {
-		return err
-	}
 	if opts.Batch != nil {
+		nodes, err := store.NodeList(ctx)
+		if err != nil {
+			return err
+		}
 		return submitBatchRun(ctx, opts, store, nodes)
 	}
-	sub, err := engine.Submit(ctx, store, nodes, engine.SubmitRequest{
+	// One statement: the store fills in the service's defaults as it
+	// inserts the job.
+	sub, err := engine.SubmitOne(ctx, store, engine.SubmitRequest{
 		Type:         opts.Type,
 		Operation:    opts.Operation,
 		Args:         opts.Args,
@@ -425,13 +427,7 @@ func submitRun(ctx context.Context, opts *SubmitOptions) error {
 	if !sub.Offered {
 		fmt.Fprintf(opts.IO.ErrOut, "jobctl: warning: no registered node offers type %q; the job waits until one does\n", opts.Type)
 	}
-	job := sub.Job
-	if opts.Output.Format == formatJSON {
-		err = writeJSON(opts.IO.Out, []*engine.Job{job})
-	} else {
-		err = printIDs(opts.IO, []*engine.Job{job})
-	}
-	if err != nil {
+	if err := printSubmitted(ctx, opts, store, []int64{sub.ID}); err != nil {
 		return err
 	}
 	if !opts.Wait {
@@ -443,7 +439,7 @@ func submitRun(ctx context.Context, opts *SubmitOptions) error {
 	status := *opts.IO
 	status.Out, status.OutIsTerminal = opts.IO.ErrOut, false
 	return waitRun(ctx, &WaitOptions{
-		IO: &status, Store: opts.Store, Clock: opts.Clock, IDs: []int64{job.ID}, Timeout: opts.WaitTimeout,
+		IO: &status, Store: opts.Store, Clock: opts.Clock, IDs: []int64{sub.ID}, Timeout: opts.WaitTimeout,
 		summary: opts.IO.ErrIsTerminal,
 	})
 }

@@ -25,6 +25,20 @@ type Store interface {
 	Migrate(ctx context.Context) error
 	// MigrationStatus lists every known migration and whether it is applied.
 	MigrationStatus(ctx context.Context) ([]Migration, error)
+	// SchemaCurrent reports, in one cheap read, whether every migration
+	// this jobctl knows is applied (a newer jobctl's too): what a command
+	// asks before it works on the database. False, or an error, for a
+	// database without the schema or with an older one: MigrationStatus
+	// then says more.
+	SchemaCurrent(ctx context.Context) (bool, error)
+	// JobSubmit creates one job as JobInsert does, in one statement where
+	// the backend allows: what p leaves to the services (ServiceLoad,
+	// ServiceTimeout) comes from the settings the registered nodes give
+	// the job's type, picked as ServiceDefaults picks them, and the result
+	// says whether any registered node offers the type. It returns the id;
+	// JobGet reads the job. Invalid fields are an *InvalidError, a
+	// ParentID that names no job a *NotFoundError, and nothing is written.
+	JobSubmit(ctx context.Context, p JobSubmitParams) (JobSubmitted, error)
 	Close() error
 
 	// Tx runs fn in one transaction: every change fn makes through tx is
@@ -285,6 +299,27 @@ type JobInsertParams struct {
 	// which JobInsert alone creates: JobInsertMany refuses them.
 	KeyPosition *int64
 	RollbackOf  *int64
+}
+
+// JobSubmitParams are a job for Store.JobSubmit: the fields of JobInsert,
+// and what the store fills in itself.
+type JobSubmitParams struct {
+	JobInsertParams
+	// ServiceLoad and ServiceTimeout take the load and the timeout from
+	// the settings the registered nodes give the job's type, where they
+	// give one; Load and Timeout stand otherwise.
+	ServiceLoad, ServiceTimeout bool
+	// RunIn, when set, starts the job no earlier than this long from now
+	// on the database clock (instead of RunAfter).
+	RunIn *time.Duration
+}
+
+// JobSubmitted is a job Store.JobSubmit created.
+type JobSubmitted struct {
+	ID int64
+	// Offered reports whether any registered node offers the job's type;
+	// when none does, the job waits until one registers.
+	Offered bool
 }
 
 // JobListParams filter a job listing; zero fields do not filter.

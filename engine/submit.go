@@ -171,6 +171,27 @@ func Submit(ctx context.Context, s TxStore, nodes []*Node, r SubmitRequest) (Sub
 	return Submitted{Job: job, Offered: offered}, nil
 }
 
+// SubmitOne creates a job as Submit does, for a caller that has not read
+// the nodes (a command): the store picks the service's load and timeout in
+// the very statement that inserts the job (Store.JobSubmit), and counts a
+// delay (RunIn) from the database clock there too, so a plain submit costs
+// the database one statement. A parent is checked first, as Submit checks
+// it. Nothing is written when any check fails; an invalid field is an
+// *InvalidError.
+func SubmitOne(ctx context.Context, s Store, r SubmitRequest) (JobSubmitted, error) {
+	p, _, err := submitParams(nil, r)
+	if err != nil {
+		return JobSubmitted{}, err
+	}
+	if r.ParentID != nil {
+		if err := checkParent(ctx, s, *r.ParentID); err != nil {
+			return JobSubmitted{}, err
+		}
+	}
+	return s.JobSubmit(ctx, JobSubmitParams{JobInsertParams: p, ServiceLoad: r.Load == nil,
+		ServiceTimeout: r.Timeout == nil, RunIn: r.RunIn})
+}
+
 // submitParams turns a request into the job to insert, with the defaults
 // Submit documents, and validates it; offered reports whether a
 // registered node offers its type.

@@ -58,6 +58,102 @@ func (s *Store) JobInsert(ctx context.Context, p engine.JobInsertParams) (*engin
 	return job, nil
 }
 
+// JobSubmit creates one job with the service defaults of its type in the
+// statement that inserts it (job_submit); see engine.Store. MySQL, which
+// returns no rows from an INSERT, asks in a second statement whether a
+// node offers the type.
+func (s *Store) JobSubmit(ctx context.Context, p engine.JobSubmitParams) (engine.JobSubmitted, error) {
+	if p.KeyPosition != nil || p.RollbackOf != nil {
+		return engine.JobSubmitted{}, engine.ErrInsertManyPlace
+	}
+	a, err := s.jobInsertArgs(p.JobInsertParams)
+	if err != nil {
+		return engine.JobSubmitted{}, err
+	}
+	a["service_load"], a["service_timeout"] = p.ServiceLoad, p.ServiceTimeout
+	a["run_in"], a["run_in_seconds"] = p.RunIn != nil, 0.0
+	if p.RunIn != nil {
+		a["run_in_seconds"] = p.RunIn.Seconds()
+	}
+	if p.ParentID != nil {
+		if err := s.jobMustExist(ctx, s.q, *p.ParentID); err != nil {
+			return engine.JobSubmitted{}, fmt.Errorf("parent %w", err)
+		}
+	}
+	out, inserted, err := s.jobSubmit(ctx, a)
+	if err != nil {
+		return engine.JobSubmitted{}, fmt.Errorf("insert job: %w", err)
+	}
+	if !inserted {
+		// A node of a release that stored its service's timeout as text
+		// alone: the defaults are read in Go, as from any release.
+		return s.jobSubmitFromNodes(ctx, p)
+	}
+	s.jobChanged(p.Status)
+	return out, nil
+}
+
+// jobSubmit runs job_submit; inserted is false when it inserted nothing.
+func (s *Store) jobSubmit(ctx context.Context, a args) (out engine.JobSubmitted, inserted bool, err error) {
+	defer s.writing()()
+	if s.dialect.insertReturnsID {
+		var row struct {
+			ID      int64 `db:"id"`
+			Offered bool  `db:"offered"`
+		}
+		err := s.get(ctx, s.q, &row, qJobSubmit, a)
+		if isNoRows(err) {
+			return out, false, nil
+		}
+		return engine.JobSubmitted{ID: row.ID, Offered: row.Offered}, err == nil, err
+	}
+	query, params, err := s.bind(s.q, qJobSubmit, a, false)
+	if err != nil {
+		return out, false, err
+	}
+	res, err := s.q.ExecContext(ctx, query, params...)
+	if err != nil {
+		return out, false, err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return out, false, err
+	}
+	if out.ID, err = res.LastInsertId(); err != nil {
+		return out, false, err
+	}
+	err = s.get(ctx, s.q, &out.Offered, qJobSubmitOffered, a)
+	return out, true, err
+}
+
+// jobSubmitFromNodes is JobSubmit with the defaults read from NodeList.
+func (s *Store) jobSubmitFromNodes(ctx context.Context, p engine.JobSubmitParams) (engine.JobSubmitted, error) {
+	nodes, err := s.NodeList(ctx)
+	if err != nil {
+		return engine.JobSubmitted{}, err
+	}
+	svc, offered := engine.ServiceDefaults(nodes, p.Type)
+	ip := p.JobInsertParams
+	if p.ServiceLoad && svc.Load > 0 {
+		ip.Load = svc.Load
+	}
+	if p.ServiceTimeout && svc.Timeout > 0 {
+		ip.Timeout = time.Duration(svc.Timeout)
+	}
+	if p.RunIn != nil {
+		now, err := s.Now(ctx)
+		if err != nil {
+			return engine.JobSubmitted{}, err
+		}
+		at := now.Add(*p.RunIn)
+		ip.RunAfter = &at
+	}
+	job, err := s.JobInsert(ctx, ip)
+	if err != nil {
+		return engine.JobSubmitted{}, err
+	}
+	return engine.JobSubmitted{ID: job.ID, Offered: offered}, nil
+}
+
 // jobInsertArgs validates a new job and turns it into query parameters.
 func (s *Store) jobInsertArgs(p engine.JobInsertParams) (args, error) {
 	if err := engine.ValidateJobInsert(p); err != nil {

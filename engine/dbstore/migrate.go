@@ -2,6 +2,7 @@ package dbstore
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
@@ -133,6 +134,24 @@ func (s *Store) MigrationStatus(ctx context.Context) ([]engine.Migration, error)
 	}
 	slices.SortFunc(unknown, func(a, b engine.Migration) int { return a.Version - b.Version })
 	return append(out, unknown...), nil
+}
+
+// SchemaCurrent reports whether the newest migration this jobctl knows, or
+// a later one, is applied: one read of the highest applied version, where
+// MigrationStatus reads the catalog and every row of schema_migrations.
+// Migrations are applied in order, so the highest says it all. A database
+// without schema_migrations is an error here; MigrationStatus tells it
+// apart.
+func (s *Store) SchemaCurrent(ctx context.Context) (bool, error) {
+	migrations, err := jobsql.Migrations(s.dialect.name)
+	if err != nil {
+		return false, err
+	}
+	var version sql.NullInt64
+	if err := s.get(ctx, s.q, &version, qSchemaVersion, nil); err != nil {
+		return false, fmt.Errorf("read schema version: %w", err)
+	}
+	return version.Valid && int(version.Int64) >= len(migrations), nil
 }
 
 // withMigrationConn runs fn on one dedicated connection holding the

@@ -11,6 +11,14 @@ import (
 	"github.com/jobctl/jobctl/engine"
 )
 
+// storedService is a service as the nodes table stores it: its timeout
+// also in seconds, a number job_submit reads in SQL, beside the duration
+// text older releases read.
+type storedService struct {
+	engine.NodeService
+	TimeoutSeconds float64 `json:"timeout_seconds,omitempty"`
+}
+
 // NodeRegister inserts the node or takes over its row, marks it ONLINE,
 // records the new process and sets started_at and last_seen to the
 // database's now. A taken-over row keeps its maintenance flag; a new one
@@ -22,9 +30,9 @@ func (s *Store) NodeRegister(ctx context.Context, p engine.NodeRegisterParams) (
 		return nil, err
 	}
 	n := p.Node
-	services := n.Services
-	if services == nil {
-		services = []engine.NodeService{}
+	services := make([]storedService, len(n.Services))
+	for i, svc := range n.Services {
+		services[i] = storedService{NodeService: svc, TimeoutSeconds: time.Duration(svc.Timeout).Seconds()}
 	}
 	servicesJSON, err := json.Marshal(services)
 	if err != nil {

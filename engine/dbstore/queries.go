@@ -53,6 +53,9 @@ const (
 	qSchemaMigrationApplied = "schema_migration_applied"
 	qSchemaMigrationInsert  = "schema_migration_insert"
 	qSchemaMigrationDelete  = "schema_migration_delete"
+	qSchemaVersion          = "schema_version"
+	qJobSubmit              = "job_submit"
+	qJobSubmitOffered       = "job_submit_offered"
 	qReservationList        = "reservation_list"
 	qReservationNodeHolder  = "reservation_node_holder"
 	qReservationDelete      = "reservation_delete"
@@ -89,7 +92,7 @@ var requiredQueries = []string{
 	qNodeList, qNodeTouch, qNodeSetState, qNodeSetMaintenance, qLeaseAcquire, qLeaseRelease, qLeaseGet, qLeaseTermGet,
 	qSettingGet,
 	qSettingInsertAbsent, qSchemaMigrationsCreate, qSchemaMigrationsExists, qSchemaMigrationsList,
-	qSchemaMigrationApplied, qSchemaMigrationInsert, qSchemaMigrationDelete,
+	qSchemaMigrationApplied, qSchemaMigrationInsert, qSchemaMigrationDelete, qSchemaVersion, qJobSubmit,
 	qReservationList, qReservationNodeHolder, qReservationDelete, qReservationInsert,
 	qJobInsertMany, qJobInsertRow, qJobIDsFrom, qJobIDsExisting, qJobCountByStatus, qJobPurgeCandidates,
 	qJobPurgeChildrenOf, qJobPurgeDelete, qNodeRemove, qNodeJobsHeld, qReservationDeleteNode,
@@ -154,6 +157,9 @@ func loadQueries(d *dialect) (map[string]string, error) {
 		required = append(slices.Clip(required), qJobUpdateManyIDs)
 	} else {
 		required = append(slices.Clip(required), qJobUpdateManyLock, qJobUpdateManyRead, qLeaseTermCurrent)
+	}
+	if !d.insertReturnsID {
+		required = append(slices.Clip(required), qJobSubmitOffered)
 	}
 	if d.notifiesJobChanges {
 		required = append(slices.Clip(required), qJobChangesSchema)

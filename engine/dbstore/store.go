@@ -77,6 +77,10 @@ type OpenOptions struct {
 	// Warn is told, as one line, of a database file that was found
 	// readable by other users and made private. Nil: stderr.
 	Warn func(msg string)
+	// driver, where set, is the database/sql driver the main pool connects
+	// with in place of the dialect's own: one that wraps it, so a test can
+	// count the statements the store sends.
+	driver string
 }
 
 // OpenWith is Open with options.
@@ -106,10 +110,16 @@ func OpenWith(ctx context.Context, dsn string, o OpenOptions) (*Store, error) {
 			return nil, fmt.Errorf("cannot open sqlite database %s: %w", t.sqlitePath, err)
 		}
 	}
-	db, err := sqlx.Open(t.dialect.driver, t.driverDSN)
+	driverName := t.dialect.driver
+	if o.driver != "" {
+		driverName = o.driver
+	}
+	sqlDB, err := sql.Open(driverName, t.driverDSN)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open %s database %s: %w", t.dialect.name, t.display, err)
 	}
+	// Bound the dialect's way whichever driver connects.
+	db := sqlx.NewDb(sqlDB, t.dialect.driver)
 	db.SetMaxOpenConns(t.maxConns)
 	db.SetMaxIdleConns(t.maxConns)
 	db.SetConnMaxIdleTime(5 * time.Minute)

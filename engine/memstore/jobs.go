@@ -21,6 +21,39 @@ func (s *Store) JobInsert(ctx context.Context, p engine.JobInsertParams) (*engin
 	return s.direct.JobInsert(ctx, p)
 }
 
+// JobSubmit creates one job, with the service defaults the registered
+// nodes give its type where p asks for them; see engine.Store.
+func (s *Store) JobSubmit(ctx context.Context, p engine.JobSubmitParams) (engine.JobSubmitted, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p.KeyPosition != nil || p.RollbackOf != nil {
+		return engine.JobSubmitted{}, engine.ErrInsertManyPlace
+	}
+	now := s.now()
+	nodes := make([]*engine.Node, 0, len(s.nodes))
+	for _, n := range s.nodes {
+		nodes = append(nodes, s.liveNode(n, now))
+	}
+	slices.SortFunc(nodes, func(a, b *engine.Node) int { return strings.Compare(a.Name, b.Name) })
+	svc, offered := engine.ServiceDefaults(nodes, p.Type)
+	ip := p.JobInsertParams
+	if p.ServiceLoad && svc.Load > 0 {
+		ip.Load = svc.Load
+	}
+	if p.ServiceTimeout && svc.Timeout > 0 {
+		ip.Timeout = time.Duration(svc.Timeout)
+	}
+	if p.RunIn != nil {
+		at := now.Add(*p.RunIn)
+		ip.RunAfter = &at
+	}
+	job, err := s.direct.JobInsert(ctx, ip)
+	if err != nil {
+		return engine.JobSubmitted{}, err
+	}
+	return engine.JobSubmitted{ID: job.ID, Offered: offered}, nil
+}
+
 // JobGet returns a job or a *NotFoundError.
 func (s *Store) JobGet(ctx context.Context, id int64) (*engine.Job, error) {
 	s.mu.Lock()

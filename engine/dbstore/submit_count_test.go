@@ -1,0 +1,282 @@
+package dbstore
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jobctl/jobctl/engine"
+)
+
+// countingDriver wraps a database/sql driver and counts the statements its
+// connections run and the transactions they begin, whichever way
+// database/sql sends them (directly, or prepared and then executed).
+type countingDriver struct {
+	inner driver.Driver
+	c     *statementCount
+}
+
+// statementCount is what a countingDriver saw, with the text of each
+// statement for the failure message.
+type statementCount struct {
+	statements, transactions atomic.Int64
+	mu                       sync.Mutex
+	texts                    []string
+}
+
+func (c *statementCount) statement(query string) {
+	c.statements.Add(1)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.texts = append(c.texts, firstLine(query))
+}
+
+func (c *statementCount) reset() {
+	c.statements.Store(0)
+	c.transactions.Store(0)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.texts = nil
+}
+
+// firstLine is a statement's first line that is not a comment.
+func firstLine(query string) string {
+	for _, l := range strings.Split(query, "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "--") {
+			return l
+		}
+	}
+	return query
+}
+
+func (d countingDriver) Open(name string) (driver.Conn, error) {
+	c, err := d.inner.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	return &countingConn{inner: c, c: d.c}, nil
+}
+
+type countingConn struct {
+	inner driver.Conn
+	c     *statementCount
+}
+
+func (c *countingConn) Prepare(query string) (driver.Stmt, error) {
+	return c.PrepareContext(context.Background(), query)
+}
+
+func (c *countingConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	var st driver.Stmt
+	var err error
+	if p, ok := c.inner.(driver.ConnPrepareContext); ok {
+		st, err = p.PrepareContext(ctx, query)
+	} else {
+		st, err = c.inner.Prepare(query)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &countingStmt{inner: st, query: query, c: c.c}, nil
+}
+
+func (c *countingConn) Close() error { return c.inner.Close() }
+
+func (c *countingConn) Begin() (driver.Tx, error) {
+	return c.BeginTx(context.Background(), driver.TxOptions{})
+}
+
+func (c *countingConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	c.c.transactions.Add(1)
+	if b, ok := c.inner.(driver.ConnBeginTx); ok {
+		return b.BeginTx(ctx, opts)
+	}
+	return c.inner.Begin() //nolint:staticcheck // the driver's only way
+}
+
+func (c *countingConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	e, ok := c.inner.(driver.ExecerContext)
+	if !ok {
+		return nil, driver.ErrSkip
+	}
+	res, err := e.ExecContext(ctx, query, args)
+	if !errors.Is(err, driver.ErrSkip) {
+		c.c.statement(query) // else database/sql prepares it, and the statement counts it
+	}
+	return res, err
+}
+
+func (c *countingConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	q, ok := c.inner.(driver.QueryerContext)
+	if !ok {
+		return nil, driver.ErrSkip
+	}
+	rows, err := q.QueryContext(ctx, query, args)
+	if !errors.Is(err, driver.ErrSkip) {
+		c.c.statement(query)
+	}
+	return rows, err
+}
+
+func (c *countingConn) Ping(ctx context.Context) error {
+	if p, ok := c.inner.(driver.Pinger); ok {
+		return p.Ping(ctx)
+	}
+	return nil
+}
+
+func (c *countingConn) CheckNamedValue(nv *driver.NamedValue) error {
+	if ch, ok := c.inner.(driver.NamedValueChecker); ok {
+		return ch.CheckNamedValue(nv)
+	}
+	return driver.ErrSkip
+}
+
+func (c *countingConn) ResetSession(ctx context.Context) error {
+	if r, ok := c.inner.(driver.SessionResetter); ok {
+		return r.ResetSession(ctx)
+	}
+	return nil
+}
+
+func (c *countingConn) IsValid() bool {
+	if v, ok := c.inner.(driver.Validator); ok {
+		return v.IsValid()
+	}
+	return true
+}
+
+type countingStmt struct {
+	inner driver.Stmt
+	query string
+	c     *statementCount
+}
+
+func (s *countingStmt) Close() error  { return s.inner.Close() }
+func (s *countingStmt) NumInput() int { return s.inner.NumInput() }
+
+func (s *countingStmt) Exec(args []driver.Value) (driver.Result, error) {
+	s.c.statement(s.query)
+	return s.inner.Exec(args) //nolint:staticcheck // the driver's only way
+}
+
+func (s *countingStmt) Query(args []driver.Value) (driver.Rows, error) {
+	s.c.statement(s.query)
+	return s.inner.Query(args) //nolint:staticcheck // the driver's only way
+}
+
+func (s *countingStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	s.c.statement(s.query)
+	if e, ok := s.inner.(driver.StmtExecContext); ok {
+		return e.ExecContext(ctx, args)
+	}
+	return nil, errors.New("counting driver: the statement has no ExecContext")
+}
+
+func (s *countingStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	s.c.statement(s.query)
+	if q, ok := s.inner.(driver.StmtQueryContext); ok {
+		return q.QueryContext(ctx, args)
+	}
+	return nil, errors.New("counting driver: the statement has no QueryContext")
+}
+
+func (s *countingStmt) CheckNamedValue(nv *driver.NamedValue) error {
+	if ch, ok := s.inner.(driver.NamedValueChecker); ok {
+		return ch.CheckNamedValue(nv)
+	}
+	return driver.ErrSkip
+}
+
+// countingDrivers registers, once, a counting wrapper of each dialect's
+// driver as "counting-DRIVER", all counting into one count.
+var (
+	countingOnce  sync.Once
+	countingTotal = &statementCount{}
+)
+
+func countingDriverName(t *testing.T, d *dialect) string {
+	t.Helper()
+	countingOnce.Do(func() {
+		for _, d := range []*dialect{sqliteDialect, postgresDialect, mysqlDialect} {
+			db, err := sql.Open(d.driver, "")
+			if err != nil {
+				panic(err)
+			}
+			sql.Register("counting-"+d.driver, countingDriver{inner: db.Driver(), c: countingTotal})
+			_ = db.Close()
+		}
+	})
+	return "counting-" + d.driver
+}
+
+// A plain `jobctl submit` costs the database one statement besides the
+// schema check every command makes (MySQL, whose INSERT returns no rows,
+// one more to learn whether a node offers the type), and no transaction
+// of its own. The count is of what the store sends through a fresh
+// process's pool, as the command's factory opens it: the schema check
+// (SchemaCurrent) and the submit (engine.SubmitOne). Should it grow, the
+// failure lists the statements.
+func TestPlainSubmitStatements(t *testing.T) {
+	backends := []struct {
+		name string
+		dsn  func(t *testing.T) string
+		want int64
+	}{
+		{"sqlite", func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "jobctl.db") }, 2},
+		{"postgres", func(t *testing.T) string { return postgresSchemaDSN(t) }, 2},
+		{"mysql", func(t *testing.T) string { return mysqlDatabaseDSN(t) }, 3},
+	}
+	// The counts of the backends share one wrapper; run them one at a time.
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			dsn := b.dsn(t)
+			setup := migrated(t, openStore(t, dsn))
+			// A registered node offering the type, whose defaults apply.
+			if _, err := setup.NodeRegister(ctx, engine.NodeRegisterParams{Node: engine.Node{Name: "n1",
+				Services: []engine.NodeService{{Type: "encode", Load: 2, Timeout: engine.Duration(time.Hour)}}},
+				ProcessGone: func(engine.NodeProcess) bool { return false }}); err != nil {
+				t.Fatal(err)
+			}
+			target, err := parseDSN(dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := OpenWith(ctx, dsn, OpenOptions{driver: countingDriverName(t, target.dialect)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = s.Close() })
+			countingTotal.reset()
+
+			current, err := s.SchemaCurrent(ctx)
+			if err != nil || !current {
+				t.Fatalf("SchemaCurrent = %v, %v; want true", current, err)
+			}
+			sub, err := engine.SubmitOne(ctx, s, engine.SubmitRequest{Type: "encode", Creator: "me@host"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			statements, transactions := countingTotal.statements.Load(), countingTotal.transactions.Load()
+			countingTotal.mu.Lock()
+			texts := strings.Join(countingTotal.texts, "\n  ")
+			countingTotal.mu.Unlock()
+			if statements != b.want || transactions != 0 {
+				t.Errorf("a plain submit sent %d statements in %d transactions; want %d in none:\n  %s",
+					statements, transactions, b.want, texts)
+			}
+			j, err := setup.JobGet(ctx, sub.ID)
+			if err != nil || !sub.Offered || j.Load != 2 || time.Duration(j.Timeout) != time.Hour {
+				t.Errorf("submitted %+v (offered %v), %v; want load 2 and timeout 1h from n1's service", j, sub.Offered, err)
+			}
+		})
+	}
+}
