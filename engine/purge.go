@@ -114,6 +114,11 @@ func PurgeStatuses(p JobPurgeParams) ([]Status, error) {
 	if p.MinID < 0 || p.MaxID < 0 {
 		problems = append(problems, fmt.Sprintf("id range %d to %d: ids are not negative", p.MinID, p.MaxID))
 	}
+	if p.After != nil && (p.MinID != 0 || p.MaxID != 0) {
+		// A range is read in id order, not in the order of the ends After
+		// is a place in.
+		problems = append(problems, "a range of ids and a place to continue after do not go together")
+	}
 	if len(problems) > 0 {
 		return nil, &InvalidError{What: "purge", Problems: problems}
 	}

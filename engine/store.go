@@ -74,7 +74,8 @@ type Store interface {
 	// JobPurge removes ended jobs (terminal statuses only, enforced)
 	// matching p and their logs, attempts and reservations, at most p.Limit
 	// of them (0: all). With a Limit it weighs the Limit candidates that
-	// ended first (ties by id), after p.After when set, and returns how
+	// ended first (ties by id; within a range of ids, MinID and MaxID, the
+	// lowest ids), after p.After when set, and returns how
 	// many it removed and where it stopped, for the next batch. A job whose
 	// child (or any later descendant) stays, because it does not match or
 	// has not ended, stays too, so no job is left naming a parent that is
@@ -361,7 +362,8 @@ type JobPurgeParams struct {
 	// the order of their ends (JobPurgeResult.Next of the batch before).
 	// Each batch then starts where the last stopped, never at the first
 	// ended job, so a purge of a million jobs costs each batch its own
-	// size. A job without an end time is after no place.
+	// size. A job without an end time is after no place. It does not go
+	// with MinID or MaxID, whose range is read in id order.
 	After  *PurgePosition
 	Limit  int
 	DryRun bool // count what would go, remove nothing
@@ -378,7 +380,7 @@ type PurgePosition struct {
 type JobPurgeResult struct {
 	Removed int // jobs removed; on a dry run, that would be
 	// Next is the last candidate the batch weighed, for the next batch's
-	// After; nil when it weighed every candidate left.
+	// After; nil when it weighed every candidate left, or purged a range of ids.
 	Next *PurgePosition
 }
 

@@ -42,8 +42,8 @@ type run struct {
 	// own clock (the configured one may stand still in a test).
 	lookTook  time.Duration
 	lookEnded time.Time
-	rate     float64 // jobs ended per second between the last two looks
-	started  time.Time
+	rate      float64 // jobs ended per second between the last two looks
+	started   time.Time
 
 	settled    bool
 	removed    int // jobs the clean-up removed so far

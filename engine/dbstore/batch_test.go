@@ -5,6 +5,7 @@ import (
 	"math"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -81,4 +82,20 @@ func insertQueued(t *testing.T, s *Store) *engine.Job {
 		t.Fatal(err)
 	}
 	return j
+}
+
+// Bulk inserts refresh the statistics once 10,000 jobs went in, however
+// they were split, and again each time the count doubles.
+func TestAnalyzeDue(t *testing.T) {
+	s := &Store{conn: &conn{}}
+	var due []int64
+	for i := 1; i <= 100; i++ {
+		if s.analyzeDue(1000) {
+			due = append(due, int64(i*1000))
+		}
+	}
+	want := []int64{10000, 20000, 40000, 80000}
+	if !slices.Equal(due, want) {
+		t.Errorf("refreshed after %v jobs; want %v", due, want)
+	}
 }

@@ -93,7 +93,7 @@ func (s *Store) JobInsertMany(ctx context.Context, ps []engine.JobInsertParams) 
 		}
 		return nil, fmt.Errorf("insert %d jobs: %w", len(ps), err)
 	}
-	if len(ps) >= analyzeAfterRows && s.dialect.name == "postgres" {
+	if s.dialect.name == "postgres" && s.analyzeDue(len(ps)) {
 		// The planner would go on believing the queue short until
 		// autovacuum next looks at the table, and read a long queue
 		// through a bitmap scan and a sort instead of in index order,
@@ -178,9 +178,31 @@ func purgeCandidatesQuery(p engine.JobPurgeParams) string {
 	return variantName(qJobPurgeCandidates, strings.Join(words, " "))
 }
 
-// analyzeAfterRows: a bulk insert of this many jobs or more refreshes the
-// planner's statistics of the jobs table on PostgreSQL.
+// analyzeAfterRows: once this process has inserted this many jobs in bulk,
+// the planner's statistics of the jobs table are refreshed on PostgreSQL,
+// and again each time the count doubles. A benchmark or a --batch file
+// inserts a thousand at a time, so one call alone never got there; the
+// doubling keeps what the refreshes cost to a few, however many go in.
 const analyzeAfterRows = 10000
+
+// analyzeDue counts n jobs inserted in bulk and reports whether the
+// statistics are due for a refresh.
+func (s *Store) analyzeDue(n int) bool {
+	total := s.bulkInserted.Add(int64(n))
+	for {
+		stored := s.nextAnalyze.Load()
+		next := stored
+		if next == 0 {
+			next = analyzeAfterRows
+		}
+		if total < next {
+			return false
+		}
+		if s.nextAnalyze.CompareAndSwap(stored, 2*total) {
+			return true
+		}
+	}
+}
 
 // atIndex names the element of a batch an *InvalidError is about.
 func atIndex(err error, i int) error {
@@ -397,7 +419,7 @@ func (s *Store) JobPurge(ctx context.Context, p engine.JobPurgeParams) (engine.J
 		if err != nil {
 			return err
 		}
-		if !full {
+		if !full && p.MinID == 0 && p.MaxID == 0 {
 			res.Next = last
 		}
 		doomed := engine.PurgeSelect(list, pinned, p.Limit)

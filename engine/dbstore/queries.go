@@ -181,7 +181,7 @@ func loadQueries(d *dialect) (map[string]string, error) {
 // text only when used, where a flag that switches it off would hide it
 // from SQLite's planner, which cannot see past a bound parameter.
 var queryVariants = map[string][]string{
-	qJobPurgeCandidates: {"before", "range", "after", "before range", "before after", "range after", "before range after"},
+	qJobPurgeCandidates: {"before", "range", "after", "before range", "before after"},
 }
 
 // variantName names a query rendered with data: "job_purge_candidates"

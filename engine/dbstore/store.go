@@ -51,6 +51,10 @@ type conn struct {
 	leaseDB   *sqlx.DB
 	leaseErr  error
 
+	// Jobs this process inserted in bulk, and the count at which the
+	// statistics are refreshed next (analyzeDue).
+	bulkInserted, nextAnalyze atomic.Int64
+
 	// Job changes for JobChanges: this process's own, and on PostgreSQL
 	// those of every process, through a listener (notify.go).
 	changes  engine.JobChangeFeed

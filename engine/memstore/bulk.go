@@ -97,8 +97,11 @@ func (s *Store) JobPurge(_ context.Context, p engine.JobPurgeParams) (engine.Job
 		})
 	}
 	// Those that ended first go first, as the SQL store reads them from its
-	// index of ended jobs.
+	// index of ended jobs; within a range of ids, the lowest id first.
 	slices.SortFunc(candidates, func(a, b engine.PurgeCandidate) int {
+		if p.MinID > 0 || p.MaxID > 0 {
+			return compareID(a.ID, b.ID)
+		}
 		fa, fb := t.byID[a.ID].FinishedAt, t.byID[b.ID].FinishedAt
 		switch {
 		case fa == nil && fb != nil:
@@ -117,7 +120,7 @@ func (s *Store) JobPurge(_ context.Context, p engine.JobPurgeParams) (engine.Job
 	window := candidates
 	if p.Limit > 0 && len(window) >= p.Limit {
 		window = window[:p.Limit]
-		if last := t.byID[window[len(window)-1].ID]; last.FinishedAt != nil {
+		if last := t.byID[window[len(window)-1].ID]; last.FinishedAt != nil && p.MinID == 0 && p.MaxID == 0 {
 			res.Next = &engine.PurgePosition{EndedAt: *last.FinishedAt, ID: last.ID}
 		}
 	}

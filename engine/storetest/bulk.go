@@ -458,6 +458,8 @@ func testJobPurgeIDRange(t *testing.T, s engine.Store) {
 	wantGone(t, s, "the rest", jobs, []*engine.Job{running})
 	_, err := s.JobPurge(t.Context(), engine.JobPurgeParams{MinID: -1})
 	wantErrIs(t, "a negative id bound", err, engine.ErrInvalid)
+	_, err = s.JobPurge(t.Context(), engine.JobPurgeParams{MaxID: 5, After: &engine.PurgePosition{ID: 1}})
+	wantErrIs(t, "a range with a place to continue after", err, engine.ErrInvalid)
 }
 
 // A range of ids bounds a listing and a count, both ends included.

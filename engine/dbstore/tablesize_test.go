@@ -1,0 +1,139 @@
+package dbstore
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/jobctl/jobctl/engine"
+)
+
+// everyBackend runs f on a fresh, migrated store of each backend.
+func everyBackend(t *testing.T, f func(t *testing.T, s *Store)) {
+	for _, b := range []struct {
+		name string
+		open func(t *testing.T) *Store
+	}{
+		{"sqlite", func(t *testing.T) *Store { return migrated(t, openSQLite(t, filepath.Join(t.TempDir(), "jobctl.db"))) }},
+		{"postgres", func(t *testing.T) *Store { return migrated(t, openStore(t, postgresSchemaDSN(t))) }},
+		{"mysql", func(t *testing.T) *Store { return migrated(t, openStore(t, mysqlDatabaseDSN(t))) }},
+	} {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			f(t, b.open(t))
+		})
+	}
+}
+
+// Each variant of the purge's candidate query is answered from the index
+// of ended jobs, or for a range of ids from the primary key, so a batch
+// reads what it takes and not the table's history: SQLite uses a partial
+// index only when the query repeats its WHERE term as written, and
+// PostgreSQL (told to use an index, as a purge tells it) only when the
+// terms imply the index's.
+func TestPurgeCandidatesUseTheEndedIndex(t *testing.T) {
+	everyBackend(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		at := s.dialect.timeArg(time.Now())
+		primaryKey := map[string]string{"sqlite": "INTEGER PRIMARY KEY", "postgres": "jobs_pkey", "mysql": "PRIMARY"}[s.dialect.name]
+		for _, tt := range []struct {
+			p     engine.JobPurgeParams
+			index string
+		}{
+			{engine.JobPurgeParams{FinishedBefore: &time.Time{}}, "jobs_ended"},
+			{engine.JobPurgeParams{FinishedBefore: &time.Time{}, After: &engine.PurgePosition{ID: 1}}, "jobs_ended"},
+			{engine.JobPurgeParams{}, "jobs_ended"},
+			{engine.JobPurgeParams{Creator: "bench", After: &engine.PurgePosition{ID: 1}}, "jobs_ended"},
+			{engine.JobPurgeParams{Creator: "bench", MinID: 5, MaxID: 10}, primaryKey},
+			{engine.JobPurgeParams{FinishedBefore: &time.Time{}, MinID: 5, MaxID: 10}, primaryKey},
+		} {
+			p := tt.p
+			name := purgeCandidatesQuery(p)
+			a := args{"statuses": []string{"FINISHED", "FAILED"}, "creator": p.Creator, "finished_before": at,
+				"after_ended_at": at, "after_id": int64(1), "min_id": p.MinID, "max_id": maxIDArg(p.MaxID), "limit": int64(100)}
+			query, params, err := s.bind(s.q, name, a, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var plan string
+			err = s.inTx(ctx, func(tx *sqlx.Tx) error {
+				if s.dialect.purgeByIndex != "" {
+					if _, err := tx.ExecContext(ctx, s.dialect.purgeByIndex); err != nil {
+						return err
+					}
+				}
+				plan, err = explain(ctx, tx, s.dialect.name, query, params)
+				return err
+			})
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if !strings.Contains(plan, tt.index) {
+				t.Errorf("%s does not use %s:\n%s", name, tt.index, plan)
+			}
+		}
+	})
+}
+
+// explain returns the plan of a query as text; for MySQL, the indexes it
+// may use.
+func explain(ctx context.Context, tx *sqlx.Tx, dialect, query string, params []any) (string, error) {
+	prefix := map[string]string{"sqlite": "EXPLAIN QUERY PLAN ", "postgres": "EXPLAIN ", "mysql": "EXPLAIN "}[dialect]
+	rows, err := tx.QueryxContext(ctx, prefix+query, params...)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	var b strings.Builder
+	for rows.Next() {
+		row, err := rows.SliceScan()
+		if err != nil {
+			return "", err
+		}
+		for _, v := range row {
+			switch x := v.(type) {
+			case []byte:
+				b.Write(x)
+			case string:
+				b.WriteString(x)
+			}
+			b.WriteByte(' ')
+		}
+		b.WriteByte('\n')
+	}
+	return b.String(), rows.Err()
+}
+
+// A service a release before this one stored, with its timeout as text
+// only, still gives its defaults: the one statement inserts nothing for
+// it, and the store reads the nodes instead.
+func TestJobSubmitServiceOfAnOlderRelease(t *testing.T) {
+	everyBackend(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		if _, err := s.NodeRegister(ctx, engine.NodeRegisterParams{Node: engine.Node{Name: "old"},
+			ProcessGone: func(engine.NodeProcess) bool { return false }}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.db.ExecContext(ctx, s.db.Rebind("UPDATE nodes SET services = ? WHERE name = 'old'"),
+			`[{"type":"encode","load":2,"timeout":"1h30m0s"}]`); err != nil {
+			t.Fatal(err)
+		}
+		sub, err := s.JobSubmit(ctx, engine.JobSubmitParams{JobInsertParams: engine.JobInsertParams{Type: "encode",
+			Load: 1, Status: engine.StatusQueued, Timeout: time.Minute}, ServiceLoad: true, ServiceTimeout: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		j, err := s.JobGet(ctx, sub.ID)
+		if err != nil || !sub.Offered || j.Load != 2 || time.Duration(j.Timeout) != 90*time.Minute {
+			t.Errorf("job %+v (offered %v), %v; want load 2 and timeout 1h30m from the old service", j, sub.Offered, err)
+		}
+		jobs, err := s.JobList(ctx, engine.JobListParams{})
+		if err != nil || len(jobs) != 1 {
+			t.Errorf("%d jobs, %v; want the one", len(jobs), err)
+		}
+	})
+}
