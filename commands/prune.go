@@ -44,9 +44,13 @@ a job ended, on the database's clock.
 A parent job is deleted only with or after its children: one that still has
 a child that has not ended, or that is too young or of another state, stays.
 
-The jobs are deleted in batches of ` + fmt.Sprint(engine.DefaultPruneBatch) + `, each its own transaction, so
-the database is never locked for long and dispatch goes on meanwhile.
---dry-run counts what would be deleted and deletes nothing.
+The jobs are deleted in batches of ` + fmt.Sprint(engine.DefaultPruneBatch) + `, oldest end first, each its own
+transaction, so the database is never locked for long and dispatch goes on
+meanwhile. Each batch finds its jobs in an index of ended jobs by their end
+and starts where the last stopped, so a batch costs the same however many
+jobs the table holds or the prune removes: thousands of jobs a second, with
+their logs and attempts. --dry-run counts what would be deleted and deletes
+nothing.
 
 D is a duration such as 90m, 12h or 30d (days may lead: 1d12h). To prune
 continuously instead, run the nodes with 'jobctl serve --retain D'.

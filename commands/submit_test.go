@@ -515,3 +515,66 @@ func wantJobJSON(t *testing.T, what string, got, want *engine.Job) {
 		t.Errorf("%s printed\n%s\nwant the job as stored:\n%s", what, g, w)
 	}
 }
+
+// watchedStore notes the calls a plain submit must not make: it reads
+// neither the nodes nor the list of migrations, and inserts through
+// JobSubmit, the one statement.
+type watchedStore struct {
+	engine.Store
+	calls []string
+}
+
+func (w *watchedStore) NodeList(ctx context.Context) ([]*engine.Node, error) {
+	w.calls = append(w.calls, "NodeList")
+	return w.Store.NodeList(ctx)
+}
+
+func (w *watchedStore) MigrationStatus(ctx context.Context) ([]engine.Migration, error) {
+	w.calls = append(w.calls, "MigrationStatus")
+	return w.Store.MigrationStatus(ctx)
+}
+
+func (w *watchedStore) Migrate(ctx context.Context) error {
+	w.calls = append(w.calls, "Migrate")
+	return w.Store.Migrate(ctx)
+}
+
+func (w *watchedStore) JobInsert(ctx context.Context, p engine.JobInsertParams) (*engine.Job, error) {
+	w.calls = append(w.calls, "JobInsert")
+	return w.Store.JobInsert(ctx, p)
+}
+
+func (w *watchedStore) JobGet(ctx context.Context, id int64) (*engine.Job, error) {
+	w.calls = append(w.calls, "JobGet")
+	return w.Store.JobGet(ctx, id)
+}
+
+// A plain submit in a new process asks whether the schema is current and
+// submits, nothing else; -o json reads the job back.
+func TestPlainSubmitAsksOnlyForTheSchemaAndSubmits(t *testing.T) {
+	e := newTestEnv(t)
+	watched := &watchedStore{Store: e.store}
+	ios, stdout, _ := TestIO("")
+	f := NewFactory(ios)
+	f.Clock = fixedClock(testNow)
+	f.Open = func(context.Context) (engine.Store, error) { return watched, nil }
+	root := NewRootCmd(f, "1.2.3")
+	root.SetArgs([]string{"submit", "--type", "noop"})
+	if err := root.ExecuteContext(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(watched.calls) != 0 {
+		t.Errorf("a plain submit called %v", watched.calls)
+	}
+	if id, err := strconv.ParseInt(strings.TrimSpace(stdout.String()), 10, 64); err != nil || id <= 0 {
+		t.Errorf("stdout %q; want the new id", stdout)
+	}
+	root = NewRootCmd(f, "1.2.3")
+	root.SetArgs([]string{"submit", "--type", "noop", "-o", "json"})
+	if err := root.ExecuteContext(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(watched.calls, []string{"JobGet"}) {
+		t.Errorf("submit -o json called %v; want one JobGet", watched.calls)
+	}
+}
