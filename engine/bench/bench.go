@@ -319,9 +319,10 @@ func (r *run) look(ctx context.Context) error {
 }
 
 // lookDue reports whether lookSpacing times as long as the last look took
-// has passed since it ended.
+// has passed since it ended; a quarter of the stall timeout at most, so a
+// slow look never keeps the run from seeing progress in time.
 func (r *run) lookDue() bool {
-	return time.Since(r.lookEnded) >= lookSpacing*r.lookTook
+	return time.Since(r.lookEnded) >= min(lookSpacing*r.lookTook, r.cfg.StallTimeout/4)
 }
 
 // stalled fails a run in which jobs wait but none has ended for the stall

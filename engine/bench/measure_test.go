@@ -120,3 +120,24 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
+
+// A look waits twenty times as long as the last one took, and a quarter of
+// the stall timeout at most.
+func TestLookSpacing(t *testing.T) {
+	r := &run{cfg: &Config{StallTimeout: time.Minute}}
+	if !r.lookDue() {
+		t.Error("the first look is not due")
+	}
+	r.lookEnded, r.lookTook = time.Now(), 100*time.Millisecond
+	if r.lookDue() {
+		t.Error("a look is due at once after one that took 100ms")
+	}
+	r.lookEnded = time.Now().Add(-2100 * time.Millisecond)
+	if !r.lookDue() {
+		t.Error("no look is due 2.1s after one that took 100ms")
+	}
+	r.lookEnded, r.lookTook = time.Now().Add(-16*time.Second), 10*time.Second
+	if !r.lookDue() {
+		t.Error("no look is due 16s after one that took 10s, past a quarter of the stall timeout")
+	}
+}
