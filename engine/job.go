@@ -54,7 +54,14 @@ type Job struct {
 	ProgressMessage string     `json:"progress_message"`
 	ExitCode        *int       `json:"exit_code"`
 	Message         string     `json:"message"` // why it is in its state, e.g. "timed out after 1m"
-	Version         int64      `json:"version"`
+	// MemoryLimit is the most memory the job may hold, in bytes, on a
+	// node that enforces limits (serve --enforce); 0: none of its own.
+	MemoryLimit int64 `json:"memory_limit"`
+	// Usage is what the job's last ended attempt used, as its node
+	// measured it; nil when that attempt was not measured (an in-process
+	// builtin, a run cut short with its node) or none has ended.
+	Usage   *Usage `json:"usage"`
+	Version int64  `json:"version"`
 	// Dispatcher and LeaseTerm name the lease holder, and its term, that
 	// the current attempt was started under; empty before the first start.
 	Dispatcher string     `json:"dispatcher"`

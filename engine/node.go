@@ -47,6 +47,9 @@ type Node struct {
 	MemAvailable   int64   `json:"mem_available"`   // bytes
 	ReservedMemory int64   `json:"reserved_memory"` // overloaded with less free memory
 	Cores          int     `json:"cores"`
+	// RunningUsage is what the node measured of each job it runs, as of
+	// its last liveness report (LastSeen).
+	RunningUsage []LiveUsage `json:"running_usage"`
 
 	// Live figures, computed from the load-holding jobs, not stored.
 	Load       float64 `json:"load"`
@@ -172,6 +175,9 @@ type NodeService struct {
 	Type    string   `json:"type"`
 	Load    float64  `json:"load,omitempty"`
 	Timeout Duration `json:"timeout,omitempty"`
+	// Memory is the memory limit, in bytes, of the type's jobs that set
+	// none of their own, where the node enforces limits; 0: none.
+	Memory int64 `json:"memory,omitempty"`
 }
 
 // Offers reports whether the node runs jobs of the given type.

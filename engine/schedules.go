@@ -64,6 +64,10 @@ type JobTemplate struct {
 	MaxAttempts int             `json:"max_attempts"`
 	Backoff     Duration        `json:"backoff"`
 	Timeout     *Duration       `json:"timeout"`
+	// Memory is each job's memory limit in bytes (submit --memory); nil:
+	// the service's, else none. Templates stored before it existed read
+	// as nil.
+	Memory *int64 `json:"memory,omitempty"`
 	// Rollback and RollbackType are each job's rollback, as submit takes
 	// them; templates stored before they existed read as none.
 	Rollback     string `json:"rollback,omitempty"`
@@ -75,7 +79,7 @@ func (t JobTemplate) Request(creator string) SubmitRequest {
 	r := SubmitRequest{
 		Type: t.Type, Operation: t.Operation, Args: t.Args, Payload: t.Payload, Load: t.Load, Key: t.Key,
 		MaxAttempts: t.MaxAttempts, Backoff: time.Duration(t.Backoff), Rollback: t.Rollback, RollbackType: t.RollbackType,
-		Creator: creator,
+		Creator: creator, MemoryLimit: t.Memory,
 	}
 	if t.Timeout != nil {
 		r.Timeout = Ptr(time.Duration(*t.Timeout))

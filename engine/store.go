@@ -80,6 +80,12 @@ type Store interface {
 	// claim or start returns the full job.
 	JobListDispatchable(ctx context.Context, p JobDispatchableParams) ([]*Job, error)
 
+	// JobAttemptUsageList returns, for each job type (p.Types, or every
+	// type), the newest p.Runs ended attempts that were measured, with the
+	// type and load of their job, newest first within a type; types in no
+	// particular order.
+	JobAttemptUsageList(ctx context.Context, p JobAttemptUsageParams) ([]AttemptUsage, error)
+
 	// JobLogAppend stores one chunk of a job's output.
 	JobLogAppend(ctx context.Context, p JobLogAppendParams) error
 	// JobLogList returns the chunks after AfterSeq, oldest first.
@@ -278,6 +284,8 @@ type JobInsertParams struct {
 	Creator     string
 	// RollbackType is the type the rollback job gets; "" is the job's own.
 	RollbackType string
+	// MemoryLimit is the job's memory limit in bytes; 0: none of its own.
+	MemoryLimit int64
 	// KeyPosition and RollbackOf are for a rollback job (RollbackInsert),
 	// which JobInsert alone creates: JobInsertMany refuses them.
 	KeyPosition *int64
@@ -305,6 +313,9 @@ type JobListParams struct {
 	// Brief reads only the fields of Job.Brief; the others are zero. A node
 	// checking its running jobs twice a second needs no more.
 	Brief bool
+	// OOMKilled keeps only jobs whose last ended attempt had a process
+	// killed at its memory limit (Job.Usage.OOMKilled).
+	OOMKilled bool
 }
 
 // JobPurgeParams select ended jobs to remove; zero fields do not filter.
@@ -384,6 +395,8 @@ type NodeTouchParams struct {
 	LoadAvg      float64
 	MemAvailable int64
 	Cores        int
+	// RunningUsage is what the node measured of each job it runs now.
+	RunningUsage []LiveUsage
 	// Process, when set, is the process that registered the row: the
 	// touch applies only while the row still names it, so a process whose
 	// name another took over (once its lease passed) cannot keep the row

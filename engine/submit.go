@@ -63,6 +63,10 @@ func ValidateJobInsert(p JobInsertParams) error {
 	if p.Timeout < 0 || p.Timeout > MaxJobTimeout {
 		bad("timeout %s is not between 0 and %s", p.Timeout, MaxJobTimeout)
 	}
+	if p.MemoryLimit != 0 && (p.MemoryLimit < MinMemoryLimit || p.MemoryLimit > MaxMemoryLimit) {
+		bad("memory limit %s is not between %s and %s (or 0 for none)", FormatSize(p.MemoryLimit),
+			FormatSize(MinMemoryLimit), FormatSize(MaxMemoryLimit))
+	}
 	if p.ParentID != nil && *p.ParentID <= 0 {
 		bad("parent id %d is not a job id", *p.ParentID)
 	}
@@ -110,13 +114,16 @@ func ValidateJobInsert(p JobInsertParams) error {
 // SubmitRequest is a job as an operator or a job asks for it; unset
 // optional fields take the defaults Submit documents.
 type SubmitRequest struct {
-	Type        string
-	Operation   string
-	Args        []string
-	Payload     json.RawMessage
-	Load        *float64       // nil: the service's configured load, else 1
-	Timeout     *time.Duration // nil: the service's configured timeout, else DefaultJobTimeout
-	Hold        bool           // created INSTANTIATED, until released
+	Type      string
+	Operation string
+	Args      []string
+	Payload   json.RawMessage
+	Load      *float64       // nil: the service's configured load, else 1
+	Timeout   *time.Duration // nil: the service's configured timeout, else DefaultJobTimeout
+	// MemoryLimit in bytes; nil: the service's configured memory limit,
+	// else none.
+	MemoryLimit *int64
+	Hold        bool // created INSTANTIATED, until released
 	Key         string
 	ParentID    *int64
 	MaxAttempts int // 0 means 1
@@ -138,7 +145,7 @@ type Submitted struct {
 }
 
 // Submit creates a job: it fills in the defaults from the settings the
-// nodes give the job's type (load, timeout: an ONLINE node's first, else
+// nodes give the job's type (load, timeout, memory limit: an ONLINE node's first, else
 // any registered node's), validates every field, checks the parent (it must
 // exist and not have ended), and inserts the job. Nothing is written when
 // any check fails; an invalid field is an *InvalidError.
@@ -198,6 +205,12 @@ func submitParams(nodes []*Node, r SubmitRequest) (p JobInsertParams, offered bo
 		p.Timeout = *r.Timeout
 	case svc.Timeout > 0:
 		p.Timeout = time.Duration(svc.Timeout)
+	}
+	switch {
+	case r.MemoryLimit != nil:
+		p.MemoryLimit = *r.MemoryLimit
+	case svc.Memory > 0:
+		p.MemoryLimit = svc.Memory
 	}
 	if r.RunAt != nil && r.RunIn != nil {
 		return p, false, &InvalidError{What: "job", Problems: []string{"both a start time and a delay are given"}}

@@ -103,6 +103,7 @@ func (s *Store) jobInsertArgs(p engine.JobInsertParams) (args, error) {
 		"timeout_seconds": timeout.Seconds(),
 		"creator":         p.Creator,
 		"queued":          p.Status == engine.StatusQueued,
+		"memory_limit":    p.MemoryLimit,
 	}, nil
 }
 
@@ -193,6 +194,7 @@ func (s *Store) jobListArgs(p engine.JobListParams) args {
 		"any_created_before": p.CreatedBefore == nil,
 		"created_before":     s.windowArg(p.CreatedBefore, false),
 		"double_fault":       p.DoubleFault,
+		"oom_killed":         p.OOMKilled,
 	}
 }
 
@@ -227,6 +229,9 @@ func (s *Store) JobUpdate(ctx context.Context, u engine.JobUpdate) (*engine.Job,
 	if u.RunAfterSeconds != nil && (math.IsNaN(*u.RunAfterSeconds) || math.IsInf(*u.RunAfterSeconds, 0)) {
 		return nil, fmt.Errorf("update job %d: run after %v seconds is not a number", u.ID, *u.RunAfterSeconds)
 	}
+	if err := engine.CheckUsage(u); err != nil {
+		return nil, err
+	}
 	a := args{
 		"id":                u.ID,
 		"from":              string(u.From),
@@ -246,12 +251,20 @@ func (s *Store) JobUpdate(ctx context.Context, u engine.JobUpdate) (*engine.Job,
 		"mark_queued":       u.MarkQueued,
 		"mark_started":      u.MarkStarted,
 		"mark_finished":     u.MarkFinished,
+		"set_usage":         u.Usage != nil,
+		"cpu_seconds":       0.0,
+		"peak_memory":       int64(0),
+		"wall_seconds":      0.0,
+		"oom_killed":        false,
 		"set_lease":         u.StartedUnder != nil,
 		"dispatcher":        "",
 		"lease_term":        int64(0),
 	}
 	if t := u.StartedUnder; t != nil {
 		a["dispatcher"], a["lease_term"] = t.Owner, t.Term
+	}
+	if us := u.Usage; us != nil {
+		a["cpu_seconds"], a["peak_memory"], a["wall_seconds"], a["oom_killed"] = us.CPUSeconds, us.PeakMemory, us.WallSeconds, us.OOMKilled
 	}
 	if u.IncrementAttempt {
 		a["attempt_increment"] = 1

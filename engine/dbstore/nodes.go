@@ -155,8 +155,17 @@ func (s *Store) NodeList(ctx context.Context) ([]*engine.Node, error) {
 // matching engine.ErrNodeOnline when p.Process no longer holds the row. It leaves the
 // state alone: marking a node OFFLINE or back is the heartbeat's decision.
 func (s *Store) NodeTouch(ctx context.Context, p engine.NodeTouchParams) error {
+	running := p.RunningUsage
+	if running == nil {
+		running = []engine.LiveUsage{}
+	}
+	usage, err := json.Marshal(running)
+	if err != nil {
+		return fmt.Errorf("touch node %s: %w", p.Name, err)
+	}
 	a := args{"name": p.Name, "load_avg": p.LoadAvg, "mem_available": p.MemAvailable, "cores": p.Cores,
-		"by_process": p.Process != nil, "host_id": "", "pid": 0, "proc_start": int64(0)}
+		"by_process": p.Process != nil, "host_id": "", "pid": 0, "proc_start": int64(0),
+		"running_usage": string(usage)}
 	if pr := p.Process; pr != nil {
 		a["host_id"], a["pid"], a["proc_start"] = pr.Host, pr.PID, pr.StartTime
 	}

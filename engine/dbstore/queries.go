@@ -96,7 +96,7 @@ var requiredQueries = []string{
 	qJobPurgeChildren, qJobPurgeChildrenOf, qJobPurgeDelete, qNodeRemove, qNodeJobsHeld, qReservationDeleteNode,
 	qJobUpdateMany,
 	qTypeLimitSet, qTypeLimitList, qTypeLimitDelete,
-	qJobAttemptList, qJobPurgeAttempts,
+	qJobAttemptList, qJobAttemptUsageList, qJobPurgeAttempts,
 	qJobListRollbackPending, qJobRollbackSet,
 }
 

@@ -2,6 +2,7 @@ package dbstore
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -98,6 +99,26 @@ type jobRow struct {
 	RollbackType    string  `db:"rollback_type"`
 	RollbackJobID   *int64  `db:"rollback_job_id"`
 	RollbackOf      *int64  `db:"rollback_of"`
+	MemoryLimit     int64   `db:"memory_limit"`
+	usageColumns
+}
+
+// usageColumns are the measured use of a run as jobs and job_attempts
+// store it: all NULL when the run was not measured.
+type usageColumns struct {
+	CPUSeconds  sql.NullFloat64 `db:"cpu_seconds"`
+	PeakMemory  sql.NullInt64   `db:"peak_memory"`
+	WallSeconds sql.NullFloat64 `db:"wall_seconds"`
+	OOMKilled   bool            `db:"oom_killed"`
+}
+
+// usage is the stored use, nil when the run was not measured.
+func (u usageColumns) usage() *engine.Usage {
+	if !u.CPUSeconds.Valid {
+		return nil
+	}
+	return &engine.Usage{CPUSeconds: u.CPUSeconds.Float64, PeakMemory: u.PeakMemory.Int64,
+		WallSeconds: u.WallSeconds.Float64, OOMKilled: u.OOMKilled}
 }
 
 // jobColumns are the columns of job_columns.sql, in its order.
@@ -105,7 +126,8 @@ var jobColumns = []string{"id", "type", "operation", "args", "payload", "job_loa
 	"parent_id", "attempt", "max_attempts", "attempt_base", "backoff_seconds", "rollback", "run_after",
 	"timeout_seconds", "progress", "progress_message", "exit_code", "message", "version", "creator",
 	"created_at", "queued_at", "started_at", "finished_at", "dispatcher", "lease_term", "key_position",
-	"rollback_type", "rollback_job_id", "rollback_of"}
+	"rollback_type", "rollback_job_id", "rollback_of", "memory_limit", "cpu_seconds", "peak_memory", "wall_seconds",
+	"oom_killed"}
 
 // fields are r's fields in the order of jobColumns.
 func (r *jobRow) fields() []any {
@@ -113,7 +135,8 @@ func (r *jobRow) fields() []any {
 		&r.ParentID, &r.Attempt, &r.MaxAttempts, &r.AttemptBase, &r.BackoffSeconds, &r.Rollback, &r.RunAfter,
 		&r.TimeoutSeconds, &r.Progress, &r.ProgressMessage, &r.ExitCode, &r.Message, &r.Version, &r.Creator,
 		&r.CreatedAt, &r.QueuedAt, &r.StartedAt, &r.FinishedAt, &r.Dispatcher, &r.LeaseTerm, &r.KeyPosition,
-		&r.RollbackType, &r.RollbackJobID, &r.RollbackOf}
+		&r.RollbackType, &r.RollbackJobID, &r.RollbackOf, &r.MemoryLimit, &r.CPUSeconds, &r.PeakMemory, &r.WallSeconds,
+		&r.OOMKilled}
 }
 
 // jobBriefColumns are the columns of job_columns_brief.sql, in its order:
@@ -193,6 +216,8 @@ func (r *jobRow) job() (*engine.Job, error) {
 		RollbackType:    r.RollbackType,
 		RollbackJobID:   r.RollbackJobID,
 		RollbackOf:      r.RollbackOf,
+		MemoryLimit:     r.MemoryLimit,
+		Usage:           r.usage(),
 	}
 	if r.Payload == "" { // a brief row
 		j.Payload = nil
@@ -249,6 +274,7 @@ type nodeRow struct {
 	Hostname        string  `db:"hostname"`
 	PID             int     `db:"pid"`
 	ProcStart       int64   `db:"proc_start"`
+	RunningUsage    string  `db:"running_usage"`
 	TotalLoad       float64 `db:"total_load"`
 	Running         int     `db:"running"`
 	Dispatcher      int     `db:"dispatcher"`
@@ -284,6 +310,12 @@ func (r *nodeRow) node() (*engine.Node, error) {
 	}
 	if n.Services == nil {
 		n.Services = []engine.NodeService{}
+	}
+	if err := json.Unmarshal([]byte(r.RunningUsage), &n.RunningUsage); err != nil {
+		return nil, fmt.Errorf("node %s: stored running usage is not a JSON list: %w", r.Name, err)
+	}
+	if n.RunningUsage == nil {
+		n.RunningUsage = []engine.LiveUsage{}
 	}
 	return n, nil
 }

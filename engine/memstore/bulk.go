@@ -57,7 +57,7 @@ func (s *Store) JobCountByStatus(_ context.Context, p engine.JobListParams) (map
 	p.Limit = 0
 	out := map[engine.Status]int{}
 	if len(p.Statuses) == 0 && len(p.Types) == 0 && p.Node == "" && p.Key == "" && p.ParentID == nil && p.Creator == "" &&
-		p.CreatedAfter == nil && p.CreatedBefore == nil && !p.DoubleFault {
+		p.CreatedAfter == nil && p.CreatedBefore == nil && !p.DoubleFault && !p.OOMKilled {
 		// The common case, every job: the status index has the counts.
 		for st, set := range s.jobs.byStatus {
 			out[st] = set.Len()

@@ -86,6 +86,7 @@ func (tx *txStore) JobInsert(_ context.Context, p engine.JobInsertParams) (*engi
 		RollbackType: p.RollbackType,
 		KeyPosition:  clonePtr(p.KeyPosition),
 		RollbackOf:   clonePtr(p.RollbackOf),
+		MemoryLimit:  p.MemoryLimit,
 		Timeout:      engine.Duration(timeout),
 		Version:      1,
 		Creator:      p.Creator,
@@ -169,7 +170,8 @@ func (t *jobTable) list(p engine.JobListParams) []*engine.Job {
 			(p.Creator == "" || j.Creator == p.Creator) &&
 			(p.CreatedAfter == nil || !j.CreatedAt.Before(*p.CreatedAfter)) &&
 			(p.CreatedBefore == nil || !j.CreatedAt.After(*p.CreatedBefore)) &&
-			(!p.DoubleFault || t.doubleFault(j))
+			(!p.DoubleFault || t.doubleFault(j)) &&
+			(!p.OOMKilled || (j.Usage != nil && j.Usage.OOMKilled))
 	}
 	var found []*engine.Job
 	for _, src := range sources {
@@ -245,6 +247,9 @@ func (tx *txStore) JobUpdate(_ context.Context, u engine.JobUpdate) (*engine.Job
 	if err := u.Validate(); err != nil {
 		return nil, err
 	}
+	if err := engine.CheckUsage(u); err != nil {
+		return nil, err
+	}
 	var runAfter time.Duration
 	if u.RunAfterSeconds != nil {
 		sec := *u.RunAfterSeconds
@@ -284,6 +289,12 @@ func (tx *txStore) JobUpdate(_ context.Context, u engine.JobUpdate) (*engine.Job
 		j.ExitCode = engine.Ptr(*u.ExitCode)
 	case u.ClearResult || u.IncrementAttempt:
 		j.ExitCode = nil
+	}
+	switch {
+	case u.Usage != nil:
+		j.Usage = engine.Ptr(*u.Usage)
+	case u.ClearResult || u.IncrementAttempt:
+		j.Usage = nil
 	}
 	if u.Message != nil {
 		j.Message = *u.Message

@@ -35,6 +35,7 @@ func (s *Store) NodeRegister(_ context.Context, p engine.NodeRegisterParams) (*e
 	stored.State, stored.Maintenance = engine.NodeOnline, maintenance
 	stored.StartedAt, stored.LastSeen = now, now
 	stored.Load, stored.Running, stored.Dispatcher = 0, 0, false
+	stored.RunningUsage = []engine.LiveUsage{} // the new process runs nothing yet
 	s.nodes[n.Name] = stored
 	return s.liveNode(stored, now), nil
 }
@@ -103,6 +104,10 @@ func (s *Store) NodeTouch(_ context.Context, p engine.NodeTouchParams) error {
 	}
 	n.LastSeen = s.now()
 	n.LoadAvg, n.MemAvailable, n.Cores = p.LoadAvg, p.MemAvailable, p.Cores
+	n.RunningUsage = slices.Clone(p.RunningUsage)
+	if n.RunningUsage == nil {
+		n.RunningUsage = []engine.LiveUsage{}
+	}
 	return nil
 }
 

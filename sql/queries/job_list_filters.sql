@@ -3,7 +3,8 @@ A fragment of job_list_filter and job_list_live: the filters other than
 status, each switched off by its own flag, so one statement serves every
 combination. The creation window's ends are inclusive; the store binds
 them at the stored precision (see windowArg). A double fault is a job
-whose rollback job ended FAILED, found by the primary key.
+whose rollback job ended FAILED, found by the primary key; oom_killed keeps
+the jobs whose last ended attempt was killed at its memory limit.
 */ -}}
 (:all_types OR type IN (:types))
   AND (:node = '' OR node = :node)
@@ -13,5 +14,6 @@ whose rollback job ended FAILED, found by the primary key.
   AND (:creator = '' OR creator = :creator)
   AND (:any_created_after OR created_at >= :created_after)
   AND (:any_created_before OR created_at <= :created_before)
+  AND (NOT :oom_killed OR oom_killed = TRUE)
   AND (NOT :double_fault OR EXISTS (SELECT 1 FROM jobs rb
                                     WHERE rb.id = jobs.rollback_job_id AND rb.status = 'FAILED'))
