@@ -214,7 +214,7 @@ func TestGroupMemoryLimitKills(t *testing.T) {
 		t.Errorf("peak %d above the limit", s.Peak)
 	}
 	if m.version == 1 {
-		if got := readString(filepath.Join(g.dirs[slicesIndexRole(m, roleCPUShare)], "cpu.shares")); got != "1024" {
+		if got := readString(filepath.Join(g.directories()[slicesIndexRole(m, roleCPUShare)], "cpu.shares")); got != "1024" {
 			t.Errorf("cpu.shares of load 1 = %q, want 1024", got)
 		}
 	}
@@ -237,14 +237,14 @@ func TestGroupKillTakesProcessesThatLeftTheProcessGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for len(strings.Fields(readString(filepath.Join(g.dirs[0], "cgroup.procs")))) == 0 {
+	for len(strings.Fields(readString(filepath.Join(g.directories()[0], "cgroup.procs")))) == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the escaped sleep never showed in the group")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	g.Kill()
-	if left := readString(filepath.Join(g.dirs[0], "cgroup.procs")); left != "" {
+	if left := readString(filepath.Join(g.directories()[0], "cgroup.procs")); left != "" {
 		t.Errorf("after Kill the group holds %q", left)
 	}
 }
@@ -288,7 +288,7 @@ func TestV2OnTheUnifiedMountMeasuresCPU(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	if want := "0::" + strings.TrimPrefix(g.dirs[0], v2.point); !strings.Contains(out.String(), want+"\n") {
+	if want := "0::" + strings.TrimPrefix(g.directories()[0], v2.point); !strings.Contains(out.String(), want+"\n") {
 		t.Errorf("the process was not born in its group: /proc/self/cgroup says %q, want %q", out.String(), want)
 	}
 	within10(t, "cgroup v2", sample(t, g).CPU, reportedCPU(t, out.String()))

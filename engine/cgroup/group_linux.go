@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -20,9 +21,20 @@ import (
 // uses.
 type Group struct {
 	m      *Manager
-	dirs   []string // one a hierarchy, in the order of m.tree
-	memory int64    // the memory limit in force; 0: none
-	fd     int      // v2: the directory, for CLONE_INTO_CGROUP; -1 otherwise
+	memory int64 // the memory limit in force; 0: none
+
+	// mu guards dirs and fd: a node samples a run's group while its
+	// runner may be removing it.
+	mu   sync.Mutex
+	dirs []string // one a hierarchy, in the order of m.tree; nil once removed
+	fd   int      // v2: the directory, for CLONE_INTO_CGROUP; -1 otherwise
+}
+
+// directories are the group's directories; none once it is removed.
+func (g *Group) directories() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.dirs
 }
 
 // NewGroup makes the group of one run, named name (unique among the
@@ -109,6 +121,8 @@ func (g *Group) MemoryLimit() int64 { return g.memory }
 // Place has a process started with attr born in the group, on cgroup v2;
 // on v1 the starting thread must call EnterThread instead.
 func (g *Group) Place(attr *syscall.SysProcAttr) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	if g.fd >= 0 {
 		attr.UseCgroupFD, attr.CgroupFD = true, g.fd
 	}
@@ -133,7 +147,7 @@ func (g *Group) EnterThread() (leave func() error, err error) {
 		}
 		return errors.Join(errs...)
 	}
-	for _, dir := range g.dirs {
+	for _, dir := range g.directories() {
 		if err := writeFile(dir, "tasks", tid); err != nil {
 			return nil, errors.Join(err, leave())
 		}
@@ -144,8 +158,12 @@ func (g *Group) EnterThread() (leave func() error, err error) {
 // Sample reads what the group's run has used so far.
 func (g *Group) Sample() (Sample, error) {
 	s := Sample{OOMKills: -1}
+	dirs := g.directories()
+	if dirs == nil {
+		return s, errors.New("cgroup: the group is removed")
+	}
 	for i, h := range g.m.tree {
-		dir := g.dirs[i]
+		dir := dirs[i]
 		if h.serves(roleCPUTime) {
 			cpu, err := g.cpuTime(dir)
 			if err != nil {
@@ -206,10 +224,11 @@ func (g *Group) memorySample(dir string, s *Sample) error {
 // Kill kills every process left in the group and waits, briefly, until
 // they have left it.
 func (g *Group) Kill() {
-	if len(g.dirs) > 0 && g.m.version == 2 && exists(g.dirs[0], "cgroup.kill") {
-		_ = writeFile(g.dirs[0], "cgroup.kill", "1")
+	dirs := g.directories()
+	if len(dirs) > 0 && g.m.version == 2 && exists(dirs[0], "cgroup.kill") {
+		_ = writeFile(dirs[0], "cgroup.kill", "1")
 	}
-	for _, dir := range g.dirs {
+	for _, dir := range dirs {
 		killAll(dir)
 	}
 }
@@ -218,35 +237,55 @@ func (g *Group) Kill() {
 // no use afterwards.
 func (g *Group) Remove() error {
 	g.Kill()
+	g.mu.Lock()
+	dirs := g.dirs
+	g.dirs = nil
 	if g.fd >= 0 {
 		_ = unix.Close(g.fd)
 		g.fd = -1
 	}
+	g.mu.Unlock()
 	var errs []error
-	for _, dir := range g.dirs {
+	for _, dir := range dirs {
 		if err := removeDir(dir); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	g.dirs = nil
 	return errors.Join(errs...)
 }
 
 // killAll sends SIGKILL to every process in the cgroup dir until none is
-// left, for a few seconds at most: a process may fork while it is killed.
+// left but zombies, which wait for their parent to reap them (the run's
+// leader waits for its runner): for a few seconds at most, as a process
+// may fork while it is killed.
 func killAll(dir string) {
 	for i := range 100 {
-		pids := strings.Fields(readString(filepath.Join(dir, "cgroup.procs")))
-		if len(pids) == 0 {
-			return
-		}
-		for _, p := range pids {
-			if pid, err := strconv.Atoi(p); err == nil && pid > 0 {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
+		alive := 0
+		for _, p := range strings.Fields(readString(filepath.Join(dir, "cgroup.procs"))) {
+			pid, err := strconv.Atoi(p)
+			if err != nil || pid <= 0 || zombie(pid) {
+				continue
 			}
+			alive++
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		if alive == 0 {
+			return
 		}
 		sleepMillis(min(1<<i, 50))
 	}
+}
+
+// zombie reports whether process pid has exited and waits to be reaped.
+func zombie(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true // gone
+	}
+	// The state follows the command name, which ends at the last ')'.
+	s := string(b)
+	end := strings.LastIndexByte(s, ')')
+	return end >= 0 && end+2 < len(s) && (s[end+2] == 'Z' || s[end+2] == 'X')
 }
 
 func writeFile(dir, name, value string) error {

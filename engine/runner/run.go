@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/jobctl/jobctl/engine"
 )
 
 // ErrFinished is returned when pausing or resuming a run that has ended.
@@ -201,7 +203,7 @@ func (r *Run) finished() bool {
 // finish records the result and closes Done.
 func (r *Run) finish(e ending) {
 	warned, warning := r.out.lastWarning()
-	res := Result{ExitCode: e.exitCode, Outcome: Failed, Warning: warning, Reason: e.reason}
+	res := Result{ExitCode: e.exitCode, Outcome: Failed, Warning: warning, Reason: e.reason, Usage: e.usage}
 	if e.final {
 		res.Outcome = FailedFinally
 	}
@@ -221,4 +223,21 @@ func (r *Run) finish(e ending) {
 	r.result = res
 	close(r.done)
 	r.mu.Unlock()
+}
+
+// Live is what the run has used so far, for a node's report of its running
+// jobs: CPU seconds, the cores used since the last call (or the start) and
+// the memory held now. ok is false for a builtin, which is no process of
+// its own, and for a run whose process has ended.
+func (r *Run) Live() (u engine.LiveUsage, ok bool) {
+	p, isProcess := r.ctl.(*process)
+	if !isProcess || r.finished() {
+		return u, false
+	}
+	cpu, cores, memory, ok := p.live()
+	if !ok {
+		return u, false
+	}
+	return engine.LiveUsage{JobID: r.spec.JobID, Attempt: r.spec.Attempt, CPUSeconds: cpu.Seconds(), Cores: cores,
+		Memory: memory}, true
 }

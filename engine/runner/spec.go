@@ -1,6 +1,10 @@
 package runner
 
-import "time"
+import (
+	"time"
+
+	"github.com/jobctl/jobctl/engine/cgroup"
+)
 
 // DefaultGrace is how long a job may take to exit after SIGTERM when its
 // timeout stops it and Spec.Grace is zero.
@@ -30,6 +34,10 @@ type Spec struct {
 	Grace time.Duration
 	// Watcher, if set, learns of a process run's process group.
 	Watcher GroupWatcher
+	// Group, if set, is the cgroup a process run is born in, where its
+	// use is measured and its limits held. Start takes it over: it is
+	// emptied and removed once the run has ended. A builtin has none.
+	Group *cgroup.Group
 }
 
 // GroupWatcher follows the process groups of runs, for what must kill them
