@@ -199,3 +199,16 @@ func runFakeNode() {
 	fmt.Println("alive")
 	time.Sleep(time.Hour)
 }
+
+// measuredDone waits for a process run to end and returns its result
+// without its usage, which it checks is there: tests of how a run ended
+// compare the rest exactly.
+func measuredDone(t *testing.T, r *Run) Result {
+	t.Helper()
+	res := waitDone(t, r)
+	if res.Usage == nil {
+		t.Errorf("the process run ended without its usage: %+v", res)
+	}
+	res.Usage = nil
+	return res
+}
