@@ -40,7 +40,8 @@ func printIDs(ios *IOStreams, jobs []*engine.Job) error {
 // jobTable lays jobs out in the columns of `jobctl list`. RUN AFTER is a
 // column of the wide table; a terminal's default table shows it too when a
 // listed job waits for its start time. Piped, the default columns never
-// change, so scripts can count on them.
+// change, so scripts can count on them. The wide table's CPU, PEAK and
+// WALL are what the job's last ended attempt used (Job.Usage).
 func jobTable(ios *IOStreams, o outputOptions, now time.Time, jobs []*engine.Job) *table {
 	header := []string{"ID", "STATUS", "TYPE", "OPERATION", "NODE", "LOAD", "PROGRESS", "AGE"}
 	runAfter := !o.wide() && ios.OutIsTerminal && slices.ContainsFunc(jobs, func(j *engine.Job) bool { return delayed(j, now) })
@@ -48,7 +49,8 @@ func jobTable(ios *IOStreams, o outputOptions, now time.Time, jobs []*engine.Job
 		header = append(header, "RUN AFTER")
 	}
 	if o.wide() {
-		header = append(header, "KEY", "PARENT", "ATTEMPT", "STARTED", "FINISHED", "EXIT", "RUN AFTER", "MESSAGE")
+		header = append(header, "KEY", "PARENT", "ATTEMPT", "STARTED", "FINISHED", "EXIT", "CPU", "PEAK", "WALL",
+			"RUN AFTER", "MESSAGE")
 	}
 	t := newTable(ios, header...)
 	p := newPalette(ios)
@@ -74,6 +76,9 @@ func jobTable(ios *IOStreams, o outputOptions, now time.Time, jobs []*engine.Job
 				timeCell(ios, now, j.StartedAt),
 				timeCell(ios, now, j.FinishedAt),
 				optionalInt(j.ExitCode),
+				cpuCell(ios, j.Usage),
+				peakCell(ios, j.Usage),
+				wallCell(ios, j.Usage),
 				untilCell(ios, now, j.RunAfter),
 				j.Message,
 			)

@@ -65,6 +65,12 @@ Without --state, deleted jobs are left out; --state all shows them too.
 States: INSTANTIATED, QUEUED, RESTART, DISPATCHING, RUNNING, PAUSED, WAITING,
 CANCELLING, FINISHED, WARNING, FAILED, CANCELLED, DELETED (any case).
 
+--oom keeps the jobs whose last ended run was killed at its memory limit
+(submit --memory, on a node with serve --enforce): their message says
+"killed: out of memory, limit 2GiB". -o wide adds what each job's last
+ended run used, as its node measured it: CPU (seconds of user and system
+time), PEAK (memory) and WALL (its running time); -o json has it as usage.
+
 --double-fault keeps the double faults: jobs that failed finally and whose
 rollback job (submit --rollback) failed as well.
 
@@ -95,6 +101,9 @@ until interrupted; -o json then prints one JSON object per line.
 
   # follow changes on one node
   jobctl list --node worker-3 -w
+
+  # jobs killed at their memory limit in the last day, with what they used
+  jobctl list --oom --since 1d -o wide
 
   # the families of the last hour, each child below its parent
   jobctl list --since 1h --tree`,
@@ -156,6 +165,7 @@ until interrupted; -o json then prints one JSON object per line.
 	fl.StringVar(&sinceText, "since", "", "only jobs created at or after this `TIME` (RFC 3339, date, HH:MM, or a duration ago like 2h)")
 	fl.StringVar(&untilText, "until", "", "only jobs created at or before this `TIME` (as --since)")
 	fl.BoolVar(&opts.Filter.DoubleFault, "double-fault", false, "only jobs whose rollback job failed too")
+	fl.BoolVar(&opts.Filter.OOMKilled, "oom", false, "only jobs whose last run was killed at its memory limit (submit --memory)")
 	fl.BoolVarP(&opts.Watch, "watch", "w", false, "keep printing jobs as they change, until interrupted")
 	addTreeFlag(cmd, opts)
 	addOutputFlags(cmd, &opts.Output, true)

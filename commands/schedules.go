@@ -62,6 +62,7 @@ func NewCmdSchedulesAdd(f *Factory, runF func(context.Context, *SchedulesAddOpti
 	var overlap, payloadText string
 	var timeout time.Duration
 	var load float64
+	var memory int64
 	tpl := &opts.Params.Job
 	cmd := &cobra.Command{
 		Use:   "add NAME --cron EXPR [flags] [-- ARGS...]",
@@ -136,6 +137,9 @@ the new schedule as 'jobctl schedules show -o json' does.`,
 			if cmd.Flags().Changed("load") {
 				tpl.Load = &load
 			}
+			if cmd.Flags().Changed("memory") {
+				tpl.Memory = &memory
+			}
 			if cmd.Flags().Changed("timeout") {
 				if timeout <= 0 {
 					return usageErrorf(cmd, "invalid --timeout %s: must be positive", timeout)
@@ -176,6 +180,7 @@ the new schedule as 'jobctl schedules show -o json' does.`,
 	fl.IntVar(&tpl.MaxAttempts, "max-attempts", 1, "how often each job is tried before it fails")
 	fl.Var((*durationValue)(&tpl.Backoff), "backoff", "wait before the first retry; doubles with each further one")
 	fl.DurationVar(&timeout, "timeout", 0, "cancel a job after running this long (default: the service's, else 8h)")
+	fl.Var((*memoryValue)(&memory), "memory", "hard memory limit of each job's processes on a node with --enforce, e.g. 512MiB; 0 for none (default: the service's)")
 	fl.StringVar(&payloadText, "payload", "", "JSON payload, @FILE to read it from a file, or - for stdin")
 	fl.StringVar(&tpl.Rollback, "rollback", "", "after a job's final failure run this `COMMAND` line once, as its own job, before its key moves on")
 	fl.StringVar(&tpl.RollbackType, "rollback-type", "", "type of the rollback job (default: the job's own)")
@@ -381,6 +386,9 @@ func schedulesShowRun(ctx context.Context, opts *SchedulesListOptions) error {
 	kv.add("max attempts", strconv.Itoa(max(j.MaxAttempts, 1)))
 	if j.Timeout != nil {
 		kv.add("timeout", time.Duration(*j.Timeout).String())
+	}
+	if j.Memory != nil {
+		kv.add("memory limit", memoryLimitText(*j.Memory))
 	}
 	if j.Rollback != "" {
 		kv.add("rollback", j.Rollback)

@@ -30,6 +30,7 @@ type SubmitOptions struct {
 	Args        []string
 	Load        *float64       // nil: the service's default, else 1
 	Timeout     *time.Duration // nil: the service's default, else engine.DefaultJobTimeout
+	Memory      *int64         // memory limit in bytes; nil: the service's, else none
 	Key         string
 	ParentID    *int64
 	MaxAttempts int
@@ -66,6 +67,7 @@ func NewCmdSubmit(f *Factory, runF func(context.Context, *SubmitOptions) error) 
 	var child bool
 	var timeout, in time.Duration
 	var load float64
+	var memory int64
 
 	cmd := &cobra.Command{
 		Use:   "submit [flags] [-- ARGS...]",
@@ -174,6 +176,9 @@ them, so .[0].id is the id.`,
 			if cmd.Flags().Changed("load") {
 				opts.Load = &load
 			}
+			if cmd.Flags().Changed("memory") {
+				opts.Memory = &memory
+			}
 			if cmd.Flags().Changed("timeout") {
 				if timeout <= 0 {
 					return usageErrorf(cmd, "invalid --timeout %s: must be positive", timeout)
@@ -272,6 +277,7 @@ them, so .[0].id is the id.`,
 	fl.IntVar(&opts.MaxAttempts, "max-attempts", 1, "how often the job is tried before it fails")
 	fl.DurationVar(&opts.Backoff, "backoff", 10*time.Second, "wait before the first retry; doubles with each further one")
 	fl.DurationVar(&timeout, "timeout", 0, "cancel the job after running this long (default: the service's, else 8h)")
+	fl.Var((*memoryValue)(&memory), "memory", "hard memory limit of the job's processes on a node with --enforce, e.g. 512MiB or 2GiB; 0 for none (default: the service's)")
 	fl.StringVar(&atText, "at", "", "do not start before this `TIME`: RFC 3339, a date (2030-01-02), HH:MM (the next one) or +10m")
 	fl.DurationVar(&in, "in", 0, "do not start before this long from now")
 	fl.BoolVar(&opts.Hold, "hold", false, "create the job held (INSTANTIATED) until 'jobctl release'")
@@ -309,6 +315,9 @@ func submitChildRun(ctx context.Context, opts *SubmitOptions) error {
 	r := endpoint.ChildRequest{Type: opts.Type, Operation: opts.Operation, Args: opts.Args, Payload: opts.Payload,
 		Load: opts.Load, Key: opts.Key, MaxAttempts: opts.MaxAttempts, Backoff: opts.Backoff.String(),
 		At: opts.At, Hold: opts.Hold, Rollback: opts.Rollback, RollbackType: opts.RollbackType}
+	if opts.Memory != nil {
+		r.Memory = strconv.FormatInt(*opts.Memory, 10)
+	}
 	if opts.Timeout != nil {
 		r.Timeout = opts.Timeout.String()
 	}
@@ -346,6 +355,25 @@ func (v *loadValue) Set(s string) error {
 		return fmt.Errorf("must not be negative")
 	}
 	*v = loadValue(f)
+	return nil
+}
+
+// memoryValue is --memory: a size such as 512MiB or 2GiB, or 0 for none.
+type memoryValue int64
+
+func (v *memoryValue) String() string {
+	if *v == 0 {
+		return "0"
+	}
+	return engine.FormatSize(int64(*v))
+}
+func (v *memoryValue) Type() string { return "size" }
+func (v *memoryValue) Set(s string) error {
+	limit, err := engine.ParseMemoryLimit(s)
+	if err != nil {
+		return err
+	}
+	*v = memoryValue(limit)
 	return nil
 }
 
@@ -408,6 +436,7 @@ func submitRun(ctx context.Context, opts *SubmitOptions) error {
 		Payload:      opts.Payload,
 		Load:         opts.Load,
 		Timeout:      opts.Timeout,
+		MemoryLimit:  opts.Memory,
 		Hold:         opts.Hold,
 		Key:          opts.Key,
 		Rollback:     opts.Rollback,

@@ -31,6 +31,7 @@ type batchLine struct {
 	MaxAttempts  *int            `json:"max_attempts"`
 	Backoff      *string         `json:"backoff"`
 	Timeout      *string         `json:"timeout"`
+	Memory       *string         `json:"memory"`
 	In           *string         `json:"in"`
 	Hold         *bool           `json:"hold"`
 	Rollback     *string         `json:"rollback"`
@@ -102,7 +103,7 @@ func parseBatchLine(text []byte, d *SubmitOptions) (engine.SubmitRequest, error)
 	}
 	r := engine.SubmitRequest{
 		Type: d.Type, Operation: d.Operation, Args: d.Args, Payload: d.Payload, Load: d.Load,
-		Timeout: d.Timeout, Hold: d.Hold, Key: d.Key, ParentID: d.ParentID, MaxAttempts: d.MaxAttempts,
+		Timeout: d.Timeout, MemoryLimit: d.Memory, Hold: d.Hold, Key: d.Key, ParentID: d.ParentID, MaxAttempts: d.MaxAttempts,
 		Backoff: d.Backoff, RunAt: d.At, RunIn: d.In, Creator: d.Creator, Rollback: d.Rollback,
 		RollbackType: d.RollbackType,
 	}
@@ -153,6 +154,13 @@ func parseBatchLine(text []byte, d *SubmitOptions) (engine.SubmitRequest, error)
 			return r, err
 		}
 		r.Backoff = v
+	}
+	if l.Memory != nil {
+		limit, err := engine.ParseMemoryLimit(*l.Memory)
+		if err != nil {
+			return r, fmt.Errorf(`invalid "memory": %v`, err)
+		}
+		r.MemoryLimit = &limit
 	}
 	if l.Timeout != nil {
 		v, err := lineDuration("timeout", *l.Timeout, true)

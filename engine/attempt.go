@@ -33,6 +33,9 @@ type Attempt struct {
 	// Usage is what the attempt used, as its node measured it; nil while
 	// it runs and when it was not measured.
 	Usage *Usage `json:"usage"`
+	// Live is what its node last reported of the attempt running now
+	// (Node.RunningUsage), for a reader that looked it up; never stored.
+	Live *LiveUsage `json:"live,omitempty"`
 }
 
 // onNode reports whether j has a run on a node: a node-owned status, and

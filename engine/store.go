@@ -83,7 +83,8 @@ type Store interface {
 	// JobAttemptUsageList returns, for each job type (p.Types, or every
 	// type), the newest p.Runs ended attempts that were measured, with the
 	// type and load of their job, newest first within a type; types in no
-	// particular order.
+	// particular order. Named types cost one indexed read each; every type
+	// reads the whole table of attempts.
 	JobAttemptUsageList(ctx context.Context, p JobAttemptUsageParams) ([]AttemptUsage, error)
 
 	// JobLogAppend stores one chunk of a job's output.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -201,4 +202,21 @@ func CheckUsage(u JobUpdate) error {
 			Reason: fmt.Sprintf("usage %+v has a figure that is negative or not a number", *us)}
 	}
 	return nil
+}
+
+// ParseMemoryLimit reads a job's memory limit as operators write it: a
+// size such as 64MiB or 2GiB (see ParseSize), or 0 or "none" for no limit
+// of its own.
+func ParseMemoryLimit(s string) (int64, error) {
+	if strings.EqualFold(strings.TrimSpace(s), "none") {
+		return 0, nil
+	}
+	v, err := ParseSize(s)
+	if err != nil {
+		return 0, err
+	}
+	if v != 0 && (v < MinMemoryLimit || v > MaxMemoryLimit) {
+		return 0, fmt.Errorf("%q is not between %s and %s (or 0 for none)", s, FormatSize(MinMemoryLimit), FormatSize(MaxMemoryLimit))
+	}
+	return v, nil
 }

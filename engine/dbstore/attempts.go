@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 
 	"github.com/jmoiron/sqlx"
 
@@ -15,6 +16,7 @@ import (
 const (
 	qJobAttemptList      = "job_attempt_list"
 	qJobAttemptUsageList = "job_attempt_usage_list"
+	qJobAttemptUsageType = "job_attempt_usage_type"
 	qJobPurgeAttempts    = "job_purge_attempts"
 )
 
@@ -55,21 +57,20 @@ func (s *Store) JobAttemptUsageList(ctx context.Context, p engine.JobAttemptUsag
 	if p.Runs < 1 {
 		return nil, fmt.Errorf("list attempt usage: runs %d is not at least 1", p.Runs)
 	}
-	types := p.Types
-	if len(types) == 0 {
-		types = []string{""} // IN () is not valid SQL; all_types switches the filter off
+	var rows []attemptUsageRow
+	if len(p.Types) == 0 {
+		a := args{"runs": p.Runs}
+		if err := s.selectRows(ctx, s.q, &rows, qJobAttemptUsageList, a, false); err != nil {
+			return nil, fmt.Errorf("list attempt usage: %w", err)
+		}
 	}
-	var rows []struct {
-		JobID   int64   `db:"job_id"`
-		Attempt int     `db:"attempt"`
-		Type    string  `db:"job_type"`
-		Load    float64 `db:"job_load"`
-		EndedAt dbTime  `db:"ended_at"`
-		usageColumns
-	}
-	a := args{"all_types": len(p.Types) == 0, "types": types, "runs": p.Runs}
-	if err := s.selectRows(ctx, s.q, &rows, qJobAttemptUsageList, a, true); err != nil {
-		return nil, fmt.Errorf("list attempt usage: %w", err)
+	// Named types: one read down the index each, however long the table.
+	for _, typ := range slices.Compact(slices.Sorted(slices.Values(p.Types))) {
+		var some []attemptUsageRow
+		if err := s.selectRows(ctx, s.q, &some, qJobAttemptUsageType, args{"job_type": typ, "runs": p.Runs}, false); err != nil {
+			return nil, fmt.Errorf("list attempt usage of type %s: %w", typ, err)
+		}
+		rows = append(rows, some...)
 	}
 	out := make([]engine.AttemptUsage, 0, len(rows))
 	for _, r := range rows {
@@ -81,6 +82,15 @@ func (s *Store) JobAttemptUsageList(ctx context.Context, p engine.JobAttemptUsag
 			EndedAt: r.EndedAt.Time, Usage: *u})
 	}
 	return out, nil
+}
+
+type attemptUsageRow struct {
+	JobID   int64   `db:"job_id"`
+	Attempt int     `db:"attempt"`
+	Type    string  `db:"job_type"`
+	Load    float64 `db:"job_load"`
+	EndedAt dbTime  `db:"ended_at"`
+	usageColumns
 }
 
 // purgeAttempts removes the attempts of the jobs of ids that a purge has

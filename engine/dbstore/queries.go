@@ -96,7 +96,7 @@ var requiredQueries = []string{
 	qJobPurgeChildren, qJobPurgeChildrenOf, qJobPurgeDelete, qNodeRemove, qNodeJobsHeld, qReservationDeleteNode,
 	qJobUpdateMany,
 	qTypeLimitSet, qTypeLimitList, qTypeLimitDelete,
-	qJobAttemptList, qJobAttemptUsageList, qJobPurgeAttempts,
+	qJobAttemptList, qJobAttemptUsageList, qJobAttemptUsageType, qJobPurgeAttempts,
 	qJobListRollbackPending, qJobRollbackSet,
 }
 

@@ -119,7 +119,10 @@ type ChildRequest struct {
 	MaxAttempts int             `json:"max_attempts,omitempty"`
 	Backoff     string          `json:"backoff,omitempty"`
 	Timeout     string          `json:"timeout,omitempty"`
-	At          *time.Time      `json:"at,omitempty"`
+	// Memory is the child's memory limit as submit --memory takes it
+	// ("64MiB", "2GiB"); "" leaves it to the service.
+	Memory string     `json:"memory,omitempty"`
+	At     *time.Time `json:"at,omitempty"`
 	In          string          `json:"in,omitempty"`
 	Hold        bool            `json:"hold,omitempty"`
 	// Rollback is a command line run once as its own job after the
@@ -156,6 +159,13 @@ func (r ChildRequest) SubmitRequest() (engine.SubmitRequest, error) {
 	}
 	if s.Timeout != nil && *s.Timeout <= 0 {
 		return s, fmt.Errorf("timeout %s is not positive", *s.Timeout)
+	}
+	if r.Memory != "" {
+		limit, err := engine.ParseMemoryLimit(r.Memory)
+		if err != nil {
+			return s, fmt.Errorf("memory: %v", err)
+		}
+		s.MemoryLimit = &limit
 	}
 	if s.RunIn, err = duration("in", r.In); err != nil {
 		return s, err

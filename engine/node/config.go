@@ -49,7 +49,10 @@ type Config struct {
 	StateDir          string        // where the node keeps what must outlive it (results not yet recorded)
 	PassEnv           []string      // names of the node's environment variables its jobs get
 	MetricsAuth       bool          // /metrics asks for the cluster token too
-	TLS               endpoint.TLS
+	// Enforce holds each job's process tree, in its own cgroup, to a CPU
+	// share from its load and to its memory limit (serve --enforce).
+	Enforce bool
+	TLS     endpoint.TLS
 }
 
 // Service maps a job type to the command that runs it.
@@ -58,6 +61,9 @@ type Service struct {
 	Argv    []string
 	Load    float64       // default load of jobs of this type; 0: 1.0
 	Timeout time.Duration // default timeout; 0: engine.DefaultJobTimeout
+	// Memory is the memory limit, in bytes, of the type's jobs that set
+	// none of their own; 0: none.
+	Memory int64
 }
 
 // Defaults returns the configuration of a node with nothing set.
@@ -224,6 +230,7 @@ type FileConfig struct {
 //	    command: ["/usr/local/bin/transcode", "--fast"]   # or one string, split into words
 //	    load: 2.5
 //	    timeout: 1h
+//	    memory: 2GiB        # limit of its jobs that set none, under serve --enforce
 //	preferred:
 //	  transcode:
 //	    nodes: [big1, big2]
@@ -234,6 +241,7 @@ type fileConfig struct {
 		Command yaml.Node `yaml:"command"`
 		Load    float64   `yaml:"load"`
 		Timeout string    `yaml:"timeout"`
+		Memory  string    `yaml:"memory"`
 	} `yaml:"services"`
 	Preferred map[string]struct {
 		Nodes     []string `yaml:"nodes"`
@@ -285,6 +293,11 @@ func LoadConfigFile(path string) (FileConfig, error) {
 		if sc.Timeout != "" {
 			if s.Timeout, err = time.ParseDuration(sc.Timeout); err != nil || s.Timeout <= 0 || s.Timeout > engine.MaxJobTimeout {
 				return out, fmt.Errorf("%s: service %q: timeout %q is not a positive duration of at most %s", path, typ, sc.Timeout, engine.MaxJobTimeout)
+			}
+		}
+		if sc.Memory != "" {
+			if s.Memory, err = engine.ParseMemoryLimit(sc.Memory); err != nil {
+				return out, fmt.Errorf("%s: service %q: memory: %v", path, typ, err)
 			}
 		}
 		out.Services = append(out.Services, s)

@@ -19,6 +19,7 @@ type handler struct {
 	jobArgv bool           // the job's own args are the command (exec)
 	load    float64        // default job load; 0: not configured
 	timeout time.Duration  // default timeout; 0: not configured
+	memory  int64          // default memory limit; 0: not configured
 }
 
 func buildHandlers(cfg Config, store engine.Store) (map[string]handler, error) {
@@ -39,7 +40,7 @@ func buildHandlers(cfg Config, store engine.Store) (map[string]handler, error) {
 		if _, dup := hs[s.Type]; dup {
 			return nil, fmt.Errorf("service %q is configured twice", s.Type)
 		}
-		hs[s.Type] = handler{argv: s.Argv, load: s.Load, timeout: s.Timeout}
+		hs[s.Type] = handler{argv: s.Argv, load: s.Load, timeout: s.Timeout, memory: s.Memory}
 	}
 	return hs, nil
 }

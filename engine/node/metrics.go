@@ -20,7 +20,16 @@ type metrics struct {
 	leaseHeld  prometheus.Gauge
 	rounds     prometheus.Counter
 	dispatched prometheus.Counter
+	// Per job type: how long jobs waited to start here, how long their
+	// runs took, and the CPU time the measured ones used.
+	waitSeconds *prometheus.HistogramVec
+	runSeconds  *prometheus.HistogramVec
+	cpuSeconds  *prometheus.HistogramVec
 }
+
+// secondsBuckets are the buckets of the time histograms: 10ms to about
+// 11.6 hours, each four times the last.
+var secondsBuckets = prometheus.ExponentialBuckets(0.01, 4, 12)
 
 func newMetrics() *metrics {
 	m := &metrics{
@@ -41,12 +50,22 @@ func newMetrics() *metrics {
 			Help: "Dispatch rounds run by this node as lease holder."}),
 		dispatched: prometheus.NewCounter(prometheus.CounterOpts{Name: "jobctl_dispatched_total",
 			Help: "Jobs this node's dispatcher placed on a node."}),
+		waitSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "jobctl_job_wait_seconds",
+			Help:    "Seconds from a job's becoming runnable (queued, or its start time or retry backoff passed) to its start on this node, by type.",
+			Buckets: secondsBuckets}, []string{"type"}),
+		runSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "jobctl_job_run_seconds",
+			Help:    "Seconds a run of a job took on this node, start to end, by type.",
+			Buckets: secondsBuckets}, []string{"type"}),
+		cpuSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "jobctl_job_cpu_seconds",
+			Help:    "CPU seconds (user + system) a run of a job process used on this node, its whole process tree, by type.",
+			Buckets: secondsBuckets}, []string{"type"}),
 	}
 	// Every offer is counted: the series are looked up once, not per offer.
 	for v := range m.offersBy {
 		m.offersBy[v] = m.offers.WithLabelValues(engine.OfferVerdict(v).String())
 	}
 	m.registry.MustRegister(m.offers, m.completed, m.running, m.waiting, m.overloaded, m.leaseHeld, m.rounds, m.dispatched,
+		m.waitSeconds, m.runSeconds, m.cpuSeconds,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

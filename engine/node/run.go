@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/runner"
@@ -15,6 +16,9 @@ func (n *Runtime) start(h handler, spec runner.Spec, ar *activeRun) {
 	job := ar.job
 	ar.out = n.newOutput(job)
 	spec.Watcher = runGroup{n: n, ar: ar}
+	spec.Group = n.jobGroup(h, job, spec.Attempt)
+	ar.startedAt = time.Now()
+	n.observeStart(job)
 	var run *runner.Run
 	var err error
 	if h.builtin != nil {
@@ -23,6 +27,9 @@ func (n *Runtime) start(h handler, spec runner.Spec, ar *activeRun) {
 		run, err = runner.Start(spec, ar.out)
 	}
 	if err != nil {
+		if spec.Group != nil {
+			_ = spec.Group.Remove()
+		}
 		go n.finish(ar, runner.Result{ExitCode: -1, Outcome: runner.Failed, Reason: "cannot start: " + err.Error()})
 		return
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/engine/cgroup"
 	"github.com/jobctl/jobctl/engine/dispatch"
 	"github.com/jobctl/jobctl/engine/endpoint"
 	"github.com/jobctl/jobctl/engine/placement"
@@ -67,6 +68,9 @@ type Runtime struct {
 	progress *progressWriter
 	// jobTokens let job processes reach their own job's API here.
 	jobTokens jobTokens
+	// cgroups make a cgroup for each job process's run; nil when the
+	// machine lets the node make none.
+	cgroups *cgroup.Manager
 }
 
 // Option changes how a Runtime works, for tests and simulations.
@@ -161,6 +165,8 @@ func (n *Runtime) Run(ctx context.Context) error {
 		return err
 	}
 	defer n.fence.stop()
+	n.openCgroups()
+	defer n.closeCgroups()
 	if err := n.replayResults(ctx); err != nil {
 		return err
 	}
@@ -211,7 +217,7 @@ func (n *Runtime) row() engine.Node {
 	services := make([]engine.NodeService, 0, len(n.handlers))
 	for _, t := range n.serviceTypes() {
 		h := n.handlers[t]
-		services = append(services, engine.NodeService{Type: t, Load: h.load, Timeout: engine.Duration(h.timeout)})
+		services = append(services, engine.NodeService{Type: t, Load: h.load, Timeout: engine.Duration(h.timeout), Memory: h.memory})
 	}
 	return engine.Node{
 		Name: n.cfg.Name, URL: n.url, MaxLoad: n.cfg.MaxLoad, MaxJobs: n.cfg.MaxJobs, Weight: n.cfg.Weight,

@@ -15,7 +15,10 @@ func (n *Runtime) touchLoop(ctx context.Context) {
 	every(ctx, n.cfg.NodeLease/5, func() { n.touch(ctx) })
 }
 
-// touch is one round of the touch loop.
+// touch is one round of the touch loop. It reports, with the node's
+// liveness, what each job process it runs has used so far: the write is
+// made anyway, and the report is read from the database like everything
+// else, so 'jobctl top' needs no way to the nodes themselves.
 func (n *Runtime) touch(ctx context.Context) {
 	h := n.health()
 	// Dispatchers hold the overload gate against this node's reported
@@ -23,7 +26,7 @@ func (n *Runtime) touch(ctx context.Context) {
 	n.noteOverload(h)
 	began := time.Now()
 	if err := n.store.NodeTouch(ctx, engine.NodeTouchParams{Name: n.cfg.Name, LoadAvg: h.LoadAvg,
-		MemAvailable: h.MemAvailable, Cores: runtime.NumCPU(), Process: &n.process}); err != nil {
+		MemAvailable: h.MemAvailable, Cores: runtime.NumCPU(), RunningUsage: n.runningUsage(), Process: &n.process}); err != nil {
 		if ctx.Err() == nil {
 			n.log.Warn("cannot report liveness", "err", err)
 		}

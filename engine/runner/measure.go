@@ -24,24 +24,34 @@ type meter struct {
 	lastCPU time.Duration // CPU time at that sample
 }
 
+// procTotals are the CPU time and memory of one process group, from
+// /proc; ok is false when no process of the group was found.
+type procTotals struct {
+	cpu    time.Duration
+	memory int64
+	ok     bool
+}
+
 // live is what the run has used so far: CPU time, the CPU used per wall
 // second since the last live sample (or since the start), and the memory
-// it holds now.
-func (m *meter) live() (cpu time.Duration, cores float64, memory int64, ok bool) {
+// it holds now. procs reads its process group's totals from /proc, for
+// what its cgroup does not measure.
+func (m *meter) live(procs func(pgid int) procTotals) (cpu time.Duration, cores float64, memory int64, ok bool) {
 	now := time.Now()
 	if m.group != nil {
 		if s, err := m.group.Sample(); err == nil && s.HasCPU {
 			cpu, memory, ok = s.CPU, s.Memory, true
 			if !s.HasMemory {
-				_, memory, _ = groupUsage(m.pgid)
+				memory = procs(m.pgid).memory
 			}
 		}
 	}
 	if !ok {
-		cpu, memory, ok = groupUsage(m.pgid)
-		if !ok {
+		t := procs(m.pgid)
+		if !t.ok {
 			return 0, 0, 0, false
 		}
+		cpu, memory = t.cpu, t.memory
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -213,12 +213,12 @@ func exitEnding(state *os.ProcessState, waitErr error) ending {
 
 // live is what the run has used so far; ok is false once its leader has
 // ended (its use is then final) or when it cannot be read.
-func (p *process) live() (cpu time.Duration, cores float64, memory int64, ok bool) {
+func (p *process) live(procs func(pgid int) procTotals) (cpu time.Duration, cores float64, memory int64, ok bool) {
 	p.mu.Lock()
 	exited := p.exited
 	p.mu.Unlock()
 	if exited {
 		return 0, 0, 0, false
 	}
-	return p.meter.live()
+	return p.meter.live(procs)
 }

@@ -5,7 +5,6 @@ package runner
 import (
 	"runtime"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -64,6 +63,6 @@ func maxRSSBytes(ru *syscall.Rusage) int64 {
 	return ru.Maxrss * 1024
 }
 
-// groupUsage cannot be read here without /proc: a running job's use is
-// known once it ends.
-func groupUsage(int) (time.Duration, int64, bool) { return 0, 0, false }
+// processGroupTotals cannot be read here without /proc: a running job's
+// use is known once it ends.
+func processGroupTotals(map[int]bool) map[int]procTotals { return nil }

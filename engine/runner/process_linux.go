@@ -44,17 +44,20 @@ func maxRSSBytes(ru *syscall.Rusage) int64 { return ru.Maxrss * 1024 }
 // architecture Linux runs Go on.
 const clockTicks = 100
 
-// groupUsage adds up, from /proc, the CPU time of the processes of process
-// group pgid (with that of the children each reaped) and their resident
-// memory now. A process that left the group is not counted, nor one that
-// died unreaped by a process of the group.
-func groupUsage(pgid int) (cpu time.Duration, memory int64, ok bool) {
+// processGroupTotals adds up, from one pass over /proc, the CPU time of
+// the processes of each process group of pgids (with that of the children
+// each reaped) and their resident memory now. A process that left its
+// group is not counted, nor one that died unreaped by a process of it.
+func processGroupTotals(pgids map[int]bool) map[int]procTotals {
+	out := make(map[int]procTotals, len(pgids))
+	if len(pgids) == 0 {
+		return out
+	}
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
-		return 0, 0, false
+		return out
 	}
 	page := int64(os.Getpagesize())
-	var ticks int64
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -75,16 +78,21 @@ func groupUsage(pgid int) (cpu time.Duration, memory int64, ok bool) {
 		if len(f) < 22 {
 			continue
 		}
-		if g, _ := strconv.Atoi(f[5-3]); g != pgid {
+		g, _ := strconv.Atoi(f[5-3])
+		if !pgids[g] {
 			continue
 		}
-		ok = true
+		var ticks int64
 		for _, i := range []int{14, 15, 16, 17} {
 			v, _ := strconv.ParseInt(f[i-3], 10, 64)
 			ticks += v
 		}
 		rss, _ := strconv.ParseInt(f[24-3], 10, 64)
-		memory += rss * page
+		t := out[g]
+		t.cpu += time.Duration(ticks) * time.Second / clockTicks
+		t.memory += rss * page
+		t.ok = true
+		out[g] = t
 	}
-	return time.Duration(ticks) * time.Second / clockTicks, memory, ok
+	return out
 }

@@ -39,6 +39,8 @@ type Operation struct {
 	OnFailure   string          `json:"on_failure"`
 	MaxAttempts int             `json:"max_attempts,omitempty"`
 	Timeout     engine.Duration `json:"timeout,omitempty"` // 0: the service's configured timeout, else the default
+	// Memory is the job's memory limit in bytes; nil: the service's, else none.
+	Memory *int64 `json:"memory,omitempty"`
 }
 
 // Stops reports whether the workflow ends when this operation fails.
@@ -60,6 +62,7 @@ type fileOperation struct {
 	OnFailure   string    `yaml:"on_failure"`
 	MaxAttempts int       `yaml:"max_attempts"`
 	Timeout     string    `yaml:"timeout"`
+	Memory      string    `yaml:"memory"`
 	line        int
 }
 
@@ -143,6 +146,13 @@ func (fo fileOperation) operation(i int) (Operation, error) {
 			return op, fmt.Errorf("%s: timeout %q is not a positive duration such as 10m", where, fo.Timeout)
 		}
 		op.Timeout = engine.Duration(d)
+	}
+	if fo.Memory != "" {
+		limit, err := engine.ParseMemoryLimit(fo.Memory)
+		if err != nil {
+			return op, fmt.Errorf("%s: memory: %v", where, err)
+		}
+		op.Memory = &limit
 	}
 	return op, nil
 }

@@ -72,6 +72,12 @@ func operationParams(op Operation, root int64, nodes []*engine.Node) engine.JobI
 		p.Load = svc.Load
 	}
 	switch {
+	case op.Memory != nil:
+		p.MemoryLimit = *op.Memory
+	case svc.Memory > 0:
+		p.MemoryLimit = svc.Memory
+	}
+	switch {
 	case p.Timeout > 0:
 	case svc.Timeout > 0:
 		p.Timeout = time.Duration(svc.Timeout)
