@@ -123,8 +123,8 @@ type ChildRequest struct {
 	// ("64MiB", "2GiB"); "" leaves it to the service.
 	Memory string     `json:"memory,omitempty"`
 	At     *time.Time `json:"at,omitempty"`
-	In          string          `json:"in,omitempty"`
-	Hold        bool            `json:"hold,omitempty"`
+	In     string     `json:"in,omitempty"`
+	Hold   bool       `json:"hold,omitempty"`
 	// Rollback is a command line run once as its own job after the
 	// child's final failure; RollbackType its type ("" the child's own).
 	Rollback     string `json:"rollback,omitempty"`
