@@ -9,6 +9,7 @@ const (
 	TopicExitCodes   = "exit-codes"
 	TopicEnvironment = "environment"
 	TopicJobProtocol = "job-protocol"
+	TopicUsage       = "usage"
 )
 
 // exitCodesHelp is the exit status every jobctl command ends with.
@@ -156,9 +157,13 @@ when the node dies in any way (SIGKILL, out of memory, a crash), and when
 the node has not recorded its liveness in the database for its
 --node-lease (10s), frozen or cut off; such a run goes back to the queue
 (RESTART). A process that leaves its group (setsid, a daemon) escapes
-both. When a node shuts
-down, running jobs have --shutdown-grace (30s) to finish; the rest are
-stopped and go back to the queue (RESTART).
+both, unless the node runs the job in a cgroup of its own ('jobctl help
+usage'): then it is killed with the rest when the main process exits.
+With serve --enforce and submit --memory, a job whose processes hold more
+memory than its limit is killed and ends with the reason "killed: out of
+memory, limit 2GiB" (FAILED, or RESTART while attempts remain).
+When a node shuts down, running jobs have --shutdown-grace (30s) to
+finish; the rest are stopped and go back to the queue (RESTART).
 
 Example. A service handler in shell, /usr/local/bin/report.sh:
 
@@ -173,6 +178,64 @@ Run as the job type "report":
 
   jobctl serve --service report=/usr/local/bin/report.sh
   jobctl submit --type report --payload '{"day":"2026-01-01"}' --wait`
+
+// usageHelp is how jobs are measured and held to their share.
+const usageHelp = `What a job really uses, how it is measured, and how it is held to its
+share.
+
+Measured. Every run of a job process is measured by its node: CPU seconds
+(user + system), peak memory and wall time, of its whole process tree.
+Where the node can make cgroups (cgroup v2 with the cpu and memory
+controllers delegated to it, as systemd's Delegate=yes does, Linux 5.7 or
+later; or the cgroup v1 cpu, cpuacct and memory hierarchies, as root), each
+run has a cgroup of its own from its first instruction: its CPU time is
+cpu.stat usage_usec or cpuacct.usage, its peak memory.peak (Linux 5.19)
+or memory.max_usage_in_bytes. A cgroup's memory counts the page cache the
+job caused as well as its processes' resident memory. Elsewhere the node
+takes the kernel's accounting of the processes the job reaped (wait4
+rusage: CPU time, and the largest resident set of one process), which
+misses a grandchild whose own parent never waited for it. Builtin jobs
+(noop, sleep, workflow steps) run inside the node and are not measured.
+The node says at its start which way it measures.
+
+Where it shows. What each attempt used is kept with it: 'jobctl show ID'
+(CPU, PEAK, WALL per attempt; "usage" in -o json), 'jobctl list -o wide'
+(the last attempt's), 'jobctl list --oom' (killed at the memory limit).
+While a job runs its node reports, with each record of its liveness (a
+fifth of --node-lease), the CPU it has used, the cores it used since the
+report before and the memory it holds: 'jobctl top' (CPU, MEM), 'jobctl
+show', 'jobctl nodes -o json' (running_usage). /metrics has histograms per
+type: jobctl_job_wait_seconds, jobctl_job_run_seconds and
+jobctl_job_cpu_seconds.
+
+Loads that tell the truth. A job's load is what it declares; the
+dispatcher places it by that. 'jobctl stats' shows each type's declared
+load beside the cores its latest runs used (CPU seconds per wall second,
+median and 95th percentile) and their 95th percentile of peak memory, and
+flags a type whose load is far off: "transcode: declared load 1, uses 3.2
+cores p95 over 40 runs". Far is a 95th percentile of cores above 1.5
+times the declared load or below half of it, over at least 5 measured
+runs, and at least a quarter core away from it (so a load-0 job using a
+sliver of a core is not flagged). 'jobctl explain' and 'jobctl top' say so
+too, and 'jobctl simulate --from-cluster' runs each job for its type's
+measured median time.
+
+Enforced, with serve --enforce. Each run's cgroup holds it to:
+  a CPU share   in proportion to its load when the node is busy
+                (cpu.weight 100 or cpu.shares 1024 a unit of load); a job
+                alone may still use idle cores, and a node whose loads add
+                up to at most its cores gives each job its load in cores
+  its memory    submit --memory SIZE (512MiB, 2GiB; also in --batch lines,
+                schedules, workflows, and a service's memory in --config)
+                as a hard limit, without swap (memory.max with
+                memory.swap.max 0, or memory.limit_in_bytes with
+                memory.memsw.limit_in_bytes); on cgroup v2 the whole run
+                is killed when it goes over
+A job killed at its limit ends with the reason
+"killed: out of memory, limit 2GiB"; the kill is read from memory.events
+(oom_kill) or memory.oom_control. A node that cannot enforce a limit says
+so at its start and runs jobs without it; a node without --enforce
+measures only.`
 
 // newHelpTopics builds the help topics of the root command.
 func newHelpTopics() []*cobra.Command {
@@ -191,6 +254,11 @@ func newHelpTopics() []*cobra.Command {
 			Use:   TopicJobProtocol,
 			Short: "What a job gets from its node and what it may print",
 			Long:  jobProtocolHelp,
+		},
+		{
+			Use:   TopicUsage,
+			Short: "What jobs use, how it is measured, and --enforce",
+			Long:  usageHelp,
 		},
 	}
 }

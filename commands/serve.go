@@ -47,7 +47,31 @@ The node serves its dispatch endpoint on --listen. Jobs of type noop and sleep
 always run; exec jobs run arbitrary commands and need --exec; other types come
 from --service TYPE=COMMAND or the services of --config. On SIGINT or SIGTERM
 the node stops accepting work, hands the lease over, lets running jobs finish
-within --shutdown-grace and puts the rest back in the queue.`,
+within --shutdown-grace and puts the rest back in the queue.
+
+Every job process runs in a cgroup of its own where the machine lets the
+node make one (cgroup v2 with the cpu and memory controllers delegated to
+the node's cgroup, as systemd's Delegate=yes does; or the cgroup v1 cpu,
+cpuacct and memory hierarchies, as root), which measures the CPU time and
+peak memory of its whole process tree; elsewhere the node measures what
+the kernel accounts of the processes a job reaps. What each run used is
+kept with its attempt (see 'jobctl help usage').
+
+--enforce also holds each job to its share: CPU in proportion to its load
+when the node is busy (cpu.weight 100, cpu.shares 1024, a unit of load;
+a job alone may still use idle cores), and its memory limit (submit
+--memory, else its service's memory) as a hard limit without swap. A job
+killed at its limit ends with the reason "killed: out of memory, limit
+2GiB". The node says at its start, in one line, what it measures and what
+it could and could not enforce, and why.
+
+A --config service may set memory, the limit of its jobs that set none:
+
+  services:
+    transcode:
+      command: ["/usr/local/bin/transcode", "--fast"]
+      load: 2.5
+      memory: 2GiB`,
 		Example: `  # A one-machine cluster on the default SQLite database, running any command
   jobctl serve --exec
 
@@ -56,7 +80,10 @@ within --shutdown-grace and puts the rest back in the queue.`,
     --advertise http://node1:7420 --max-load 8 --service transcode='/usr/local/bin/transcode --fast'
 
   # A worker that never dispatches
-  jobctl serve --dispatch-interval 0`,
+  jobctl serve --dispatch-interval 0
+
+  # Hold every job to a CPU share from its load and to its memory limit
+  sudo jobctl serve --exec --enforce`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// Machine-dependent defaults are applied here, not in the flag
@@ -136,6 +163,7 @@ within --shutdown-grace and puts the rest back in the queue.`,
 	fl.Var((*loadAvgLimit)(&c.MaxLoadAvg), "max-load-avg", "no new jobs while the load average is above this; 0 or off: no limit")
 	fl.Int64Var(&c.ReservedMemory, "reserved-memory", 0, "no new jobs while free memory is under this many bytes")
 	fl.BoolVar(&c.MetricsAuth, "metrics-auth", false, "/metrics asks for the cluster token like /v1/dispatch")
+	fl.BoolVar(&c.Enforce, "enforce", false, "hold each job, in its own cgroup, to a CPU share from its load and to its memory limit (--memory)")
 	fl.StringVar(&c.TLS.CertFile, "tls-cert", "", "serve the endpoint over HTTPS with this certificate (PEM)")
 	fl.StringVar(&c.TLS.KeyFile, "tls-key", "", "the key of --tls-cert (PEM)")
 	fl.StringVar(&c.TLS.CAFile, "tls-ca", "", "CA bundle to verify other nodes' HTTPS endpoints (default: the system's)")

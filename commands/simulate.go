@@ -59,7 +59,9 @@ e.g. 16GiB), max_load_avg (default twice cpu), reserved_memory.
 with the jobs they run now staying where they are, and its queued jobs as
 the workload unless --jobs or --generate is given; a sleep job runs for its
 payload's duration (a running one for the rest of it), a noop ends at once,
-and any other never ends, as its running time cannot be known.
+and any other runs for the median wall time of the latest measured runs of
+its type (see 'jobctl stats'), the rest of it when it runs now; a job of a
+type never measured never ends.
 
 The jobs come from --jobs FILE, a YAML or JSON list of jobs: id (default
 the place in the list), type (default sleep), load (default as submit

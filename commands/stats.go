@@ -15,12 +15,15 @@ type StatsOptions struct {
 	IO    *IOStreams
 	Store func(ctx context.Context) (engine.Store, error)
 
+	// Runs is how many of each type's latest measured runs the usage
+	// figures cover.
+	Runs   int
 	Output outputOptions
 }
 
 // NewCmdStats builds `jobctl stats`. runF replaces the action in tests.
 func NewCmdStats(f *Factory, runF func(context.Context, *StatsOptions) error) *cobra.Command {
-	opts := &StatsOptions{IO: f.IO, Store: f.Store}
+	opts := &StatsOptions{IO: f.IO, Store: f.Store, Runs: engine.DefaultUsageRuns}
 	cmd := &cobra.Command{
 		Use:   "stats",
 		Short: "Count jobs per state and type, and show node loads",
@@ -31,13 +34,28 @@ queries whatever the number of jobs.
 Types are counted for every type a registered node offers and the built-in
 ones; jobs of any other type are counted together as other types.
 
+Beside the counts, each type's declared load and what its latest --runs
+measured runs really used (see 'jobctl help usage'): the cores they used
+(CPU seconds per wall second), median and 95th percentile, and the 95th
+percentile of their peak memory. A type whose declared load is far from
+its use is flagged, as in "transcode: declared load 1, uses 3.2 cores p95
+over 40 runs": far is a 95th percentile of cores above 1.5 times the
+declared load, or below half of it, over at least 5 runs, and at least a
+quarter core away from it. The declared load is the median of the loads
+those runs were submitted with.
+
 Piped, each line starts with what it counts, tab-separated:
   status STATUS COUNT                       (every state, zeros too)
   type TYPE TOTAL STATUS=COUNT...           (types with jobs; "-" for other types)
+  usage TYPE DECLARED_LOAD RUNS CORES_P50 CORES_P95 MEMORY_P95_BYTES VERDICT
+                                            (types with measured runs; verdict ok,
+                                            uses-more, uses-less or too-few-runs)
   node NAME STATE LOAD MAX_LOAD RUNNING MAX_JOBS DISPATCHER(yes/no)
 
 -o json prints {"jobs": {"total", "by_status"}, "types": [{"type", "total",
-"by_status"}], "other_types": {"total", "by_status"}, "nodes": [{"name",
+"by_status"}], "other_types": {"total", "by_status"}, "usage": [{"type",
+"declared_load", "runs", "cores_p50", "cores_p95", "memory_p95_bytes",
+"wall_p50_seconds", "oom_killed", "verdict", "note"}], "nodes": [{"name",
 "state", "maintenance", "load", "max_load", "running", "max_jobs",
 "dispatcher"}]}; by_status holds every state, zeros too.`,
 		Example: `  # the cluster at a glance
@@ -47,15 +65,22 @@ Piped, each line starts with what it counts, tab-separated:
   test "$(jobctl stats --jq '.jobs.by_status.QUEUED')" -lt 1000 || echo "queue is long"
 
   # failed jobs per type
-  jobctl stats --jq '.types[] | "\(.type) \(.by_status.FAILED)"'`,
+  jobctl stats --jq '.types[] | "\(.type) \(.by_status.FAILED)"'
+
+  # types whose declared load is far from what their last 200 runs used
+  jobctl stats --runs 200 --jq '.usage[] | select(.note != "") | .note'`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.Runs < 1 {
+				return usageErrorf(cmd, "invalid --runs %d: must be at least 1", opts.Runs)
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
 			return statsRun(cmd.Context(), opts)
 		},
 	}
+	cmd.Flags().IntVar(&opts.Runs, "runs", opts.Runs, "how many of each type's latest measured runs the usage figures cover")
 	addOutputFlags(cmd, &opts.Output, false)
 	return cmd
 }
@@ -94,9 +119,10 @@ type nodeStats struct {
 // clusterStats is what `jobctl stats -o json` prints.
 type clusterStats struct {
 	Jobs       jobCounts    `json:"jobs"`
-	Types      []typeCounts `json:"types"`
-	OtherTypes jobCounts    `json:"other_types"`
-	Nodes      []nodeStats  `json:"nodes"`
+	Types      []typeCounts       `json:"types"`
+	OtherTypes jobCounts          `json:"other_types"`
+	Usage      []engine.TypeUsage `json:"usage"`
+	Nodes      []nodeStats        `json:"nodes"`
 }
 
 // builtinTypes are counted even when no node is registered.
@@ -107,7 +133,7 @@ func statsRun(ctx context.Context, opts *StatsOptions) error {
 	if err != nil {
 		return err
 	}
-	stats, err := collectStats(ctx, store)
+	stats, err := collectStats(ctx, store, opts.Runs)
 	if err != nil {
 		return err
 	}
@@ -121,8 +147,9 @@ func statsRun(ctx context.Context, opts *StatsOptions) error {
 }
 
 // collectStats counts with one query for all jobs and one per type, so
-// its cost does not grow with the number of jobs listed.
-func collectStats(ctx context.Context, store engine.Store) (*clusterStats, error) {
+// its cost does not grow with the number of jobs listed, and reads the
+// latest runs measured runs of each type that has jobs.
+func collectStats(ctx context.Context, store engine.Store, runs int) (*clusterStats, error) {
 	all, err := store.JobCountByStatus(ctx, engine.JobListParams{})
 	if err != nil {
 		return nil, err
@@ -165,6 +192,9 @@ func collectStats(ctx context.Context, store engine.Store) (*clusterStats, error
 		other[s] = max(n, 0)
 	}
 	stats.OtherTypes = newJobCounts(other)
+	if stats.Usage, err = typeUsage(ctx, store, stats.Types, runs); err != nil {
+		return nil, err
+	}
 	for _, n := range nodes {
 		stats.Nodes = append(stats.Nodes, nodeStats{
 			Name: n.Name, State: n.State, Maintenance: n.Maintenance, Load: n.Load, MaxLoad: n.MaxLoad,
@@ -196,6 +226,10 @@ func printStatsPiped(ios *IOStreams, st *clusterStats) error {
 	}
 	if st.OtherTypes.Total > 0 {
 		t.addRow(append([]string{"type", "-", strconv.Itoa(st.OtherTypes.Total)}, statusCounts(st.OtherTypes)...)...)
+	}
+	for _, u := range st.Usage {
+		t.addRow("usage", u.Type, formatFloat(u.DeclaredLoad), strconv.Itoa(u.Runs), formatFloat(u.CoresP50),
+			formatFloat(u.CoresP95), strconv.FormatInt(u.MemoryP95, 10), string(u.Verdict))
 	}
 	for _, n := range st.Nodes {
 		t.addRow("node", n.Name, string(n.State), formatFloat(n.Load), formatFloat(n.MaxLoad),
@@ -260,6 +294,14 @@ func printStatsTerminal(ios *IOStreams, st *clusterStats) error {
 	}
 	if _, err := w.Write([]byte("\n")); err != nil {
 		return err
+	}
+	if len(st.Usage) > 0 {
+		if err := printUsageTable(ios, p, st.Usage); err != nil {
+			return err
+		}
+		if _, err := w.Write([]byte("\n")); err != nil {
+			return err
+		}
 	}
 	if len(st.Nodes) == 0 {
 		_, err := w.Write([]byte("No nodes registered; start one with 'jobctl serve'.\n"))

@@ -3,7 +3,9 @@ package commands
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -130,6 +132,7 @@ func TestStatsJSON(t *testing.T) {
 			{"sleep", counts(map[engine.Status]int{engine.StatusRunning: 1})},
 		},
 		OtherTypes: counts(map[engine.Status]int{engine.StatusQueued: 1}),
+		Usage:      []engine.TypeUsage{},
 		Nodes: []nodeStats{{Name: "n1", State: engine.NodeOnline, Load: 1.5, MaxLoad: 4, Running: 1, MaxJobs: 200,
 			Dispatcher: true}},
 	}
@@ -145,5 +148,86 @@ func TestStatsJSON(t *testing.T) {
 	}
 	if got := e.stdout.String(); got != "3\n" {
 		t.Errorf("stats --jq .jobs.by_status.QUEUED printed %q; want 3", got)
+	}
+}
+
+// runMeasured runs a job of typ on n1 to its end, as its node records a
+// measured run: cores over wall seconds, and a peak.
+func (e *testEnv) runMeasured(t *testing.T, typ string, load, cores, wall float64, peak int64, oom bool) *engine.Job {
+	t.Helper()
+	j := e.move(t, e.insert(t, engine.JobInsertParams{Type: typ, Load: load}), engine.StatusDispatching, engine.StatusRunning)
+	res := engine.RunResult{Outcome: engine.RunSucceeded, Reason: "exit code 0",
+		Usage: &engine.Usage{CPUSeconds: cores * wall, WallSeconds: wall, PeakMemory: peak, OOMKilled: oom}}
+	if oom {
+		res = engine.RunResult{ExitCode: -1, Outcome: engine.RunFailed, Reason: engine.MessageOutOfMemory(64 << 20), Usage: res.Usage}
+	}
+	j, err := e.store.JobUpdate(context.Background(), engine.OutcomeUpdate(j, res, false, func() float64 { return 0.5 }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+// usageFixture is the stats fixture with measured runs: six encode runs
+// of load 1 using 3 cores (one flagged type), and two mail runs, one of
+// them killed at its memory limit (too few to judge).
+func usageFixture(t *testing.T) *testEnv {
+	t.Helper()
+	e := statsFixture(t)
+	for i := range 6 {
+		e.runMeasured(t, "encode", 1, 3, 10, int64(100+i)<<20, false)
+	}
+	e.runMeasured(t, "noop", 1, 0.5, 2, 1<<20, false)
+	e.runMeasured(t, "noop", 1, 0.5, 4, 64<<20, true)
+	return e
+}
+
+func TestStatsUsage(t *testing.T) {
+	e := usageFixture(t)
+	e.f.IO.OutIsTerminal, e.f.IO.NoColor = true, true
+	if err := e.run(t, "stats"); err != nil {
+		t.Fatal(err)
+	}
+	want := "TYPE    LOAD  RUNS  CORES P50  CORES P95  MEMORY P95  OOM  CHECK\n" +
+		"encode  1     6     3          3          105.0MiB    0    uses more\n" +
+		"noop    1     2     0.5        0.5        64.0MiB     1    too few runs\n" +
+		"! encode: declared load 1, uses 3 cores p95 over 6 runs\n"
+	if got := e.stdout.String(); !strings.Contains(got, want) {
+		t.Errorf("terminal stats:\n%s\nwant it to hold:\n%s", got, want)
+	}
+
+	e.stdout.Reset()
+	e.f.IO.OutIsTerminal = false
+	if err := e.run(t, "stats", "--runs", "3"); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"usage\tencode\t1\t3\t3\t3\t110100480\ttoo-few-runs\n", "usage\tnoop\t1\t2\t0.5\t0.5\t67108864\ttoo-few-runs\n"} {
+		if !strings.Contains(e.stdout.String(), line) {
+			t.Errorf("piped stats --runs 3:\n%s\nwant the line %q", e.stdout.String(), line)
+		}
+	}
+
+	e.stdout.Reset()
+	if err := e.run(t, "stats", "-o", "json"); err != nil {
+		t.Fatal(err)
+	}
+	var got clusterStats
+	if err := json.Unmarshal(e.stdout.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Usage) != 2 {
+		t.Fatalf("usage = %+v, want encode and noop", got.Usage)
+	}
+	enc := got.Usage[0]
+	if enc.Type != "encode" || enc.Runs != 6 || enc.CoresP95 != 3 || enc.Verdict != engine.LoadUsesMore ||
+		enc.Note != "encode: declared load 1, uses 3 cores p95 over 6 runs" || enc.WallP50 != 10 {
+		t.Errorf("encode usage = %+v", enc)
+	}
+	if noop := got.Usage[1]; noop.OOMKilled != 1 || noop.Verdict != engine.LoadFewRuns || noop.Note != "" {
+		t.Errorf("noop usage = %+v", noop)
+	}
+
+	if err := e.run(t, "stats", "--runs", "0"); !errors.As(err, new(*UsageError)) {
+		t.Errorf("--runs 0: %v, want a usage error", err)
 	}
 }

@@ -88,8 +88,8 @@ such as "job 42 FINISHED in 3.2s (exit 0)".
 With --batch FILE (- for stdin) submit creates many jobs at once: each line
 of FILE is one JSON object with any of the fields type, operation, args (a
 list of strings), payload (any JSON), load, key, parent_id, max_attempts,
-backoff, timeout, in (durations as strings, like "90s"), hold, rollback and
-rollback_type. A field a
+backoff, timeout, in (durations as strings, like "90s"), memory (a size as
+a string, like "2GiB"), hold, rollback and rollback_type. A field a
 line leaves out takes the value of its flag on the command line (ARGS after
 -- for args; a line's "in" replaces --at). Blank lines are skipped. Every
 line is checked before any job is created, so a bad line creates nothing and
@@ -97,6 +97,14 @@ exits 2 naming it. The jobs go in in chunks of 1000, one transaction each;
 should the database fail part-way, the ids of the jobs already created are
 printed before the error. The ids are printed one per line in the order of
 the lines.
+
+--memory SIZE (512MiB, 2GiB, 1.5GiB, 500MB; 0 for none) is the most
+memory the job's processes may hold together, enforced as a hard limit,
+without swap, on a node started with --enforce; the job is killed when it
+goes over and ends with "killed: out of memory, limit 2GiB". Without it the
+job takes its service's memory (serve --config), else none. A node without
+--enforce runs it unlimited, and every node measures what it uses ('jobctl
+help usage').
 
 --rollback COMMAND is run once, as its own job, after the job's final
 failure: when it ends FAILED with no attempts left (not when it is
@@ -125,6 +133,9 @@ them, so .[0].id is the id.`,
 
   # a service job with a payload, retried up to 3 times
   jobctl submit --type encode --load 2 --max-attempts 3 --payload '{"file":"a.mp4"}'
+
+  # two cores' share and at most 2 GiB of memory, on a node with --enforce
+  jobctl submit --load 2 --memory 2GiB -- ./transcode.sh in.mp4
 
   # payload from a file; jobs with the same key run one at a time
   jobctl submit --type deploy --key web --payload @deploy.json

@@ -129,6 +129,10 @@ func TestSubmitUsageErrors(t *testing.T) {
 		"args without dash":  {"true"},
 		"typed args no dash": {"--type", "encode", "a.mp4"},
 		"unknown flag":       {"--colour", "--", "true"},
+		"memory no unit":     {"--memory", "lots", "--", "true"},
+		"memory too small":   {"--memory", "1KiB", "--", "true"},
+		"memory negative":    {"--memory", "-1MiB", "--", "true"},
+		"memory too large":   {"--memory", "2PiB", "--", "true"},
 	}
 	for name, args := range cases {
 		o, err := parseSubmit(t, "", args...)
@@ -166,7 +170,7 @@ func TestSubmitTakesServiceDefaults(t *testing.T) {
 	ctx := context.Background()
 	_, err := e.store.NodeRegister(ctx, engine.NodeRegisterParams{Node: engine.Node{
 		Name: "n1", URL: "http://n1", MaxLoad: 8, MaxJobs: 10, Weight: 100,
-		Services: []engine.NodeService{{Type: "encode", Load: 3, Timeout: engine.Duration(time.Hour)}},
+		Services: []engine.NodeService{{Type: "encode", Load: 3, Timeout: engine.Duration(time.Hour), Memory: 512 << 20}},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -176,21 +180,28 @@ func TestSubmitTakesServiceDefaults(t *testing.T) {
 	}
 	id, _ := strconv.ParseInt(strings.TrimSpace(e.stdout.String()), 10, 64)
 	j := e.get(t, id)
-	if j.Load != 3 || time.Duration(j.Timeout) != time.Hour {
-		t.Errorf("load %v timeout %s; want the service's 3 and 1h", j.Load, time.Duration(j.Timeout))
+	if j.Load != 3 || time.Duration(j.Timeout) != time.Hour || j.MemoryLimit != 512<<20 {
+		t.Errorf("load %v timeout %s memory %d; want the service's 3, 1h and 512MiB", j.Load, time.Duration(j.Timeout), j.MemoryLimit)
 	}
 	if e.stderr.Len() != 0 {
 		t.Errorf("stderr %q; want no warning when a node offers the type", e.stderr.String())
 	}
 
 	// Flags win over the service's settings.
-	if err := e.run(t, "submit", "--type", "encode", "--load", "0.5", "--timeout", "2m"); err != nil {
+	if err := e.run(t, "submit", "--type", "encode", "--load", "0.5", "--timeout", "2m", "--memory", "1.5GiB"); err != nil {
 		t.Fatal(err)
 	}
 	id, _ = strconv.ParseInt(strings.TrimSpace(e.stdout.String()), 10, 64)
 	j = e.get(t, id)
-	if j.Load != 0.5 || time.Duration(j.Timeout) != 2*time.Minute {
-		t.Errorf("load %v timeout %s; want 0.5 and 2m from the flags", j.Load, time.Duration(j.Timeout))
+	if j.Load != 0.5 || time.Duration(j.Timeout) != 2*time.Minute || j.MemoryLimit != 3<<29 {
+		t.Errorf("load %v timeout %s memory %d; want 0.5, 2m and 1.5GiB from the flags", j.Load, time.Duration(j.Timeout), j.MemoryLimit)
+	}
+	if err := e.run(t, "submit", "--type", "encode", "--memory", "0"); err != nil {
+		t.Fatal(err)
+	}
+	id, _ = strconv.ParseInt(strings.TrimSpace(e.stdout.String()), 10, 64)
+	if j = e.get(t, id); j.MemoryLimit != 0 {
+		t.Errorf("--memory 0: limit %d, want none over the service's 512MiB", j.MemoryLimit)
 	}
 }
 
@@ -284,11 +295,12 @@ func TestSubmitBatchParsing(t *testing.T) {
 		``,
 		`   `,
 		`{"type": "encode", "args": ["-v"], "payload": {"file": "a.mp4"}, "load": 2.5, "key": "k2",` +
-			` "parent_id": 7, "max_attempts": 5, "backoff": "1m", "timeout": "90s", "in": "10m", "hold": false}`,
+			` "parent_id": 7, "max_attempts": 5, "backoff": "1m", "timeout": "90s", "in": "10m", "hold": false,` +
+			` "memory": "2GiB"}`,
 		`{"args": ["echo", "hi"], "type": ""}`,
 		`{"payload": null, "hold": true}`,
 	}, "\n")
-	o, err := parseSubmit(t, stdin, "--batch", "-", "--type", "noop", "--load", "0.5", "--key", "k",
+	o, err := parseSubmit(t, stdin, "--batch", "-", "--type", "noop", "--load", "0.5", "--memory", "64MiB", "--key", "k",
 		"--max-attempts", "2", "--timeout", "1h", "--at", "2030-05-06T07:08:09Z", "--payload", `{"d":1}`, "--", "default", "args")
 	if err != nil {
 		t.Fatal(err)
@@ -302,13 +314,15 @@ func TestSubmitBatchParsing(t *testing.T) {
 	if first.Type != "noop" || first.Operation != "first" || *first.Load != 0.5 || first.Key != "k" ||
 		first.MaxAttempts != 2 || *first.Timeout != time.Hour || !first.RunAt.Equal(at) || first.RunIn != nil ||
 		string(first.Payload) != `{"d":1}` || strings.Join(first.Args, " ") != "default args" ||
-		first.Backoff != 10*time.Second || first.Hold || !strings.HasPrefix(first.Creator, "ada@") {
+		first.Backoff != 10*time.Second || first.Hold || !strings.HasPrefix(first.Creator, "ada@") ||
+		first.MemoryLimit == nil || *first.MemoryLimit != 64<<20 {
 		t.Errorf("line 1 with the flags' defaults: %+v", first)
 	}
 	// A line's own fields win; its "in" replaces --at.
 	if full.Type != "encode" || strings.Join(full.Args, " ") != "-v" || string(full.Payload) != `{"file": "a.mp4"}` ||
 		*full.Load != 2.5 || full.Key != "k2" || *full.ParentID != 7 || full.MaxAttempts != 5 ||
-		full.Backoff != time.Minute || *full.Timeout != 90*time.Second || full.RunAt != nil || *full.RunIn != 10*time.Minute {
+		full.Backoff != time.Minute || *full.Timeout != 90*time.Second || full.RunAt != nil || *full.RunIn != 10*time.Minute ||
+		*full.MemoryLimit != 2<<30 {
 		t.Errorf("line 4 with every field: %+v", full)
 	}
 	if exec.Type != engine.TypeExec || strings.Join(exec.Args, " ") != "echo hi" {
@@ -354,6 +368,8 @@ func TestSubmitBatchUsageErrors(t *testing.T) {
 		"negative load":        {`{"type":"noop","load":-1}`, nil, `invalid "load"`},
 		"zero attempts":        {`{"type":"noop","max_attempts":0}`, nil, `invalid "max_attempts"`},
 		"parent zero":          {`{"type":"noop","parent_id":0}`, nil, `invalid "parent_id"`},
+		"memory not a size":    {`{"type":"noop","memory":"lots"}`, nil, `line 1: invalid "memory": "lots" is not a size`},
+		"memory a number":      {`{"type":"noop","memory":64}`, nil, "line 1:"},
 		"no type":              {"\n\n{}", nil, "line 3: no job type"},
 		"exec without command": {`{"type":"exec"}`, nil, "needs a command"},
 		"line too long":        {good + `{"type":"noop","payload":"` + strings.Repeat("x", maxBatchLine) + `"}`, nil, "line 2: longer than"},

@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -84,13 +85,19 @@ func usageSummary(u *engine.Usage) string {
 	return s
 }
 
-// liveUsage finds what nodes last reported of running jobs, by job id,
-// for the attempt each runs now; nodes is read once for all of them.
-func liveUsage(nodes []*engine.Node) map[int64]engine.LiveUsage {
-	out := map[int64]engine.LiveUsage{}
+// runKey names one attempt of one job.
+type runKey struct {
+	job     int64
+	attempt int
+}
+
+// liveUsage is what nodes last reported of the runs they run, by job and
+// attempt (a node may still report a run it has just lost).
+func liveUsage(nodes []*engine.Node) map[runKey]engine.LiveUsage {
+	out := map[runKey]engine.LiveUsage{}
 	for _, n := range nodes {
 		for _, u := range n.RunningUsage {
-			out[u.JobID] = u
+			out[runKey{u.JobID, u.Attempt}] = u
 		}
 	}
 	return out
@@ -99,9 +106,9 @@ func liveUsage(nodes []*engine.Node) map[int64]engine.LiveUsage {
 // liveOf is what j's node last reported of its running attempt; ok is
 // false when it reported nothing of it (not running, a builtin, or not
 // measured yet).
-func liveOf(live map[int64]engine.LiveUsage, j *engine.Job) (engine.LiveUsage, bool) {
-	u, ok := live[j.ID]
-	if !ok || u.Attempt != j.Attempt || !j.Status.NodeOwned() {
+func liveOf(live map[runKey]engine.LiveUsage, j *engine.Job) (engine.LiveUsage, bool) {
+	u, ok := live[runKey{j.ID, j.Attempt}]
+	if !ok || !j.Status.NodeOwned() {
 		return engine.LiveUsage{}, false
 	}
 	return u, true
@@ -109,7 +116,7 @@ func liveOf(live map[int64]engine.LiveUsage, j *engine.Job) (engine.LiveUsage, b
 
 // nodeLive reads what node name last reported of its running jobs; none
 // when the node is unknown.
-func nodeLive(ctx context.Context, store engine.Store, name string) (map[int64]engine.LiveUsage, error) {
+func nodeLive(ctx context.Context, store engine.Store, name string) (map[runKey]engine.LiveUsage, error) {
 	if name == "" {
 		return nil, nil
 	}
@@ -121,4 +128,62 @@ func nodeLive(ctx context.Context, store engine.Store, name string) (map[int64]e
 		return nil, err
 	}
 	return liveUsage([]*engine.Node{n}), nil
+}
+
+// typeUsage is the measured use of each of types over its latest runs
+// runs, in one indexed read a type.
+func typeUsage(ctx context.Context, store engine.Store, types []typeCounts, runs int) ([]engine.TypeUsage, error) {
+	names := make([]string, len(types))
+	for i, t := range types {
+		names[i] = t.Type
+	}
+	if len(names) == 0 {
+		return []engine.TypeUsage{}, nil
+	}
+	attempts, err := store.JobAttemptUsageList(ctx, engine.JobAttemptUsageParams{Types: names, Runs: runs})
+	if err != nil {
+		return nil, err
+	}
+	return engine.SummarizeUsage(attempts), nil
+}
+
+// verdictText is a load verdict in words.
+func verdictText(v engine.LoadVerdict) string {
+	switch v {
+	case engine.LoadUsesMore:
+		return "uses more"
+	case engine.LoadUsesLess:
+		return "uses less"
+	case engine.LoadFewRuns:
+		return "too few runs"
+	}
+	return "ok"
+}
+
+// printUsageTable shows each type's declared load beside what its runs
+// used, and below it a line for each type whose load is far off.
+func printUsageTable(ios *IOStreams, p palette, usage []engine.TypeUsage) error {
+	t := newTable(ios, "TYPE", "LOAD", "RUNS", "CORES P50", "CORES P95", "MEMORY P95", "OOM", "CHECK")
+	var notes []string
+	for _, u := range usage {
+		check := verdictText(u.Verdict)
+		switch u.Verdict {
+		case engine.LoadUsesMore, engine.LoadUsesLess:
+			check = p.yellow(check)
+			notes = append(notes, u.Note)
+		case engine.LoadFewRuns:
+			check = p.gray(check)
+		}
+		t.addRow(u.Type, formatFloat(u.DeclaredLoad), strconv.Itoa(u.Runs), coresCell(u.CoresP50), coresCell(u.CoresP95),
+			formatBytes(u.MemoryP95), strconv.Itoa(u.OOMKilled), check)
+	}
+	if err := t.render(); err != nil {
+		return err
+	}
+	for _, n := range notes {
+		if _, err := fmt.Fprintln(ios.Out, p.yellow("! "+n)); err != nil {
+			return err
+		}
+	}
+	return nil
 }

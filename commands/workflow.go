@@ -38,6 +38,7 @@ before it has ended. It is described in a YAML file:
       on_failure: stop          # stop (default) or continue
       max_attempts: 3           # optional, as 'jobctl submit --max-attempts'
       timeout: 30m              # optional, as 'jobctl submit --timeout'
+      memory: 2GiB              # optional, as 'jobctl submit --memory'
       payload: {level: 9}       # optional, the job's payload (any YAML)
 
 Unknown fields are an error naming their line, and nothing is created.

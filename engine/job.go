@@ -58,8 +58,9 @@ type Job struct {
 	// node that enforces limits (serve --enforce); 0: none of its own.
 	MemoryLimit int64 `json:"memory_limit"`
 	// Usage is what the job's last ended attempt used, as its node
-	// measured it; nil when that attempt was not measured (an in-process
-	// builtin, a run cut short with its node) or none has ended.
+	// measured it, until its next attempt starts (or it is requeued);
+	// nil when that attempt was not measured (an in-process builtin, a run
+	// cut short with its node) or none has ended.
 	Usage   *Usage `json:"usage"`
 	Version int64  `json:"version"`
 	// Dispatcher and LeaseTerm name the lease holder, and its term, that

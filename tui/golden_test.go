@@ -27,7 +27,8 @@ func goldenSnapshot(_ context.Context, q Query) (*Snapshot, error) {
 	nodes := []*engine.Node{
 		{Name: "alpha", State: engine.NodeOnline, MaxLoad: 8, Load: 6.5, Running: 5, MaxJobs: 200, Weight: 100,
 			Warmup: engine.Duration(10 * time.Minute), StartedAt: ago(time.Hour), LastSeen: ago(time.Second),
-			LoadAvg: 3.2, MaxLoadAvg: 16, MemAvailable: 12 * gib, Cores: 8, Dispatcher: true},
+			LoadAvg: 3.2, MaxLoadAvg: 16, MemAvailable: 12 * gib, Cores: 8, Dispatcher: true,
+			RunningUsage: []engine.LiveUsage{{JobID: 1041, Attempt: 1, CPUSeconds: 1800, Cores: 3.2, Memory: 812 << 20}}},
 		{Name: "beta", State: engine.NodeMaintenance, Maintenance: true, MaxLoad: 4, Load: 1, Running: 1, MaxJobs: 200,
 			Weight: 100, StartedAt: ago(2 * time.Hour), LastSeen: ago(2 * time.Second), LoadAvg: 0.5, MemAvailable: gib / 2, Cores: 4},
 		{Name: "gamma", State: engine.NodeOnline, MaxLoad: 4, Load: 0, MaxJobs: 200, Weight: 100,
@@ -38,7 +39,7 @@ func goldenSnapshot(_ context.Context, q Query) (*Snapshot, error) {
 		{Name: "epsilon", State: engine.NodeOffline, MaxLoad: 4, MaxJobs: 200, Weight: 100, StartedAt: ago(3 * time.Hour), LastSeen: ago(time.Hour)},
 	}
 	jobs := []*engine.Job{
-		{ID: 1041, Type: "encode", Status: engine.StatusRunning, Node: "alpha", Load: 2, Progress: 75, CreatedAt: ago(12 * time.Minute), StartedAt: at(10 * time.Minute)},
+		{ID: 1041, Type: "encode", Status: engine.StatusRunning, Node: "alpha", Load: 2, Attempt: 1, Progress: 75, CreatedAt: ago(12 * time.Minute), StartedAt: at(10 * time.Minute)},
 		{ID: 1040, Type: "encode", Status: engine.StatusPaused, Node: "alpha", Load: 2, Progress: 30, CreatedAt: ago(14 * time.Minute), StartedAt: at(13 * time.Minute)},
 		{ID: 1038, Type: "sleep", Status: engine.StatusCancelling, Node: "beta", Load: 1, Progress: 5, CreatedAt: ago(time.Hour)},
 		{ID: 1050, Type: "exec", Status: engine.StatusQueued, Load: 1, CreatedAt: ago(20 * time.Second)},
@@ -67,6 +68,8 @@ func goldenSnapshot(_ context.Context, q Query) (*Snapshot, error) {
 		Jobs:     shown,
 		Query:    q,
 		Matching: matching,
+		LoadsOff: []engine.TypeUsage{{Type: "encode", DeclaredLoad: 2, Runs: 40, CoresP50: 2.9, CoresP95: 3.2,
+			Verdict: engine.LoadUsesMore, Note: "encode: declared load 2, uses 3.2 cores p95 over 40 runs"}},
 	}, nil
 }
 

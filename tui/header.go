@@ -12,7 +12,8 @@ import (
 )
 
 // Header is the top two lines: where the data comes from, who dispatches,
-// how fast, and the jobs per state.
+// how fast, the jobs per state, and the first job type whose declared load
+// is far from what its runs use.
 type Header struct {
 	styles Styles
 	width  int
@@ -75,6 +76,16 @@ func (h Header) View() string {
 		if ansi.StringWidth(second) > h.width {
 			second = strings.Join(counts, " ") // tighter rather than cut
 		}
+	}
+	if len(s.LoadsOff) > 0 {
+		// After the counts, so a narrow screen cuts the note first; the
+		// jobs pane marks the types too.
+		u := s.LoadsOff[0]
+		note := fmt.Sprintf("! %s: load %s, uses %s cores p95", u.Type, engine.FormatNumber(u.DeclaredLoad), engine.FormatNumber(u.CoresP95))
+		if more := len(s.LoadsOff) - 1; more > 0 {
+			note += fmt.Sprintf(" (+%d: jobctl stats)", more)
+		}
+		second += "  " + h.styles.Warn.Render(note)
 	}
 	return fit(first, h.width) + "\n" + fit(second, h.width)
 }

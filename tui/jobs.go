@@ -13,7 +13,9 @@ import (
 )
 
 // JobsPane lists one page of the jobs of the selected node or of the whole
-// cluster: status, type, node, load, age and a progress bar.
+// cluster: status, type, node, load, age and a progress bar, and for a
+// running job the cores it used and the memory it held when its node last
+// reported them (CPU, MEM), beside the load it declared.
 type JobsPane struct {
 	styles  Styles
 	keys    KeyMap
@@ -22,6 +24,8 @@ type JobsPane struct {
 	focused bool
 
 	jobs     []*engine.Job
+	live     map[runKey]engine.LiveUsage // what the nodes last reported of running jobs
+	snap     *Snapshot
 	query    Query
 	filter   string // the filter as typed
 	matching int
@@ -66,6 +70,7 @@ func (p JobsPane) Update(msg tea.Msg) (JobsPane, tea.Cmd) {
 			id = j.ID
 		}
 		p.jobs, p.query, p.matching, p.at = msg.snap.Jobs, msg.snap.Query, msg.snap.Matching, msg.snap.At
+		p.live, p.snap = msg.snap.live(), msg.snap
 		p.cursor = min(p.cursor, max(0, len(p.jobs)-1))
 		for i, j := range p.jobs {
 			if j.ID == id {
@@ -110,19 +115,21 @@ const (
 	jobLoadW   = 5
 	jobAgeW    = 4
 	jobPctW    = 4 // 100%
+	jobCPUW    = 5 // cores: 12.25
+	jobMemW    = 7 // 1023MiB
 )
 
 func (p JobsPane) widths() []int {
 	cluster := p.query.Node == ""
-	cols := 8
+	cols := 10
 	if cluster {
 		cols++
 	}
-	fixed := 1 + jobIDW + jobStatusW + jobLoadW + jobAgeW + jobPctW + cols - 1
+	fixed := 1 + jobIDW + jobStatusW + jobLoadW + jobCPUW + jobMemW + jobAgeW + jobPctW + cols - 1
 	rest := max(0, p.width-fixed)
 	typeW, nodeW := 4, 0
 	for _, j := range p.jobs {
-		typeW = max(typeW, len(j.Type))
+		typeW = max(typeW, len(p.typeCell(j)))
 		if cluster {
 			nodeW = max(nodeW, len(j.Node))
 		}
@@ -136,7 +143,7 @@ func (p JobsPane) widths() []int {
 	if cluster {
 		w = append(w, nodeW)
 	}
-	return append(w, jobLoadW, jobAgeW, barW, jobPctW)
+	return append(w, jobLoadW, jobCPUW, jobMemW, jobAgeW, barW, jobPctW)
 }
 
 // View renders the title, the column heads and the visible rows.
@@ -167,7 +174,7 @@ func (p JobsPane) View() string {
 	if p.query.Node == "" {
 		head = append(head, "NODE")
 	}
-	head = append(head, "LOAD", "AGE", "PROGRESS", "")
+	head = append(head, "LOAD", "CPU", "MEM", "AGE", "PROGRESS", "")
 	lines = append(lines, p.styles.ColumnHead.Render(row(head, w)))
 	if len(p.jobs) == 0 {
 		lines = append(lines, p.styles.Dim.Render("  no jobs"))
@@ -180,18 +187,37 @@ func (p JobsPane) View() string {
 
 func (p JobsPane) rowView(i int, w []int) string {
 	j := p.jobs[i]
-	cells := []string{marker(i == p.cursor, p.focused), strconv.FormatInt(j.ID, 10), p.styles.status(j.Status), j.Type}
+	typ := p.typeCell(j)
+	if _, off := p.snap.loadOff(j.Type); off {
+		typ = j.Type + p.styles.Warn.Render("!")
+	}
+	cells := []string{marker(i == p.cursor, p.focused), strconv.FormatInt(j.ID, 10), p.styles.status(j.Status), typ}
 	if p.query.Node == "" {
 		cells = append(cells, j.Node)
 	}
 	barW := w[len(w)-2]
+	cpu, mem := "", ""
+	if u, ok := p.live[runKey{j.ID, j.Attempt}]; ok && j.Status.NodeOwned() {
+		cpu, mem = engine.FormatNumber(u.Cores), freeMemory(u.Memory)
+	}
 	cells = append(cells,
 		fitRight(engine.FormatNumber(j.Load), jobLoadW),
+		fitRight(cpu, jobCPUW),
+		fitRight(mem, jobMemW),
 		fitRight(age(p.at.Sub(j.CreatedAt)), jobAgeW),
 		bar(float64(j.Progress)/100, barW, p.styles.Progress, p.styles.BarEmpty),
 		fitRight(strconv.Itoa(j.Progress)+"%", jobPctW),
 	)
 	return selectRow(p.styles, row(cells, w), i == p.cursor && p.focused)
+}
+
+// typeCell is a job's type as the pane shows it: with a "!" when the
+// type's declared load is far from what its runs use (see 'jobctl stats').
+func (p JobsPane) typeCell(j *engine.Job) string {
+	if _, off := p.snap.loadOff(j.Type); off {
+		return j.Type + "!"
+	}
+	return j.Type
 }
 
 // describeJob names a job in prompts: "job 42 (sleep, RUNNING on node-a)".

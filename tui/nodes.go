@@ -203,7 +203,8 @@ func (t NodesTable) rowView(i int, w []int) string {
 	return selectRow(t.styles, row(cells, w), i == t.cursor && t.focused)
 }
 
-// freeMemory is a memory size in at most seven cells: 812MiB, 22.3GiB.
+// freeMemory is a memory size in at most seven cells: 812MiB, 22.3GiB;
+// free memory of a node, and the memory a job holds.
 func freeMemory(b int64) string {
 	const mib, gib = 1 << 20, 1 << 30
 	switch {

@@ -48,6 +48,11 @@ type Explanation struct {
 	Hint          string `json:"hint,omitempty"`
 	// Conclusion is the one line that sums it all up.
 	Conclusion string `json:"conclusion"`
+	// LoadCheck is what the latest measured runs of the job's type used
+	// beside the load they declared (see engine.JudgeLoad); nil when the
+	// type has no measured run. Its Note is set when the declared load is
+	// far from the use: the dispatcher places by a load that is not true.
+	LoadCheck *engine.TypeUsage `json:"load_check"`
 }
 
 // NodeVerdict is one node's verdict for the job and its place in the
@@ -131,6 +136,13 @@ func Explain(ctx context.Context, store engine.Store, jobID int64, selector plac
 		e.Never, e.Hint = neverRunnable(job, c.nodes, &p)
 	}
 	e.Conclusion = conclude(e)
+	attempts, err := store.JobAttemptUsageList(ctx, engine.JobAttemptUsageParams{Types: []string{job.Type}, Runs: engine.DefaultUsageRuns})
+	if err != nil {
+		return nil, err
+	}
+	if usage := engine.SummarizeUsage(attempts); len(usage) == 1 {
+		e.LoadCheck = &usage[0]
+	}
 	return e, nil
 }
 

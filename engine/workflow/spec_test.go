@@ -22,6 +22,7 @@ operations:
     on_failure: continue
     max_attempts: 3
     timeout: 10m
+    memory: 512MiB
 `)
 	a, b := spec.Operations[0], spec.Operations[1]
 	if a.Name != "op 1" || a.Type != engine.TypeExec || a.OnFailure != OnFailureStop || *a.Load != 0.5 {
@@ -30,8 +31,14 @@ operations:
 	if b.Type != "mail" || string(b.Payload) != `{"to":"ops"}` || b.Stops() || b.MaxAttempts != 3 || time.Duration(b.Timeout) != 10*time.Minute {
 		t.Fatalf("second %+v", b)
 	}
-	if p := operationParams(b, 7, nil); p.Key != "workflow:7" || *p.ParentID != 7 || p.Load != 1 || p.MaxAttempts != 3 {
+	if p := operationParams(b, 7, nil); p.Key != "workflow:7" || *p.ParentID != 7 || p.Load != 1 || p.MaxAttempts != 3 ||
+		p.MemoryLimit != 512<<20 {
 		t.Fatalf("params %+v", p)
+	}
+	// Without its own, an operation takes its service's memory limit.
+	nodes := []*engine.Node{{State: engine.NodeOnline, Services: []engine.NodeService{{Type: "exec", Memory: 1 << 30}}}}
+	if p := operationParams(a, 7, nodes); p.MemoryLimit != 1<<30 {
+		t.Fatalf("params of an operation without memory: %+v", p)
 	}
 }
 
@@ -49,6 +56,8 @@ func TestParseRefuses(t *testing.T) {
 		{"negative load", "operations: [{type: noop, load: -1}]\n", "load -1 is not a number >= 0"},
 		{"twice", "operations: [{name: a, type: noop}, {name: a, type: noop}]\n", "the name is taken by operation 1"},
 		{"bad timeout", "operations: [{type: noop, timeout: soon}]\n", `line 1: operation 1: timeout "soon"`},
+		{"bad memory", "operations: [{type: noop, memory: lots}]\n", `line 1: operation 1: memory: "lots" is not a size`},
+		{"tiny memory", "operations: [{type: noop, memory: 1KiB}]\n", `memory: "1KiB" is not between 1MiB and 1PiB`},
 		{"not a list", "operations: 3\n", "line 1: `3` is not a list of operations"},
 		{"load text", "operations:\n  - type: noop\n    load: abc\n", "line 3: `abc` is not a number"},
 	} {
