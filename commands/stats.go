@@ -118,7 +118,7 @@ type nodeStats struct {
 
 // clusterStats is what `jobctl stats -o json` prints.
 type clusterStats struct {
-	Jobs       jobCounts    `json:"jobs"`
+	Jobs       jobCounts          `json:"jobs"`
 	Types      []typeCounts       `json:"types"`
 	OtherTypes jobCounts          `json:"other_types"`
 	Usage      []engine.TypeUsage `json:"usage"`
