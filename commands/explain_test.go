@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -172,5 +173,42 @@ func TestExplainJSONAndUnknownJob(t *testing.T) {
 	}
 	if err := e.run(t, "explain", "987654"); !errors.Is(err, engine.ErrNotFound) {
 		t.Errorf("explain of an unknown job: %v; want not found", err)
+	}
+}
+
+// TestExplainSaysWhenATypesLoadIsFarOff: explain ends with a line naming a
+// type whose declared load its measured runs belie, and -o json has the
+// figures as load_check.
+func TestExplainSaysWhenATypesLoadIsFarOff(t *testing.T) {
+	e := usageFixture(t)
+	queued := e.insert(t, engine.JobInsertParams{Type: "encode"})
+	if err := e.run(t, "explain", fmt.Sprint(queued.ID)); err != nil {
+		t.Fatal(err)
+	}
+	if want := "load\tencode: declared load 1, uses 3 cores p95 over 6 runs\n"; !strings.Contains(e.stdout.String(), want) {
+		t.Errorf("piped explain:\n%s\nwant the line %q", e.stdout.String(), want)
+	}
+	e.stdout.Reset()
+	if err := e.run(t, "explain", fmt.Sprint(queued.ID), "-o", "json"); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		LoadCheck *engine.TypeUsage `json:"load_check"`
+	}
+	if err := json.Unmarshal(e.stdout.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if c := got.LoadCheck; c == nil || c.Runs != 6 || c.Verdict != engine.LoadUsesMore || c.CoresP95 != 3 {
+		t.Errorf("load_check = %+v", got.LoadCheck)
+	}
+
+	// A type whose runs match their load is not flagged.
+	e.stdout.Reset()
+	sleeper := e.insert(t, engine.JobInsertParams{Type: engine.TypeSleep})
+	if err := e.run(t, "explain", fmt.Sprint(sleeper.ID)); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(e.stdout.String(), "declared load") {
+		t.Errorf("explain of a type never measured flags its load:\n%s", e.stdout.String())
 	}
 }

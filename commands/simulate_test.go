@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -211,6 +212,35 @@ func TestSimulateFromCluster(t *testing.T) {
 	}
 	if !strings.Contains(e.stdout.String(), `"placed":2,"never_placed":0`) {
 		t.Errorf("the running job counts as placed by the run: %s", e.stdout.String())
+	}
+}
+
+// TestSimulateFromClusterTakesMeasuredDurations: a job of a service type
+// runs in the simulation for the median of its type's measured runs; one
+// of a type never measured never ends.
+func TestSimulateFromClusterTakesMeasuredDurations(t *testing.T) {
+	e := newTestEnv(t)
+	if _, err := e.store.NodeRegister(context.Background(), engine.NodeRegisterParams{Node: engine.Node{
+		Name: "n1", URL: "http://n1", MaxLoad: 4, MaxJobs: 10, Weight: 100, AcceptExceeding: true,
+		Services: []engine.NodeService{{Type: "encode"}, {Type: "report"}},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, wall := range []float64{4, 8, 6} {
+		e.runMeasured(t, "encode", 1, 1, wall, 1<<20, false)
+	}
+	encode := e.insert(t, engine.JobInsertParams{Type: "encode"})
+	report := e.insert(t, engine.JobInsertParams{Type: "report"})
+	if err := e.run(t, "simulate", "--from-cluster", "-o", "json"); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		fmt.Sprintf(`{"job":%d,"node":"n1","start_s":0,"end_s":6}`, encode.ID),
+		fmt.Sprintf(`{"job":%d,"node":"n1","start_s":0,"end_s":null}`, report.ID),
+	} {
+		if !strings.Contains(e.stdout.String(), want) {
+			t.Errorf("--from-cluster -o json = %s; want %s", e.stdout.String(), want)
+		}
 	}
 }
 
