@@ -203,15 +203,18 @@ func (t NodesTable) rowView(i int, w []int) string {
 	return selectRow(t.styles, row(cells, w), i == t.cursor && t.focused)
 }
 
-// freeMemory is a memory size in at most seven cells: 812MiB, 22.3GiB;
+// freeMemory is a memory size in at most seven cells: 812MiB, 22.3GiB,
+// 640KiB;
 // free memory of a node, and the memory a job holds.
 func freeMemory(b int64) string {
-	const mib, gib = 1 << 20, 1 << 30
+	const kib, mib, gib = 1 << 10, 1 << 20, 1 << 30
 	switch {
 	case b >= 100*gib:
 		return strconv.FormatInt(b/gib, 10) + "GiB"
 	case b >= gib:
 		return strconv.FormatFloat(float64(b)/gib, 'f', 1, 64) + "GiB"
+	case b < mib:
+		return strconv.FormatInt(b/kib, 10) + "KiB"
 	}
 	return strconv.FormatInt(b/mib, 10) + "MiB"
 }

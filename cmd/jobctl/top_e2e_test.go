@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -159,4 +160,36 @@ func TestTopRefusesAPipe(t *testing.T) {
 	if r.code != 2 || !strings.Contains(r.stderr, "jobctl top needs a terminal; to follow jobs from a script use 'jobctl list -w'") || r.stdout != "" {
 		t.Errorf("top on a pipe: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
+}
+
+// TestTopShowsWhatJobsUse: the jobs pane shows the cores and memory a
+// running job's node last reported for it, and top flags a type whose
+// measured runs are far from the load they declared.
+func TestTopShowsWhatJobsUse(t *testing.T) {
+	tm := newTmux(t)
+	c := sqliteCluster(t)
+	c.serve("node-a", "--exec", "--max-load", "8")
+	// Five runs of load 4 that use next to no CPU: the declared load is
+	// far above the use.
+	var idle []string
+	for range 5 {
+		idle = append(idle, c.submit("--load", "4", "--", "sleep", "0.2"))
+	}
+	for _, id := range idle {
+		c.waitStatus(id, "FINISHED", 60*time.Second)
+	}
+	busy := c.submit("--type", "exec", "--load", "1", "--", "sh", "-c", "while :; do :; done")
+	c.waitStatus(busy, "RUNNING", 30*time.Second)
+
+	script := "JOBCTL_DB='" + c.dsn + "' '" + binary + "' top --interval 200ms"
+	tm.cmd("new-session", "-d", "-s", tm.session, "-x", "140", "-y", "30", "sh", "-c", script)
+	row := regexp.MustCompile(busy + ` +RUNNING +exec! +node-a +1 +(\d+(\.\d+)?) +(\d+(\.\d+)?[KMG]iB)`)
+	s := tm.waitUntil("the busy job with the cores and memory it uses, its type flagged", func(s string) bool {
+		m := row.FindStringSubmatch(s)
+		return m != nil && m[1] != "0"
+	})
+	if !regexp.MustCompile(`! exec: load 4, uses 0(\.\d+)? cores p95`).MatchString(s) {
+		t.Errorf("the header does not flag exec's load:\n%s", s)
+	}
+	c.ok("cancel", busy)
 }
