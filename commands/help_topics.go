@@ -221,6 +221,7 @@ too, and 'jobctl simulate --from-cluster' runs each job for its type's
 measured median time.
 
 Enforced, with serve --enforce. Each run's cgroup holds it to:
+
   a CPU share   in proportion to its load when the node is busy
                 (cpu.weight 100 or cpu.shares 1024 a unit of load); a job
                 alone may still use idle cores, and a node whose loads add
@@ -231,6 +232,7 @@ Enforced, with serve --enforce. Each run's cgroup holds it to:
                 memory.swap.max 0, or memory.limit_in_bytes with
                 memory.memsw.limit_in_bytes); on cgroup v2 the whole run
                 is killed when it goes over
+
 A job killed at its limit ends with the reason
 "killed: out of memory, limit 2GiB"; the kill is read from memory.events
 (oom_kill) or memory.oom_control. A node that cannot enforce a limit says

@@ -64,8 +64,10 @@ state, max_load, max_jobs, load, running, weight, dispatcher, last_seen,
 services, and the node's reported health: load_avg, max_load_avg (the
 load-average limit in force, twice the cores unless 'serve --max-load-avg'
 sets it; 0 only when the node's gate is off), mem_available and
-reserved_memory (bytes), cores, overloaded (bool) and overload_reason.
--q prints node names.`,
+reserved_memory (bytes), cores, overloaded (bool) and overload_reason,
+and running_usage: what the node measured of each job it runs, as of its
+last liveness report ({job_id, attempt, cpu_seconds, cores, memory_bytes};
+see 'jobctl help usage'). -q prints node names.`,
 		Example: `  # nodes and their load
   jobctl nodes list
 

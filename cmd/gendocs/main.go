@@ -2,7 +2,8 @@
 // completions into completions/, generated from the command tree so they
 // never drift from the code. Besides what cobra writes from a command's
 // help, every page gets an EXIT STATUS section and jobctl(1) ENVIRONMENT,
-// FILES and JOB PROTOCOL, from the help topics of the same names. The
+// FILES, JOB PROTOCOL and MEASURED USE, from the help topics of the same
+// names (usage for the last). The
 // output is reproducible: the date in the pages comes from
 // SOURCE_DATE_EPOCH, else a fixed date.
 //
@@ -146,12 +147,17 @@ func manSections(root *cobra.Command) (map[string][]manSection, error) {
 	if err != nil {
 		return nil, err
 	}
+	usage, err := topic(commands.TopicUsage)
+	if err != nil {
+		return nil, err
+	}
 	files := manSection{"FILES", filesHelp}
 	jobProtocol := manSection{"JOB PROTOCOL", protocol}
+	measured := manSection{"MEASURED USE", usage}
 	return map[string][]manSection{
 		"":                            {{"EXIT STATUS", exit}},
-		root.CommandPath():            {{"ENVIRONMENT", env}, files, jobProtocol},
-		root.CommandPath() + " serve": {files, jobProtocol},
+		root.CommandPath():            {{"ENVIRONMENT", env}, files, jobProtocol, measured},
+		root.CommandPath() + " serve": {files, jobProtocol, measured},
 	}, nil
 }
 

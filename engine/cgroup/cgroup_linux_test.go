@@ -217,6 +217,11 @@ func TestGroupMemoryLimitKills(t *testing.T) {
 		if got := readString(filepath.Join(g.directories()[slicesIndexRole(m, roleCPUShare)], "cpu.shares")); got != "1024" {
 			t.Errorf("cpu.shares of load 1 = %q, want 1024", got)
 		}
+		// No swap: memory and swap together may hold no more than memory.
+		memsw := filepath.Join(g.directories()[slicesIndexRole(m, roleMemory)], "memory.memsw.limit_in_bytes")
+		if m.Support().NoSwap && readString(memsw) != strconv.Itoa(64<<20) {
+			t.Errorf("memory.memsw.limit_in_bytes = %q, want the memory limit", readString(memsw))
+		}
 	}
 }
 

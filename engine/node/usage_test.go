@@ -123,6 +123,22 @@ func TestNodeHoldsAJobToItsMemoryLimit(t *testing.T) {
 	}
 }
 
+// TestNodeWithoutEnforceMeasuresOnly: a node without --enforce runs a job
+// with a memory limit without it, and measures what it used.
+func TestNodeWithoutEnforceMeasuresOnly(t *testing.T) {
+	n, s := testNode(t, nil)
+	withCgroups(t, n)
+	o := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeExec, MemoryLimit: 64 << 20,
+		Args: []string{"sh", "-c", "head -c 200M /dev/zero | tail -n 1 >/dev/null"}})
+	if res := n.Accept(context.Background(), o); res.Verdict != engine.OfferAccepted {
+		t.Fatalf("offer: %+v", res)
+	}
+	j := waitJob(t, s, o.JobID, func(j *engine.Job) bool { return j.Status.Terminal() })
+	if j.Status != engine.StatusFinished || j.Usage == nil || j.Usage.PeakMemory < 200<<20 || j.Usage.OOMKilled {
+		t.Errorf("job %s %q, usage %+v; want FINISHED past its limit, with a peak of 200 MiB", j.Status, j.Message, j.Usage)
+	}
+}
+
 func TestNodeReportsTheLiveUseOfItsRuns(t *testing.T) {
 	for _, cgroups := range []bool{false, true} {
 		name := "without cgroups"
