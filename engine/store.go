@@ -66,19 +66,36 @@ type Store interface {
 	// descendants, which may leave fewer than Limit removed. With DryRun
 	// it removes nothing and returns how many it would have removed.
 	JobPurge(ctx context.Context, p JobPurgeParams) (int, error)
-	// JobListDispatchable returns one page of jobs with the given status
-	// (QUEUED or RESTART) whose run_after has passed on the database clock
-	// and that their key does not block, oldest (lowest id) first, with ids
-	// above AfterID. A job with a key is blocked while any other job of that
-	// key is earlier in the key's order (Job.KeyBefore) and not terminal or
-	// waiting for its rollback job (Job.RollbackPending), or active whatever
-	// its place: in DISPATCHING, RUNNING, CANCELLING or WAITING, or PAUSED
-	// on a node. The second rule keeps a requeued old job from running
-	// beside a later job of its key. The jobs are brief: only what placement and a claim's
-	// guard need is read (ID, Type, Load, Status, Version, Node, Key,
-	// ParentID, Attempt, RunAfter, CreatedAt); other fields may be zero. A
-	// claim or start returns the full job.
+	// JobListDispatchable returns one page of one queue: the jobs of type
+	// Type with status Status (QUEUED or RESTART) whose run_after has
+	// passed on the database clock and that their key does not block, in
+	// dispatch order (QueuePlace: higher priority first, then lower id),
+	// after the place After, at most Limit of them, and of those only the
+	// ones whose load is in the range asked for (MaxLoad, LoadAbove) and,
+	// with FirstChildren, only children whose parent has no child holding
+	// load (Job.HoldsLoad). A job with a key is blocked while any other
+	// job of that key is earlier in the key's order (Job.KeyBefore) and
+	// not terminal or waiting for its rollback job (Job.RollbackPending),
+	// or active whatever its place: in DISPATCHING, RUNNING, CANCELLING or
+	// WAITING, or PAUSED on a node. The second rule keeps a requeued old
+	// job from running beside a later job of its key.
+	//
+	// A page costs what it returns and the jobs of the queue it passes
+	// over that cannot start now, never the jobs outside the load range:
+	// a dispatcher asks only for what can fit. The jobs are brief: only
+	// what placement and a claim's guard need is read (Job.Brief); other
+	// fields may be zero. The in-memory store returns its own jobs, not
+	// copies: the caller must not change them. A claim or start returns
+	// the full job.
 	JobListDispatchable(ctx context.Context, p JobDispatchableParams) ([]*Job, error)
+	// JobQueueLoads describes every non-empty queue (a dispatchable status
+	// and a type) at a cost that does not grow with its length: the
+	// lightest and heaviest load of its jobs and whether any has a parent.
+	// Every job that JobListDispatchable could list is counted; a job that
+	// cannot start now (its run_after, its key) may be counted too, so the
+	// figures bound what a page finds without promising it. Ordered by
+	// status (RESTART first) and type.
+	JobQueueLoads(ctx context.Context) ([]QueueLoads, error)
 
 	// JobLogAppend stores one chunk of a job's output.
 	JobLogAppend(ctx context.Context, p JobLogAppendParams) error
@@ -267,6 +284,7 @@ type JobInsertParams struct {
 	Args        []string
 	Payload     json.RawMessage // nil means {}
 	Load        float64
+	Priority    int    // MinPriority to MaxPriority; 0 means DefaultPriority
 	Status      Status // QUEUED, or INSTANTIATED to hold it
 	Key         string
 	ParentID    *int64
@@ -291,7 +309,9 @@ type JobListParams struct {
 	Node     string
 	Key      string
 	ParentID *int64
-	Creator  string // only jobs submitted by this creator
+	// ParentIDs keeps only the children of these jobs.
+	ParentIDs []int64
+	Creator   string // only jobs submitted by this creator
 	// CreatedAfter and CreatedBefore bound the creation time, both ends
 	// included: CreatedAt >= *CreatedAfter and CreatedAt <= *CreatedBefore.
 	// nil leaves that end open.
@@ -302,6 +322,9 @@ type JobListParams struct {
 	DoubleFault bool
 	// Roots keeps only jobs without a parent.
 	Roots bool
+	// PriorityMin and PriorityMax bound the priority, both ends included;
+	// 0 leaves that end open.
+	PriorityMin, PriorityMax int
 	// Brief reads only the fields of Job.Brief; the others are zero. A node
 	// checking its running jobs twice a second needs no more.
 	Brief bool
@@ -332,16 +355,37 @@ type JobProgressParams struct {
 	Message  string
 }
 
-// JobDispatchableParams select one page of dispatchable jobs.
+// JobDispatchableParams select one page of one queue.
 type JobDispatchableParams struct {
-	Status  Status
-	AfterID int64
-	Limit   int
+	Status Status // QUEUED or RESTART
+	Type   string // required
+	// After is the place of the last job of the page before; the zero
+	// QueuePlace starts at the head of the queue.
+	After QueuePlace
+	Limit int
+	// MaxLoad keeps only the jobs whose load is at most *MaxLoad, and
+	// LoadAbove only those whose load is above *LoadAbove; nil leaves that
+	// end open.
+	MaxLoad, LoadAbove *float64
+	// FirstChildren keeps only children whose parent has no child holding
+	// load on a node: the first child of such a parent may queue ahead.
+	FirstChildren bool
 	// Long is a hint: the caller expects more jobs than the page holds.
 	// A SQL backend then reads the page in index order whatever its
 	// statistics say, at the price of a few round trips; the page is the
 	// same either way.
 	Long bool
+}
+
+// QueueLoads describes one queue: a dispatchable status and a job type
+// (Store.JobQueueLoads).
+type QueueLoads struct {
+	Status   Status  `json:"status"`
+	Type     string  `json:"type"`
+	Lightest float64 `json:"lightest"`
+	Heaviest float64 `json:"heaviest"`
+	// Children: some job of the queue has a parent.
+	Children bool `json:"children"`
 }
 
 // JobLogAppendParams are one chunk of output of one attempt.

@@ -45,6 +45,9 @@ func ValidateJobInsert(p JobInsertParams) error {
 	name("operation", p.Operation, false)
 	name("key", p.Key, false)
 	name("creator", p.Creator, false)
+	if problem := PriorityProblem(p.Priority); problem != "" {
+		problems = append(problems, problem)
+	}
 	switch {
 	case math.IsNaN(p.Load) || math.IsInf(p.Load, 0) || p.Load < 0:
 		bad("load %v is not a number >= 0", p.Load)
@@ -115,6 +118,7 @@ type SubmitRequest struct {
 	Args        []string
 	Payload     json.RawMessage
 	Load        *float64       // nil: the service's configured load, else 1
+	Priority    int            // 0: the parent's priority for a child, else DefaultPriority
 	Timeout     *time.Duration // nil: the service's configured timeout, else DefaultJobTimeout
 	Hold        bool           // created INSTANTIATED, until released
 	Key         string
@@ -150,9 +154,11 @@ func Submit(ctx context.Context, s TxStore, nodes []*Node, r SubmitRequest) (Sub
 		return Submitted{}, err
 	}
 	if r.ParentID != nil {
-		if err := checkParent(ctx, s, *r.ParentID); err != nil {
+		parent, err := checkParent(ctx, s, *r.ParentID)
+		if err != nil {
 			return Submitted{}, err
 		}
+		p.Priority = inherit(r.Priority, parent)
 	}
 	if r.RunIn != nil {
 		// Every node judges run_after on the database's clock, so the
@@ -177,7 +183,7 @@ func Submit(ctx context.Context, s TxStore, nodes []*Node, r SubmitRequest) (Sub
 func submitParams(nodes []*Node, r SubmitRequest) (p JobInsertParams, offered bool, err error) {
 	p = JobInsertParams{
 		Type: strings.TrimSpace(r.Type), Operation: r.Operation, Args: r.Args, Payload: r.Payload,
-		Load: 1, Status: StatusQueued, Key: r.Key, ParentID: r.ParentID, MaxAttempts: max(r.MaxAttempts, 1),
+		Load: 1, Priority: r.Priority, Status: StatusQueued, Key: r.Key, ParentID: r.ParentID, MaxAttempts: max(r.MaxAttempts, 1),
 		Backoff: r.Backoff, Rollback: r.Rollback, RollbackType: strings.TrimSpace(r.RollbackType), RunAfter: r.RunAt, Timeout: DefaultJobTimeout, Creator: r.Creator,
 	}
 	if r.MaxAttempts < 0 {
@@ -217,17 +223,27 @@ func submitParams(nodes []*Node, r SubmitRequest) (p JobInsertParams, offered bo
 	return p, offered, nil
 }
 
-// checkParent refuses a parent that does not exist or has ended.
-func checkParent(ctx context.Context, s TxStore, id int64) error {
+// checkParent returns the parent, refusing one that does not exist or has
+// ended.
+func checkParent(ctx context.Context, s TxStore, id int64) (*Job, error) {
 	parent, err := s.JobGet(ctx, id)
 	if err != nil {
-		return fmt.Errorf("parent: %w", err)
+		return nil, fmt.Errorf("parent: %w", err)
 	}
 	if parent.Status.Terminal() {
-		return &InvalidError{What: "job", Problems: []string{
+		return nil, &InvalidError{What: "job", Problems: []string{
 			fmt.Sprintf("parent job %d has ended (%s); a child belongs to an unfinished job", parent.ID, parent.Status)}}
 	}
-	return nil
+	return parent, nil
+}
+
+// inherit is a child's priority: the one asked for, else its parent's, so
+// the work an urgent job fans out is urgent too.
+func inherit(asked int, parent *Job) int {
+	if asked != 0 {
+		return asked
+	}
+	return parent.Priority
 }
 
 // SubmitChunk is how many jobs SubmitMany inserts in one transaction.
@@ -263,7 +279,11 @@ func (e *BatchError) Unwrap() error { return e.Err }
 func SubmitMany(ctx context.Context, s Store, nodes []*Node, rs []SubmitRequest) (SubmittedMany, error) {
 	ps := make([]JobInsertParams, len(rs))
 	unoffered := map[string]bool{}
-	parentChecked := map[int64]error{}
+	type checked struct {
+		parent *Job
+		err    error
+	}
+	parents := map[int64]checked{}
 	var now time.Time
 	for i, r := range rs {
 		p, offered, err := submitParams(nodes, r)
@@ -274,14 +294,15 @@ func SubmitMany(ctx context.Context, s Store, nodes []*Node, rs []SubmitRequest)
 			unoffered[p.Type] = true
 		}
 		if r.ParentID != nil {
-			err, seen := parentChecked[*r.ParentID]
+			c, seen := parents[*r.ParentID]
 			if !seen {
-				err = checkParent(ctx, s, *r.ParentID)
-				parentChecked[*r.ParentID] = err
+				c.parent, c.err = checkParent(ctx, s, *r.ParentID)
+				parents[*r.ParentID] = c
 			}
-			if err != nil {
-				return SubmittedMany{}, &BatchError{Index: i, Err: err}
+			if c.err != nil {
+				return SubmittedMany{}, &BatchError{Index: i, Err: c.err}
 			}
+			p.Priority = inherit(r.Priority, c.parent)
 		}
 		if r.RunIn != nil {
 			if now.IsZero() {

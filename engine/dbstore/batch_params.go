@@ -90,6 +90,7 @@ func jobInsertArrays(rows []args) args {
 		parents           = make([]sql.NullInt64, n)
 		runAfters         = make([]sql.NullString, n)
 		queued            = make(pq.BoolArray, n)
+		priorities        = make(pq.Int64Array, n)
 	)
 	for i, a := range rows {
 		types[i], operations[i] = a["type"].(string), a["operation"].(string)
@@ -107,6 +108,7 @@ func jobInsertArrays(rows []args) args {
 			runAfters[i] = sql.NullString{String: t.UTC().Format(time.RFC3339Nano), Valid: true}
 		}
 		queued[i] = a["queued"].(bool)
+		priorities[i] = int64(a["priority"].(int))
 	}
 	return args{
 		"types": types, "operations": operations, "args": argv, "payloads": payloads,
@@ -114,6 +116,7 @@ func jobInsertArrays(rows []args) args {
 		"parent_ids": pq.GenericArray{A: parents}, "max_attempts": maxAttempts,
 		"backoff_seconds": backoffs, "rollbacks": rollbacks, "run_afters": pq.GenericArray{A: runAfters},
 		"timeout_seconds": timeouts, "creators": creators, "queued": queued, "rollback_types": rollbackTypes,
+		"priorities": priorities,
 	}
 }
 

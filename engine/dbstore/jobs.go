@@ -103,6 +103,7 @@ func (s *Store) jobInsertArgs(p engine.JobInsertParams) (args, error) {
 		"timeout_seconds": timeout.Seconds(),
 		"creator":         p.Creator,
 		"queued":          p.Status == engine.StatusQueued,
+		"priority":        engine.PriorityOr(p.Priority),
 	}, nil
 }
 
@@ -175,6 +176,10 @@ func (s *Store) jobListArgs(p engine.JobListParams) args {
 	if p.ParentID != nil {
 		parentID = *p.ParentID
 	}
+	parentIDs := p.ParentIDs
+	if len(parentIDs) == 0 {
+		parentIDs = []int64{0}
+	}
 	return args{
 		"all_statuses": len(p.Statuses) == 0,
 		"statuses":     statuses,
@@ -185,6 +190,8 @@ func (s *Store) jobListArgs(p engine.JobListParams) args {
 		"any_parent":   p.ParentID == nil,
 		"roots":        p.Roots,
 		"parent_id":    parentID,
+		"any_parents":  len(p.ParentIDs) == 0,
+		"parent_ids":   parentIDs,
 		"creator":      p.Creator,
 		// An open end of the creation window is switched off by its flag;
 		// its value only has to bind.
@@ -193,6 +200,10 @@ func (s *Store) jobListArgs(p engine.JobListParams) args {
 		"any_created_before": p.CreatedBefore == nil,
 		"created_before":     s.windowArg(p.CreatedBefore, false),
 		"double_fault":       p.DoubleFault,
+		"any_priority_min":   p.PriorityMin == 0,
+		"priority_min":       p.PriorityMin,
+		"any_priority_max":   p.PriorityMax == 0,
+		"priority_max":       p.PriorityMax,
 	}
 }
 
@@ -249,6 +260,8 @@ func (s *Store) JobUpdate(ctx context.Context, u engine.JobUpdate) (*engine.Job,
 		"set_lease":         u.StartedUnder != nil,
 		"dispatcher":        "",
 		"lease_term":        int64(0),
+		"set_priority":      u.Priority != nil,
+		"priority":          deref(u.Priority),
 	}
 	if t := u.StartedUnder; t != nil {
 		a["dispatcher"], a["lease_term"] = t.Owner, t.Term
@@ -306,22 +319,41 @@ func (s *Store) JobProgressSet(ctx context.Context, p engine.JobProgressParams) 
 	return fmt.Errorf("job %d attempt %d is no longer running on %q: %w", p.ID, p.Attempt, p.Node, engine.ErrConflict)
 }
 
-// JobListDispatchable returns one page of jobs in p.Status (QUEUED or
-// RESTART) whose run_after has passed on the database clock and that no
-// earlier unfinished job with the same key blocks, lowest id first, with ids
-// above p.AfterID. Limit 0 means no limit.
+// JobListDispatchable returns one page of one queue; see engine.Store.
+// With p.Long on PostgreSQL the page is read in index order whatever the
+// planner's statistics say.
 func (s *Store) JobListDispatchable(ctx context.Context, p engine.JobDispatchableParams) ([]*engine.Job, error) {
-	if !p.Status.Dispatchable() {
+	switch {
+	case !p.Status.Dispatchable():
 		return nil, fmt.Errorf("list dispatchable jobs: status %q is neither QUEUED nor RESTART", p.Status)
+	case p.Type == "":
+		return nil, fmt.Errorf("list dispatchable jobs: no type: a page is of one type's queue")
 	}
-	a := args{"status": string(p.Status), "after_id": p.AfterID, "limit": limitOrAll(p.Limit)}
+	a := args{"status": string(p.Status), "type": p.Type, "limit": limitOrAll(p.Limit),
+		"after_priority": p.After.Priority, "after_id": p.After.ID,
+		// An open end of the load range binds a bound no load reaches
+		// (engine.MaxJobLoad), so one statement serves every range.
+		"max_load": 2 * engine.MaxJobLoad, "load_above": -1.0}
+	if p.After == (engine.QueuePlace{}) {
+		a["after_priority"] = engine.MaxPriority + 1
+	}
+	if p.MaxLoad != nil {
+		a["max_load"] = *p.MaxLoad
+	}
+	if p.LoadAbove != nil {
+		a["load_above"] = *p.LoadAbove
+	}
+	query := qJobListDispatchable
+	if p.FirstChildren {
+		query = qJobListFirstChildren
+	}
 	var rows []jobRow
-	read := func(q querier) error { return s.selectRows(ctx, q, &rows, qJobListDispatchable, a, false) }
+	read := func(q querier) error { return s.selectRows(ctx, q, &rows, query, a, false) }
 	var err error
 	if p.Long && s.dialect.pageInIndexOrder != "" && s.tx == nil {
 		// The queue's statistics are rarely right: it fills and drains
 		// between two looks of autovacuum. Believing a long queue short, the
-		// planner reads every entry of the status through a bitmap and
+		// planner reads every entry of the queue through a bitmap and
 		// sorts them, instead of the first page in index order: 95 ms for
 		// a page of 1000 out of 100,000 instead of 2.5 ms. A short queue
 		// is read fast either way, without the transaction's round trips.
@@ -338,6 +370,31 @@ func (s *Store) JobListDispatchable(ctx context.Context, p engine.JobDispatchabl
 		return nil, fmt.Errorf("list dispatchable jobs: %w", err)
 	}
 	return jobsFromRows(rows)
+}
+
+// queueLoadsRow is a row of job_queue_loads.
+type queueLoadsRow struct {
+	Status   string  `db:"status"`
+	Type     string  `db:"type"`
+	Lightest float64 `db:"lightest"`
+	Heaviest float64 `db:"heaviest"`
+	Children int     `db:"children"`
+}
+
+// JobQueueLoads describes every non-empty queue in one statement of index
+// steps; see engine.Store.
+func (s *Store) JobQueueLoads(ctx context.Context) ([]engine.QueueLoads, error) {
+	var rows []queueLoadsRow
+	if err := s.selectRows(ctx, s.q, &rows, qJobQueueLoads, args{}, false); err != nil {
+		return nil, fmt.Errorf("describe the queues: %w", err)
+	}
+	out := make([]engine.QueueLoads, len(rows))
+	for i, r := range rows {
+		out[i] = engine.QueueLoads{Status: engine.Status(r.Status), Type: r.Type, Lightest: r.Lightest,
+			Heaviest: r.Heaviest, Children: r.Children > 0}
+	}
+	slices.SortFunc(out, engine.CompareQueues)
+	return out, nil
 }
 
 // isDomainError reports the errors callers branch on, which go out as they

@@ -29,6 +29,8 @@ const (
 	qJobUpdateManyIDs       = "job_update_many_ids"
 	qJobProgressSet         = "job_progress_set"
 	qJobListDispatchable    = "job_list_dispatchable"
+	qJobListFirstChildren   = "job_list_first_children"
+	qJobQueueLoads          = "job_queue_loads"
 	qJobInsertArrays        = "job_insert_arrays"
 	qJobLoadsByNode         = "job_loads_by_node"
 	qJobLogAppend           = "job_log_append"
@@ -86,7 +88,7 @@ const (
 // without one, so a missing file shows at Open, not deep in a dispatch round.
 var requiredQueries = []string{
 	qDBNow, qJobInsert, qJobGet, qJobExists, qJobList, qJobListLive, qJobUpdate, qJobProgressSet,
-	qJobListDispatchable, qJobLoadsByNode, qJobLogAppend, qJobLogList, qNodeInsertAbsent, qNodeTakeover, qNodeGet,
+	qJobListDispatchable, qJobListFirstChildren, qJobQueueLoads, qJobLoadsByNode, qJobLogAppend, qJobLogList, qNodeInsertAbsent, qNodeTakeover, qNodeGet,
 	qNodeList, qNodeTouch, qNodeSetState, qNodeSetMaintenance, qLeaseAcquire, qLeaseRelease, qLeaseGet, qLeaseTermGet,
 	qSettingGet,
 	qSettingInsertAbsent, qSchemaMigrationsCreate, qSchemaMigrationsExists, qSchemaMigrationsList,

@@ -98,6 +98,7 @@ type jobRow struct {
 	RollbackType    string  `db:"rollback_type"`
 	RollbackJobID   *int64  `db:"rollback_job_id"`
 	RollbackOf      *int64  `db:"rollback_of"`
+	Priority        int     `db:"priority"`
 }
 
 // jobColumns are the columns of job_columns.sql, in its order.
@@ -105,7 +106,7 @@ var jobColumns = []string{"id", "type", "operation", "args", "payload", "job_loa
 	"parent_id", "attempt", "max_attempts", "attempt_base", "backoff_seconds", "rollback", "run_after",
 	"timeout_seconds", "progress", "progress_message", "exit_code", "message", "version", "creator",
 	"created_at", "queued_at", "started_at", "finished_at", "dispatcher", "lease_term", "key_position",
-	"rollback_type", "rollback_job_id", "rollback_of"}
+	"rollback_type", "rollback_job_id", "rollback_of", "priority"}
 
 // fields are r's fields in the order of jobColumns.
 func (r *jobRow) fields() []any {
@@ -113,18 +114,18 @@ func (r *jobRow) fields() []any {
 		&r.ParentID, &r.Attempt, &r.MaxAttempts, &r.AttemptBase, &r.BackoffSeconds, &r.Rollback, &r.RunAfter,
 		&r.TimeoutSeconds, &r.Progress, &r.ProgressMessage, &r.ExitCode, &r.Message, &r.Version, &r.Creator,
 		&r.CreatedAt, &r.QueuedAt, &r.StartedAt, &r.FinishedAt, &r.Dispatcher, &r.LeaseTerm, &r.KeyPosition,
-		&r.RollbackType, &r.RollbackJobID, &r.RollbackOf}
+		&r.RollbackType, &r.RollbackJobID, &r.RollbackOf, &r.Priority}
 }
 
 // jobBriefColumns are the columns of job_columns_brief.sql, in its order:
 // what the dispatcher plans a job with and guards its claim by.
 var jobBriefColumns = []string{"id", "type", "job_load", "status", "node", "job_key", "parent_id", "attempt",
-	"version", "run_after", "created_at"}
+	"version", "run_after", "created_at", "priority"}
 
 // briefFields are r's fields in the order of jobBriefColumns.
 func (r *jobRow) briefFields() []any {
 	return []any{&r.ID, &r.Type, &r.Load, &r.Status, &r.Node, &r.Key, &r.ParentID, &r.Attempt, &r.Version,
-		&r.RunAfter, &r.CreatedAt}
+		&r.RunAfter, &r.CreatedAt, &r.Priority}
 }
 
 // selectJobRows runs a query of job rows into dest. Rows with exactly
@@ -193,6 +194,7 @@ func (r *jobRow) job() (*engine.Job, error) {
 		RollbackType:    r.RollbackType,
 		RollbackJobID:   r.RollbackJobID,
 		RollbackOf:      r.RollbackOf,
+		Priority:        r.Priority,
 	}
 	if r.Payload == "" { // a brief row
 		j.Payload = nil

@@ -100,11 +100,11 @@ func Explain(ctx context.Context, store engine.Store, jobID int64, selector plac
 	if err != nil {
 		return nil, err
 	}
-	var p placement.Placement
-	first, err := c.candidates(ctx, &p, job, true)
-	if err != nil {
+	if err := c.learnSiblings(ctx, job); err != nil {
 		return nil, err
 	}
+	var p placement.Placement
+	first := c.candidates(&p, job, true)
 	e := &Explanation{
 		Job: job, Now: now, Hold: hold, Dispatchable: hold.Dispatchable(), HoldReason: hold.Reason(now),
 		FirstChild: first, ParentRule: parentRule(job, first),

@@ -31,17 +31,23 @@ func TestRoundStatsCountWaitingJobsByCause(t *testing.T) {
 	addJob(t, s, engine.TypeNoop, 1)  // b declines
 	addJob(t, s, "x", 1)              // nobody offers x
 	stats := round(t, newDispatcher(s, nodes))
-	want := map[string]int{string(placement.CauseOverloaded): 1, dispatch.WaitDeclined: 1, dispatch.WaitNeverRunnable: 1}
-	if !maps.Equal(stats.Waiting, want) {
-		t.Errorf("waiting = %v, want %v", stats.Waiting, want)
+	// Only the noop job is read: no node could take the others, and their
+	// queues are left unread with the cause that holds them back.
+	want := map[string]int{dispatch.WaitDeclined: 1}
+	if !maps.Equal(stats.Waiting, want) || stats.Read != 1 {
+		t.Errorf("waiting = %v after reading %d, want %v after reading 1", stats.Waiting, stats.Read, want)
 	}
-	const summary = "3 jobs wait: 1 declined, 1 never-runnable, 1 overloaded (node a: load average 9.1 above 4)"
+	if !unreadFor(stats, engine.TypeSleep, string(placement.CauseOverloaded)) || !unreadFor(stats, "x", dispatch.WaitNeverRunnable) {
+		t.Errorf("unread = %+v, want sleep overloaded and x never-runnable", stats.Unread)
+	}
+	const summary = "1 or more jobs wait: declined; queues not read: type sleep (QUEUED) overloaded (node a: load average 9.1 above 4); " +
+		"type x (QUEUED) never-runnable, no ONLINE node offers it"
 	if got := stats.Summary(); got != summary {
 		t.Errorf("summary = %q\n      want %q", got, summary)
 	}
 }
 
-func TestAFullClusterCountsTheRestOfTheQueueAsWaitingForRoom(t *testing.T) {
+func TestAFullClusterLeavesTheRestOfTheQueueUnread(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
 	addNode(t, s, "n", 2)
@@ -49,10 +55,12 @@ func TestAFullClusterCountsTheRestOfTheQueueAsWaitingForRoom(t *testing.T) {
 		addJob(t, s, engine.TypeSleep, 1)
 	}
 	stats := round(t, newDispatcher(s, &fakeNodes{store: s}))
-	if stats.Dispatched != 2 || stats.Waiting["busy"] != 3 || stats.Skipped != 3 || stats.Considered != 5 {
-		t.Errorf("stats = %+v; want 2 dispatched and 3 counted busy without filtering", stats)
+	// It reads only the two the node has room for; the rest wait unread.
+	if stats.Dispatched != 2 || stats.Considered != 2 || !unreadFor(stats, engine.TypeSleep, "busy") {
+		t.Errorf("stats = %+v; want 2 read and dispatched and the rest unread", stats)
 	}
-	if got, want := stats.Summary(), "3 jobs wait: busy"; got != want {
+	want := "jobs wait unread: type sleep (QUEUED) busy, its lightest job needs 1 and the most room on a node is 0"
+	if got := stats.Summary(); got != want {
 		t.Errorf("summary = %q, want %q", got, want)
 	}
 }
@@ -125,16 +133,18 @@ func TestTheSummaryIsLoggedOncePerMinuteUnlessItChanges(t *testing.T) {
 	round(t, d) // the same: not logged again
 	clock.Advance(59 * time.Second)
 	round(t, d)
-	if got := logged.summaries(); len(got) != 1 || got[0] != "dispatch: 1 job waits: busy" {
+	const busy = "dispatch: jobs wait unread: type sleep (QUEUED) busy, its lightest job needs 1 and the most room on a node is 0"
+	if got := logged.summaries(); len(got) != 1 || got[0] != busy {
 		t.Fatalf("summaries within a minute = %q; want one", got)
 	}
 	clock.Advance(time.Second)
 	round(t, d) // a minute on: said again
-	addJob(t, s, engine.TypeSleep, 1)
+	addJob(t, s, "x", 1)
 	round(t, d) // changed: said at once
 	finish(t, s, first.ID)
-	round(t, d) // one more placed, one still waits: changed again
-	want := []string{"dispatch: 1 job waits: busy", "dispatch: 1 job waits: busy", "dispatch: 2 jobs wait: busy", "dispatch: 1 job waits: busy"}
+	round(t, d) // the other sleep job placed: changed again
+	want := []string{busy, busy, busy + "; type x (QUEUED) never-runnable, no ONLINE node offers it",
+		"dispatch: jobs wait unread: type x (QUEUED) never-runnable, no ONLINE node offers it"}
 	if got := logged.summaries(); !slices.Equal(got, want) {
 		t.Errorf("summaries = %q\n      want %q", got, want)
 	}
@@ -153,10 +163,10 @@ func TestAnOverloadedNodeNeverPassesForAFullCluster(t *testing.T) {
 		addJob(t, s, engine.TypeSleep, 1)
 	}
 	stats := round(t, newDispatcher(s, &fakeNodes{store: s}))
-	if stats.Dispatched != 0 || stats.Skipped != 0 || stats.Waiting[string(placement.CauseOverloaded)] != 3 {
-		t.Errorf("stats = %+v; want all 3 counted overloaded, none skipped", stats)
+	if stats.Dispatched != 0 || !unreadFor(stats, engine.TypeSleep, string(placement.CauseOverloaded)) {
+		t.Errorf("stats = %+v; want the queue held back by the overload", stats)
 	}
-	const summary = "3 jobs wait: overloaded (node a: load average 5.5 above 4)"
+	const summary = "jobs wait unread: type sleep (QUEUED) overloaded (node a: load average 5.5 above 4)"
 	if got := stats.Summary(); got != summary {
 		t.Errorf("summary = %q\n      want %q", got, summary)
 	}

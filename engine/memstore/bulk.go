@@ -56,8 +56,8 @@ func (s *Store) JobCountByStatus(_ context.Context, p engine.JobListParams) (map
 	defer s.mu.Unlock()
 	p.Limit = 0
 	out := map[engine.Status]int{}
-	if len(p.Statuses) == 0 && len(p.Types) == 0 && p.Node == "" && p.Key == "" && p.ParentID == nil && p.Creator == "" &&
-		p.CreatedAfter == nil && p.CreatedBefore == nil && !p.DoubleFault {
+	if len(p.Statuses) == 0 && len(p.Types) == 0 && p.Node == "" && p.Key == "" && p.ParentID == nil && len(p.ParentIDs) == 0 && p.Creator == "" &&
+		p.CreatedAfter == nil && p.CreatedBefore == nil && !p.DoubleFault && p.PriorityMin == 0 && p.PriorityMax == 0 {
 		// The common case, every job: the status index has the counts.
 		for st, set := range s.jobs.byStatus {
 			out[st] = set.Len()

@@ -13,8 +13,9 @@ import (
 
 // startDispatching runs what a dispatch candidate does beside its own
 // work: the lease election with dispatch rounds while it holds the lease,
-// pruning old jobs (with --retain) while it holds it, and the heartbeats to
-// the other nodes.
+// and, while it holds it, housekeeping, firing schedules and pruning old
+// jobs (with --retain), each paced on its own; and the heartbeats to the
+// other nodes.
 func (n *Runtime) startDispatching(ctx context.Context, wg *sync.WaitGroup) error {
 	selector, err := placement.ParseSelector(n.cfg.Selector)
 	if err != nil {
@@ -35,6 +36,8 @@ func (n *Runtime) startDispatching(ctx context.Context, wg *sync.WaitGroup) erro
 	d := dispatch.NewDispatcher(n.store, &offerer{self: n, client: client}, selector, n.clock, n.log)
 	d.SetLease(n.holder)
 	wg.Go(func() { n.dispatchLoop(ctx, d) })
+	house := dispatch.NewHousekeeper(n.store, n.holder, n.log)
+	wg.Go(func() { every(ctx, min(dispatch.HousekeepingInterval, n.cfg.DispatchInterval), func() { n.housekeep(ctx, house) }) })
 	if n.cfg.Retain > 0 {
 		r := dispatch.NewRetainer(n.store, n.cfg.Retain, n.holder.Trusted, n.clock, n.log)
 		wg.Go(func() { every(ctx, dispatch.RetainCheck, func() { r.Step(ctx) }) })
@@ -105,22 +108,51 @@ func (n *Runtime) dispatchLoop(ctx context.Context, d *dispatch.Dispatcher) {
 // under load, reuse the last renewal, which with the default TTL of three
 // intervals still leaves at least 1.75 intervals of trust.
 func (n *Runtime) dispatchOnce(ctx context.Context, d *dispatch.Dispatcher) (pause, gap time.Duration, held bool) {
-	held = n.holder.RenewIfDue(ctx, min(n.cfg.DispatchInterval, n.cfg.leaseTTL())/4)
+	held = n.holder.RenewIfDue(ctx, n.renewEvery())
 	n.metrics.leaseHeld.Set(boolGauge(held))
 	if !held {
 		return n.cfg.DispatchInterval, 0, false
 	}
-	stats, err := d.Round(ctx, n.holder.Trusted)
+	// A round asks before every slice of its work whether the lease may
+	// be trusted; renewing it then when due keeps a long round inside its
+	// trust.
+	renewing := func() bool { return n.holder.RenewIfDue(ctx, n.renewEvery()) }
+	stats, err := d.Round(ctx, renewing)
 	n.metrics.rounds.Inc()
 	n.metrics.dispatched.Add(float64(stats.Dispatched))
+	n.metrics.queueRead.Add(float64(stats.Read))
 	if err != nil && ctx.Err() == nil {
 		n.log.Warn("dispatch round ended early", "err", err, "dispatched", stats.Dispatched)
-	} else if stats.Dispatched+stats.Failed+stats.Recovered > 0 {
-		n.log.Debug("dispatch round", "considered", stats.Considered, "dispatched", stats.Dispatched,
-			"failed", stats.Failed, "recovered", stats.Recovered)
+	} else if stats.Dispatched+stats.Failed > 0 {
+		n.log.Debug("dispatch round", "read", stats.Read, "considered", stats.Considered, "dispatched", stats.Dispatched,
+			"failed", stats.Failed)
 	}
 	pause = dispatch.NextRound(stats, n.cfg.DispatchInterval)
 	return pause, min(dispatch.WakeGap(stats, n.cfg.DispatchInterval), pause), true
+}
+
+// renewEvery is how often the lease holder renews its lease at most: a
+// quarter interval (or quarter TTL, if shorter). Rounds woken by job
+// changes, many a second under load, reuse the last renewal, which with the
+// default TTL of three intervals still leaves at least 1.75 intervals of
+// trust.
+func (n *Runtime) renewEvery() time.Duration {
+	return min(n.cfg.DispatchInterval, n.cfg.leaseTTL()) / 4
+}
+
+// housekeep runs a pass of the lease holder's housekeeping while the node
+// holds the lease.
+func (n *Runtime) housekeep(ctx context.Context, h *dispatch.Housekeeper) {
+	if !n.holder.Trusted() {
+		return
+	}
+	stats, err := h.Step(ctx)
+	if err != nil && ctx.Err() == nil {
+		n.log.Warn("housekeeping", "err", err)
+	}
+	if stats.Recovered+stats.Reclaimed > 0 {
+		n.log.Info("housekeeping put jobs back in the queue", "recovered", stats.Recovered, "reclaimed", stats.Reclaimed)
+	}
 }
 
 // sleep waits d unless ctx ends first; false when it did.

@@ -20,6 +20,7 @@ type metrics struct {
 	leaseHeld  prometheus.Gauge
 	rounds     prometheus.Counter
 	dispatched prometheus.Counter
+	queueRead  prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -41,13 +42,15 @@ func newMetrics() *metrics {
 			Help: "Dispatch rounds run by this node as lease holder."}),
 		dispatched: prometheus.NewCounter(prometheus.CounterOpts{Name: "jobctl_dispatched_total",
 			Help: "Jobs this node's dispatcher placed on a node."}),
+		queueRead: prometheus.NewCounter(prometheus.CounterOpts{Name: "jobctl_dispatch_queue_read_total",
+			Help: "Queued jobs this node's dispatcher read: a round reads what it can place, not the whole queue."}),
 	}
 	// Every offer is counted: the series are looked up once, not per offer.
 	for v := range m.offersBy {
 		m.offersBy[v] = m.offers.WithLabelValues(engine.OfferVerdict(v).String())
 	}
 	m.registry.MustRegister(m.offers, m.completed, m.running, m.waiting, m.overloaded, m.leaseHeld, m.rounds, m.dispatched,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		m.queueRead, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 

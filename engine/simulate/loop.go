@@ -72,7 +72,7 @@ func (s *sim) loop(d *dispatch.Dispatcher) (dispatch.RoundStats, error) {
 		// A job refused for good or taken back changes the store as much
 		// as a placement (it may unblock its key), but only a placement
 		// brings the next round forward, as on a node.
-		changed = stats.Dispatched+stats.Failed+stats.Recovered > 0
+		changed = stats.Dispatched+stats.Failed > 0
 		nextRound += dispatch.NextRound(stats, s.cfg.Interval)
 	}
 }

@@ -25,7 +25,10 @@ const (
 // Spec is a workflow as its file describes it. Its JSON form is kept in
 // the root job's payload, so every step reads the same spec.
 type Spec struct {
-	Name       string      `json:"name"`
+	Name string `json:"name"`
+	// Priority is every job's of the workflow, its steps' too (0: the
+	// default); an operation may give its own.
+	Priority   int         `json:"priority,omitempty"`
 	Operations []Operation `json:"operations"`
 }
 
@@ -35,7 +38,8 @@ type Operation struct {
 	Type        string          `json:"type"`
 	Args        []string        `json:"args,omitempty"`
 	Payload     json.RawMessage `json:"payload,omitempty"`
-	Load        *float64        `json:"load,omitempty"` // nil: the service's configured load, else 1
+	Load        *float64        `json:"load,omitempty"`     // nil: the service's configured load, else 1
+	Priority    int             `json:"priority,omitempty"` // 0: the workflow's
 	OnFailure   string          `json:"on_failure"`
 	MaxAttempts int             `json:"max_attempts,omitempty"`
 	Timeout     engine.Duration `json:"timeout,omitempty"` // 0: the service's configured timeout, else the default
@@ -48,6 +52,7 @@ func (o Operation) Stops() bool { return o.OnFailure != OnFailureContinue }
 // refused, so a misspelt one is not silently ignored.
 type fileSpec struct {
 	Name       string          `yaml:"name"`
+	Priority   int             `yaml:"priority"`
 	Operations []fileOperation `yaml:"operations"`
 }
 
@@ -57,6 +62,7 @@ type fileOperation struct {
 	Args        []string  `yaml:"args"`
 	Payload     yaml.Node `yaml:"payload"`
 	Load        *float64  `yaml:"load"`
+	Priority    int       `yaml:"priority"`
 	OnFailure   string    `yaml:"on_failure"`
 	MaxAttempts int       `yaml:"max_attempts"`
 	Timeout     string    `yaml:"timeout"`
@@ -82,7 +88,7 @@ func Parse(data []byte) (*Spec, error) {
 			fs.Operations[i].line = lines[i]
 		}
 	}
-	spec := &Spec{Name: strings.TrimSpace(fs.Name)}
+	spec := &Spec{Name: strings.TrimSpace(fs.Name), Priority: fs.Priority}
 	var problems []string
 	for i, fo := range fs.Operations {
 		op, err := fo.operation(i)
@@ -124,7 +130,7 @@ func (fo fileOperation) operation(i int) (Operation, error) {
 	if fo.line > 0 {
 		where = fmt.Sprintf("line %d: operation %d", fo.line, i+1)
 	}
-	op := Operation{Name: fo.Name, Type: fo.Type, Args: fo.Args, Load: fo.Load, OnFailure: fo.OnFailure,
+	op := Operation{Name: fo.Name, Type: fo.Type, Args: fo.Args, Load: fo.Load, Priority: fo.Priority, OnFailure: fo.OnFailure,
 		MaxAttempts: fo.MaxAttempts}
 	if fo.Payload.Kind != 0 {
 		var v any
@@ -214,6 +220,9 @@ func (s *Spec) Validate() error {
 		s.Name = "workflow"
 	}
 	if problem := engine.NameProblem("name", s.Name, true); problem != "" {
+		problems = append(problems, problem)
+	}
+	if problem := engine.PriorityProblem(s.Priority); problem != "" {
 		problems = append(problems, problem)
 	}
 	if len(s.Operations) == 0 {

@@ -9,8 +9,11 @@ whose rollback job ended FAILED, found by the primary key.
   AND (:node = '' OR node = :node)
   AND (:job_key = '' OR job_key = :job_key)
   AND (:any_parent OR parent_id = :parent_id)
+  AND (:any_parents OR parent_id IN (:parent_ids))
   AND (NOT :roots OR parent_id IS NULL)
   AND (:creator = '' OR creator = :creator)
+  AND (:any_priority_min OR priority >= :priority_min)
+  AND (:any_priority_max OR priority <= :priority_max)
   AND (:any_created_after OR created_at >= :created_after)
   AND (:any_created_before OR created_at <= :created_before)
   AND (NOT :double_fault OR EXISTS (SELECT 1 FROM jobs rb

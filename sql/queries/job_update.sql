@@ -31,7 +31,8 @@ UPDATE jobs SET
     queued_at        = CASE WHEN :mark_queued THEN {{now}} ELSE queued_at END,
     started_at       = CASE WHEN :mark_started THEN {{now}} ELSE started_at END,
     dispatcher       = CASE WHEN :set_lease THEN :dispatcher ELSE dispatcher END,
-    lease_term       = CASE WHEN :set_lease THEN :lease_term ELSE lease_term END
+    lease_term       = CASE WHEN :set_lease THEN :lease_term ELSE lease_term END,
+    priority         = CASE WHEN :set_priority THEN :priority ELSE priority END
 WHERE id = :id AND status = :from AND version = :version
   AND (NOT :set_lease OR EXISTS (SELECT 1 FROM lease
                                  WHERE id = 1 AND owner = :dispatcher AND term = :lease_term
