@@ -92,8 +92,8 @@ func (r *round) run() error {
 // the queues.
 func (r *round) snapshot() (kept []*engine.Job, err error) {
 	var (
-		wg                         sync.WaitGroup
-		c                          *cluster
+		wg                          sync.WaitGroup
+		c                           *cluster
 		loadErr, limitErr, queueErr error
 	)
 	store := r.Dispatcher.store

@@ -37,7 +37,9 @@ func (n *Runtime) startDispatching(ctx context.Context, wg *sync.WaitGroup) erro
 	d.SetLease(n.holder)
 	wg.Go(func() { n.dispatchLoop(ctx, d) })
 	house := dispatch.NewHousekeeper(n.store, n.holder, n.log)
-	wg.Go(func() { every(ctx, min(dispatch.HousekeepingInterval, n.cfg.DispatchInterval), func() { n.housekeep(ctx, house) }) })
+	wg.Go(func() {
+		every(ctx, min(dispatch.HousekeepingInterval, n.cfg.DispatchInterval), func() { n.housekeep(ctx, house) })
+	})
 	if n.cfg.Retain > 0 {
 		r := dispatch.NewRetainer(n.store, n.cfg.Retain, n.holder.Trusted, n.clock, n.log)
 		wg.Go(func() { every(ctx, dispatch.RetainCheck, func() { r.Step(ctx) }) })
