@@ -105,6 +105,10 @@ func printExplanation(ios *IOStreams, e *dispatch.Explanation) error {
 	kv.add("job", fmt.Sprint(j.ID))
 	kv.add("type", j.Type)
 	kv.add("load", formatFloat(j.Load))
+	kv.add("priority", fmt.Sprint(j.Priority))
+	if e.AheadHigher > 0 {
+		kv.add("ahead", fmt.Sprintf("%d queued jobs of a higher priority", e.AheadHigher))
+	}
 	kv.add("status", statusCell(newPalette(ios), j.Status))
 	if e.Dispatchable {
 		kv.add("dispatchable", "yes")

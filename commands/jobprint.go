@@ -37,18 +37,23 @@ func printIDs(ios *IOStreams, jobs []*engine.Job) error {
 	return nil
 }
 
-// jobTable lays jobs out in the columns of `jobctl list`. RUN AFTER is a
-// column of the wide table; a terminal's default table shows it too when a
-// listed job waits for its start time. Piped, the default columns never
-// change, so scripts can count on them.
+// jobTable lays jobs out in the columns of `jobctl list`. RUN AFTER and
+// PRIORITY are columns of the wide table; a terminal's default table shows
+// them too when a listed job waits for its start time, or has a priority
+// other than the default. Piped, the default columns never change, so
+// scripts can count on them.
 func jobTable(ios *IOStreams, o outputOptions, now time.Time, jobs []*engine.Job) *table {
 	header := []string{"ID", "STATUS", "TYPE", "OPERATION", "NODE", "LOAD", "PROGRESS", "AGE"}
 	runAfter := !o.wide() && ios.OutIsTerminal && slices.ContainsFunc(jobs, func(j *engine.Job) bool { return delayed(j, now) })
 	if runAfter {
 		header = append(header, "RUN AFTER")
 	}
+	priority := !o.wide() && ios.OutIsTerminal && slices.ContainsFunc(jobs, func(j *engine.Job) bool { return j.Priority != engine.DefaultPriority })
+	if priority {
+		header = append(header, "PRIORITY")
+	}
 	if o.wide() {
-		header = append(header, "KEY", "PARENT", "ATTEMPT", "STARTED", "FINISHED", "EXIT", "RUN AFTER", "MESSAGE")
+		header = append(header, "KEY", "PRIORITY", "PARENT", "ATTEMPT", "STARTED", "FINISHED", "EXIT", "RUN AFTER", "MESSAGE")
 	}
 	t := newTable(ios, header...)
 	p := newPalette(ios)
@@ -66,9 +71,13 @@ func jobTable(ios *IOStreams, o outputOptions, now time.Time, jobs []*engine.Job
 		if runAfter {
 			row = append(row, untilCell(ios, now, j.RunAfter))
 		}
+		if priority {
+			row = append(row, strconv.Itoa(j.Priority))
+		}
 		if o.wide() {
 			row = append(row,
 				j.Key,
+				strconv.Itoa(j.Priority),
 				optionalInt(j.ParentID),
 				fmt.Sprintf("%d/%d", j.Attempt-j.AttemptBase, j.MaxAttempts),
 				timeCell(ios, now, j.StartedAt),

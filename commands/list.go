@@ -38,7 +38,7 @@ type ListOptions struct {
 func NewCmdList(f *Factory, runF func(context.Context, *ListOptions) error) *cobra.Command {
 	opts := &ListOptions{IO: f.IO, Store: f.Store, Clock: f.Clock, Interval: defaultWatchInterval}
 	var states []string
-	var sinceText, untilText, sortText string
+	var sinceText, untilText, sortText, priorityText string
 	cmd := &cobra.Command{
 		Use:     "list",
 		Aliases: []string{"ls"},
@@ -128,6 +128,11 @@ until interrupted; -o json then prints one JSON object per line.
 			if since, until := opts.Filter.CreatedAfter, opts.Filter.CreatedBefore; since != nil && until != nil && until.Before(*since) {
 				return usageErrorf(cmd, "--until %s is before --since %s; nothing could match", untilText, sinceText)
 			}
+			if cmd.Flags().Changed("priority") {
+				if opts.Filter.PriorityMin, opts.Filter.PriorityMax, err = parsePriorityRange(priorityText); err != nil {
+					return usageErrorf(cmd, "invalid --priority %q: %v", priorityText, err)
+				}
+			}
 			if cmd.Flags().Changed("sort") {
 				if opts.Sort, err = parseJobSort(sortText); err != nil {
 					return usageErrorf(cmd, "invalid --sort %q: %v", sortText, err)
@@ -151,6 +156,7 @@ until interrupted; -o json then prints one JSON object per line.
 	fl.StringVar(&opts.Filter.Node, "node", "", "only jobs on this node")
 	fl.StringVar(&opts.Filter.Key, "key", "", "only jobs with this key")
 	fl.Int64("parent", 0, "only children of this job")
+	fl.StringVar(&priorityText, "priority", "", "only jobs of this priority, or of a `RANGE` like 80..100 (either end may be left out)")
 	fl.IntVar(&opts.Filter.Limit, "limit", defaultListLimit, "show at most this many of the newest jobs (0: all)")
 	fl.StringVar(&sortText, "sort", "", "order the rows by `FIELD` (id, created, status, type, node, load, …; -FIELD descending)")
 	fl.StringVar(&sinceText, "since", "", "only jobs created at or after this `TIME` (RFC 3339, date, HH:MM, or a duration ago like 2h)")
@@ -369,6 +375,7 @@ var jobSortFields = []jobSortField{
 	{"operation", func(a, b *engine.Job) int { return strings.Compare(a.Operation, b.Operation) }},
 	{"node", func(a, b *engine.Job) int { return strings.Compare(a.Node, b.Node) }},
 	{"load", func(a, b *engine.Job) int { return cmp.Compare(a.Load, b.Load) }},
+	{"priority", func(a, b *engine.Job) int { return cmp.Compare(a.Priority, b.Priority) }},
 	{"progress", func(a, b *engine.Job) int { return cmp.Compare(a.Progress, b.Progress) }},
 	{"key", func(a, b *engine.Job) int { return strings.Compare(a.Key, b.Key) }},
 	{"run-after", func(a, b *engine.Job) int { return compareTimes(a.RunAfter, b.RunAfter) }},
@@ -432,4 +439,35 @@ func (s jobSort) apply(jobs []*engine.Job) {
 		}
 		return c
 	})
+}
+
+// parsePriorityRange reads --priority: one priority, or a range MIN..MAX
+// in which either end may be left out.
+func parsePriorityRange(s string) (lo, hi int, err error) {
+	one := func(t string) (int, error) {
+		p, err := strconv.Atoi(strings.TrimSpace(t))
+		if err != nil || p < engine.MinPriority || p > engine.MaxPriority {
+			return 0, fmt.Errorf("want whole numbers from %d to %d, or a range like 80..100", engine.MinPriority, engine.MaxPriority)
+		}
+		return p, nil
+	}
+	from, to, isRange := strings.Cut(s, "..")
+	if !isRange {
+		p, err := one(s)
+		return p, p, err
+	}
+	if strings.TrimSpace(from) != "" {
+		if lo, err = one(from); err != nil {
+			return 0, 0, err
+		}
+	}
+	if strings.TrimSpace(to) != "" {
+		if hi, err = one(to); err != nil {
+			return 0, 0, err
+		}
+	}
+	if lo != 0 && hi != 0 && hi < lo {
+		return 0, 0, fmt.Errorf("the range ends below its start")
+	}
+	return lo, hi, nil
 }

@@ -104,7 +104,7 @@ func TestListPiped(t *testing.T) {
 	if err := e.run(t, "list", "-o", "wide", "--state", "running"); err != nil {
 		t.Fatal(err)
 	}
-	want = fmt.Sprintf("%d\tRUNNING\tsleep\t\tn1\t2.5\t0%%\t%s\tk1\t\t1/2\t%s\t\t\t\t\n",
+	want = fmt.Sprintf("%d\tRUNNING\tsleep\t\tn1\t2.5\t0%%\t%s\tk1\t50\t\t1/2\t%s\t\t\t\t\n",
 		r.ID, rfc3339(&r.CreatedAt), rfc3339(r.StartedAt))
 	if got := e.stdout.String(); got != want {
 		t.Errorf("piped wide list:\n%q\nwant:\n%q", got, want)

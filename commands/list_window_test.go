@@ -193,7 +193,7 @@ func TestListRunAfterColumn(t *testing.T) {
 	if len(rows) != 2 {
 		t.Fatalf("piped wide list: %q", e.stdout.String())
 	}
-	runAfter := func(row string) string { return strings.Split(row, "\t")[14] }
+	runAfter := func(row string) string { return strings.Split(row, "\t")[15] }
 	if got, want := runAfter(rows[1]), delayed.RunAfter.UTC().Format(time.RFC3339); got != want {
 		t.Errorf("piped wide RUN AFTER %q; want %q", got, want)
 	}

@@ -172,6 +172,7 @@ the new schedule as 'jobctl schedules show -o json' does.`,
 	fl.StringVar(&tpl.Type, "type", "", "job type (service) to run; exec when a command follows --")
 	fl.StringVar(&tpl.Operation, "operation", "", "operation name, shown in listings")
 	fl.Var((*loadValue)(&load), "load", "load the job puts on its node (default: the service's, else 1)")
+	fl.Var((*priorityValue)(&tpl.Priority), "priority", "dispatch order of each job among queued ones, 1 to 100, higher first (default 50)")
 	fl.StringVar(&tpl.Key, "key", "", "jobs with the same key run one at a time, in submission order")
 	fl.IntVar(&tpl.MaxAttempts, "max-attempts", 1, "how often each job is tried before it fails")
 	fl.Var((*durationValue)(&tpl.Backoff), "backoff", "wait before the first retry; doubles with each further one")

@@ -125,6 +125,7 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 	}
 	kv.add("node", j.Node)
 	kv.add("load", formatFloat(j.Load))
+	kv.add("priority", fmt.Sprint(j.Priority))
 	kv.add("progress", progressValue(j))
 	attempt := fmt.Sprintf("%d of %d", j.Attempt-j.AttemptBase, j.MaxAttempts)
 	if j.AttemptBase > 0 {

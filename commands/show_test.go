@@ -49,6 +49,7 @@ operation	scale
 args	"in file.mp4" -q
 node	n1
 load	1
+priority	50
 progress	0%%
 attempt	1 of 3
 exit code	3

@@ -29,6 +29,7 @@ type SubmitOptions struct {
 	Operation   string
 	Args        []string
 	Load        *float64       // nil: the service's default, else 1
+	Priority    int            // 0: a child's parent's, else engine.DefaultPriority
 	Timeout     *time.Duration // nil: the service's default, else engine.DefaultJobTimeout
 	Key         string
 	ParentID    *int64
@@ -77,7 +78,12 @@ With ARGS the job runs that command on a node started with --exec (type
 own command line. The payload is given to the job as JSON on stdin.
 
 Unless given, the load and the timeout come from the service's settings on a
-registered node, else 1 and 8h. With --wait, submit waits like 'jobctl wait'
+registered node, else 1 and 8h.
+
+--priority (1 to 100, default 50; a child takes its parent's) orders the
+queue: a node's room goes to RESTART jobs first, then to the higher
+priority, then to the older job. A key keeps its own order whatever its
+jobs' priorities: an urgent job waits behind an earlier job of its key. With --wait, submit waits like 'jobctl wait'
 and exits 4 when the job ends FAILED, CANCELLED or DELETED; stdout still
 holds only the id, the final status goes to stderr. On a terminal stderr
 shows the job's progress while it runs and ends with one readable line,
@@ -85,7 +91,7 @@ such as "job 42 FINISHED in 3.2s (exit 0)".
 
 With --batch FILE (- for stdin) submit creates many jobs at once: each line
 of FILE is one JSON object with any of the fields type, operation, args (a
-list of strings), payload (any JSON), load, key, parent_id, max_attempts,
+list of strings), payload (any JSON), load, priority, key, parent_id, max_attempts,
 backoff, timeout, in (durations as strings, like "90s"), hold, rollback and
 rollback_type. A field a
 line leaves out takes the value of its flag on the command line (ARGS after
@@ -123,6 +129,9 @@ them, so .[0].id is the id.`,
 
   # a service job with a payload, retried up to 3 times
   jobctl submit --type encode --load 2 --max-attempts 3 --payload '{"file":"a.mp4"}'
+
+  # an urgent job: placed before every queued job of a lower priority
+  jobctl submit --priority 90 -- ./rotate-keys.sh
 
   # payload from a file; jobs with the same key run one at a time
   jobctl submit --type deploy --key web --payload @deploy.json
@@ -266,6 +275,7 @@ them, so .[0].id is the id.`,
 	fl.StringVar(&opts.Type, "type", "", "job type (service) to run; exec when a command follows --")
 	fl.StringVar(&opts.Operation, "operation", "", "operation name, shown in listings")
 	fl.Var((*loadValue)(&load), "load", "load the job puts on its node (default: the service's, else 1)")
+	fl.Var((*priorityValue)(&opts.Priority), "priority", "dispatch order among queued jobs, 1 to 100, higher first (default 50; a child: its parent's)")
 	fl.StringVar(&opts.Key, "key", "", "jobs with the same key run one at a time, in submission order")
 	fl.Int64("parent", 0, "id of the parent job")
 	fl.BoolVar(&child, "child", false, "make the job a child of the job this runs in (only inside a job)")
@@ -307,7 +317,7 @@ func (opts *SubmitOptions) childOf(cmd *cobra.Command, job JobEnv, child bool) e
 // With -o json it prints what it knows of the child: its id and parent.
 func submitChildRun(ctx context.Context, opts *SubmitOptions) error {
 	r := endpoint.ChildRequest{Type: opts.Type, Operation: opts.Operation, Args: opts.Args, Payload: opts.Payload,
-		Load: opts.Load, Key: opts.Key, MaxAttempts: opts.MaxAttempts, Backoff: opts.Backoff.String(),
+		Load: opts.Load, Priority: opts.Priority, Key: opts.Key, MaxAttempts: opts.MaxAttempts, Backoff: opts.Backoff.String(),
 		At: opts.At, Hold: opts.Hold, Rollback: opts.Rollback, RollbackType: opts.RollbackType}
 	if opts.Timeout != nil {
 		r.Timeout = opts.Timeout.String()
@@ -346,6 +356,30 @@ func (v *loadValue) Set(s string) error {
 		return fmt.Errorf("must not be negative")
 	}
 	*v = loadValue(f)
+	return nil
+}
+
+// priorityValue is a --priority flag: a whole number from
+// engine.MinPriority to engine.MaxPriority, checked while flags are parsed
+// so a bad priority is a usage error.
+type priorityValue int
+
+func (v *priorityValue) String() string {
+	if *v == 0 {
+		return "" // unset: each command says what stands in
+	}
+	return strconv.Itoa(int(*v))
+}
+func (v *priorityValue) Type() string { return "1-100" }
+func (v *priorityValue) Set(s string) error {
+	p, err := strconv.Atoi(strings.TrimSpace(s))
+	switch {
+	case err != nil:
+		return fmt.Errorf("not a whole number")
+	case p < engine.MinPriority || p > engine.MaxPriority:
+		return fmt.Errorf("must be between %d and %d", engine.MinPriority, engine.MaxPriority)
+	}
+	*v = priorityValue(p)
 	return nil
 }
 
@@ -407,6 +441,7 @@ func submitRun(ctx context.Context, opts *SubmitOptions) error {
 		Args:         opts.Args,
 		Payload:      opts.Payload,
 		Load:         opts.Load,
+		Priority:     opts.Priority,
 		Timeout:      opts.Timeout,
 		Hold:         opts.Hold,
 		Key:          opts.Key,

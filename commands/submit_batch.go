@@ -26,6 +26,7 @@ type batchLine struct {
 	Args         *[]string       `json:"args"`
 	Payload      json.RawMessage `json:"payload"`
 	Load         *float64        `json:"load"`
+	Priority     *int            `json:"priority"`
 	Key          *string         `json:"key"`
 	ParentID     *int64          `json:"parent_id"`
 	MaxAttempts  *int            `json:"max_attempts"`
@@ -101,7 +102,7 @@ func parseBatchLine(text []byte, d *SubmitOptions) (engine.SubmitRequest, error)
 		return engine.SubmitRequest{}, fmt.Errorf("more than one JSON value; put each job on a line of its own")
 	}
 	r := engine.SubmitRequest{
-		Type: d.Type, Operation: d.Operation, Args: d.Args, Payload: d.Payload, Load: d.Load,
+		Type: d.Type, Operation: d.Operation, Args: d.Args, Payload: d.Payload, Load: d.Load, Priority: d.Priority,
 		Timeout: d.Timeout, Hold: d.Hold, Key: d.Key, ParentID: d.ParentID, MaxAttempts: d.MaxAttempts,
 		Backoff: d.Backoff, RunAt: d.At, RunIn: d.In, Creator: d.Creator, Rollback: d.Rollback,
 		RollbackType: d.RollbackType,
@@ -131,6 +132,12 @@ func parseBatchLine(text []byte, d *SubmitOptions) (engine.SubmitRequest, error)
 			return r, fmt.Errorf(`invalid "load" %v: must not be negative`, *l.Load)
 		}
 		r.Load = l.Load
+	}
+	if l.Priority != nil {
+		if p := *l.Priority; p < engine.MinPriority || p > engine.MaxPriority {
+			return r, fmt.Errorf(`invalid "priority" %d: must be between %d and %d`, p, engine.MinPriority, engine.MaxPriority)
+		}
+		r.Priority = *l.Priority
 	}
 	if l.Key != nil {
 		r.Key = *l.Key

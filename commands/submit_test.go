@@ -129,6 +129,9 @@ func TestSubmitUsageErrors(t *testing.T) {
 		"args without dash":  {"true"},
 		"typed args no dash": {"--type", "encode", "a.mp4"},
 		"unknown flag":       {"--colour", "--", "true"},
+		"priority zero":      {"--priority", "0", "--", "true"},
+		"priority too high":  {"--priority", "101", "--", "true"},
+		"priority a word":    {"--priority", "high", "--", "true"},
 	}
 	for name, args := range cases {
 		o, err := parseSubmit(t, "", args...)

@@ -17,6 +17,7 @@ type VerbOptions struct {
 
 	Verb   engine.Verb
 	IDs    []int64
+	Change engine.VerbChange // requeue --priority
 	Output outputOptions
 }
 
@@ -51,9 +52,14 @@ paused while running continues on its node (SIGCONT).`,
 	engine.VerbRequeue: {
 		short: "Run ended jobs again",
 		long: `Put ended jobs (FINISHED, WARNING, FAILED or CANCELLED) back in line as
-RESTART, ahead of queued jobs, with their previous result cleared.`,
+RESTART, ahead of queued jobs, with their previous result cleared.
+--priority gives them a new priority (1 to 100, higher first), which orders
+them among the other RESTART jobs and stays with them.`,
 		example: `  # retry a failed job
   jobctl requeue 42
+
+  # retry it before every other job waiting to run again
+  jobctl requeue --priority 100 42
 
   # retry every failed job; with xargs, -r keeps an empty list from running it
   jobctl list --state failed -q | jobctl requeue -
@@ -132,6 +138,10 @@ func NewCmdVerb(f *Factory, verb engine.Verb, runF func(context.Context, *VerbOp
 			return verbRun(cmd.Context(), opts)
 		},
 	}
+	if verb == engine.VerbRequeue {
+		cmd.Flags().Var((*priorityValue)(&opts.Change.Priority), "priority",
+			"the jobs' new priority, 1 to 100, higher first (default: each keeps its own)")
+	}
 	addOutputFlags(cmd, &opts.Output, false)
 	return cmd
 }
@@ -195,7 +205,7 @@ func verbRun(ctx context.Context, opts *VerbOptions) error {
 	for i, id := range opts.IDs {
 		// A job already done is reported as it is (and a cancel still
 		// reaches children left unfinished).
-		j, err := engine.ApplyVerb(ctx, store, id, opts.Verb)
+		j, err := engine.ApplyVerbChange(ctx, store, id, opts.Verb, opts.Change)
 		if j != nil {
 			switch {
 			case opts.Output.Format == formatJSON:

@@ -195,7 +195,24 @@ func refuse(j *Job, to Status, reason string) (JobUpdate, error) {
 // be cancelled, ApplyVerb returns the cancelled job together with an error
 // naming them.
 func ApplyVerb(ctx context.Context, store Store, id int64, verb Verb) (*Job, error) {
-	j, err := applyOnce(ctx, store, id, verb)
+	return ApplyVerbChange(ctx, store, id, verb, VerbChange{})
+}
+
+// VerbChange is what an admin verb changes beyond the status: a requeue
+// may give the job a new priority. The zero VerbChange changes nothing
+// more.
+type VerbChange struct {
+	Priority int // 0: keep the job's
+}
+
+// ApplyVerbChange is ApplyVerb with change applied in the same guarded
+// update. Only a requeue takes a priority: it puts the job back in line,
+// where its priority counts.
+func ApplyVerbChange(ctx context.Context, store Store, id int64, verb Verb, change VerbChange) (*Job, error) {
+	if change.Priority != 0 && verb != VerbRequeue {
+		return nil, fmt.Errorf("%s takes no priority; a priority is given on submit or requeue", verb)
+	}
+	j, err := applyOnce(ctx, store, id, verb, change)
 	if err != nil || verb != VerbCancel {
 		return j, err
 	}
@@ -205,8 +222,8 @@ func ApplyVerb(ctx context.Context, store Store, id int64, verb Verb) (*Job, err
 	return j, nil
 }
 
-// applyOnce is ApplyVerb for one job, without its children.
-func applyOnce(ctx context.Context, store Store, id int64, verb Verb) (*Job, error) {
+// applyOnce is ApplyVerbChange for one job, without its children.
+func applyOnce(ctx context.Context, store Store, id int64, verb Verb, change VerbChange) (*Job, error) {
 	for range verbAttempts {
 		j, err := store.JobGet(ctx, id)
 		if err != nil {
@@ -218,6 +235,9 @@ func applyOnce(ctx context.Context, store Store, id int64, verb Verb) (*Job, err
 		u, err := verb.Update(j)
 		if err != nil {
 			return nil, err
+		}
+		if change.Priority != 0 {
+			u.Priority = Ptr(change.Priority)
 		}
 		j, err = store.JobUpdate(ctx, u)
 		if errors.Is(err, ErrConflict) {
@@ -244,7 +264,7 @@ func cancelDescendants(ctx context.Context, store Store, parent int64, seen map[
 		seen[c.ID] = true
 		if !c.Status.Terminal() && c.Status != StatusCancelling {
 			// A child that ended or started cancelling meanwhile needs nothing more.
-			if _, err := applyOnce(ctx, store, c.ID, VerbCancel); err != nil && !errors.Is(err, ErrInvalidTransition) {
+			if _, err := applyOnce(ctx, store, c.ID, VerbCancel, VerbChange{}); err != nil && !errors.Is(err, ErrInvalidTransition) {
 				errs = append(errs, err)
 			}
 		}

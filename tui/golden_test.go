@@ -46,6 +46,10 @@ func goldenSnapshot(_ context.Context, q Query) (*Snapshot, error) {
 		{ID: 1037, Type: "noop", Status: engine.StatusFinished, Node: "gamma", Load: 1, Progress: 100, CreatedAt: ago(2 * time.Hour)},
 		{ID: 1036, Type: "exec", Status: engine.StatusFailed, Node: "delta", Load: 1, Progress: 40, CreatedAt: ago(3 * time.Hour)},
 	}
+	for _, j := range jobs {
+		j.Priority = engine.DefaultPriority
+	}
+	jobs[3].Priority = 90 // an urgent one waits in the queue
 	var shown []*engine.Job
 	matching := 99000
 	if q.Node != "" {

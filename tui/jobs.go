@@ -108,17 +108,18 @@ const (
 	jobIDW     = 7
 	jobStatusW = 12 // INSTANTIATED
 	jobLoadW   = 5
+	jobPriW    = 3 // 100
 	jobAgeW    = 4
 	jobPctW    = 4 // 100%
 )
 
 func (p JobsPane) widths() []int {
 	cluster := p.query.Node == ""
-	cols := 8
+	cols := 9
 	if cluster {
 		cols++
 	}
-	fixed := 1 + jobIDW + jobStatusW + jobLoadW + jobAgeW + jobPctW + cols - 1
+	fixed := 1 + jobIDW + jobStatusW + jobLoadW + jobPriW + jobAgeW + jobPctW + cols - 1
 	rest := max(0, p.width-fixed)
 	typeW, nodeW := 4, 0
 	for _, j := range p.jobs {
@@ -136,7 +137,7 @@ func (p JobsPane) widths() []int {
 	if cluster {
 		w = append(w, nodeW)
 	}
-	return append(w, jobLoadW, jobAgeW, barW, jobPctW)
+	return append(w, jobLoadW, jobPriW, jobAgeW, barW, jobPctW)
 }
 
 // View renders the title, the column heads and the visible rows.
@@ -167,7 +168,7 @@ func (p JobsPane) View() string {
 	if p.query.Node == "" {
 		head = append(head, "NODE")
 	}
-	head = append(head, "LOAD", "AGE", "PROGRESS", "")
+	head = append(head, "LOAD", "PRI", "AGE", "PROGRESS", "")
 	lines = append(lines, p.styles.ColumnHead.Render(row(head, w)))
 	if len(p.jobs) == 0 {
 		lines = append(lines, p.styles.Dim.Render("  no jobs"))
@@ -187,6 +188,7 @@ func (p JobsPane) rowView(i int, w []int) string {
 	barW := w[len(w)-2]
 	cells = append(cells,
 		fitRight(engine.FormatNumber(j.Load), jobLoadW),
+		fitRight(strconv.Itoa(j.Priority), jobPriW),
 		fitRight(age(p.at.Sub(j.CreatedAt)), jobAgeW),
 		bar(float64(j.Progress)/100, barW, p.styles.Progress, p.styles.BarEmpty),
 		fitRight(strconv.Itoa(j.Progress)+"%", jobPctW),

@@ -67,6 +67,12 @@ func conclude(e *Explanation) string {
 	if e.AtLimit {
 		s = e.limitHeld(s)
 	}
+	switch {
+	case e.AheadHigher == 1:
+		s += "; 1 queued job of a higher priority goes first"
+	case e.AheadHigher > 1:
+		s += fmt.Sprintf("; %d queued jobs of a higher priority go first", e.AheadHigher)
+	}
 	if !e.Dispatchable {
 		return "not dispatched: " + e.HoldReason + "; were it dispatchable, " + s
 	}

@@ -73,6 +73,9 @@ type jobTable struct {
 	loadHolding map[string]*idSet // jobs that count against a node (Job.HoldsLoad)
 	// childrenHolding counts, per parent, its children that hold load.
 	childrenHolding map[int64]int
+	// nodeLoads sums, per node, the load and count of its load-holding
+	// jobs, so a node's live figures cost no walk of its jobs.
+	nodeLoads map[string]*engine.NodeLoad
 
 	// queues hold, per dispatchable status and type, the only jobs that
 	// can be dispatchable: those without a key, and the head of each key
@@ -99,6 +102,7 @@ func newJobTable() *jobTable {
 		loadHolding: map[string]*idSet{},
 
 		childrenHolding: map[int64]int{},
+		nodeLoads:       map[string]*engine.NodeLoad{},
 		queues:          map[queueKey]*queue{},
 		queued:          map[int64]queued{},
 		heads:           map[string]int64{},
@@ -169,6 +173,7 @@ func (t *jobTable) indexState(j *engine.Job, add bool) {
 	}
 	if j.HoldsLoad() {
 		update(t.loadHolding, j.Node, j.ID)
+		t.countLoad(j, add)
 		if j.ParentID != nil {
 			if add {
 				t.childrenHolding[*j.ParentID]++
@@ -261,4 +266,24 @@ func (t *jobTable) keyRivals(j *engine.Job) []*engine.Job {
 		})
 	}
 	return out
+}
+
+// countLoad adds a load-holding job to its node's sums, or takes it off.
+// A node with none left sums to exactly 0, whatever rounding the adding
+// and taking off of fractional loads left.
+func (t *jobTable) countLoad(j *engine.Job, add bool) {
+	sum := t.nodeLoads[j.Node]
+	if sum == nil {
+		sum = &engine.NodeLoad{}
+		t.nodeLoads[j.Node] = sum
+	}
+	if add {
+		sum.Load += j.Load
+		sum.Running++
+		return
+	}
+	sum.Load -= j.Load
+	if sum.Running--; sum.Running <= 0 {
+		delete(t.nodeLoads, j.Node)
+	}
 }

@@ -49,18 +49,14 @@ func (s *Store) shownState(n *engine.Node) engine.NodeState {
 	return n.State
 }
 
-// liveNode copies a stored node out with its live figures: the load of its
-// load-holding jobs (summed in id order, so the sum is the same every
-// time) and whether it holds the lease now.
+// liveNode copies a stored node out with its live figures: the load and
+// count of its load-holding jobs and whether it holds the lease now.
 func (s *Store) liveNode(stored *engine.Node, now time.Time) *engine.Node {
 	n := cloneNode(stored)
 	n.State = s.shownState(stored)
-	if holding := s.jobs.loadHolding[n.Name]; holding != nil {
-		holding.Ascend(func(id int64) bool {
-			n.Load += s.jobs.byID[id].Load
-			n.Running++
-			return true
-		})
+	n.Load, n.Running = 0, 0
+	if sum := s.jobs.nodeLoads[n.Name]; sum != nil {
+		n.Load, n.Running = sum.Load, sum.Running
 	}
 	n.Dispatcher = s.lease.Owner == n.Name && s.lease.ExpiresAt.After(now)
 	return n

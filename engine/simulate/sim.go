@@ -92,9 +92,11 @@ type sim struct {
 	waits      []time.Duration
 	declines   int
 	rounds     int
-	resumed    int // jobs running from the start, not placed by the run
-	maxFactor  float64
-	err        error // the first store failure inside an offer
+	// ended counts the jobs ended since the store last pruned them.
+	ended     int
+	resumed   int // jobs running from the start, not placed by the run
+	maxFactor float64
+	err       error // the first store failure inside an offer
 }
 
 // Run simulates the workload on the nodes with one selector.
