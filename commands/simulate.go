@@ -63,8 +63,9 @@ and any other never ends, as its running time cannot be known.
 
 The jobs come from --jobs FILE, a YAML or JSON list of jobs: id (default
 the place in the list), type (default sleep), load (default as submit
-gives it), duration (0 or absent: never ends), submit_at (a duration after
-the start), parent and key; or from --generate.
+gives it), priority (1 to 100, default 50), duration (0 or absent: never
+ends), submit_at (a duration after the start), parent and key; or from
+--generate.
 
 ` + simulate.GenerateHelp + `
 

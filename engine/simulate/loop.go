@@ -111,7 +111,7 @@ func (s *sim) advance(t time.Duration) error {
 // submit creates job i the way `jobctl submit` does.
 func (s *sim) submit(i int) (*engine.Job, error) {
 	spec := &s.cfg.Jobs[i]
-	req := engine.SubmitRequest{Type: spec.Type, Load: spec.Load, Key: spec.Key, Creator: "simulate"}
+	req := engine.SubmitRequest{Type: spec.Type, Load: spec.Load, Priority: spec.Priority, Key: spec.Key, Creator: "simulate"}
 	if spec.Parent != 0 {
 		req.ParentID = &s.storeID[s.index[spec.Parent]]
 	}
