@@ -60,3 +60,18 @@ func CompareQueues(a, b QueueLoads) int {
 	}
 	return strings.Compare(a.Type, b.Type)
 }
+
+// CheckDispatchable refuses a page of the queue no store can read: a
+// status other than QUEUED or RESTART, no type, or a page of first
+// children that does not start at the head of the queue.
+func CheckDispatchable(p JobDispatchableParams) error {
+	switch {
+	case !p.Status.Dispatchable():
+		return fmt.Errorf("list dispatchable jobs: status %q is neither QUEUED nor RESTART", p.Status)
+	case p.Type == "":
+		return fmt.Errorf("list dispatchable jobs: no type: a page is of one type's queue")
+	case p.FirstChildren && p.After != QueuePlace{}:
+		return fmt.Errorf("list dispatchable jobs: a page of first children starts at the head of the queue")
+	}
+	return nil
+}

@@ -369,6 +369,7 @@ type JobDispatchableParams struct {
 	MaxLoad, LoadAbove *float64
 	// FirstChildren keeps only children whose parent has no child holding
 	// load on a node: the first child of such a parent may queue ahead.
+	// Such a page starts at the head of the queue (After is zero).
 	FirstChildren bool
 	// Long is a hint: the caller expects more jobs than the page holds.
 	// A SQL backend then reads the page in index order whatever its

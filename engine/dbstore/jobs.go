@@ -323,11 +323,8 @@ func (s *Store) JobProgressSet(ctx context.Context, p engine.JobProgressParams) 
 // With p.Long on PostgreSQL the page is read in index order whatever the
 // planner's statistics say.
 func (s *Store) JobListDispatchable(ctx context.Context, p engine.JobDispatchableParams) ([]*engine.Job, error) {
-	switch {
-	case !p.Status.Dispatchable():
-		return nil, fmt.Errorf("list dispatchable jobs: status %q is neither QUEUED nor RESTART", p.Status)
-	case p.Type == "":
-		return nil, fmt.Errorf("list dispatchable jobs: no type: a page is of one type's queue")
+	if err := engine.CheckDispatchable(p); err != nil {
+		return nil, err
 	}
 	a := args{"status": string(p.Status), "type": p.Type, "limit": limitOrAll(p.Limit),
 		"after_priority": p.After.Priority, "after_id": p.After.ID,
@@ -344,8 +341,11 @@ func (s *Store) JobListDispatchable(ctx context.Context, p engine.JobDispatchabl
 		a["load_above"] = *p.LoadAbove
 	}
 	query := qJobListDispatchable
-	if p.FirstChildren {
+	switch {
+	case p.FirstChildren:
 		query = qJobListFirstChildren
+	case p.After != engine.QueuePlace{}:
+		query = qJobListDispatchableAfter
 	}
 	var rows []jobRow
 	read := func(q querier) error { return s.selectRows(ctx, q, &rows, query, a, false) }

@@ -357,7 +357,7 @@ func (s *Store) JobProgressSet(_ context.Context, p engine.JobProgressParams) er
 // their run_after and the active jobs of the keys it meets, however many
 // jobs wait behind those heads. It returns the stored jobs, not copies.
 func (s *Store) JobListDispatchable(_ context.Context, p engine.JobDispatchableParams) ([]*engine.Job, error) {
-	if err := checkDispatchable(p); err != nil {
+	if err := engine.CheckDispatchable(p); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
@@ -391,17 +391,6 @@ func (s *Store) JobListDispatchable(_ context.Context, p engine.JobDispatchableP
 		set.AscendGreaterOrEqual(queueEntry{place: engine.QueuePlace{Priority: p.After.Priority, ID: p.After.ID + 1}}, visit)
 	}
 	return out, nil
-}
-
-// checkDispatchable refuses a page no queue has.
-func checkDispatchable(p engine.JobDispatchableParams) error {
-	switch {
-	case !p.Status.Dispatchable():
-		return fmt.Errorf("list dispatchable jobs: status %q is neither QUEUED nor RESTART", p.Status)
-	case p.Type == "":
-		return fmt.Errorf("list dispatchable jobs: no type: a page is of one type's queue")
-	}
-	return nil
 }
 
 // JobQueueLoads describes every non-empty queue; see engine.Store. Each
