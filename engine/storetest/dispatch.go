@@ -242,6 +242,10 @@ func testDispatchableRefusesOtherStatus(t *testing.T, s engine.Store) {
 	if jobs, err := s.JobListDispatchable(t.Context(), engine.JobDispatchableParams{Status: engine.StatusQueued}); err == nil {
 		t.Errorf("JobListDispatchable without a type = %d jobs, want an error", len(jobs))
 	}
+	if jobs, err := s.JobListDispatchable(t.Context(), engine.JobDispatchableParams{Status: engine.StatusQueued,
+		Type: engine.TypeNoop, FirstChildren: true, After: engine.QueuePlace{Priority: 50, ID: 1}}); err == nil {
+		t.Errorf("JobListDispatchable of first children past the head = %d jobs, want an error", len(jobs))
+	}
 }
 
 func testLoadsByNode(t *testing.T, s engine.Store) {
