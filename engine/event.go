@@ -194,20 +194,18 @@ func validateActor(by Actor) error {
 	return ValidateEventAppend(EventAppendParams{Who: by.Who, Reason: by.Reason, Verb: "check"})
 }
 
-// EndedBy is the event that says who ended job j as it is now, or nil: its
-// last event, when that is the cancel that left it CANCELLING or CANCELLED
-// (by itself, its parent or its workflow) or the delete that left it
-// DELETED. events are the job's own, oldest first.
+// EndedBy is the event that says who ended job j as it is now, or nil: the
+// job's last event, when that event took it where it is: to CANCELLING or
+// CANCELLED (a cancel of the job itself, of an ancestor, of its workflow,
+// or at a drain's deadline) for a job CANCELLING or CANCELLED now, or to
+// DELETED for a deleted one. events are the job's own, oldest first.
 func EndedBy(j *Job, events []Event) *Event {
 	for i := len(events) - 1; i >= 0; i-- {
 		e := events[i]
 		if e.JobID == nil || *e.JobID != j.ID {
 			continue
 		}
-		switch {
-		case e.Verb == string(VerbCancel) && (j.Status == StatusCancelled || j.Status == StatusCancelling):
-			return &e
-		case e.Verb == string(VerbDelete) && j.Status == StatusDeleted:
+		if to, ok := transitionTo(e.Detail); ok && endedAs(to) != "" && endedAs(to) == endedAs(j.Status) {
 			return &e
 		}
 		return nil
@@ -215,14 +213,23 @@ func EndedBy(j *Job, events []Event) *Event {
 	return nil
 }
 
-// EndedText says who ended a job, from the event EndedBy found: "cancelled
-// by alice@host1 (with its parent 41): disk full".
-func EndedText(e *Event) string {
-	verb := e.Verb
-	if v, err := ParseVerb(e.Verb); err == nil {
-		verb = v.PastTense()
+// endedAs names the ending a status is the work of an operator's: a cancel
+// or a delete; "" for any other status.
+func endedAs(st Status) string {
+	switch st {
+	case StatusCancelling, StatusCancelled:
+		return "cancelled"
+	case StatusDeleted:
+		return "deleted"
 	}
-	s := verb + " by " + e.Who
+	return ""
+}
+
+// EndedText says who ended a job, from the event EndedBy found: "cancelled
+// by alice@host1 (with job 41): disk full".
+func EndedText(e *Event) string {
+	to, _ := transitionTo(e.Detail)
+	s := endedAs(to) + " by " + e.Who
 	if _, note, ok := strings.Cut(e.Detail, detailNoteSep); ok {
 		s += " (" + note + ")"
 	}
@@ -244,4 +251,16 @@ func transitionDetail(from, to Status, note string) string {
 		s += detailNoteSep + note
 	}
 	return s
+}
+
+// transitionTo reads the status a job went to from the detail
+// transitionDetail wrote.
+func transitionTo(detail string) (Status, bool) {
+	detail, _, _ = strings.Cut(detail, detailNoteSep)
+	_, to, ok := strings.Cut(detail, " → ")
+	if !ok {
+		return "", false
+	}
+	st, err := ParseStatus(to)
+	return st, err == nil
 }

@@ -269,7 +269,7 @@ func TestCancelEndsEveryJobAndTheWorkflowIsCancelled(t *testing.T) {
 		root := start(t, s, strings.Replace(threeOps, "%s", "stop", 1))
 		r := &runner{t: t, s: s}
 		r.step() // step 0: dump and step 1 wait
-		ids, err := Cancel(ctx, s, root.ID)
+		ids, err := Cancel(ctx, s, root.ID, testActor)
 		if err != nil || len(ids) != 2 {
 			t.Fatalf("cancelled %v: %v", ids, err)
 		}
@@ -280,7 +280,7 @@ func TestCancelEndsEveryJobAndTheWorkflowIsCancelled(t *testing.T) {
 		if r.start() != nil {
 			t.Fatal("a job of a cancelled workflow started")
 		}
-		if ids, err := Cancel(ctx, s, root.ID); err != nil || len(ids) != 0 {
+		if ids, err := Cancel(ctx, s, root.ID, testActor); err != nil || len(ids) != 0 {
 			t.Fatalf("cancelling again: %v %v", ids, err)
 		}
 	})
@@ -315,3 +315,6 @@ func TestListNewestFirst(t *testing.T) {
 }
 
 func itoa(n int64) string { return engine.WorkflowKey(n)[len("workflow:"):] }
+
+// testActor is the operator of the tests' cancels.
+var testActor = engine.Actor{Who: "tester@testhost"}
