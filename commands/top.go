@@ -77,7 +77,7 @@ func topRun(ctx context.Context, opts *TopOptions) error {
 	model := tui.New(tui.Options{
 		Context:  ctx,
 		Fetch:    source.Fetch,
-		Actions:  tui.EngineActions{Store: store},
+		Actions:  tui.EngineActions{Store: store, Who: operator()},
 		Interval: opts.Interval,
 		Styles:   tui.NewStyles(!opts.IO.NoColor),
 	})

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -165,6 +166,11 @@ func (a Actor) Record(ctx context.Context, tx TxStore, e EventAppendParams) erro
 	return tx.EventAppend(ctx, e)
 }
 
+// ErrNoChange is what a change given to Recorded returns when it finds
+// nothing to change (a schedule resumed that is not paused): Recorded then
+// records nothing and returns nil.
+var ErrNoChange = errors.New("nothing to change")
+
 // Recorded makes a change and records its event in one transaction, so
 // neither is kept without the other: change runs in the transaction and
 // may complete e with what only it learns (the id of a job it created);
@@ -178,7 +184,7 @@ func Recorded(ctx context.Context, s Store, by Actor, e EventAppendParams, chang
 	if err := validateActor(by); err != nil {
 		return err
 	}
-	return s.Tx(ctx, func(tx TxStore) error {
+	err := s.Tx(ctx, func(tx TxStore) error {
 		ev := e
 		ev.JobIDs = append([]int64(nil), e.JobIDs...)
 		if err := change(tx, &ev); err != nil {
@@ -186,6 +192,10 @@ func Recorded(ctx context.Context, s Store, by Actor, e EventAppendParams, chang
 		}
 		return by.Record(ctx, tx, ev)
 	})
+	if errors.Is(err, ErrNoChange) {
+		return nil
+	}
+	return err
 }
 
 // validateActor refuses, before anything is changed, an actor whose

@@ -75,13 +75,13 @@ func goldenSnapshot(_ context.Context, q Query) (*Snapshot, error) {
 // (the model tests cover that on a real store).
 type goldenActions struct{}
 
-func (goldenActions) JobVerb(context.Context, int64, engine.Verb) (*engine.Job, error) {
+func (goldenActions) JobVerb(context.Context, int64, engine.Verb, string) (*engine.Job, error) {
 	return nil, errors.New("not in golden tests")
 }
-func (goldenActions) NodeMaintenance(context.Context, string, bool) error {
+func (goldenActions) NodeMaintenance(context.Context, string, bool, string) error {
 	return errors.New("not in golden tests")
 }
-func (goldenActions) NodeDrain(context.Context, string) (int, error) {
+func (goldenActions) NodeDrain(context.Context, string, string) (int, error) {
 	return 0, errors.New("not in golden tests")
 }
 func (goldenActions) Explain(_ context.Context, id int64) (*dispatch.Explanation, error) {

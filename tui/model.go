@@ -386,7 +386,7 @@ func (m *Model) applyFilter() tea.Cmd {
 func (m Model) verbCmd(id int64, verb engine.Verb) tea.Cmd {
 	ctx, a := m.ctx, m.actions
 	return func() tea.Msg {
-		j, err := a.JobVerb(ctx, id, verb)
+		j, err := a.JobVerb(ctx, id, verb, "")
 		if err != nil {
 			return actionMsg{err: err}
 		}
@@ -397,7 +397,7 @@ func (m Model) verbCmd(id int64, verb engine.Verb) tea.Cmd {
 func (m Model) maintenanceCmd(name string, on bool) tea.Cmd {
 	ctx, a := m.ctx, m.actions
 	return func() tea.Msg {
-		if err := a.NodeMaintenance(ctx, name, on); err != nil {
+		if err := a.NodeMaintenance(ctx, name, on, ""); err != nil {
 			return actionMsg{err: err}
 		}
 		if on {
@@ -410,7 +410,7 @@ func (m Model) maintenanceCmd(name string, on bool) tea.Cmd {
 func (m Model) drainCmd(name string) tea.Cmd {
 	ctx, a := m.ctx, m.actions
 	return func() tea.Msg {
-		active, err := a.NodeDrain(ctx, name)
+		active, err := a.NodeDrain(ctx, name, "")
 		if err != nil {
 			return actionMsg{err: err}
 		}
