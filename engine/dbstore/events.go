@@ -17,6 +17,10 @@ const (
 	qEventAppend          = "event_append"
 	qEventAppendJobs      = "event_append_jobs"
 	qEventList            = "event_list"
+	qEventListJob         = "event_list_job"
+	qEventListNode        = "event_list_node"
+	qEventListRest        = "event_list_rest"
+	qEventListSince       = "event_list_since"
 	qEventPurgeCandidates = "event_purge_candidates"
 	qEventDelete          = "event_delete"
 	qJobPurgeEvents       = "job_purge_events"
@@ -24,7 +28,8 @@ const (
 
 // eventQueries are the event queries every dialect must have.
 var eventQueries = []string{
-	qEventColumns, qEventAppend, qEventAppendJobs, qEventList, qEventPurgeCandidates, qEventDelete, qJobPurgeEvents,
+	qEventColumns, qEventAppend, qEventAppendJobs, qEventList, qEventListJob, qEventListNode, qEventListRest,
+	qEventListSince, qEventPurgeCandidates, qEventDelete, qJobPurgeEvents,
 }
 
 type eventRow struct {
@@ -92,19 +97,22 @@ func (s *Store) EventAppend(ctx context.Context, p engine.EventAppendParams) err
 
 // EventList returns the matching events oldest first; see engine.TxStore.
 func (s *Store) EventList(ctx context.Context, p engine.EventListParams) ([]engine.Event, error) {
-	var jobID int64
-	if p.JobID != nil {
-		jobID = *p.JobID
-	}
 	a := args{
-		"any_job": p.JobID == nil, "job_id": jobID,
-		"node":      p.Node,
 		"any_since": p.Since == nil, "since": s.windowArg(p.Since, true),
 		"after_id": p.AfterID,
 		"limit":    limitOrAll(p.Limit),
 	}
+	query := qEventList
+	switch {
+	case p.JobID != nil:
+		query, a["job_id"], a["node"] = qEventListJob, *p.JobID, p.Node
+	case p.Node != "":
+		query, a["node"] = qEventListNode, p.Node
+	case p.Since != nil:
+		query = qEventListSince
+	}
 	var rows []eventRow
-	if err := s.selectRows(ctx, s.q, &rows, qEventList, a, false); err != nil {
+	if err := s.selectRows(ctx, s.q, &rows, query, a, false); err != nil {
 		return nil, fmt.Errorf("list events: %w", err)
 	}
 	out := make([]engine.Event, len(rows))

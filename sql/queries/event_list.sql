@@ -1,11 +1,7 @@
 -- Newest first, so LIMIT keeps the newest events; the store returns them
--- oldest first. Each filter is switched off by its own flag or empty
--- value, so one statement serves every combination.
+-- oldest first. A listing of one job's events (event_list_job) or one
+-- node's (event_list_node) has a query of its own, each on its index; a
+-- filter switched off by a bound flag would keep SQLite from using one.
 SELECT {{template "event_columns"}}
 FROM events
-WHERE (:any_job OR job_id = :job_id)
-  AND (:node = '' OR node = :node)
-  AND (:any_since OR created_at >= :since)
-  AND id > :after_id
-ORDER BY id DESC
-LIMIT :limit
+WHERE {{template "event_list_rest"}}
