@@ -65,8 +65,9 @@ each job's attempts.
 -o json then prints one JSON object per line. Piped, the columns are
 tab-separated and times are RFC 3339 in UTC.
 
--o json prints an array of objects with id, at, who, verb, job_id (null
-for none), node, type, schedule, detail and reason. The events of a job go
+-o wide adds each event's id; -o json prints an array of objects with id,
+at, who, verb, job_id (null for none), node, type, schedule, detail and
+reason. The events of a job go
 when the job is pruned; the others with 'jobctl prune' by age.`,
 		Example: `  # who cancelled job 42, and why
   jobctl events --job 42

@@ -37,7 +37,6 @@ type Event struct {
 // under their own name: string(VerbCancel) and so on).
 const (
 	EventSubmit           = "submit"
-	EventPriority         = "priority"
 	EventNodesMaintenance = "nodes maintenance"
 	EventNodesDrain       = "nodes drain"
 	EventNodesRm          = "nodes rm"
