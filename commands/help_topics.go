@@ -63,8 +63,9 @@ on them.
        is not a DSN, a --listen that is not HOST:PORT), or input the
        engine refuses (a field over its limit); nothing was changed
   3    something named was not found: a job, a node, or the database
-       itself: list, show, logs, nodes, lease, explain, stats, top and
-       wait never create one ('jobctl db migrate', serve and submit do)
+       itself: list, show, logs, events, nodes, lease, explain, stats,
+       top and wait never create one ('jobctl db migrate', serve and
+       submit do)
   4    a waited-for job ended FAILED, CANCELLED or DELETED
        (wait, submit --wait)
   5    waiting timed out (wait --timeout, submit --wait-timeout)
