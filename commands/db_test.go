@@ -88,13 +88,15 @@ func TestStoreMigratesOnFirstUse(t *testing.T) {
 		err := root.ExecuteContext(context.Background())
 		return stdout.String(), err
 	}
-	_, err := run("list", "-o", "json")
-	var missing *NoDatabaseError
-	if !errors.As(err, &missing) || !errors.Is(err, engine.ErrNotFound) || !strings.Contains(err.Error(), "jobctl db migrate") {
-		t.Fatalf("list on a database that does not exist: %v; want a NoDatabaseError naming 'jobctl db migrate'", err)
-	}
-	if _, err := os.Stat(filepath.Dir(path)); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("list created the database's directory (%v)", err)
+	for _, args := range [][]string{{"list", "-o", "json"}, {"events"}} {
+		_, err := run(args...)
+		var missing *NoDatabaseError
+		if !errors.As(err, &missing) || !errors.Is(err, engine.ErrNotFound) || !strings.Contains(err.Error(), "jobctl db migrate") {
+			t.Fatalf("%s on a database that does not exist: %v; want a NoDatabaseError naming 'jobctl db migrate'", args[0], err)
+		}
+		if _, err := os.Stat(filepath.Dir(path)); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("%s created the database's directory (%v)", args[0], err)
+		}
 	}
 	if _, err := run("submit", "--hold", "--type", "noop"); err != nil {
 		t.Fatalf("submit on a fresh database: %v", err)

@@ -37,6 +37,9 @@ type Factory struct {
 	// Job is the job this command runs in, read from the environment its
 	// node gave it; the zero JobEnv outside a job.
 	Job func() JobEnv
+	// Who names the person running the command, user@host, for the
+	// events of the changes it makes; nil: the OS user at this host.
+	Who func() string
 
 	dbFlag     string // --db, bound by NewRootCmd
 	serveDB    DBChoice

@@ -9,7 +9,49 @@ const (
 	TopicExitCodes   = "exit-codes"
 	TopicEnvironment = "environment"
 	TopicJobProtocol = "job-protocol"
+	TopicAudit       = "audit"
 )
+
+// auditHelp is what the audit trail records, and for how long.
+const auditHelp = `Every change made to the cluster is recorded as an event, in the same
+transaction as the change: there is no change without its event and no
+event of a change that did not happen. 'jobctl events' lists them.
+
+Who. The person running the command, as USER@HOST (the USER variable,
+else the account's name, at the machine's host name); for a child a job
+submits through its node, the job itself, as "job ID@NODE". 'jobctl top'
+records its actions under the user running it.
+
+When. The database's clock, as for every time jobctl stores.
+
+What. The command (the verb): submit (one event a job, a --batch too),
+cancel, pause, resume, requeue, release and delete, each with the state
+the job went from and to; nodes maintenance, nodes drain and nodes rm
+(with the jobs a drain's deadline stops and requeues, and those nodes rm
+puts back in the queue); limits set and rm; schedules add, pause, resume
+and rm; workflow start and cancel; lease release; prune. A cancel records
+an event for each child it cancels too, noting the job it came from. What
+changes nothing (a job cancelled already, a node in maintenance already)
+records nothing.
+
+Why. The --reason every such command takes: text of at most 1000
+characters, without newlines or other control characters; anything else
+is a usage error (exit 2) and changes nothing. In 'jobctl top', the line
+under the question of c, r, m and d.
+
+Where it shows. 'jobctl events' (--job, --node, --since, -f, -o json);
+'jobctl show ID' names who cancelled or deleted a job and why (ended_by in
+-o json); the detail 'jobctl top' opens on a job says the same.
+
+Not recorded: what the engine does on its own (dispatching, retries,
+timeouts, recovering the jobs of a lost node, schedules firing, workflow
+steps) and the automatic pruning of 'jobctl serve --retain'; a job's own
+attempts and messages tell those ('jobctl show ID').
+
+How long. A job's events stay as long as the job and go when it is pruned
+('jobctl prune', 'jobctl serve --retain'). The events naming no job (of
+nodes, limits, schedules, the lease, prunes) are pruned by age, with the
+same cutoff, by a prune of every ended state (one without --state).`
 
 // exitCodesHelp is the exit status every jobctl command ends with.
 const exitCodesHelp = `Every jobctl command ends with one of these exit codes; scripts may rely
@@ -21,8 +63,9 @@ on them.
        is not a DSN, a --listen that is not HOST:PORT), or input the
        engine refuses (a field over its limit); nothing was changed
   3    something named was not found: a job, a node, or the database
-       itself: list, show, logs, nodes, lease, explain, stats, top and
-       wait never create one ('jobctl db migrate', serve and submit do)
+       itself: list, show, logs, events, nodes, lease, explain, stats,
+       top and wait never create one ('jobctl db migrate', serve and
+       submit do)
   4    a waited-for job ended FAILED, CANCELLED or DELETED
        (wait, submit --wait)
   5    waiting timed out (wait --timeout, submit --wait-timeout)
@@ -58,8 +101,9 @@ const environmentHelp = `Variables jobctl reads:
                   also expands sqlite:~/PATH
   NO_COLOR        any non-empty value turns colour off
   TERM            "dumb" turns colour off
-  USER            who submits a job, recorded as USER@HOST (else the
-                  account's name)
+  USER            who submits a job or makes any other change, recorded
+                  as USER@HOST (else the account's name; see 'jobctl help
+                  audit')
   PGSSLMODE       when set, decides TLS to PostgreSQL; else jobctl asks
                   for sslmode=prefer, as psql does
   GOGC            the garbage collector's target; serve and bench use
@@ -191,6 +235,11 @@ func newHelpTopics() []*cobra.Command {
 			Use:   TopicJobProtocol,
 			Short: "What a job gets from its node and what it may print",
 			Long:  jobProtocolHelp,
+		},
+		{
+			Use:   TopicAudit,
+			Short: "The audit trail: who changed what, when and why",
+			Long:  auditHelp,
 		},
 	}
 }

@@ -16,6 +16,7 @@ var inspectingCommands = map[string]bool{
 	"jobctl list":             true,
 	"jobctl show":             true,
 	"jobctl logs":             true,
+	"jobctl events":           true,
 	"jobctl nodes":            true,
 	"jobctl nodes list":       true,
 	"jobctl lease":            true,

@@ -118,6 +118,7 @@ func TestSubmitChildGoesThroughTheNode(t *testing.T) {
 		{"submit", "--child", "--parent", "6", "--", "true"},
 		{"submit", "--child", "--wait", "--", "true"},
 		{"submit", "--child", "--batch", "-"},
+		{"submit", "--child", "--reason", "the node records the job as who submitted it", "--", "true"},
 	} {
 		if err := run(args...); !errors.As(err, &usage) {
 			t.Errorf("jobctl %s: %v, want a usage error", strings.Join(args, " "), err)

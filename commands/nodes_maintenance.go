@@ -18,12 +18,13 @@ type NodesMaintenanceOptions struct {
 	Name   string
 	On     bool
 	Output outputOptions
+	Audit  auditOptions
 }
 
 // NewCmdNodesMaintenance builds `jobctl nodes maintenance`. runF replaces
 // the action in tests.
 func NewCmdNodesMaintenance(f *Factory, runF func(context.Context, *NodesMaintenanceOptions) error) *cobra.Command {
-	opts := &NodesMaintenanceOptions{IO: f.IO, Store: f.Store}
+	opts := &NodesMaintenanceOptions{Audit: newAudit(f), IO: f.IO, Store: f.Store}
 	nodeNames := completeNodeNames(f)
 	cmd := &cobra.Command{
 		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
@@ -73,6 +74,7 @@ changed or not.`,
 		},
 	}
 	addOutputFlags(cmd, &opts.Output, false)
+	addReasonFlag(cmd, &opts.Audit)
 	return cmd
 }
 
@@ -87,10 +89,11 @@ func nodesMaintenanceRun(ctx context.Context, opts *NodesMaintenanceOptions) err
 	if opts.Output.Format == formatJSON {
 		ios = notesOnStderr(opts.IO)
 	}
+	by := opts.Audit.actor()
 	if opts.On {
-		_, err = enterMaintenance(ctx, store, ios, opts.Name)
+		_, err = enterMaintenance(ctx, store, ios, opts.Name, by, engine.EventNodesMaintenance)
 	} else {
-		err = leaveMaintenance(ctx, store, ios, opts.Name)
+		err = leaveMaintenance(ctx, store, ios, opts.Name, by)
 	}
 	if err != nil || opts.Output.Format != formatJSON {
 		return err
@@ -101,17 +104,14 @@ func nodesMaintenanceRun(ctx context.Context, opts *NodesMaintenanceOptions) err
 // leaveMaintenance clears a node's maintenance flag unless it is clear
 // already. Only the flag: whether the node is healthy is for the node and
 // the heartbeat to say, so an OFFLINE node stays OFFLINE.
-func leaveMaintenance(ctx context.Context, store engine.Store, ios *IOStreams, name string) error {
-	n, err := store.NodeGet(ctx, name)
+func leaveMaintenance(ctx context.Context, store engine.Store, ios *IOStreams, name string, by engine.Actor) error {
+	n, changed, err := engine.MaintenanceSet(ctx, store, name, false, by, engine.EventNodesMaintenance)
 	if err != nil {
 		return err
 	}
-	if !n.Maintenance {
+	if !changed {
 		fmt.Fprintf(ios.ErrOut, "node %s is out of maintenance already (%s)\n", n.Name, n.State)
 		return nil
-	}
-	if err := store.NodeSetMaintenance(ctx, n.Name, false); err != nil {
-		return err
 	}
 	return printMaintenance(ctx, store, ios, n)
 }
@@ -141,19 +141,17 @@ func writeNodesJSON(ctx context.Context, ios *IOStreams, store engine.Store, nam
 	return writeJSON(ios.Out, views)
 }
 
-// enterMaintenance puts a node in maintenance unless it is already and
+// enterMaintenance puts a node in maintenance unless it is already, for
+// by, recording it as verb (nodes maintenance, or nodes drain), and
 // returns it as it was.
-func enterMaintenance(ctx context.Context, store engine.Store, ios *IOStreams, name string) (*engine.Node, error) {
-	n, err := store.NodeGet(ctx, name)
+func enterMaintenance(ctx context.Context, store engine.Store, ios *IOStreams, name string, by engine.Actor, verb string) (*engine.Node, error) {
+	n, changed, err := engine.MaintenanceSet(ctx, store, name, true, by, verb)
 	if err != nil {
 		return nil, err
 	}
-	if n.Maintenance {
+	if !changed {
 		fmt.Fprintf(ios.ErrOut, "node %s is in maintenance already\n", n.Name)
 		return n, nil
-	}
-	if err := store.NodeSetMaintenance(ctx, n.Name, true); err != nil {
-		return nil, err
 	}
 	return n, printMaintenance(ctx, store, ios, n)
 }

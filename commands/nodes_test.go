@@ -466,6 +466,18 @@ func TestNodesRemove(t *testing.T) {
 	if j := e.get(t, running.ID); j.Status != engine.StatusRestart || j.Node != "" || j.Message != "node n1 was removed" {
 		t.Errorf("running job after rm: %s on %q, %q; want RESTART off the node", j.Status, j.Node, j.Message)
 	}
+	// Each job it took off the node is on record, with the node's removal.
+	for _, j := range []*engine.Job{running, cancelling} {
+		events, err := e.store.EventList(context.Background(), engine.EventListParams{JobID: &j.ID})
+		if err != nil || len(events) != 1 || events[0].Verb != engine.EventNodesRm ||
+			!strings.HasSuffix(events[0].Detail, "; node n1 was removed") {
+			t.Errorf("events of job %d after rm: %+v, %v", j.ID, events, err)
+		}
+	}
+	if events, _ := e.store.EventList(context.Background(), engine.EventListParams{Node: "n1"}); len(events) == 0 ||
+		events[len(events)-1].Verb != engine.EventNodesRm {
+		t.Errorf("events of node n1 after rm: %+v; want its removal last", events)
+	}
 	if j := e.get(t, cancelling.ID); j.Status != engine.StatusCancelled {
 		t.Errorf("cancelling job after rm: %s; want CANCELLED", j.Status)
 	}
@@ -564,6 +576,21 @@ func TestNodesDrainDeadlineRequeues(t *testing.T) {
 	}
 	if got := e.get(t, cancelling.ID); got.Status != engine.StatusCancelled {
 		t.Errorf("the job the operator cancelled is %s; want it left CANCELLED", got.Status)
+	}
+	// The drain's stop and requeue of each job are on record.
+	for _, j := range []*engine.Job{running, paused} {
+		events, err := e.store.EventList(context.Background(), engine.EventListParams{JobID: &j.ID})
+		var got []string
+		for _, ev := range events {
+			got = append(got, ev.Verb+": "+ev.Detail)
+		}
+		want := []string{
+			"nodes drain: " + string(j.Status) + " → CANCELLING; the drain deadline of node n1 passed",
+			"nodes drain: CANCELLED → RESTART; the drain deadline of node n1 passed",
+		}
+		if err != nil || strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("events of job %d: %q, %v; want %q", j.ID, got, err, want)
+		}
 	}
 	if got, want := out.String(), fmt.Sprintf("%d\n%d\n%d\n%d\n", running.ID, paused.ID, cancelling.ID, dispatching.ID); got != want {
 		t.Errorf("stdout %q; want the active jobs' ids %q", got, want)

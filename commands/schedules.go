@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -54,11 +55,12 @@ type SchedulesAddOptions struct {
 
 	Params engine.ScheduleAddParams
 	Output outputOptions
+	Audit  auditOptions
 }
 
 // NewCmdSchedulesAdd builds `jobctl schedules add`. runF replaces the action in tests.
 func NewCmdSchedulesAdd(f *Factory, runF func(context.Context, *SchedulesAddOptions) error) *cobra.Command {
-	opts := &SchedulesAddOptions{IO: f.IO, Store: f.Store}
+	opts := &SchedulesAddOptions{Audit: newAudit(f), IO: f.IO, Store: f.Store}
 	var overlap, payloadText string
 	var timeout time.Duration
 	var load float64
@@ -182,6 +184,7 @@ the new schedule as 'jobctl schedules show -o json' does.`,
 	fl.StringVar(&tpl.RollbackType, "rollback-type", "", "type of the rollback job (default: the job's own)")
 	tpl.Backoff = engine.Duration(10 * time.Second)
 	addOutputFlags(cmd, &opts.Output, false)
+	addReasonFlag(cmd, &opts.Audit)
 	return cmd
 }
 
@@ -204,7 +207,14 @@ func schedulesAddRun(ctx context.Context, opts *SchedulesAddOptions) error {
 	if err != nil {
 		return err
 	}
-	sc, err := schedule.Add(ctx, store, opts.Params)
+	var sc *engine.Schedule
+	p := opts.Params
+	e := engine.EventAppendParams{Verb: engine.EventSchedulesAdd, Schedule: p.Name, Detail: fmt.Sprintf("%s (%s)", p.Cron, p.TZ)}
+	err = engine.Recorded(ctx, store, opts.Audit.actor(), e, func(tx engine.TxStore, _ *engine.EventAppendParams) error {
+		var err error
+		sc, err = schedule.Add(ctx, tx, p)
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -395,9 +405,13 @@ func schedulesShowRun(ctx context.Context, opts *SchedulesListOptions) error {
 }
 
 // scheduleVerb is one of the commands that change a schedule by name.
+// apply makes the change in a transaction and returns the schedule as it
+// is after it (for rm: as it was), with engine.ErrNoChange when it had
+// nothing to do.
 type scheduleVerb struct {
 	use, short, long, done string
-	apply                  func(ctx context.Context, store engine.Store, name string) (*engine.Schedule, error)
+	event                  string
+	apply                  func(ctx context.Context, tx engine.TxStore, name string) (*engine.Schedule, error)
 }
 
 var (
@@ -406,25 +420,40 @@ var (
 		long: `Stop schedules from firing until 'jobctl schedules resume'. Jobs they
 created already are left alone.`,
 		done:  "paused",
-		apply: schedule.Pause,
+		event: engine.EventSchedulesPause,
+		apply: func(ctx context.Context, tx engine.TxStore, name string) (*engine.Schedule, error) {
+			sc, err := tx.ScheduleGet(ctx, name)
+			if err != nil || sc.Paused {
+				return sc, cmp.Or(err, engine.ErrNoChange)
+			}
+			return schedule.Pause(ctx, tx, name)
+		},
 	}
 	scheduleResume = scheduleVerb{
 		use: "resume", short: "Let a paused schedule fire again",
 		long: `Let paused schedules fire again, from the first time their expression names
 after now: the fires that fell in the pause are not made up.`,
 		done:  "resumed",
-		apply: schedule.Resume,
+		event: engine.EventSchedulesResume,
+		apply: func(ctx context.Context, tx engine.TxStore, name string) (*engine.Schedule, error) {
+			sc, err := tx.ScheduleGet(ctx, name)
+			if err != nil || !sc.Paused {
+				return sc, cmp.Or(err, engine.ErrNoChange)
+			}
+			return schedule.Resume(ctx, tx, name)
+		},
 	}
 	scheduleRemove = scheduleVerb{
 		use: "rm", short: "Remove a schedule",
-		long: `Remove schedules. Jobs they created already are left alone.`,
-		done: "removed",
-		apply: func(ctx context.Context, store engine.Store, name string) (*engine.Schedule, error) {
-			sc, err := store.ScheduleGet(ctx, name)
+		long:  `Remove schedules. Jobs they created already are left alone.`,
+		done:  "removed",
+		event: engine.EventSchedulesRm,
+		apply: func(ctx context.Context, tx engine.TxStore, name string) (*engine.Schedule, error) {
+			sc, err := tx.ScheduleGet(ctx, name)
 			if err != nil {
 				return nil, err
 			}
-			return sc, store.ScheduleDelete(ctx, name)
+			return sc, tx.ScheduleDelete(ctx, name)
 		},
 	}
 )
@@ -438,12 +467,13 @@ type SchedulesSetOptions struct {
 	Names  []string
 	Output outputOptions
 	verb   scheduleVerb
+	Audit  auditOptions
 }
 
 // NewCmdSchedulesSet builds `jobctl schedules pause`, `resume` or `rm`.
 // runF replaces the action in tests.
 func NewCmdSchedulesSet(f *Factory, verb scheduleVerb, runF func(context.Context, *SchedulesSetOptions) error) *cobra.Command {
-	opts := &SchedulesSetOptions{IO: f.IO, Store: f.Store, verb: verb}
+	opts := &SchedulesSetOptions{Audit: newAudit(f), IO: f.IO, Store: f.Store, verb: verb}
 	cmd := &cobra.Command{
 		Use:   verb.use + " NAME...",
 		Short: verb.short,
@@ -466,6 +496,7 @@ name exits 3, after the others are done.`,
 		cmd.Aliases = []string{"remove"}
 	}
 	addOutputFlags(cmd, &opts.Output, false)
+	addReasonFlag(cmd, &opts.Audit)
 	return cmd
 }
 
@@ -477,7 +508,13 @@ func schedulesSetRun(ctx context.Context, opts *SchedulesSetOptions) error {
 	done := []*engine.Schedule{}
 	var errs []error
 	for _, name := range opts.Names {
-		sc, err := opts.verb.apply(ctx, store, name)
+		var sc *engine.Schedule
+		err := engine.Recorded(ctx, store, opts.Audit.actor(), engine.EventAppendParams{Verb: opts.verb.event, Schedule: name},
+			func(tx engine.TxStore, _ *engine.EventAppendParams) error {
+				var err error
+				sc, err = opts.verb.apply(ctx, tx, name)
+				return err
+			})
 		if err != nil {
 			if errors.Is(err, engine.ErrNotFound) {
 				err = &engine.NotFoundError{What: "schedule", ID: name}

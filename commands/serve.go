@@ -122,7 +122,7 @@ within --shutdown-grace and puts the rest back in the queue.`,
 	fl.DurationVar(&c.Warmup, "warmup", c.Warmup, "time after start over which the weight ramps up")
 	fl.DurationVar(&c.DispatchInterval, "dispatch-interval", c.DispatchInterval, "time between dispatch rounds; 0 never dispatches")
 	fl.DurationVar(&c.LeaseTTL, "lease-timeout", 0, "how long the lease lasts unrenewed (default 3 × dispatch interval)")
-	fl.Var((*daysValue)(&c.Retain), "retain", "the dispatcher deletes jobs (and their logs) that ended longer ago than this, checking every tenth of it (1m to 10m); 90m, 12h, 30d: at least 1m, 0 keeps every job")
+	fl.Var((*daysValue)(&c.Retain), "retain", "the dispatcher deletes jobs (and their logs and events) that ended longer ago than this, and older events naming no job, checking every tenth of it (1m to 10m); 90m, 12h, 30d: at least 1m, 0 keeps every job")
 	fl.DurationVar(&c.HeartbeatInterval, "heartbeat-interval", c.HeartbeatInterval, "time between heartbeats to the other nodes; each waits for its answer as long as the interval, at least 100ms and at most 10s")
 	fl.StringVar(&c.Selector, "selector", c.Selector, "node order: loadfactor, random, roundrobin or lowerweight")
 	fl.BoolVar(&c.AcceptExceeding, "accept-exceeding", c.AcceptExceeding, "accept a job whose load alone exceeds --max-load")

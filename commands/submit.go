@@ -58,11 +58,12 @@ type SubmitOptions struct {
 	// flags above; nil without --batch.
 	Batch  *batchJobs
 	Output outputOptions
+	Audit  auditOptions
 }
 
 // NewCmdSubmit builds `jobctl submit`. runF replaces the action in tests.
 func NewCmdSubmit(f *Factory, runF func(context.Context, *SubmitOptions) error) *cobra.Command {
-	opts := &SubmitOptions{IO: f.IO, Store: f.Store, Clock: f.Clock}
+	opts := &SubmitOptions{IO: f.IO, Store: f.Store, Clock: f.Clock, Audit: newAudit(f)}
 	var atText, payloadText, batchPath string
 	var child bool
 	var timeout, in time.Duration
@@ -250,6 +251,9 @@ them, so .[0].id is the id.`,
 			if opts.Wait && opts.viaNode {
 				return usageErrorf(cmd, "--wait does not work inside a job; wait for its children with 'jobctl wait --children'")
 			}
+			if opts.Audit.Reason != "" && opts.viaNode {
+				return usageErrorf(cmd, "--reason does not work inside a job: its node records the job itself as who submitted the child")
+			}
 			if batch {
 				switch {
 				case batchPath == "":
@@ -291,6 +295,7 @@ them, so .[0].id is the id.`,
 	fl.StringVar(&opts.Rollback, "rollback", "", "after the job's final failure run this `COMMAND` line once, as its own job, before the key moves on")
 	fl.StringVar(&opts.RollbackType, "rollback-type", "", "job `TYPE` of the rollback job (default: the job's own type)")
 	fl.StringVar(&batchPath, "batch", "", "submit a job per line of `FILE`, each a JSON object (- for stdin); flags fill in what a line leaves out")
+	addReasonFlag(cmd, &opts.Audit)
 	addOutputFlags(cmd, &opts.Output, true)
 	return cmd
 }
@@ -435,7 +440,7 @@ func submitRun(ctx context.Context, opts *SubmitOptions) error {
 	if opts.Batch != nil {
 		return submitBatchRun(ctx, opts, store, nodes)
 	}
-	sub, err := engine.Submit(ctx, store, nodes, engine.SubmitRequest{
+	sub, err := engine.SubmitRecorded(ctx, store, nodes, engine.SubmitRequest{
 		Type:         opts.Type,
 		Operation:    opts.Operation,
 		Args:         opts.Args,
@@ -453,7 +458,7 @@ func submitRun(ctx context.Context, opts *SubmitOptions) error {
 		RunAt:        opts.At,
 		RunIn:        opts.In,
 		Creator:      opts.Creator,
-	})
+	}, opts.Audit.actor())
 	if err != nil {
 		return err
 	}
@@ -486,7 +491,7 @@ func submitRun(ctx context.Context, opts *SubmitOptions) error {
 // submitBatchRun creates the jobs of --batch and prints their ids. A line
 // the engine refuses is a usage error naming the line; nothing is created.
 func submitBatchRun(ctx context.Context, opts *SubmitOptions, store engine.Store, nodes []*engine.Node) error {
-	sub, err := engine.SubmitMany(ctx, store, nodes, opts.Batch.Requests)
+	sub, err := engine.SubmitMany(ctx, store, nodes, opts.Batch.Requests, opts.Audit.actor())
 	var refused *engine.BatchError
 	if errors.As(err, &refused) {
 		return &UsageError{Err: fmt.Errorf("--batch %s: line %d: %w", opts.Batch.Path, opts.Batch.Lines[refused.Index], refused.Err), Command: "jobctl submit"}

@@ -90,12 +90,13 @@ type WorkflowStartOptions struct {
 	Spec    *workflow.Spec
 	Creator string
 	Output  outputOptions
+	Audit   auditOptions
 }
 
 // NewCmdWorkflowStart builds `jobctl workflow start`. runF replaces the
 // action in tests.
 func NewCmdWorkflowStart(f *Factory, runF func(context.Context, *WorkflowStartOptions) error) *cobra.Command {
-	opts := &WorkflowStartOptions{IO: f.IO, Store: f.Store}
+	opts := &WorkflowStartOptions{Audit: newAudit(f), IO: f.IO, Store: f.Store}
 	cmd := &cobra.Command{
 		Use:   "start FILE",
 		Short: "Start a workflow from a YAML file",
@@ -132,6 +133,7 @@ so a cluster with no node up holds the workflow, queued, until one is.
 		},
 	}
 	addOutputFlags(cmd, &opts.Output, false)
+	addReasonFlag(cmd, &opts.Audit)
 	return cmd
 }
 
@@ -165,7 +167,18 @@ func workflowStartRun(ctx context.Context, opts *WorkflowStartOptions) error {
 	if err != nil {
 		return err
 	}
-	root, err := workflow.Start(ctx, store, opts.Spec, opts.Creator)
+	var root *engine.Job
+	n := len(opts.Spec.Operations)
+	e := engine.EventAppendParams{Verb: engine.EventWorkflowStart,
+		Detail: fmt.Sprintf("%s: %d %s", opts.Spec.Name, n, plural(n, "operation", "operations"))}
+	err = engine.Recorded(ctx, store, opts.Audit.actor(), e, func(tx engine.TxStore, e *engine.EventAppendParams) error {
+		var err error
+		if root, err = workflow.Start(ctx, tx, opts.Spec, opts.Creator); err != nil {
+			return err
+		}
+		e.JobIDs = []int64{root.ID}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
@@ -479,12 +492,13 @@ type WorkflowCancelOptions struct {
 
 	IDs    []int64
 	Output outputOptions
+	Audit  auditOptions
 }
 
 // NewCmdWorkflowCancel builds `jobctl workflow cancel`. runF replaces the
 // action in tests.
 func NewCmdWorkflowCancel(f *Factory, runF func(context.Context, *WorkflowCancelOptions) error) *cobra.Command {
-	opts := &WorkflowCancelOptions{IO: f.IO, Store: f.Store}
+	opts := &WorkflowCancelOptions{Audit: newAudit(f), IO: f.IO, Store: f.Store}
 	cmd := &cobra.Command{
 		ValidArgsFunction: completeWorkflowIDs(f),
 		Use:               "cancel ID...",
@@ -520,6 +534,7 @@ cancelled all the same); 1 when a job could not be cancelled.`,
 		},
 	}
 	addOutputFlags(cmd, &opts.Output, false)
+	addReasonFlag(cmd, &opts.Audit)
 	return cmd
 }
 
@@ -532,7 +547,7 @@ func workflowCancelRun(ctx context.Context, opts *WorkflowCancelOptions) error {
 	var errs []error
 	views := []workflow.View{}
 	for _, id := range opts.IDs {
-		ids, err := workflow.Cancel(ctx, store, id)
+		ids, err := workflow.Cancel(ctx, store, id, opts.Audit.actor())
 		if err != nil {
 			errs = append(errs, err)
 			if errors.Is(err, engine.ErrNotFound) {

@@ -48,17 +48,11 @@ type Store interface {
 	// whether each transition applied: the results carry no Job, which
 	// spares reading every changed row back (a node recording results).
 	JobUpdateManyQuiet(ctx context.Context, us []JobUpdate) ([]JobUpdateResult, error)
-	// JobInsertMany creates many jobs in one transaction (all or none),
-	// each checked by ValidateJobInsert first: an invalid one is an
-	// *InvalidError naming its index, a ParentID that names no job a
-	// *NotFoundError, and nothing is written. The ids are in input order.
-	// It uses multi-row INSERTs (chunked), not one statement per job.
-	JobInsertMany(ctx context.Context, ps []JobInsertParams) ([]int64, error)
 	// JobCountByStatus counts the jobs matching p (Limit ignored) per
 	// status; statuses with none are absent.
 	JobCountByStatus(ctx context.Context, p JobListParams) (map[Status]int, error)
 	// JobPurge removes ended jobs (terminal statuses only, enforced)
-	// matching p and their logs and reservations, at most p.Limit of them
+	// matching p and their logs, reservations and events, at most p.Limit of them
 	// (0: all), oldest first; it returns how many it removed. A job whose
 	// child (or any later descendant) stays, because it does not match or
 	// has not ended, stays too, so no job is left naming a parent that is
@@ -114,13 +108,6 @@ type Store interface {
 	// it returns ErrNodeOnline, with a message naming the holder's host and
 	// pid and how long until the name is free.
 	NodeRegister(ctx context.Context, p NodeRegisterParams) (*Node, error)
-	// NodeRemove deletes a node's row and the reservations kept on it. It
-	// returns ErrNodeOnline while the node is live (not OFFLINE and seen
-	// within StaleAfter, as NodeRegister judges it) and a *NotFoundError
-	// for an unknown name. A gone node that still holds jobs (its name and
-	// a status of RecoverableStatuses) stays, with an error matching
-	// ErrConflict: the dispatcher recovers them through the node's row.
-	NodeRemove(ctx context.Context, p NodeRemoveParams) error
 	// NodeGet returns a *NotFoundError for an unknown name.
 	NodeGet(ctx context.Context, name string) (*Node, error)
 	// NodeList returns every node ordered by name, with live Load and Running filled in.
@@ -132,9 +119,6 @@ type Store interface {
 	// (MAINTENANCE is an error: use NodeSetMaintenance). It never changes
 	// the maintenance flag. *NotFoundError for an unknown name.
 	NodeSetState(ctx context.Context, name string, state NodeState) error
-	// NodeSetMaintenance sets or clears a node's maintenance flag, leaving
-	// its health state alone; *NotFoundError for an unknown name.
-	NodeSetMaintenance(ctx context.Context, name string, on bool) error
 
 	// LeaseAcquire acquires or renews the lease for owner for ttl, with one
 	// conditional UPDATE judged on the database's clock: it takes the lease
@@ -142,26 +126,23 @@ type Store interface {
 	// owner holds now, or the zero LeaseTerm when another holds the lease.
 	// A renewal keeps the term; any other taking starts a new one.
 	LeaseAcquire(ctx context.Context, owner string, ttl time.Duration) (LeaseTerm, error)
-	// LeaseRelease gives the lease up if owner holds it; an empty owner
-	// releases it whoever holds it (operator override). True iff it changed.
-	LeaseRelease(ctx context.Context, owner string) (bool, error)
 	// LeaseGet reads the lease with the database's clock.
 	LeaseGet(ctx context.Context) (Lease, error)
 
 	// ClusterToken returns the cluster's dispatch token, creating it once.
 	ClusterToken(ctx context.Context) (string, error)
 
-	// TypeLimitSet sets or replaces the cluster-wide cap on running jobs of
-	// p.Type, after ValidateTypeLimitSet.
-	TypeLimitSet(ctx context.Context, p TypeLimitSetParams) error
 	// TypeLimitList returns every type limit, ordered by type (byte
 	// order), each with the number of jobs of its type running now
 	// (holding load on a node: Job.HoldsLoad), read in one statement, so
 	// the dispatcher can afford it every round.
 	TypeLimitList(ctx context.Context) ([]TypeLimit, error)
-	// TypeLimitDelete removes the limit of a type; a *NotFoundError when
-	// it has none.
-	TypeLimitDelete(ctx context.Context, typ string) error
+
+	// EventPurge removes the events naming no job (see EventPurgeParams)
+	// recorded before p.Before, oldest first, at most p.Limit of them (0:
+	// all), and returns how many it removed (with DryRun: would remove).
+	// The events of a job go with the job (JobPurge).
+	EventPurge(ctx context.Context, p EventPurgeParams) (int, error)
 }
 
 // JobChangeNotifier is a store that tells when work may have appeared (a
@@ -244,6 +225,42 @@ type TxStore interface {
 	// job yet, and bumps the version; ErrConflict otherwise (another
 	// holder created it, or the job was requeued or deleted).
 	JobRollbackSet(ctx context.Context, p JobRollbackSetParams) (*Job, error)
+
+	// JobInsertMany creates many jobs in one transaction (all or none),
+	// each checked by ValidateJobInsert first: an invalid one is an
+	// *InvalidError naming its index, a ParentID that names no job a
+	// *NotFoundError, and nothing is written. The ids are in input order.
+	// It uses multi-row INSERTs (chunked), not one statement per job.
+	JobInsertMany(ctx context.Context, ps []JobInsertParams) ([]int64, error)
+	// NodeRemove deletes a node's row and the reservations kept on it. It
+	// returns ErrNodeOnline while the node is live (not OFFLINE and seen
+	// within StaleAfter, as NodeRegister judges it) and a *NotFoundError
+	// for an unknown name. A gone node that still holds jobs (its name and
+	// a status of RecoverableStatuses) stays, with an error matching
+	// ErrConflict: the dispatcher recovers them through the node's row.
+	NodeRemove(ctx context.Context, p NodeRemoveParams) error
+	// NodeSetMaintenance sets or clears a node's maintenance flag, leaving
+	// its health state alone; *NotFoundError for an unknown name.
+	NodeSetMaintenance(ctx context.Context, name string, on bool) error
+	// LeaseRelease gives the lease up if owner holds it; an empty owner
+	// releases it whoever holds it (operator override). True iff it changed. Outside a transaction it
+	// runs on a connection of its own, so a busy pool never delays it.
+	LeaseRelease(ctx context.Context, owner string) (bool, error)
+	// TypeLimitSet sets or replaces the cluster-wide cap on running jobs of
+	// p.Type, after ValidateTypeLimitSet.
+	TypeLimitSet(ctx context.Context, p TypeLimitSetParams) error
+	// TypeLimitDelete removes the limit of a type; a *NotFoundError when
+	// it has none.
+	TypeLimitDelete(ctx context.Context, typ string) error
+
+	// EventAppend records the events of one change (see EventAppendParams)
+	// after ValidateEventAppend, at the database clock: an *InvalidError
+	// or, for a job id that names no job, a *NotFoundError, and nothing is
+	// written. Run it in the transaction that makes the change (Recorded).
+	EventAppend(ctx context.Context, p EventAppendParams) error
+	// EventList returns the matching events ordered by id (the order they
+	// were recorded in); with Limit, the newest Limit of them.
+	EventList(ctx context.Context, p EventListParams) ([]Event, error)
 }
 
 // JobRollbackSetParams name a failed job, the version read, and its new

@@ -177,6 +177,30 @@ func Submit(ctx context.Context, s TxStore, nodes []*Node, r SubmitRequest) (Sub
 	return Submitted{Job: job, Offered: offered}, nil
 }
 
+// SubmitRecorded is Submit for by, an operator or a job through its node,
+// with the submit's event in the same transaction.
+func SubmitRecorded(ctx context.Context, s Store, nodes []*Node, r SubmitRequest, by Actor) (Submitted, error) {
+	var sub Submitted
+	err := Recorded(ctx, s, by, EventAppendParams{Verb: EventSubmit}, func(tx TxStore, e *EventAppendParams) error {
+		var err error
+		if sub, err = Submit(ctx, tx, nodes, r); err != nil {
+			return err
+		}
+		e.JobIDs, e.Detail = []int64{sub.Job.ID}, submitDetail(sub.Job)
+		return nil
+	})
+	return sub, err
+}
+
+// submitDetail is the detail of a submit's event: how the job starts out.
+func submitDetail(j *Job) string {
+	s := string(j.Status)
+	if j.ParentID != nil {
+		s += fmt.Sprintf(", child of %d", *j.ParentID)
+	}
+	return s
+}
+
 // submitParams turns a request into the job to insert, with the defaults
 // Submit documents, and validates it; offered reports whether a
 // registered node offers its type.
@@ -275,8 +299,12 @@ func (e *BatchError) Unwrap() error { return e.Err }
 // batch never holds a writer's lock for long; should the database fail
 // part-way, the ids of the chunks already in are returned with the error.
 // A delay (RunIn) counts from one reading of the database clock for the
-// whole batch.
-func SubmitMany(ctx context.Context, s Store, nodes []*Node, rs []SubmitRequest) (SubmittedMany, error) {
+// whole batch. Each chunk's jobs are recorded for by, one submit event a
+// job, in the chunk's transaction.
+func SubmitMany(ctx context.Context, s Store, nodes []*Node, rs []SubmitRequest, by Actor) (SubmittedMany, error) {
+	if err := validateActor(by); err != nil {
+		return SubmittedMany{}, err
+	}
 	ps := make([]JobInsertParams, len(rs))
 	unoffered := map[string]bool{}
 	type checked struct {
@@ -317,7 +345,14 @@ func SubmitMany(ctx context.Context, s Store, nodes []*Node, rs []SubmitRequest)
 	}
 	out := SubmittedMany{IDs: make([]int64, 0, len(ps)), Unoffered: slices.Sorted(maps.Keys(unoffered))}
 	for chunk := range slices.Chunk(ps, SubmitChunk) {
-		ids, err := s.JobInsertMany(ctx, chunk)
+		var ids []int64
+		err := s.Tx(ctx, func(tx TxStore) error {
+			var err error
+			if ids, err = tx.JobInsertMany(ctx, chunk); err != nil {
+				return err
+			}
+			return by.Record(ctx, tx, EventAppendParams{Verb: EventSubmit, JobIDs: ids, Detail: fmt.Sprintf("one of a batch of %d", len(ps))})
+		})
 		if err != nil {
 			return out, fmt.Errorf("insert jobs %d to %d of %d: %w", len(out.IDs)+1, len(out.IDs)+len(chunk), len(ps), err)
 		}

@@ -146,12 +146,17 @@ func manSections(root *cobra.Command) (map[string][]manSection, error) {
 	if err != nil {
 		return nil, err
 	}
+	audit, err := topic(commands.TopicAudit)
+	if err != nil {
+		return nil, err
+	}
 	files := manSection{"FILES", filesHelp}
 	jobProtocol := manSection{"JOB PROTOCOL", protocol}
 	return map[string][]manSection{
-		"":                            {{"EXIT STATUS", exit}},
-		root.CommandPath():            {{"ENVIRONMENT", env}, files, jobProtocol},
-		root.CommandPath() + " serve": {files, jobProtocol},
+		"":                             {{"EXIT STATUS", exit}},
+		root.CommandPath():             {{"ENVIRONMENT", env}, files, jobProtocol},
+		root.CommandPath() + " serve":  {files, jobProtocol},
+		root.CommandPath() + " events": {{"AUDIT TRAIL", audit}},
 	}, nil
 }
 

@@ -54,11 +54,17 @@ func (s *Store) LeaseAcquire(ctx context.Context, owner string, ttl time.Duratio
 // it, so a successor takes over at once. An empty owner releases it whoever
 // holds it (operator override). It reports whether anything changed.
 func (s *Store) LeaseRelease(ctx context.Context, owner string) (bool, error) {
-	pool, err := s.leasePool()
-	if err != nil {
-		return false, fmt.Errorf("release lease: %w", err)
+	// In a transaction (an operator's release, recorded with its event)
+	// the transaction's connection does it.
+	var q querier = s.q
+	if s.tx == nil {
+		pool, err := s.leasePool()
+		if err != nil {
+			return false, fmt.Errorf("release lease: %w", err)
+		}
+		q = pool
 	}
-	n, err := s.exec(ctx, pool, qLeaseRelease, args{"owner": owner})
+	n, err := s.exec(ctx, q, qLeaseRelease, args{"owner": owner})
 	if err != nil {
 		return false, fmt.Errorf("release lease: %w", err)
 	}

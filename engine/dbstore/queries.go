@@ -137,6 +137,7 @@ func loadQueries(d *dialect) (map[string]string, error) {
 		out[name] = q
 	}
 	required := append(slices.Clip(requiredQueries), scheduleQueries...)
+	required = append(required, eventQueries...)
 	if d.migrationLock {
 		required = append(slices.Clip(required), qMigrateLock, qMigrateUnlock)
 	}

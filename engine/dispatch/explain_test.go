@@ -126,7 +126,7 @@ func TestExplainSaysWhyAJobIsNotDispatchable(t *testing.T) {
 			t.Fatal(err)
 		}
 		if i < 2 {
-			if _, err := engine.ApplyVerb(ctx, s, c.ID, engine.VerbCancel); err != nil {
+			if _, err := engine.ApplyVerb(ctx, s, c.ID, engine.VerbCancel, testActor); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -180,3 +180,6 @@ func TestExplainRanksNodesAndNamesTheKeptNode(t *testing.T) {
 		t.Errorf("a small job with b kept: %q", e.Conclusion)
 	}
 }
+
+// testActor is the operator of the tests' admin verbs and submits.
+var testActor = engine.Actor{Who: "tester@testhost"}

@@ -118,13 +118,23 @@ func (s *Store) NodeSetState(_ context.Context, name string, state engine.NodeSt
 }
 
 // NodeSetMaintenance sets or clears the operator's maintenance flag.
-func (s *Store) NodeSetMaintenance(_ context.Context, name string, on bool) error {
+func (s *Store) NodeSetMaintenance(ctx context.Context, name string, on bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := s.nodes[name]
+	return s.direct.NodeSetMaintenance(ctx, name, on)
+}
+
+// NodeSetMaintenance sets or clears the operator's maintenance flag.
+func (tx *txStore) NodeSetMaintenance(_ context.Context, name string, on bool) error {
+	if err := tx.check(); err != nil {
+		return err
+	}
+	n := tx.s.nodes[name]
 	if n == nil {
 		return nodeNotFound(name)
 	}
+	was := n.Maintenance
 	n.Maintenance = on
+	tx.onUndo(func() { n.Maintenance = was })
 	return nil
 }

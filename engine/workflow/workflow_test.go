@@ -266,7 +266,7 @@ func TestCancelEndsEveryJobAndTheWorkflowIsCancelled(t *testing.T) {
 		root := start(t, s, strings.Replace(threeOps, "%s", "stop", 1))
 		r := &runner{t: t, s: s}
 		r.step() // step 0: dump and step 1 wait
-		ids, err := Cancel(ctx, s, root.ID)
+		ids, err := Cancel(ctx, s, root.ID, testActor)
 		if err != nil || len(ids) != 2 {
 			t.Fatalf("cancelled %v: %v", ids, err)
 		}
@@ -277,7 +277,7 @@ func TestCancelEndsEveryJobAndTheWorkflowIsCancelled(t *testing.T) {
 		if r.start() != nil {
 			t.Fatal("a job of a cancelled workflow started")
 		}
-		if ids, err := Cancel(ctx, s, root.ID); err != nil || len(ids) != 0 {
+		if ids, err := Cancel(ctx, s, root.ID, testActor); err != nil || len(ids) != 0 {
 			t.Fatalf("cancelling again: %v %v", ids, err)
 		}
 	})
@@ -336,3 +336,5 @@ func nextDispatchable(t *testing.T, s engine.Store) *engine.Job {
 	}
 	return next
 }
+// testActor is the operator of the tests' cancels.
+var testActor = engine.Actor{Who: "tester@testhost"}
