@@ -172,7 +172,10 @@ type TxStore interface {
 	JobInsert(ctx context.Context, p JobInsertParams) (*Job, error)
 	// JobGet returns a *NotFoundError for an unknown id.
 	JobGet(ctx context.Context, id int64) (*Job, error)
-	// JobList returns matching jobs ordered by id; with Limit, the newest Limit of them.
+	// JobList returns matching jobs ordered by id; with Limit, the newest
+	// Limit of them. With p.Sort.Field it returns them in the sort's order
+	// instead (see JobSort), every matching job sorted before Limit
+	// applies; an unknown field is an *InvalidError.
 	JobList(ctx context.Context, p JobListParams) ([]*Job, error)
 	// JobUpdate applies one guarded transition and returns the job as it is
 	// now. It returns ErrConflict when the job no longer has the expected
@@ -305,6 +308,10 @@ type JobListParams struct {
 	// Brief reads only the fields of Job.Brief; the others are zero. A node
 	// checking its running jobs twice a second needs no more.
 	Brief bool
+	// Sort orders the listing before Limit applies; the zero JobSort keeps
+	// the order by id (Desc applies only with a Field). JobCountByStatus
+	// ignores it.
+	Sort JobSort
 }
 
 // JobPurgeParams select ended jobs to remove; zero fields do not filter.

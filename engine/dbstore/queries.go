@@ -18,10 +18,7 @@ const (
 	qJobInsert              = "job_insert"
 	qJobGet                 = "job_get"
 	qJobExists              = "job_exists"
-	qJobList                = "job_list"
-	qJobListLive            = "job_list_live"
-	qJobListBrief           = "job_list_brief"
-	qJobListLiveBrief       = "job_list_live_brief"
+	qJobList                = "job_list" // rendered per shape: see jobListQueryName
 	qJobUpdate              = "job_update"
 	qJobUpdateMany          = "job_update_many"
 	qJobUpdateManyLock      = "job_update_many_lock"
@@ -85,7 +82,7 @@ const (
 // requiredQueries are the queries every dialect must have; loading fails
 // without one, so a missing file shows at Open, not deep in a dispatch round.
 var requiredQueries = []string{
-	qDBNow, qJobInsert, qJobGet, qJobExists, qJobList, qJobListLive, qJobUpdate, qJobProgressSet,
+	qDBNow, qJobInsert, qJobGet, qJobExists, qJobList, qJobUpdate, qJobProgressSet,
 	qJobListDispatchable, qJobLoadsByNode, qJobLogAppend, qJobLogList, qNodeInsertAbsent, qNodeTakeover, qNodeGet,
 	qNodeList, qNodeTouch, qNodeSetState, qNodeSetMaintenance, qLeaseAcquire, qLeaseRelease, qLeaseGet, qLeaseTermGet,
 	qSettingGet,
@@ -102,7 +99,8 @@ var requiredQueries = []string{
 
 // loadQueries renders every query of the dialect: the .sql files are
 // templates in which {{now}} and {{nowPlus ":param"}} become the dialect's
-// clock and {{template "name"}} includes another file.
+// clock and {{template "name"}} includes another file. job_list is
+// rendered once per shape (renderJobLists).
 func loadQueries(d *dialect) (map[string]string, error) {
 	files, err := jobsql.Queries(d.name)
 	if err != nil {
@@ -123,6 +121,19 @@ func loadQueries(d *dialect) (map[string]string, error) {
 	slices.Sort(names)
 	out := make(map[string]string, len(files))
 	for _, name := range names {
+		if name == qJobList {
+			lists, err := renderJobLists(root, d)
+			if err != nil {
+				return nil, err
+			}
+			for n, q := range lists {
+				if err := checkColons(q); err != nil {
+					return nil, fmt.Errorf("sql/queries %s (%s): %w", n, d.name, err)
+				}
+				out[n] = q
+			}
+			continue
+		}
 		var b strings.Builder
 		if err := root.ExecuteTemplate(&b, name, nil); err != nil {
 			return nil, fmt.Errorf("sql/queries %s (%s): %w", name, d.name, err)
