@@ -57,8 +57,14 @@ duration ago (90m, 2d, 1d12h).
 
 Times are shown as ages (and RUN AFTER as "in 5m") on a terminal and as
 RFC 3339 in UTC when piped and in JSON. On a terminal the table gains a RUN
-AFTER column when a listed job waits for its start time; -o wide always has
-it.
+AFTER column when a listed job waits for its start time. -o wide adds KEY,
+PARENT, ATTEMPT, STARTED, FINISHED, EXIT (the exit code), RUN AFTER,
+MESSAGE and COMMAND (the job's arguments, an exec job's command, each
+argument's bounds visible; cut to 40 columns on a terminal, whole when
+piped, where it is the last column).
+
+The header row shows on a terminal and not when piped; --headers and
+--no-headers decide otherwise.
 
 Without --state, deleted jobs are left out; --state all shows them too.
 States: INSTANTIATED, QUEUED, RESTART, DISPATCHING, RUNNING, PAUSED, WAITING,

@@ -75,6 +75,8 @@ the makespan (when the last job ended), the mean, 95th and 99th percentile
 wait from submission to start, the mean utilisation of the cluster's max
 load, the highest load factor any node reached, and the offers nodes
 declined; -o wide adds the rounds run and why the jobs never placed wait.
+Piped, the table is tab-separated under its header row (--no-headers drops
+it).
 
 -o json prints {"results":[{"selector", "placements":[{"job", "node",
 "start_s", "end_s"}], "summary":{"placed", "never_placed", "makespan_s",
@@ -265,7 +267,7 @@ func printSimulateTable(opts *SimulateOptions, results []*simulate.Result) error
 	if opts.Output.wide() {
 		header = append(header, "ROUNDS", "LEFT WAITING")
 	}
-	t := newTable(opts.IO, header...)
+	t := newReportTable(opts.IO, header...)
 	for _, r := range results {
 		s := r.Summary
 		row := []string{r.Selector, fmt.Sprint(s.Placed), fmt.Sprint(s.NeverPlaced), secondsCell(s.MakespanS),
