@@ -117,8 +117,8 @@ it was applied.
 The database line heads the table on a terminal; otherwise it goes to
 stderr, so stdout keeps only the table: its VERSION NAME APPLIED header row
 (--no-headers drops it) and a tab-separated row per migration. -o json
-prints an array of
-{version, name, applied_at}; applied_at is null for a pending migration.
+prints an array of {version, name, applied_at}; applied_at is null for a
+pending migration.
 It only reads: for an SQLite file that does not exist it says so and lists
 every migration pending, and creates nothing.`,
 		Example: `  # which database, and is anything pending?
