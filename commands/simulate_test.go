@@ -121,6 +121,28 @@ func TestSimulatePiped(t *testing.T) {
 	}
 }
 
+// TestSimulateJQ: --jq filters simulate's JSON like every other
+// command's, instead of printing all of it.
+func TestSimulateJQ(t *testing.T) {
+	dir := simulateEnv(t, map[string]string{"nodes.yaml": simNodes, "jobs.json": `[
+		{"duration": "10s"}, {"duration": "10s"}, {"duration": "10s"},
+		{"load": 2, "duration": 4, "submit_at": "1s"}]`})
+	out, _, err := runSimulate(t, "--nodes", filepath.Join(dir, "nodes.yaml"), "--jobs", filepath.Join(dir, "jobs.json"),
+		"--selector", "loadfactor,roundrobin", "--jq", `.results[] | "\(.selector) \(.summary.placed) \(.placements[0].node)"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "loadfactor 4 big\nroundrobin 4 big\n"; out != want {
+		t.Errorf("--jq printed %q; want %q", out, want)
+	}
+	_, _, err = runSimulate(t, "--nodes", filepath.Join(dir, "nodes.yaml"), "--jobs", filepath.Join(dir, "jobs.json"),
+		"--jq", ".results[0].summary.placed | error")
+	var jqErr *JQError
+	if !errors.As(err, &jqErr) {
+		t.Errorf("a failing --jq: %v; want a jq error", err)
+	}
+}
+
 func TestSimulateJSON(t *testing.T) {
 	dir := simulateEnv(t, map[string]string{"nodes.yaml": simNodes})
 	args := []string{"--nodes", filepath.Join(dir, "nodes.yaml"), "--generate", "count=50,rate=5/s,load=1..2,duration=1s..5s",
