@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"time"
 )
 
@@ -80,7 +82,8 @@ type Store interface {
 	// claim or start returns the full job.
 	JobListDispatchable(ctx context.Context, p JobDispatchableParams) ([]*Job, error)
 
-	// JobLogAppend stores one chunk of a job's output.
+	// JobLogAppend stores one chunk of a job's log, of one stream; a
+	// stream not of LogStreams is an *InvalidError.
 	JobLogAppend(ctx context.Context, p JobLogAppendParams) error
 	// JobLogList returns the chunks after AfterSeq, oldest first.
 	JobLogList(ctx context.Context, p JobLogListParams) ([]LogChunk, error)
@@ -355,6 +358,7 @@ type JobDispatchableParams struct {
 type JobLogAppendParams struct {
 	JobID   int64
 	Attempt int
+	Stream  LogStream // whose the bytes are; "" is LogOutput
 	Data    []byte
 }
 
@@ -365,13 +369,45 @@ type JobLogListParams struct {
 	Limit    int // 0: all
 }
 
-// LogChunk is one stored piece of a job's output.
+// LogChunk is one stored piece of a job's log, all of one stream.
 type LogChunk struct {
 	Seq       int64     `json:"seq"`
 	JobID     int64     `json:"job_id"`
 	Attempt   int       `json:"attempt"`
+	Stream    LogStream `json:"stream"`
 	Data      []byte    `json:"data"`
 	CreatedAt time.Time `json:"created_at"`
+}
+
+// LogStream says whose the bytes of a log chunk are, so the job's own
+// output stays apart from what jobctl read or wrote beside it.
+type LogStream string
+
+const (
+	// LogOutput is what the job wrote to stdout and stderr, byte for
+	// byte, less its protocol lines.
+	LogOutput LogStream = "output"
+	// LogProtocol is the job's stdout lines that spoke to jobctl and took
+	// effect (jobctl:progress N, jobctl:warning), each whole, as written.
+	LogProtocol LogStream = "protocol"
+	// LogNote is jobctl's own lines about the run: paused, timed out and
+	// stopped, the log cut at its cap; one line each, without a prefix.
+	LogNote LogStream = "note"
+)
+
+// LogStreams are every stream, in the order above.
+var LogStreams = []LogStream{LogOutput, LogProtocol, LogNote}
+
+// ValidateLogStream refuses a stream not of LogStreams with an
+// *InvalidError; "" is LogOutput.
+func ValidateLogStream(s LogStream) (LogStream, error) {
+	if s == "" {
+		return LogOutput, nil
+	}
+	if !slices.Contains(LogStreams, s) {
+		return "", &InvalidError{What: "log chunk", Problems: []string{fmt.Sprintf("stream %q is none of output, protocol, note", s)}}
+	}
+	return s, nil
 }
 
 // NodeRegisterParams describe a starting node; Node.State, Maintenance,

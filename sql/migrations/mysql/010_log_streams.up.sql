@@ -1,0 +1,5 @@
+-- Each log chunk names its stream (engine.LogStream): the job's own output,
+-- its protocol lines (jobctl:progress, jobctl:warning), or jobctl's notes
+-- about the run. Chunks stored before hold all three mixed, as output.
+ALTER TABLE job_logs ADD COLUMN stream VARCHAR(16) NOT NULL DEFAULT 'output',
+    ADD CONSTRAINT job_logs_stream CHECK (stream IN ('output', 'protocol', 'note'));
