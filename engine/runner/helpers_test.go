@@ -190,8 +190,8 @@ func TestMain(m *testing.M) {
 type stdoutOutput struct{}
 
 func (stdoutOutput) Log(_ engine.LogStream, p []byte) { _, _ = os.Stdout.Write(p) }
-func (stdoutOutput) Progress(int, string) {}
-func (stdoutOutput) Warning(string)       {}
+func (stdoutOutput) Progress(int, string)             {}
+func (stdoutOutput) Warning(string)                   {}
 
 // runFakeNode starts a job that prints its pid, then checks that the job
 // survives the end of the OS thread that asked for it, prints "alive", and
