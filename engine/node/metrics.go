@@ -58,7 +58,7 @@ func newMetrics(name string, books *placement.Books) *metrics {
 				"(or their start time, submit --at) to starting, on the database clock; by job type.",
 			Buckets: waitBuckets}, []string{"type"}),
 		run: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "jobctl_job_run_seconds",
-			Help: "How long each run on this node took, from its start to its end, however it ended; by job type.",
+			Help:    "How long each run on this node took, from its start to its end, however it ended; by job type.",
 			Buckets: runBuckets}, []string{"type"}),
 	}
 	// Every offer is counted: the series are looked up once, not per offer.
