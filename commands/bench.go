@@ -112,6 +112,7 @@ the database and the machine; compare runs on the same ones.`,
 	fl.DurationVar(&opts.DispatchInterval, "dispatch-interval", node.Defaults().DispatchInterval,
 		"time between the nodes' dispatch rounds, as serve's --dispatch-interval")
 	addOutputFlags(cmd, &opts.Output, false)
+	addHeaderFlags(cmd)
 	return cmd
 }
 

@@ -135,6 +135,7 @@ every migration pending, and creates nothing.`,
 		},
 	}
 	addOutputFlags(cmd, &opts.Output, false)
+	addHeaderFlags(cmd)
 	return cmd
 }
 

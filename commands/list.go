@@ -167,6 +167,7 @@ until interrupted; -o json then prints one JSON object per line.
 	fl.BoolVarP(&opts.Watch, "watch", "w", false, "keep printing jobs as they change, until interrupted")
 	addTreeFlag(cmd, opts)
 	addOutputFlags(cmd, &opts.Output, true)
+	addHeaderFlags(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("sort", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		var names []string
 		for _, n := range jobSortNames() {

@@ -98,6 +98,7 @@ active jobs.`,
 	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 0, "with --wait, give up after this long (exit 5)")
 	cmd.Flags().DurationVar(&deadline, "deadline", 0, "wait this long, then put what still runs back in the queue (implies --wait)")
 	addOutputFlags(cmd, &opts.Output, true)
+	addHeaderFlags(cmd)
 	return cmd
 }
 

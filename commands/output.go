@@ -50,11 +50,9 @@ type outputOptions struct {
 	formatSet bool // -o was given
 }
 
-// addOutputFlags registers -o, --jq, --headers, --no-headers and, when
-// quiet is true, -q on cmd, and checks after parsing that they are not
-// combined. JSON written with writeJSON goes through the --jq filter (see
-// bindJQ); the header flags reach the tables through the streams (see
-// bindHeaders).
+// addOutputFlags registers -o, --jq and, when quiet is true, -q on cmd,
+// and checks after parsing that they are not combined. JSON written with
+// writeJSON goes through the --jq filter (see bindJQ).
 func addOutputFlags(cmd *cobra.Command, o *outputOptions, quiet bool) {
 	o.Format = formatTable
 	cmd.Flags().VarP(formatValue{o}, "output", "o", "output format: table, wide or json")
@@ -65,6 +63,12 @@ func addOutputFlags(cmd *cobra.Command, o *outputOptions, quiet bool) {
 	if quiet {
 		cmd.Flags().BoolVarP(&o.Quiet, "quiet", "q", false, "print only ids, one per line")
 	}
+}
+
+// addHeaderFlags registers --headers and --no-headers on a command that
+// prints tables; they reach its tables through the streams (see
+// bindHeaders).
+func addHeaderFlags(cmd *cobra.Command) {
 	cmd.Flags().Bool(headersFlag, false, "print tables' header rows when piped too")
 	cmd.Flags().Bool(noHeadersFlag, false, "print tables without their header rows, on a terminal too")
 }

@@ -82,6 +82,7 @@ Exits 3 for an unknown id.`,
 		},
 	}
 	addOutputFlags(cmd, &opts.Output, true)
+	addHeaderFlags(cmd)
 	return cmd
 }
 

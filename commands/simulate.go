@@ -124,6 +124,7 @@ null for a job that never ends. The same --seed gives the same output.`,
 	fl.BoolVar(&opts.Timeline, "timeline", false, "draw each node's load over time")
 	fl.StringVar(&opts.SVGFile, "svg", "", "write the node load chart to this SVG file")
 	addOutputFlags(cmd, &opts.Output, false)
+	addHeaderFlags(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("selector", cobra.FixedCompletions(placement.SelectorNames, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }

@@ -64,6 +64,7 @@ has the value, with types and nodes by their names:
 		},
 	}
 	addOutputFlags(cmd, &opts.Output, false)
+	addHeaderFlags(cmd)
 	return cmd
 }
 
