@@ -63,7 +63,7 @@ var svgTemplate = template.Must(template.New("svg").Funcs(template.FuncMap{
 	"esc": escapeXML,
 }).Parse(`<svg xmlns="http://www.w3.org/2000/svg" width="{{.Width}}" height="{{.Height}}" viewBox="0 0 {{.Width}} {{.Height}}" font-family="sans-serif" font-size="12">
 <rect width="100%" height="100%" fill="white"/>
-<text x="8" y="22" font-size="17" font-weight="bold">{{esc .Title}}</text>
+<text x="8" y="` + fmt.Sprint(svgTitleHeight-8) + `" font-size="17" font-weight="bold">{{esc .Title}}</text>
 <g id="legend" transform="translate({{.PlotLeft}} ` + fmt.Sprint(svgLegendTop) + `)">
 <rect x="0" y="0" width="14" height="14" fill="#3b7dd8"/>
 <text x="20" y="12">load, as a share of the node's max load (lane full: 100%)</text>
