@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"text/template"
 
 	"github.com/jmoiron/sqlx"
@@ -224,6 +225,32 @@ type boundQuery struct {
 	text     string   // positional, in the driver's placeholder form
 	question string   // positional with '?', for sqlx.In to expand lists in
 	names    []string // the named parameter of each placeholder, in order
+}
+
+// compiled holds each dialect's queries, rendered and compiled once per
+// process (see dialectQueries).
+var compiled sync.Map // *dialect → *compiledQueries
+
+type compiledQueries struct {
+	once    sync.Once
+	queries map[string]*boundQuery
+	err     error
+}
+
+// dialectQueries renders and compiles the dialect's queries the first
+// time a store of it opens: they depend on the dialect alone, and stores
+// only read them, so every store of the process shares them.
+func dialectQueries(d *dialect) (map[string]*boundQuery, error) {
+	v, _ := compiled.LoadOrStore(d, &compiledQueries{})
+	c := v.(*compiledQueries)
+	c.once.Do(func() {
+		texts, err := loadQueries(d)
+		if err == nil {
+			c.queries, err = bindQueries(texts, sqlx.BindType(d.driver))
+		}
+		c.err = err
+	})
+	return c.queries, c.err
 }
 
 // bindQueries compiles every rendered query for bindType (sqlx.BindType of

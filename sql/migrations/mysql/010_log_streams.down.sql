@@ -1,1 +1,1 @@
-ALTER TABLE job_logs DROP CONSTRAINT job_logs_stream, DROP COLUMN stream;
+ALTER TABLE job_logs DROP COLUMN stream;
