@@ -219,12 +219,13 @@ func TestDBStatusNamesTheDatabase(t *testing.T) {
 			if err := root.ExecuteContext(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			// Piped, stdout keeps only the rows; the database is named on stderr.
+			// Piped, stdout keeps the table, under its header; the database
+			// is named on stderr.
 			if got, want := stderr.String(), strings.Replace(c.want(dir), ")\n", notYet+")\n", 1); got != want {
 				t.Errorf("stderr %q; want %q", got, want)
 			}
-			if !strings.HasPrefix(stdout.String(), "1\t") {
-				t.Errorf("stdout %q; want the migration rows only", stdout.String())
+			if !strings.HasPrefix(stdout.String(), "VERSION\tNAME\tAPPLIED\n1\tinit\tpending\n") {
+				t.Errorf("stdout %q; want the header and the migration rows", stdout.String())
 			}
 		})
 	}

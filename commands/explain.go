@@ -74,6 +74,7 @@ usage error; 3 for an unknown job.`,
 	cmd.Flags().StringVar(&opts.Selector, "selector", placement.SelectorLoadFactor, "the ordering to rank the eligible nodes by")
 	_ = cmd.RegisterFlagCompletionFunc("selector", completeSelectors)
 	addOutputFlags(cmd, &opts.Output, false)
+	addHeaderFlags(cmd)
 	return cmd
 }
 

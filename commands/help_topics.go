@@ -171,15 +171,19 @@ The node serves them under /v1/jobs/$JOBCTL_JOB_ID/ on its endpoint
 "Authorization: Bearer $JOBCTL_JOB_TOKEN".
 
 Output. stdout and stderr are the job's log ('jobctl logs ID [-f]'), kept
-up to 10 MiB per attempt; past that one line "jobctl: log truncated at N
-bytes" marks the cut. Two kinds of stdout line also speak to the node:
+up to 10 MiB per attempt; past that a note "log truncated at N bytes" marks
+the cut. Two kinds of stdout line also speak to the node:
 
   jobctl:progress N [text]  progress N percent (0-100; a trailing % is
                             allowed), with an optional message
   jobctl:warning text       a successful exit ends as WARNING, not FINISHED
 
 A line is read this way only when it starts with the keyword, which is
-followed by a blank or the end of the line; other lines are only log.
+followed by a blank or the end of the line; other lines are only log. The
+lines that take effect are stored apart from the job's own output, as are
+the node's notes about the run (timed out, cancelled, paused): 'jobctl
+logs' prints them marked [protocol] and [note], and 'jobctl logs --raw'
+prints the job's own output alone.
 
 Exit. The exit code becomes the job's status:
 

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/jobctl/jobctl/engine"
 )
 
@@ -53,7 +55,7 @@ func jobTable(ios *IOStreams, o outputOptions, now time.Time, jobs []*engine.Job
 		header = append(header, "PRIORITY")
 	}
 	if o.wide() {
-		header = append(header, "KEY", "PRIORITY", "PARENT", "ATTEMPT", "STARTED", "FINISHED", "EXIT", "RUN AFTER", "MESSAGE")
+		header = append(header, "KEY", "PRIORITY", "PARENT", "ATTEMPT", "STARTED", "FINISHED", "EXIT", "RUN AFTER", "MESSAGE", "COMMAND")
 	}
 	t := newTable(ios, header...)
 	p := newPalette(ios)
@@ -85,11 +87,27 @@ func jobTable(ios *IOStreams, o outputOptions, now time.Time, jobs []*engine.Job
 				optionalInt(j.ExitCode),
 				untilCell(ios, now, j.RunAfter),
 				j.Message,
+				commandCell(ios, j.Args),
 			)
 		}
 		t.addRow(row...)
 	}
 	return t
+}
+
+// commandCellWidth is how much of a job's command a terminal's wide
+// table shows; the rest is cut, as `show` has it whole.
+const commandCellWidth = 40
+
+// commandCell shows a job's arguments (an exec job's command) with each
+// argument's bounds visible: cut to commandCellWidth columns on a
+// terminal, whole for a script.
+func commandCell(ios *IOStreams, args []string) string {
+	s := quoteArgs(args)
+	if ios.OutIsTerminal && ansi.StringWidth(s) > commandCellWidth {
+		s = ansi.Truncate(s, commandCellWidth, "…")
+	}
+	return s
 }
 
 // statusCell colours a job state by what it means for the operator.

@@ -85,6 +85,7 @@ max_running, running and updated_at. -q prints the limited types.`,
 		},
 	}
 	addOutputFlags(cmd, &opts.Output, true)
+	addHeaderFlags(cmd)
 	cmd.Flags().Lookup("quiet").Usage = "print only the limited types, one per line"
 	return cmd
 }

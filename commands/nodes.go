@@ -86,6 +86,7 @@ reserved_memory (bytes), cores, overloaded (bool) and overload_reason.
 		},
 	}
 	addOutputFlags(cmd, &opts.Output, true)
+	addHeaderFlags(cmd)
 	cmd.Flags().Lookup("quiet").Usage = "print only node names, one per line"
 	return cmd
 }

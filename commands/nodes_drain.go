@@ -100,6 +100,7 @@ active jobs.`,
 	cmd.Flags().DurationVar(&deadline, "deadline", 0, "wait this long, then put what still runs back in the queue (implies --wait)")
 	addOutputFlags(cmd, &opts.Output, true)
 	addReasonFlag(cmd, &opts.Audit)
+	addHeaderFlags(cmd)
 	return cmd
 }
 

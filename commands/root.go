@@ -47,9 +47,13 @@ job ended FAILED, CANCELLED or DELETED, 5 timed out waiting.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		Version:       build.Version,
-		// Every command with -o json filters it through --jq when given.
+		// Every command with -o json filters it through --jq when given,
+		// and its tables follow --headers and --no-headers.
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			f.forCommand(cmd)
+			if err := bindHeaders(f.IO, cmd); err != nil {
+				return err
+			}
 			return bindJQ(f.IO, cmd)
 		},
 	}

@@ -269,6 +269,7 @@ json' prints them. -q prints schedule names.`,
 		},
 	}
 	addOutputFlags(cmd, &opts.Output, true)
+	addHeaderFlags(cmd)
 	cmd.Flags().Lookup("quiet").Usage = "print only schedule names, one per line"
 	return cmd
 }

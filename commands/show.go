@@ -90,6 +90,7 @@ Exits 3 for an unknown id.`,
 		},
 	}
 	addOutputFlags(cmd, &opts.Output, true)
+	addHeaderFlags(cmd)
 	return cmd
 }
 

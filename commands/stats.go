@@ -31,10 +31,14 @@ queries whatever the number of jobs.
 Types are counted for every type a registered node offers and the built-in
 ones; jobs of any other type are counted together as other types.
 
-Piped, each line starts with what it counts, tab-separated:
-  status STATUS COUNT                       (every state, zeros too)
-  type TYPE TOTAL STATUS=COUNT...           (types with jobs; "-" for other types)
-  node NAME STATE LOAD MAX_LOAD RUNNING MAX_JOBS DISPATCHER(yes/no)
+Piped, each line is a name, a tab and a value, the name being where -o json
+has the value, with types and nodes by their names:
+  jobs.total 7, jobs.by_status.QUEUED 3        (every state, zeros too)
+  types.encode.total 1, types.encode.by_status.FAILED 1   (states with jobs)
+  other_types.total 1, other_types.by_status.QUEUED 1
+  nodes.n1.state ONLINE, nodes.n1.maintenance false, nodes.n1.load 1.5,
+  nodes.n1.max_load 4, nodes.n1.running 1, nodes.n1.max_jobs 200,
+  nodes.n1.dispatcher true
 
 -o json prints {"jobs": {"total", "by_status"}, "types": [{"type", "total",
 "by_status"}], "other_types": {"total", "by_status"}, "nodes": [{"name",
@@ -47,7 +51,10 @@ Piped, each line starts with what it counts, tab-separated:
   test "$(jobctl stats --jq '.jobs.by_status.QUEUED')" -lt 1000 || echo "queue is long"
 
   # failed jobs per type
-  jobctl stats --jq '.types[] | "\(.type) \(.by_status.FAILED)"'`,
+  jobctl stats --jq '.types[] | "\(.type) \(.by_status.FAILED)"'
+
+  # the running jobs of node n1, from a shell
+  jobctl stats | awk -F '\t' '$1 == "nodes.n1.running" { print $2 }'`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
@@ -57,6 +64,7 @@ Piped, each line starts with what it counts, tab-separated:
 		},
 	}
 	addOutputFlags(cmd, &opts.Output, false)
+	addHeaderFlags(cmd)
 	return cmd
 }
 
@@ -186,29 +194,34 @@ func statusCounts(c jobCounts) []string {
 	return out
 }
 
+// printStatsPiped prints one "name TAB value" line per figure, each name
+// the path -o json has it at, with types and nodes by their names.
 func printStatsPiped(ios *IOStreams, st *clusterStats) error {
-	t := newTable(ios)
-	for _, s := range engine.AllStatuses {
-		t.addRow("status", string(s), strconv.Itoa(st.Jobs.ByStatus[s]))
+	kv := &keyValues{ios: ios}
+	counts := func(prefix string, c jobCounts, zeros bool) {
+		kv.add(prefix+".total", strconv.Itoa(c.Total))
+		for _, s := range engine.AllStatuses {
+			if n := c.ByStatus[s]; n > 0 || zeros {
+				kv.add(prefix+".by_status."+string(s), strconv.Itoa(n))
+			}
+		}
 	}
+	counts("jobs", st.Jobs, true)
 	for _, tc := range st.Types {
-		t.addRow(append([]string{"type", tc.Type, strconv.Itoa(tc.Total)}, statusCounts(tc.jobCounts)...)...)
+		counts("types."+tc.Type, tc.jobCounts, false)
 	}
-	if st.OtherTypes.Total > 0 {
-		t.addRow(append([]string{"type", "-", strconv.Itoa(st.OtherTypes.Total)}, statusCounts(st.OtherTypes)...)...)
-	}
+	counts("other_types", st.OtherTypes, false)
 	for _, n := range st.Nodes {
-		t.addRow("node", n.Name, string(n.State), formatFloat(n.Load), formatFloat(n.MaxLoad),
-			strconv.Itoa(n.Running), strconv.Itoa(n.MaxJobs), yesNo(n.Dispatcher))
+		prefix := "nodes." + n.Name + "."
+		kv.add(prefix+"state", string(n.State))
+		kv.add(prefix+"maintenance", strconv.FormatBool(n.Maintenance))
+		kv.add(prefix+"load", formatFloat(n.Load))
+		kv.add(prefix+"max_load", formatFloat(n.MaxLoad))
+		kv.add(prefix+"running", strconv.Itoa(n.Running))
+		kv.add(prefix+"max_jobs", strconv.Itoa(n.MaxJobs))
+		kv.add(prefix+"dispatcher", strconv.FormatBool(n.Dispatcher))
 	}
-	return t.render()
-}
-
-func yesNo(b bool) string {
-	if b {
-		return "yes"
-	}
-	return "no"
+	return kv.render()
 }
 
 // printStatsTerminal prints three tables for a person: jobs per state, a

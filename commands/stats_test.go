@@ -38,24 +38,35 @@ func TestStatsPiped(t *testing.T) {
 	if err := e.run(t, "stats"); err != nil {
 		t.Fatal(err)
 	}
-	want := "status\tINSTANTIATED\t0\n" +
-		"status\tQUEUED\t3\n" +
-		"status\tRESTART\t0\n" +
-		"status\tDISPATCHING\t0\n" +
-		"status\tRUNNING\t1\n" +
-		"status\tPAUSED\t0\n" +
-		"status\tWAITING\t0\n" +
-		"status\tCANCELLING\t0\n" +
-		"status\tFINISHED\t0\n" +
-		"status\tWARNING\t0\n" +
-		"status\tFAILED\t1\n" +
-		"status\tCANCELLED\t0\n" +
-		"status\tDELETED\t0\n" +
-		"type\tencode\t1\tFAILED=1\n" +
-		"type\tnoop\t2\tQUEUED=2\n" +
-		"type\tsleep\t1\tRUNNING=1\n" +
-		"type\t-\t1\tQUEUED=1\n" +
-		"node\tn1\tONLINE\t1.5\t4\t1\t200\tyes\n"
+	want := "jobs.total\t5\n" +
+		"jobs.by_status.INSTANTIATED\t0\n" +
+		"jobs.by_status.QUEUED\t3\n" +
+		"jobs.by_status.RESTART\t0\n" +
+		"jobs.by_status.DISPATCHING\t0\n" +
+		"jobs.by_status.RUNNING\t1\n" +
+		"jobs.by_status.PAUSED\t0\n" +
+		"jobs.by_status.WAITING\t0\n" +
+		"jobs.by_status.CANCELLING\t0\n" +
+		"jobs.by_status.FINISHED\t0\n" +
+		"jobs.by_status.WARNING\t0\n" +
+		"jobs.by_status.FAILED\t1\n" +
+		"jobs.by_status.CANCELLED\t0\n" +
+		"jobs.by_status.DELETED\t0\n" +
+		"types.encode.total\t1\n" +
+		"types.encode.by_status.FAILED\t1\n" +
+		"types.noop.total\t2\n" +
+		"types.noop.by_status.QUEUED\t2\n" +
+		"types.sleep.total\t1\n" +
+		"types.sleep.by_status.RUNNING\t1\n" +
+		"other_types.total\t1\n" +
+		"other_types.by_status.QUEUED\t1\n" +
+		"nodes.n1.state\tONLINE\n" +
+		"nodes.n1.maintenance\tfalse\n" +
+		"nodes.n1.load\t1.5\n" +
+		"nodes.n1.max_load\t4\n" +
+		"nodes.n1.running\t1\n" +
+		"nodes.n1.max_jobs\t200\n" +
+		"nodes.n1.dispatcher\ttrue\n"
 	if got := e.stdout.String(); got != want {
 		t.Errorf("piped stats:\n%s\nwant:\n%s", got, want)
 	}

@@ -15,11 +15,11 @@ type VerbOptions struct {
 	IO    *IOStreams
 	Store func(ctx context.Context) (engine.Store, error)
 
-	Verb   engine.Verb
-	IDs    []int64
+	Verb     engine.Verb
+	IDs      []int64
 	Priority int // requeue --priority; 0 keeps each job's
-	Output outputOptions
-	Audit  auditOptions
+	Output   outputOptions
+	Audit    auditOptions
 }
 
 // verbHelp is the help of each admin verb command.

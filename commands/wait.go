@@ -110,6 +110,7 @@ at once.`,
 	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 0, "give up after this long and exit 5 (default: wait as long as it takes)")
 	cmd.Flags().BoolVar(&opts.Children, "children", false, "inside a job: wait for every child of that job")
 	addOutputFlags(cmd, &opts.Output, true)
+	addHeaderFlags(cmd)
 	return cmd
 }
 

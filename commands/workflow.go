@@ -259,6 +259,7 @@ them. -q prints the workflows' ids.`,
 	cmd.Flags().IntVar(&opts.Limit, "limit", defaultWorkflowLimit, "show at most this many of the newest workflows (0: all)")
 	_ = cmd.RegisterFlagCompletionFunc("limit", cobra.NoFileCompletions)
 	addOutputFlags(cmd, &opts.Output, true)
+	addHeaderFlags(cmd)
 	cmd.Flags().Lookup("quiet").Usage = "print only the workflows' ids, one per line"
 	return cmd
 }
@@ -371,6 +372,7 @@ Exit status: 0 when shown; 3 when ID is no workflow.`,
 		},
 	}
 	addOutputFlags(cmd, &opts.Output, true)
+	addHeaderFlags(cmd)
 	cmd.Flags().Lookup("quiet").Usage = "print only the operations' job ids, one per line"
 	return cmd
 }

@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"time"
 )
 
@@ -91,7 +93,8 @@ type Store interface {
 	// status (RESTART first) and type.
 	JobQueueLoads(ctx context.Context) ([]QueueLoads, error)
 
-	// JobLogAppend stores one chunk of a job's output.
+	// JobLogAppend stores one chunk of a job's log, of one stream; a
+	// stream not of LogStreams is an *InvalidError.
 	JobLogAppend(ctx context.Context, p JobLogAppendParams) error
 	// JobLogList returns the chunks after AfterSeq, oldest first.
 	JobLogList(ctx context.Context, p JobLogListParams) ([]LogChunk, error)
@@ -170,7 +173,10 @@ type TxStore interface {
 	JobInsert(ctx context.Context, p JobInsertParams) (*Job, error)
 	// JobGet returns a *NotFoundError for an unknown id.
 	JobGet(ctx context.Context, id int64) (*Job, error)
-	// JobList returns matching jobs ordered by id; with Limit, the newest Limit of them.
+	// JobList returns matching jobs ordered by id; with Limit, the newest
+	// Limit of them. With p.Sort.Field it returns them in the sort's order
+	// instead (see JobSort), every matching job sorted before Limit
+	// applies; an unknown field is an *InvalidError.
 	JobList(ctx context.Context, p JobListParams) ([]*Job, error)
 	// JobUpdate applies one guarded transition and returns the job as it is
 	// now. It returns ErrConflict when the job no longer has the expected
@@ -345,6 +351,10 @@ type JobListParams struct {
 	// Brief reads only the fields of Job.Brief; the others are zero. A node
 	// checking its running jobs twice a second needs no more.
 	Brief bool
+	// Sort orders the listing before Limit applies; the zero JobSort keeps
+	// the order by id (Desc applies only with a Field). JobCountByStatus
+	// ignores it.
+	Sort JobSort
 }
 
 // JobPurgeParams select ended jobs to remove; zero fields do not filter.
@@ -410,6 +420,7 @@ type QueueLoads struct {
 type JobLogAppendParams struct {
 	JobID   int64
 	Attempt int
+	Stream  LogStream // whose the bytes are; "" is LogOutput
 	Data    []byte
 }
 
@@ -420,13 +431,45 @@ type JobLogListParams struct {
 	Limit    int // 0: all
 }
 
-// LogChunk is one stored piece of a job's output.
+// LogChunk is one stored piece of a job's log, all of one stream.
 type LogChunk struct {
 	Seq       int64     `json:"seq"`
 	JobID     int64     `json:"job_id"`
 	Attempt   int       `json:"attempt"`
+	Stream    LogStream `json:"stream"`
 	Data      []byte    `json:"data"`
 	CreatedAt time.Time `json:"created_at"`
+}
+
+// LogStream says whose the bytes of a log chunk are, so the job's own
+// output stays apart from what jobctl read or wrote beside it.
+type LogStream string
+
+const (
+	// LogOutput is what the job wrote to stdout and stderr, byte for
+	// byte, less its protocol lines.
+	LogOutput LogStream = "output"
+	// LogProtocol is the job's stdout lines that spoke to jobctl and took
+	// effect (jobctl:progress N, jobctl:warning), each whole, as written.
+	LogProtocol LogStream = "protocol"
+	// LogNote is jobctl's own lines about the run: paused, timed out and
+	// stopped, the log cut at its cap; one line each, without a prefix.
+	LogNote LogStream = "note"
+)
+
+// LogStreams are every stream, in the order above.
+var LogStreams = []LogStream{LogOutput, LogProtocol, LogNote}
+
+// ValidateLogStream refuses a stream not of LogStreams with an
+// *InvalidError; "" is LogOutput.
+func ValidateLogStream(s LogStream) (LogStream, error) {
+	if s == "" {
+		return LogOutput, nil
+	}
+	if !slices.Contains(LogStreams, s) {
+		return "", &InvalidError{What: "log chunk", Problems: []string{fmt.Sprintf("stream %q is none of output, protocol, note", s)}}
+	}
+	return s, nil
 }
 
 // NodeRegisterParams describe a starting node; Node.State, Maintenance,

@@ -52,6 +52,11 @@ type dialect struct {
 	// for it, so changes made by other processes are reported too.
 	notifiesJobChanges bool
 
+	// binaryCollation follows a text column in an ORDER BY so that it
+	// sorts byte by byte, as Go compares strings: "" where the column's
+	// own collation does already (SQLite's BINARY, MySQL's utf8mb4_bin).
+	binaryCollation string
+
 	// pageInIndexOrder, where set, runs before the dispatch page's query
 	// in its transaction, so the planner reads the page in index order.
 	pageInIndexOrder string
@@ -102,6 +107,7 @@ var postgresDialect = &dialect{
 	updateReturns:      true,
 	migrationLock:      true,
 	notifiesJobChanges: true,
+	binaryCollation:    ` COLLATE "C"`,
 	pageInIndexOrder:   "SET LOCAL enable_bitmapscan = off; SET LOCAL enable_seqscan = off",
 	maxOpenConns:       8,
 }

@@ -136,24 +136,26 @@ func (s *Store) jobMustExist(ctx context.Context, q querier, id int64) error {
 }
 
 // JobList returns the matching jobs ordered by id; with Limit, the newest
-// Limit of them (still oldest first).
+// Limit of them (still oldest first). With a sort, the first Limit in its
+// order.
 func (s *Store) JobList(ctx context.Context, p engine.JobListParams) ([]*engine.Job, error) {
+	if p.Sort.Field != "" {
+		if _, err := engine.JobSortFieldNamed(p.Sort.Field); err != nil {
+			return nil, err
+		}
+	}
 	a := s.jobListArgs(p)
 	a["limit"] = limitOrAll(p.Limit)
-	query := qJobList
-	if len(p.Statuses) > 0 && !slices.ContainsFunc(p.Statuses, engine.Status.Terminal) {
-		// Live jobs are few: look them up by status. Ended ones may be
-		// millions, read newest first until the limit.
-		query = qJobListLive
-	}
-	if p.Brief {
-		query = map[string]string{qJobList: qJobListBrief, qJobListLive: qJobListLiveBrief}[query]
-	}
+	// Live jobs are few: look them up by status. Ended ones may be
+	// millions, read newest first until the limit.
+	live := len(p.Statuses) > 0 && !slices.ContainsFunc(p.Statuses, engine.Status.Terminal)
 	var rows []jobRow
-	if err := s.selectRows(ctx, s.q, &rows, query, a, true); err != nil {
+	if err := s.selectRows(ctx, s.q, &rows, jobListQueryName(p.Sort, live, p.Brief), a, true); err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
 	}
-	slices.Reverse(rows) // the query reads newest first so LIMIT keeps the newest
+	if p.Sort.Field == "" {
+		slices.Reverse(rows) // the query reads newest first so LIMIT keeps the newest
+	}
 	return jobsFromRows(rows)
 }
 

@@ -306,6 +306,7 @@ type logRow struct {
 	Seq       int64  `db:"seq"`
 	JobID     int64  `db:"job_id"`
 	Attempt   int    `db:"attempt"`
+	Stream    string `db:"stream"`
 	Data      []byte `db:"data"`
 	CreatedAt dbTime `db:"created_at"`
 }

@@ -85,11 +85,7 @@ func OpenWith(ctx context.Context, dsn string, o OpenOptions) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	texts, err := loadQueries(t.dialect)
-	if err != nil {
-		return nil, err
-	}
-	queries, err := bindQueries(texts, sqlx.BindType(t.dialect.driver))
+	queries, err := dialectQueries(t.dialect)
 	if err != nil {
 		return nil, err
 	}

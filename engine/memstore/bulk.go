@@ -64,10 +64,10 @@ func atIndex(err error, i int) error {
 func (s *Store) JobCountByStatus(_ context.Context, p engine.JobListParams) (map[engine.Status]int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p.Limit = 0
+	p.Limit, p.Sort = 0, engine.JobSort{}
 	out := map[engine.Status]int{}
 	if len(p.Statuses) == 0 && len(p.Types) == 0 && p.Node == "" && p.Key == "" && p.ParentID == nil && len(p.ParentIDs) == 0 && p.Creator == "" &&
-		p.CreatedAfter == nil && p.CreatedBefore == nil && !p.DoubleFault && p.PriorityMin == 0 && p.PriorityMax == 0 {
+		p.CreatedAfter == nil && p.CreatedBefore == nil && !p.DoubleFault && !p.Roots && p.PriorityMin == 0 && p.PriorityMax == 0 {
 		// The common case, every job: the status index has the counts.
 		for st, set := range s.jobs.byStatus {
 			out[st] = set.Len()

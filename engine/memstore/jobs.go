@@ -121,10 +121,16 @@ func (tx *txStore) JobGet(_ context.Context, id int64) (*engine.Job, error) {
 
 // JobList reads the narrowest index the filters allow (parent, node, key,
 // then the smaller of the status and the type sets), newest first so a
-// Limit stops early, and returns the jobs oldest first.
+// Limit stops early, and returns the jobs oldest first; with p.Sort.Field,
+// every match in the sort's order.
 func (tx *txStore) JobList(_ context.Context, p engine.JobListParams) ([]*engine.Job, error) {
 	if err := tx.check(); err != nil {
 		return nil, err
+	}
+	if p.Sort.Field != "" {
+		if _, err := engine.JobSortFieldNamed(p.Sort.Field); err != nil {
+			return nil, err
+		}
 	}
 	found := tx.s.jobs.list(p)
 	if p.Brief {
@@ -177,6 +183,9 @@ func (t *jobTable) list(p engine.JobListParams) []*engine.Job {
 			(p.CreatedBefore == nil || !j.CreatedAt.After(*p.CreatedBefore)) &&
 			(!p.DoubleFault || t.doubleFault(j))
 	}
+	// Sorted by another field, every match counts before the limit;
+	// by id, each source can stop at the newest Limit of its own.
+	sorted := p.Sort.Field != ""
 	var found []*engine.Job
 	for _, src := range sources {
 		if src == nil {
@@ -189,8 +198,15 @@ func (t *jobTable) list(p engine.JobListParams) []*engine.Job {
 				found = append(found, j)
 				n++
 			}
-			return p.Limit <= 0 || n < p.Limit
+			return sorted || p.Limit <= 0 || n < p.Limit
 		})
+	}
+	if sorted {
+		slices.SortFunc(found, p.Sort.Compare)
+		if p.Limit > 0 && len(found) > p.Limit {
+			found = found[:p.Limit]
+		}
+		return found
 	}
 	slices.SortFunc(found, func(a, b *engine.Job) int { return compareID(a.ID, b.ID) })
 	if p.Limit > 0 && len(found) > p.Limit {

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/runner"
@@ -41,12 +42,15 @@ func (n *Runtime) start(h handler, spec runner.Spec, ar *activeRun) {
 	}
 	n.mu.Unlock()
 	n.metrics.running.Inc()
+	n.metrics.started(job)
+	began := time.Now()
 	if n.log.Enabled(context.Background(), slog.LevelDebug) { // spares building the line's values
 		n.log.Debug("job started", "job", job.ID, "type", job.Type, "attempt", job.Attempt, "load", job.Load)
 	}
 	go func() {
 		<-run.Done()
 		n.metrics.running.Dec()
+		n.metrics.run.WithLabelValues(job.Type).Observe(time.Since(began).Seconds())
 		// A run that ended on its own keeps its result even when it is
 		// read only after a lapse (the node was frozen): it is recorded
 		// only while the job is still this attempt on this node, so a job

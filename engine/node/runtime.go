@@ -93,11 +93,11 @@ func New(cfg Config, store engine.Store, clock engine.Clock, log *slog.Logger, o
 	if err != nil {
 		return nil, err
 	}
+	books := placement.NewBooks(placement.BookLimits{MaxLoad: cfg.MaxLoad, MaxJobs: cfg.MaxJobs,
+		AcceptExceeding: cfg.AcceptExceeding})
 	n := &Runtime{cfg: cfg, store: store, clock: clock, log: log.With("node", cfg.Name),
-		handlers: handlers, runs: map[int64]*activeRun{}, metrics: newMetrics(),
-		random: rand.Float64, health: ReadHealth,
-		books: placement.NewBooks(placement.BookLimits{MaxLoad: cfg.MaxLoad, MaxJobs: cfg.MaxJobs,
-			AcceptExceeding: cfg.AcceptExceeding})}
+		handlers: handlers, runs: map[int64]*activeRun{}, metrics: newMetrics(cfg.Name, books),
+		random: rand.Float64, health: ReadHealth, books: books}
 	if cfg.TLS.CertFile != "" {
 		if n.caFile, err = filepath.Abs(cfg.TLS.CertFile); err != nil {
 			return nil, fmt.Errorf("--tls-cert: %w", err)

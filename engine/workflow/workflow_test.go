@@ -336,5 +336,6 @@ func nextDispatchable(t *testing.T, s engine.Store) *engine.Job {
 	}
 	return next
 }
+
 // testActor is the operator of the tests' cancels.
 var testActor = engine.Actor{Who: "tester@testhost"}

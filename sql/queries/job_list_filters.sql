@@ -1,9 +1,9 @@
 {{- /*
-A fragment of job_list_filter and job_list_live: the filters other than
-status, each switched off by its own flag, so one statement serves every
-combination. The creation window's ends are inclusive; the store binds
-them at the stored precision (see windowArg). A double fault is a job
-whose rollback job ended FAILED, found by the primary key.
+A fragment of job_list_filter and of job_list for live jobs: the filters
+other than status, each switched off by its own flag, so one statement
+serves every combination. The creation window's ends are inclusive; the
+store binds them at the stored precision (see windowArg). A double fault
+is a job whose rollback job ended FAILED, found by the primary key.
 */ -}}
 (:all_types OR type IN (:types))
   AND (:node = '' OR node = :node)
