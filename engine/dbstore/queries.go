@@ -38,6 +38,7 @@ const (
 	qNodeGet                = "node_get"
 	qNodeList               = "node_list"
 	qNodeTouch              = "node_touch"
+	qNodeTouched            = "node_touched"
 	qNodeSetState           = "node_set_state"
 	qNodeSetMaintenance     = "node_set_maintenance"
 	qLeaseAcquire           = "lease_acquire"
@@ -59,6 +60,7 @@ const (
 	qReservationInsert      = "reservation_insert"
 	qMigrateLock            = "migrate_lock"
 	qMigrateUnlock          = "migrate_unlock"
+	qMigrateTxLock          = "migrate_tx_lock"
 
 	qJobInsertMany         = "job_insert_many"
 	qJobInsertRow          = "job_insert_row"
@@ -137,10 +139,13 @@ func loadQueries(d *dialect) (map[string]string, error) {
 	if d.migrationLock {
 		required = append(slices.Clip(required), qMigrateLock, qMigrateUnlock)
 	}
+	if d.migrationTxLock {
+		required = append(slices.Clip(required), qMigrateTxLock)
+	}
 	if d.updateReturns {
 		required = append(slices.Clip(required), qJobUpdateManyIDs)
 	} else {
-		required = append(slices.Clip(required), qJobUpdateManyLock, qJobUpdateManyRead, qLeaseTermCurrent)
+		required = append(slices.Clip(required), qJobUpdateManyLock, qJobUpdateManyRead, qLeaseTermCurrent, qNodeTouched)
 	}
 	if d.notifiesJobChanges {
 		required = append(slices.Clip(required), qJobChangesSchema)

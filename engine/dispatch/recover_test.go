@@ -48,7 +48,7 @@ func newLeaseSetup(t *testing.T) *leaseSetup {
 func (l *leaseSetup) advance(t *testing.T, by time.Duration) {
 	t.Helper()
 	l.clock.Advance(by)
-	if err := l.store.NodeTouch(context.Background(), engine.NodeTouchParams{Name: "live"}); err != nil {
+	if _, err := l.store.NodeTouch(context.Background(), engine.NodeTouchParams{Name: "live"}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -77,7 +77,7 @@ func TestSilentNodesJobsRestartOnlyPastItsLeaseAndMargin(t *testing.T) {
 	if err := l.store.NodeSetState(ctx, "dead", engine.NodeOffline); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.store.NodeTouch(ctx, engine.NodeTouchParams{Name: "dead"}); err != nil {
+	if _, err := l.store.NodeTouch(ctx, engine.NodeTouchParams{Name: "dead"}); err != nil {
 		t.Fatal(err)
 	}
 	l.advance(t, deadLease+engine.NodeLeaseMargin/2)
@@ -234,7 +234,7 @@ func TestANodeThatSpokeSinceTheRoundReadItKeepsItsJobs(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.advance(t, deadLease+2*engine.NodeLeaseMargin)
-	if err := l.store.NodeTouch(ctx, engine.NodeTouchParams{Name: "dead"}); err != nil {
+	if _, err := l.store.NodeTouch(ctx, engine.NodeTouchParams{Name: "dead"}); err != nil {
 		t.Fatal(err)
 	}
 	d := dispatch.NewDispatcher(staleNodes{Store: l.store, nodes: old}, dispatch.OfferFunc((&fakeNodes{store: l.store}).Offer),

@@ -60,6 +60,9 @@ type Runtime struct {
 	// fence stops this node's runs when it cannot record its liveness for
 	// its node lease, and when the node itself dies.
 	fence *fence
+	// markedOffline carries, from the touch loop to the check loop, that
+	// others marked this node OFFLINE while it was alive.
+	markedOffline chan struct{}
 
 	// completions records the results of finished runs in batches.
 	completions *completionBatcher
@@ -95,7 +98,7 @@ func New(cfg Config, store engine.Store, clock engine.Clock, log *slog.Logger, o
 	}
 	n := &Runtime{cfg: cfg, store: store, clock: clock, log: log.With("node", cfg.Name),
 		handlers: handlers, runs: map[int64]*activeRun{}, metrics: newMetrics(),
-		random: rand.Float64, health: ReadHealth,
+		random: rand.Float64, health: ReadHealth, markedOffline: make(chan struct{}, 1),
 		books: placement.NewBooks(placement.BookLimits{MaxLoad: cfg.MaxLoad, MaxJobs: cfg.MaxJobs,
 			AcceptExceeding: cfg.AcceptExceeding})}
 	if cfg.TLS.CertFile != "" {
@@ -176,11 +179,13 @@ func (n *Runtime) Run(ctx context.Context) error {
 		"dispatch_interval", n.cfg.DispatchInterval)
 	n.logOverloadLimits()
 
-	// Housekeeping (liveness, operator requests) goes on while running jobs
-	// drain at shutdown; dispatching stops first.
+	// Housekeeping (liveness, orphans, operator requests) goes on while
+	// running jobs drain at shutdown; dispatching stops first. Liveness
+	// has a loop of its own that does nothing else.
 	housekeeping, stopHousekeeping := context.WithCancel(context.Background())
 	var houseWG sync.WaitGroup
 	houseWG.Go(func() { n.touchLoop(housekeeping) })
+	houseWG.Go(func() { n.checkLoop(housekeeping) })
 	houseWG.Go(func() { n.reconcileLoop(housekeeping) })
 	dispatching, stopDispatching := context.WithCancel(context.Background())
 	var dispatchWG sync.WaitGroup
