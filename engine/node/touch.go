@@ -48,13 +48,12 @@ func (n *Runtime) touch(ctx context.Context) {
 	}
 }
 
-// orphanCheckInterval is the check loop's pace: a job lost without a trace
-// is restarted within a node lease, as a dead node's would be, and at most
-// every ten seconds, so an idle node's main pool has closed its connections
-// (after five seconds unused) between two checks.
-func (n *Runtime) orphanCheckInterval() time.Duration {
-	return max(n.cfg.NodeLease, 10*time.Second)
-}
+// orphanCheckInterval is the check loop's pace. A job lost without a trace
+// is rare (a start whose answer the connection lost, say), and waits for
+// it at most this long; an idle node opens a pool connection for it, kept
+// five seconds, so the pace sets how often such a node holds two
+// connections instead of one.
+const orphanCheckInterval = 30 * time.Second
 
 // checkLoop does the node's own housekeeping that reads or writes job rows,
 // on the main pool, apart from the touch loop: it restarts orphaned jobs
@@ -78,7 +77,7 @@ func (n *Runtime) checkLoop(ctx context.Context) {
 			if err := n.recoverOrphans(ctx); err != nil && ctx.Err() == nil {
 				n.log.Warn("cannot check for orphaned jobs", "err", err)
 			}
-			t.Reset(n.orphanCheckInterval())
+			t.Reset(orphanCheckInterval)
 		}
 	}
 }
