@@ -60,7 +60,13 @@ func (a *pgActivity) settlesAt(node string, ceiling int, what string) {
 	last := -1
 	deadline := time.Now().Add(time.Minute)
 	for {
-		if last = a.of(node); last <= ceiling {
+		last = a.of(node)
+		if last == 0 {
+			// Every node keeps its own connection: none seen means the
+			// server does not know the node by its name.
+			a.t.Fatalf("no connection of %s %s in pg_stat_activity (application_name %q)", what, node, "jobctl serve "+node)
+		}
+		if last <= ceiling {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -150,6 +156,9 @@ func TestBusyNodeStaysWithinItsConnections(t *testing.T) {
 				return strings.TrimSpace(c.ok("list", "-q", "--state", "queued,restart,dispatching,running", "--limit", "0")) == ""
 			})
 			t.Logf("at most %d connections seen while busy (budget %d)", most, tc.ceiling)
+			if most < 2 {
+				t.Errorf("at most %d connections of the busy node seen: the count does not see the node at work", most)
+			}
 			if n := strings.Count(c.ok("list", "-q", "--state", "finished", "--limit", "0"), "\n"); n != 2300 {
 				t.Errorf("%d jobs finished, want 2300", n)
 			}
