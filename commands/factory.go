@@ -47,8 +47,23 @@ type Factory struct {
 
 	mu         sync.Mutex
 	inspecting bool         // the command only reads: never create the database (inspect.go)
+	appName    string       // names this process to the database server (see UseDBOptions)
+	maxConns   int          // the process's connection budget; 0: the DSN's or the default
 	opened     engine.Store // what Open opened, closed by Close
 	migrated   engine.Store // what Store checked and migrated
+}
+
+// UseDBOptions sets, before the database is opened, how this process
+// appears to the database server (PostgreSQL's application_name, which
+// pg_stat_activity shows: the command by default, "jobctl serve NODE" for
+// a node) and, unless 0, the most connections it holds.
+func (f *Factory) UseDBOptions(appName string, maxConns int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if appName != "" {
+		f.appName = appName
+	}
+	f.maxConns = maxConns
 }
 
 // Where the choice of the database came from, in order of precedence.
@@ -134,6 +149,8 @@ func (f *Factory) openOnce(ctx context.Context) (engine.Store, error) {
 	s, err := dbstore.OpenWith(ctx, f.DSN(), dbstore.OpenOptions{
 		MustExist: f.inspecting,
 		Warn:      func(msg string) { fmt.Fprintf(f.IO.ErrOut, "jobctl: warning: %s\n", msg) },
+		AppName:   f.appName,
+		MaxConns:  f.maxConns,
 	})
 	var missing *dbstore.NoDatabaseError
 	if errors.As(err, &missing) {

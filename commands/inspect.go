@@ -43,6 +43,7 @@ func (f *Factory) forCommand(cmd *cobra.Command) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.inspecting = inspectingCommands[cmd.CommandPath()]
+	f.appName = cmd.CommandPath()
 }
 
 // NoDatabaseError is a database an inspecting command found not created:

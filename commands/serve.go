@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/engine/dbstore"
 	"github.com/jobctl/jobctl/engine/node"
 )
 
@@ -28,6 +29,9 @@ type ServeOptions struct {
 	Prefer     []string // --prefer TYPE=NODE[,NODE...][@THRESHOLD]
 	ConfigFile string
 	LogLevel   string
+	// DBMaxConns is --db-max-conns; 0 when not given, so the DSN's
+	// pool_max_conns or the default applies.
+	DBMaxConns int
 }
 
 func newCmdServe(f *Factory) *cobra.Command {
@@ -47,7 +51,16 @@ The node serves its dispatch endpoint on --listen. Jobs of type noop and sleep
 always run; exec jobs run arbitrary commands and need --exec; other types come
 from --service TYPE=COMMAND or the services of --config. On SIGINT or SIGTERM
 the node stops accepting work, hands the lease over, lets running jobs finish
-within --shutdown-grace and puts the rest back in the queue.`,
+within --shutdown-grace and puts the rest back in the queue.
+
+A node holds at most --db-max-conns connections to the database, however
+many jobs run: one of its own for its liveness and the lease, one to LISTEN
+for job changes while it dispatches (PostgreSQL), and a pool for the rest,
+whose connections close after 5 seconds unused. An idle node that does not
+hold the lease keeps 1, the idle lease holder about 4. It appears to
+PostgreSQL as application_name "jobctl serve NODE". Behind a transaction pooler such as
+PgBouncer with pool_mode=transaction, add pooler=transaction to the DSN:
+the dispatcher then polls every --dispatch-interval instead of listening.`,
 		Example: `  # A one-machine cluster on the default SQLite database, running any command
   jobctl serve --exec
 
@@ -56,7 +69,10 @@ within --shutdown-grace and puts the rest back in the queue.`,
     --advertise http://node1:7420 --max-load 8 --service transcode='/usr/local/bin/transcode --fast'
 
   # A worker that never dispatches
-  jobctl serve --dispatch-interval 0`,
+  jobctl serve --dispatch-interval 0
+
+  # Through PgBouncer in transaction mode, with at most 4 connections to it
+  jobctl serve --db 'postgres://jobctl@pgbouncer:6432/jobctl?pooler=transaction' --db-max-conns 4`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// Machine-dependent defaults are applied here, not in the flag
@@ -105,6 +121,11 @@ within --shutdown-grace and puts the rest back in the queue.`,
 			if _, err := parseLogLevel(opts.LogLevel); err != nil {
 				return usageErrorf(cmd, "%v", err)
 			}
+			if cmd.Flags().Changed("db-max-conns") &&
+				(opts.DBMaxConns < dbstore.MinMaxConns || opts.DBMaxConns > dbstore.MaxMaxConns) {
+				return usageErrorf(cmd, "--db-max-conns %d: give a whole number from %d to %d",
+					opts.DBMaxConns, dbstore.MinMaxConns, dbstore.MaxMaxConns)
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -142,6 +163,9 @@ within --shutdown-grace and puts the rest back in the queue.`,
 	fl.DurationVar(&c.NodeLease, "node-lease", c.NodeLease, "a node that cannot record its liveness in the database this long stops its jobs")
 	fl.StringVar(&c.StateDir, "state-dir", "", "directory for what the node keeps across restarts (default: $XDG_STATE_HOME/jobctl/nodes/NAME)")
 	fl.StringSliceVar(&c.PassEnv, "pass-env", nil, "more of this node's environment variables that jobs get, besides PATH, HOME, USER, LOGNAME, LANG, LC_ALL, TZ, TMPDIR and SHELL (repeatable, comma-separated)")
+	fl.IntVar(&opts.DBMaxConns, "db-max-conns", 0, fmt.Sprintf(
+		"most connections this node holds to the database, its liveness and LISTEN connections included, %d to %d (default: the DSN's pool_max_conns, else %d)",
+		dbstore.MinMaxConns, dbstore.MaxMaxConns, dbstore.DefaultMaxConns))
 	fl.StringVar(&opts.LogLevel, "log-level", "info", "debug, info, warn or error")
 	_ = cmd.RegisterFlagCompletionFunc("selector", completeSelectors)
 	_ = cmd.RegisterFlagCompletionFunc("log-level", cobra.FixedCompletions(
@@ -161,6 +185,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	tuneGCForServing()
 	level, _ := parseLogLevel(opts.LogLevel)
 	log := slog.New(slog.NewTextHandler(opts.Factory.IO.ErrOut, &slog.HandlerOptions{Level: level}))
+	opts.Factory.UseDBOptions("jobctl serve "+opts.Config.Name, opts.DBMaxConns)
 	store, err := opts.Factory.Store(ctx)
 	if err != nil {
 		return err

@@ -22,7 +22,8 @@ func TestServeParsesFlagsAndAppliesMachineDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd.SetArgs([]string{"--exec", "--service", "transcode=/usr/bin/tc --fast", "--config", cfg,
-		"--dispatch-interval", "500ms", "--selector", "roundrobin", "--accept-exceeding=false", "--prefer", "transcode=big@0.5"})
+		"--dispatch-interval", "500ms", "--selector", "roundrobin", "--accept-exceeding=false", "--prefer", "transcode=big@0.5",
+		"--db-max-conns", "4"})
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
@@ -39,6 +40,25 @@ func TestServeParsesFlagsAndAppliesMachineDefaults(t *testing.T) {
 	}
 	if len(c.Services) != 2 || c.Services[0].Type != "transcode" || c.Services[1].Type != "thumbs" || c.Services[1].Load != 0.5 {
 		t.Errorf("services = %+v", c.Services)
+	}
+	if got.DBMaxConns != 4 {
+		t.Errorf("--db-max-conns 4 gave %d", got.DBMaxConns)
+	}
+}
+
+// Without --db-max-conns a node takes its budget from the DSN's
+// pool_max_conns, else the default: the option says none.
+func TestServeLeavesTheConnectionBudgetToTheDSN(t *testing.T) {
+	t.Parallel()
+	ios, _, _ := TestIO("")
+	var got *ServeOptions
+	cmd := NewCmdServe(NewFactory(ios), func(o *ServeOptions) error { got = o; return nil })
+	cmd.SetArgs(nil)
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if got.DBMaxConns != 0 {
+		t.Errorf("no --db-max-conns gave %d, want 0", got.DBMaxConns)
 	}
 }
 
@@ -59,6 +79,9 @@ func TestServeRefusesBadSettings(t *testing.T) {
 		{"--dispatch-interval", "1s", "--lease-timeout", "1s"},
 		{"--config", "/nonexistent/jobctl.yaml"},
 		{"--log-level", "loud"},
+		{"--db-max-conns", "2"},
+		{"--db-max-conns", "1001"},
+		{"--db-max-conns", "0"},
 		{"--dispatch-interval", "soon"},
 		{"extra-argument"},
 	} {

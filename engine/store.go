@@ -116,8 +116,12 @@ type Store interface {
 	// NodeList returns every node ordered by name, with live Load and Running filled in.
 	NodeList(ctx context.Context) ([]*Node, error)
 	// NodeTouch records that the node is alive, with its reported health;
-	// with p.Process only while the row names that process.
-	NodeTouch(ctx context.Context, p NodeTouchParams) error
+	// with p.Process only while the row names that process. It returns
+	// what the cluster says of the node, so a node learns it without
+	// another read. A SQL store runs it on a connection of its own, never
+	// behind the process's other work (a node's liveness must get
+	// through however busy the node is).
+	NodeTouch(ctx context.Context, p NodeTouchParams) (NodeTouched, error)
 	// NodeSetState records a node's health: ONLINE, OFFLINE or ERROR only
 	// (MAINTENANCE is an error: use NodeSetMaintenance). It never changes
 	// the maintenance flag. *NotFoundError for an unknown name.
@@ -495,6 +499,14 @@ type NodeTouchParams struct {
 	// alive; it gets an error matching ErrNodeOnline and stops its runs
 	// when its lease runs out.
 	Process *NodeProcess
+}
+
+// NodeTouched is what a node learns from recording its liveness: its
+// health state (ONLINE, OFFLINE or ERROR: never MAINTENANCE) and its
+// maintenance flag as the cluster has them.
+type NodeTouched struct {
+	State       NodeState
+	Maintenance bool
 }
 
 // TypeLimit caps how many jobs of one type run at once across the cluster.

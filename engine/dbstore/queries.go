@@ -60,6 +60,8 @@ const (
 	qReservationInsert        = "reservation_insert"
 	qMigrateLock              = "migrate_lock"
 	qMigrateUnlock            = "migrate_unlock"
+	qNodeTouched              = "node_touched"
+	qMigrateTxLock            = "migrate_tx_lock"
 
 	qJobInsertMany         = "job_insert_many"
 	qJobInsertRow          = "job_insert_row"
@@ -153,10 +155,13 @@ func loadQueries(d *dialect) (map[string]string, error) {
 	if d.migrationLock {
 		required = append(slices.Clip(required), qMigrateLock, qMigrateUnlock)
 	}
+	if d.migrationTxLock {
+		required = append(slices.Clip(required), qMigrateTxLock)
+	}
 	if d.updateReturns {
 		required = append(slices.Clip(required), qJobUpdateManyIDs)
 	} else {
-		required = append(slices.Clip(required), qJobUpdateManyLock, qJobUpdateManyRead, qLeaseTermCurrent)
+		required = append(slices.Clip(required), qJobUpdateManyLock, qJobUpdateManyRead, qLeaseTermCurrent, qNodeTouched)
 	}
 	if d.notifiesJobChanges {
 		required = append(slices.Clip(required), qJobChangesSchema)

@@ -143,7 +143,7 @@ func TestExplainRanksNodesAndNamesTheKeptNode(t *testing.T) {
 	addNode(t, s, "a", 4)
 	addNode(t, s, "b", 8)
 	addNodeAs(t, s, "hot", 4, func(n *engine.Node) { n.MaxLoadAvg = 2 })
-	if err := s.NodeTouch(context.Background(), engine.NodeTouchParams{Name: "hot", LoadAvg: 3, Cores: 1}); err != nil {
+	if _, err := s.NodeTouch(context.Background(), engine.NodeTouchParams{Name: "hot", LoadAvg: 3, Cores: 1}); err != nil {
 		t.Fatal(err)
 	}
 	e := explain(t, s, addJob(t, s, engine.TypeSleep, 1).ID)

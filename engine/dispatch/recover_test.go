@@ -50,7 +50,7 @@ func newLeaseSetup(t *testing.T) *leaseSetup {
 func (l *leaseSetup) advance(t *testing.T, by time.Duration) {
 	t.Helper()
 	l.clock.Advance(by)
-	if err := l.store.NodeTouch(context.Background(), engine.NodeTouchParams{Name: "live"}); err != nil {
+	if _, err := l.store.NodeTouch(context.Background(), engine.NodeTouchParams{Name: "live"}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -91,7 +91,7 @@ func TestSilentNodesJobsRestartOnlyPastItsLeaseAndMargin(t *testing.T) {
 	if err := l.store.NodeSetState(ctx, "dead", engine.NodeOffline); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.store.NodeTouch(ctx, engine.NodeTouchParams{Name: "dead"}); err != nil {
+	if _, err := l.store.NodeTouch(ctx, engine.NodeTouchParams{Name: "dead"}); err != nil {
 		t.Fatal(err)
 	}
 	l.advance(t, deadLease+engine.NodeLeaseMargin/2)
@@ -248,7 +248,7 @@ func TestANodeThatSpokeSinceTheRoundReadItKeepsItsJobs(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.advance(t, deadLease+2*engine.NodeLeaseMargin)
-	if err := l.store.NodeTouch(ctx, engine.NodeTouchParams{Name: "dead"}); err != nil {
+	if _, err := l.store.NodeTouch(ctx, engine.NodeTouchParams{Name: "dead"}); err != nil {
 		t.Fatal(err)
 	}
 	h := dispatch.NewHousekeeper(staleNodes{Store: l.store, nodes: old}, l.holder, quietLog())

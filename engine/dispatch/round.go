@@ -2,9 +2,7 @@ package dispatch
 
 import (
 	"context"
-	"errors"
 	"slices"
-	"sync"
 
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/placement"
@@ -87,24 +85,21 @@ func (r *round) run() error {
 	return nil
 }
 
-// snapshot reads what the round plans against, the three reads at once:
-// the nodes and the reservations that still stand, the type limits, and
-// the queues.
+// snapshot reads what the round plans against: the nodes and the
+// reservations that still stand, the type limits, and the queues. The
+// reads go one after another, on one connection: a round works within the
+// lease holder's share of its node's connection budget.
 func (r *round) snapshot() (kept []*engine.Job, err error) {
-	var (
-		wg                          sync.WaitGroup
-		c                           *cluster
-		loadErr, limitErr, queueErr error
-	)
 	store := r.Dispatcher.store
-	wg.Go(func() { c, kept, _, loadErr = loadCluster(r.ctx, store) })
-	wg.Go(func() { r.quotas, limitErr = readQuotas(r.ctx, store) })
-	wg.Go(func() { r.queues, queueErr = store.JobQueueLoads(r.ctx) })
-	wg.Wait()
-	if err := errors.Join(loadErr, limitErr, queueErr); err != nil {
+	if r.cluster, kept, _, err = loadCluster(r.ctx, store); err != nil {
 		return nil, err
 	}
-	r.cluster = c
+	if r.quotas, err = readQuotas(r.ctx, store); err != nil {
+		return nil, err
+	}
+	if r.queues, err = store.JobQueueLoads(r.ctx); err != nil {
+		return nil, err
+	}
 	return kept, nil
 }
 

@@ -20,7 +20,7 @@ func TestRoundStatsCountWaitingJobsByCause(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
 	addNodeAs(t, s, "a", 4, func(n *engine.Node) { n.MaxLoadAvg = 4 })
-	if err := s.NodeTouch(ctx, engine.NodeTouchParams{Name: "a", LoadAvg: 9.1, Cores: 2}); err != nil {
+	if _, err := s.NodeTouch(ctx, engine.NodeTouchParams{Name: "a", LoadAvg: 9.1, Cores: 2}); err != nil {
 		t.Fatal(err)
 	}
 	addNode(t, s, "b", 4, engine.TypeNoop)
@@ -156,7 +156,7 @@ func TestAnOverloadedNodeNeverPassesForAFullCluster(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
 	addNodeAs(t, s, "a", 4, func(n *engine.Node) { n.MaxLoadAvg = 4 })
-	if err := s.NodeTouch(context.Background(), engine.NodeTouchParams{Name: "a", LoadAvg: 5.5, Cores: 2}); err != nil {
+	if _, err := s.NodeTouch(context.Background(), engine.NodeTouchParams{Name: "a", LoadAvg: 5.5, Cores: 2}); err != nil {
 		t.Fatal(err)
 	}
 	for range 3 {

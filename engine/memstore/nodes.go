@@ -86,20 +86,21 @@ func (s *Store) NodeList(context.Context) ([]*engine.Node, error) {
 	return out, nil
 }
 
-// NodeTouch records that the node is alive, with its reported health.
-func (s *Store) NodeTouch(_ context.Context, p engine.NodeTouchParams) error {
+// NodeTouch records that the node is alive, with its reported health, and
+// returns its state and maintenance flag.
+func (s *Store) NodeTouch(_ context.Context, p engine.NodeTouchParams) (engine.NodeTouched, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := s.nodes[p.Name]
 	if n == nil {
-		return nodeNotFound(p.Name)
+		return engine.NodeTouched{}, nodeNotFound(p.Name)
 	}
 	if p.Process != nil && !p.Process.Same(n.Process) {
-		return engine.NodeTakenError(s.liveNode(n, s.now()))
+		return engine.NodeTouched{}, engine.NodeTakenError(s.liveNode(n, s.now()))
 	}
 	n.LastSeen = s.now()
 	n.LoadAvg, n.MemAvailable, n.Cores = p.LoadAvg, p.MemAvailable, p.Cores
-	return nil
+	return engine.NodeTouched{State: n.State, Maintenance: n.Maintenance}, nil
 }
 
 // NodeSetState records a node's health: ONLINE, OFFLINE or ERROR.

@@ -69,19 +69,28 @@ type jobChanges interface {
 // dispatchLoop runs rounds while the node holds the lease. A round starts
 // when the pause after the last one is over (dispatch.NextRound) or, sooner,
 // when the store reports a change; the interval poll stays the fallback,
-// as a notification may be lost.
+// as a notification may be lost, or never come (a transaction pooler lets
+// no LISTEN through). Only the lease holder listens for changes: a node
+// that does not hold the lease holds no listening connection.
 func (n *Runtime) dispatchLoop(ctx context.Context, d *dispatch.Dispatcher) {
-	var wake <-chan struct{}
-	if c, ok := n.store.(jobChanges); ok {
-		ch, err := c.JobChanges(ctx)
-		if err != nil {
-			n.log.Warn("no wake-ups from the database; dispatching every interval", "err", err)
-		} else {
-			wake = ch
+	var wake *wakeUps // nil while the lease is not held
+	defer func() {
+		if wake != nil {
+			wake.stop()
 		}
-	}
+	}()
 	for {
 		pause, gap, held := n.dispatchOnce(ctx, d)
+		switch {
+		case held && wake == nil:
+			wake = n.listen(ctx)
+			// A change between the round's reads and the subscription
+			// would wait for the poll: look once more at once.
+			continue
+		case !held && wake != nil:
+			wake.stop()
+			wake = nil
+		}
 		if !held {
 			if !sleep(ctx, pause) {
 				return
@@ -97,10 +106,36 @@ func (n *Runtime) dispatchLoop(ctx context.Context, d *dispatch.Dispatcher) {
 			t.Stop()
 			return
 		case <-t.C:
-		case <-wake:
+		case <-wake.changes:
 			t.Stop()
 		}
 	}
+}
+
+// wakeUps is the lease holder's subscription to the store's job changes.
+type wakeUps struct {
+	changes <-chan struct{} // never delivers when the store cannot report changes
+	stop    context.CancelFunc
+}
+
+// listen subscribes to the store's job changes until ctx ends or the
+// subscription is stopped. A store that cannot report them, or whose
+// listener cannot connect, gives a subscription that never delivers: the
+// rounds then come at the interval.
+func (n *Runtime) listen(ctx context.Context) *wakeUps {
+	ctx, stop := context.WithCancel(ctx)
+	w := &wakeUps{changes: make(chan struct{}), stop: stop}
+	c, ok := n.store.(jobChanges)
+	if !ok {
+		return w
+	}
+	ch, err := c.JobChanges(ctx)
+	if err != nil {
+		n.log.Warn("no wake-ups from the database; dispatching every interval", "err", err)
+		return w
+	}
+	w.changes = ch
+	return w
 }
 
 // dispatchOnce renews the lease and, while it is held, runs one round. It

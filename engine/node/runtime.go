@@ -60,6 +60,9 @@ type Runtime struct {
 	// fence stops this node's runs when it cannot record its liveness for
 	// its node lease, and when the node itself dies.
 	fence *fence
+	// markedOffline carries, from the touch loop to the check loop, that
+	// others marked this node OFFLINE while it was alive.
+	markedOffline chan struct{}
 
 	// completions records the results of finished runs in batches.
 	completions *completionBatcher
@@ -97,7 +100,7 @@ func New(cfg Config, store engine.Store, clock engine.Clock, log *slog.Logger, o
 		AcceptExceeding: cfg.AcceptExceeding})
 	n := &Runtime{cfg: cfg, store: store, clock: clock, log: log.With("node", cfg.Name),
 		handlers: handlers, runs: map[int64]*activeRun{}, metrics: newMetrics(cfg.Name, books),
-		random: rand.Float64, health: ReadHealth, books: books}
+		random: rand.Float64, health: ReadHealth, markedOffline: make(chan struct{}, 1), books: books}
 	if cfg.TLS.CertFile != "" {
 		if n.caFile, err = filepath.Abs(cfg.TLS.CertFile); err != nil {
 			return nil, fmt.Errorf("--tls-cert: %w", err)
@@ -176,11 +179,13 @@ func (n *Runtime) Run(ctx context.Context) error {
 		"dispatch_interval", n.cfg.DispatchInterval)
 	n.logOverloadLimits()
 
-	// Housekeeping (liveness, operator requests) goes on while running jobs
-	// drain at shutdown; dispatching stops first.
+	// Housekeeping (liveness, orphans, operator requests) goes on while
+	// running jobs drain at shutdown; dispatching stops first. Liveness
+	// has a loop of its own that does nothing else.
 	housekeeping, stopHousekeeping := context.WithCancel(context.Background())
 	var houseWG sync.WaitGroup
 	houseWG.Go(func() { n.touchLoop(housekeeping) })
+	houseWG.Go(func() { n.checkLoop(housekeeping) })
 	houseWG.Go(func() { n.reconcileLoop(housekeeping) })
 	dispatching, stopDispatching := context.WithCancel(context.Background())
 	var dispatchWG sync.WaitGroup

@@ -56,8 +56,14 @@ func (n *Runtime) waitChildren(ctx context.Context, ar *activeRun, timeout time.
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
+	// Changes made through this process only: children that end on other
+	// nodes are seen by the poll, so no node but the dispatcher holds a
+	// listening connection to the database.
 	var wake <-chan struct{}
-	if c, ok := n.store.(engine.JobChangeNotifier); ok {
+	switch c := n.store.(type) {
+	case processJobChanges:
+		wake = c.ProcessJobChanges(ctx)
+	case engine.JobChangeNotifier:
 		if ch, err := c.JobChanges(ctx); err == nil {
 			wake = ch
 		}
@@ -131,6 +137,12 @@ func (n *Runtime) runStopping(ctx context.Context, ar *activeRun) (bool, error) 
 		return false, err
 	}
 	return j.Attempt != ar.attempt || j.Status == engine.StatusCancelling || !j.Status.NodeOwned(), nil
+}
+
+// processJobChanges is a store that reports the job changes made through
+// its own process apart from those of others (engine/dbstore).
+type processJobChanges interface {
+	ProcessJobChanges(ctx context.Context) <-chan struct{}
 }
 
 // childrenOf lists the children of job id, brief.

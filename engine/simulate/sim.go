@@ -195,7 +195,7 @@ func (s *sim) registerNodes() error {
 	for i := range s.cfg.Nodes {
 		spec := &s.cfg.Nodes[i]
 		s.nodeList = append(s.nodeList, s.nodes[spec.Name])
-		if err := s.store.NodeTouch(s.ctx, engine.NodeTouchParams{Name: spec.Name, LoadAvg: spec.LoadAvg,
+		if _, err := s.store.NodeTouch(s.ctx, engine.NodeTouchParams{Name: spec.Name, LoadAvg: spec.LoadAvg,
 			MemAvailable: int64(spec.Memory), Cores: spec.Cores}); err != nil {
 			return err
 		}

@@ -366,9 +366,12 @@ func testNodeRegisterInvalid(t *testing.T, s engine.Store) {
 func testNodeTouchAndState(t *testing.T, s engine.Store) {
 	n := register(t, s, sampleNode("alpha"))
 	before := dbNow(t, s)
-	err := s.NodeTouch(t.Context(), engine.NodeTouchParams{Name: "alpha", LoadAvg: 3.25, MemAvailable: 123456789, Cores: 16})
+	touched, err := s.NodeTouch(t.Context(), engine.NodeTouchParams{Name: "alpha", LoadAvg: 3.25, MemAvailable: 123456789, Cores: 16})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if want := (engine.NodeTouched{State: engine.NodeOnline}); touched != want {
+		t.Errorf("touch returned %+v, want %+v", touched, want)
 	}
 	after := dbNow(t, s)
 	got := getNode(t, s, "alpha")
@@ -383,16 +386,34 @@ func testNodeTouchAndState(t *testing.T, s engine.Store) {
 	}
 
 	setMaintenance(t, s, "alpha", true)
-	// Touching does not undo an operator's maintenance, nor another state.
-	if err := s.NodeTouch(t.Context(), engine.NodeTouchParams{Name: "alpha"}); err != nil {
+	// Touching does not undo an operator's maintenance, nor another state,
+	// and tells the node of both.
+	touched, err = s.NodeTouch(t.Context(), engine.NodeTouchParams{Name: "alpha"})
+	if err != nil {
 		t.Fatal(err)
+	}
+	if want := (engine.NodeTouched{State: engine.NodeOnline, Maintenance: true}); touched != want {
+		t.Errorf("touch in maintenance returned %+v, want %+v", touched, want)
 	}
 	wantState(t, "after touch", getNode(t, s, "alpha"), engine.NodeMaintenance, true)
 	setState(t, s, "alpha", engine.NodeError)
-	if err := s.NodeTouch(t.Context(), engine.NodeTouchParams{Name: "alpha"}); err != nil {
+	touched, err = s.NodeTouch(t.Context(), engine.NodeTouchParams{Name: "alpha"})
+	if err != nil {
 		t.Fatal(err)
 	}
+	if want := (engine.NodeTouched{State: engine.NodeError, Maintenance: true}); touched != want {
+		t.Errorf("touch of an ERROR node returned %+v, want %+v", touched, want)
+	}
 	wantState(t, "ERROR after touch", getNode(t, s, "alpha"), engine.NodeError, true)
+	setState(t, s, "alpha", engine.NodeOffline)
+	setMaintenance(t, s, "alpha", false)
+	touched, err = s.NodeTouch(t.Context(), engine.NodeTouchParams{Name: "alpha"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (engine.NodeTouched{State: engine.NodeOffline}); touched != want {
+		t.Errorf("touch of an OFFLINE node returned %+v, want %+v", touched, want)
+	}
 	err = s.NodeSetState(t.Context(), "alpha", engine.NodeState("BOGUS"))
 	if err == nil || errors.Is(err, engine.ErrNotFound) {
 		t.Errorf("NodeSetState(BOGUS) = %v, want a refusal", err)
@@ -405,7 +426,8 @@ func testNodeNotFound(t *testing.T, s engine.Store) {
 	if !errors.As(err, &nf) || nf.What != "node" || nf.ID != "ghost" {
 		t.Errorf("NodeGet(ghost) = %v, want *NotFoundError for node ghost", err)
 	}
-	wantErrIs(t, "NodeTouch(ghost)", s.NodeTouch(t.Context(), engine.NodeTouchParams{Name: "ghost"}), engine.ErrNotFound)
+	_, err = s.NodeTouch(t.Context(), engine.NodeTouchParams{Name: "ghost"})
+	wantErrIs(t, "NodeTouch(ghost)", err, engine.ErrNotFound)
 	wantErrIs(t, "NodeSetState(ghost)", s.NodeSetState(t.Context(), "ghost", engine.NodeOffline), engine.ErrNotFound)
 	for _, on := range []bool{true, false} {
 		err := s.NodeSetMaintenance(t.Context(), "ghost", on)
@@ -467,7 +489,8 @@ func testNodeListLoadAndDispatcher(t *testing.T, s engine.Store) {
 func testNodeTouchByATakenOverProcess(t *testing.T, s engine.Store) {
 	first := register(t, s, sampleNode("alpha")).Process
 	touch := func(p *engine.NodeProcess) error {
-		return s.NodeTouch(t.Context(), engine.NodeTouchParams{Name: "alpha", Process: p})
+		_, err := s.NodeTouch(t.Context(), engine.NodeTouchParams{Name: "alpha", Process: p})
+		return err
 	}
 	if err := touch(&first); err != nil {
 		t.Fatalf("touch by the registered process: %v", err)
