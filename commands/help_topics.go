@@ -33,8 +33,18 @@ An error is one line on stderr, "jobctl: ...", saying what was wrong.`
 // environmentHelp lists every variable jobctl itself reads.
 const environmentHelp = `Variables jobctl reads:
 
-  JOBCTL_DB       the database when --db is not given: sqlite:PATH,
-                  postgres://... or mysql://...
+  JOBCTL_DB       the database when neither --db nor --db-file is given:
+                  sqlite:PATH, postgres://... or mysql://...; serve
+                  removes it from its environment once the database is
+                  open, so nothing it starts inherits it
+  JOBCTL_DB_FILE  instead of JOBCTL_DB: a file holding the database
+                  address (one line; blank and # lines are skipped),
+                  refused unless only its owner may read it (chmod 600)
+  CREDENTIALS_DIRECTORY set by systemd for a unit with LoadCredential=:
+                  when neither --db, --db-file, JOBCTL_DB nor
+                  JOBCTL_DB_FILE names the database, the credential
+                  jobctl-db in it does (LoadCredential=jobctl-db:/etc/
+                  jobctl/db)
   JOBCTL_JOB_ID   set by a node for the job it runs: the job's id, which
                   submit --child, progress and wait --children act for
   JOBCTL_URL      set by a node for the job it runs: the node's endpoint,
@@ -60,14 +70,22 @@ const environmentHelp = `Variables jobctl reads:
   TERM            "dumb" turns colour off
   USER            who submits a job, recorded as USER@HOST (else the
                   account's name)
+  PGPASSWORD      the password of a postgres:// address without one;
+                  serve removes it from its environment once the database
+                  is open
   PGSSLMODE       when set, decides TLS to PostgreSQL; else jobctl asks
                   for sslmode=prefer, as psql does
   GOGC            the garbage collector's target; serve and bench use
                   400 (less CPU for a little more memory) unless it is set
 
-The PostgreSQL driver also reads the libpq variables (PGPASSWORD, PGUSER,
+The PostgreSQL driver also reads the libpq variables (PGUSER,
 PGPASSFILE, PGSSLROOTCERT, PGCONNECT_TIMEOUT, ...) for what a postgres://
 address leaves out.
+
+A password on the command line (--db postgres://user:secret@...) is visible
+to every user of the machine in the process list, for as long as the
+command runs: give it in a file (--db-file, JOBCTL_DB_FILE) or a systemd
+credential instead; serve warns when it finds one.
 
 Colour and table headers appear only when stdout is a terminal, whatever
 these say.

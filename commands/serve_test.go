@@ -59,6 +59,8 @@ func TestServeRefusesBadSettings(t *testing.T) {
 		{"--dispatch-interval", "1s", "--lease-timeout", "1s"},
 		{"--config", "/nonexistent/jobctl.yaml"},
 		{"--log-level", "loud"},
+		{"--job-user", "no-such-user-of-jobctl"},
+		{"--job-user", "root:"},
 		{"--dispatch-interval", "soon"},
 		{"extra-argument"},
 	} {
