@@ -90,6 +90,30 @@ func asUser(t *testing.T, u *osuser.User, env []string, caps ...uintptr) func(*e
 	}
 }
 
+// unitCaps are the capabilities the packaged unit gives the node
+// (AmbientCapabilities=, CapabilityBoundingSet=).
+const unitCaps = "setuid,setgid,chown,kill"
+
+// asUnit runs a node as the packaged unit does: as u, with the unit's
+// capabilities ambient and nothing else in its bounding set, and no new
+// privileges for anything it starts (NoNewPrivileges=yes), through setpriv.
+func asUnit(t *testing.T, u *osuser.User, env []string) func(*exec.Cmd) {
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("needs setpriv (util-linux) to start the node as the packaged unit does")
+	}
+	base := asUser(t, u, env)
+	return func(cmd *exec.Cmd) {
+		base(cmd)
+		cmd.SysProcAttr = nil
+		caps := "+" + strings.ReplaceAll(unitCaps, ",", ",+")
+		// cmd.Args[0] is the binary: setpriv runs it.
+		cmd.Args = append([]string{setpriv, "--reuid=" + u.Uid, "--regid=" + u.Gid, "--init-groups",
+			"--inh-caps=" + caps, "--ambient-caps=" + caps, "--bounding-set=-all," + caps, "--nnp", "--"}, cmd.Args...)
+		cmd.Path = setpriv
+	}
+}
+
 // nodeSecrets is what a node is started with that no job may learn: a
 // database password in JOBCTL_DB, PGPASSWORD, and a secret of another
 // program in its environment.
@@ -143,7 +167,7 @@ try "node maps" cat /proc/$node/maps
 try "watchdog environ" words /proc/$watchdog/environ
 try "node cmdline" words /proc/$node/cmdline
 for f in "$@"; do try "file $f" cat "$f"; done
-try "capabilities" grep Cap /proc/self/status
+try "capabilities" grep -E '^(Cap|NoNewPrivs)' /proc/self/status
 `
 
 // watchdogPid reads the pid of a node's watchdog from its log.
@@ -292,8 +316,9 @@ func TestAJobAsJobUserCannotReadItsRootNode(t *testing.T) {
 }
 
 // The packaged way: the node runs as an ordinary user with the capabilities
-// that running jobs as another user needs, its jobs as the job user. The job
-// inherits none of those capabilities, and reaches nothing of the node.
+// that running jobs as another user needs and no new privileges, its jobs as
+// the job user. The job inherits none of those capabilities, and reaches
+// nothing of the node.
 func TestAJobAsJobUserCannotReadItsNodeWithCapabilities(t *testing.T) {
 	t.Parallel()
 	nodeUser := testUser(t, nodeUserName)
@@ -305,7 +330,7 @@ func TestAJobAsJobUserCannotReadItsNodeWithCapabilities(t *testing.T) {
 	privateFile(t, config, "# "+s.password+"\nservices:\n  attack:\n    command: [sh, -c, 'exit 0']\n", nodeUser)
 	dbFile := filepath.Join(dir, "db")
 	privateFile(t, dbFile, s.dsn+"\n", nodeUser)
-	n := c.serveWith("capable", asUser(t, nodeUser, s.env(), capSetuid, capSetgid, capChown, capKill),
+	n := c.serveWith("capable", asUnit(t, nodeUser, s.env()),
 		"--exec", "--job-user", jobUserName, "--config", config, "--db-file", dbFile,
 		"--state-dir", filepath.Join(privateDir(t, nodeUser), "node"))
 	log := runAttack(t, c, n, config, dbFile)
@@ -313,6 +338,9 @@ func TestAJobAsJobUserCannotReadItsNodeWithCapabilities(t *testing.T) {
 		"file "+config, "file "+dbFile)
 	s.mustNotShow(t, "the job's log", log)
 	noCapabilities(t, log)
+	if !regexp.MustCompile(`(?m)^NoNewPrivs:\s+1$`).MatchString(log) {
+		t.Errorf("the node did not run with no new privileges, as the unit has it:\n%s", log)
+	}
 }
 
 // tmpJob prints who it runs as and its TMPDIR, fills the TMPDIR with what a
@@ -531,4 +559,27 @@ func TestDBFileMustBePrivate(t *testing.T) {
 	if _, err := os.Stat(db); err != nil {
 		t.Errorf("the database the file names was not used: %v", err)
 	}
+}
+
+// serve says at start where a secret of its lies open: a password on its
+// command line, and a config file its jobs' user may read.
+func TestServeWarnsOfSecretsInTheOpen(t *testing.T) {
+	t.Parallel()
+	testUser(t, jobUserName)
+	c := postgresCluster(t)
+	s := newNodeSecrets(t, c.dsn)
+	config := filepath.Join(openDir(t, &osuser.User{Uid: "0", Gid: "0"}), "node.yaml")
+	if err := os.WriteFile(config, []byte("db: "+s.dsn+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	n := c.serveWith("open", func(cmd *exec.Cmd) { cmd.Env = os.Environ() },
+		"--db", s.dsn, "--job-user", jobUserName, "--config", config)
+	log := n.log.String()
+	for _, want := range []string{"--db holds a password, which every user of this machine can read in the process list",
+		`msg="jobs can read this file, which may name the database and its password; make it private (chmod 600)" file=` + config + " job_user=" + jobUserName} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the node did not warn %q:\n%s", want, log)
+		}
+	}
+	s.mustNotShow(t, "the node's log", log)
 }
