@@ -100,8 +100,13 @@ Command. An exec job (on a node started with --exec) runs its own
 arguments: 'jobctl submit -- CMD ARGS...'. A job of a service type runs
 the service's command (--service TYPE=COMMAND or --config) with the job's
 arguments appended. The command is exec'd directly, never through a shell,
-in its own process group, in the node's working directory. The built-in
-types noop and sleep run inside the node and start no process.
+in its own process group, as the node's user in the node's working
+directory. On a node with --job-user (or for a service with user: in
+--config) it runs as that user instead, with its groups, in its home
+directory (/ when it has none), with HOME, USER and LOGNAME its own and
+TMPDIR an empty directory of its own (mode 0700), removed when the job
+ends. The built-in types noop and sleep run inside the node and start no
+process.
 
 Input. The job's payload (submit --payload) arrives as JSON on stdin;
 without a payload stdin is empty.
@@ -122,10 +127,13 @@ Environment. A job's whole environment is these variables:
                     trusts for JOBCTL_URL
 
 and, when the node has them, PATH, HOME, USER, LOGNAME, LANG, LC_ALL, TZ,
-TMPDIR and SHELL, plus the variables the node names with --pass-env
+TMPDIR and SHELL (HOME, USER, LOGNAME and TMPDIR are the job user's own
+under --job-user), plus the variables the node names with --pass-env
 (repeatable, comma-separated; it adds to that list and cannot name
-JOBCTL_* variables). Nothing else of the node's environment reaches a job:
-no database address, no cluster token. A job reaches the cluster only
+JOBCTL_* variables or PGPASSWORD). Nothing else of the node's environment
+reaches a job: no database address, no cluster token. Nor can a job read
+them out of its node: on Linux the node is closed to other processes, its
+own user's too (see 'jobctl serve --help'). A job reaches the cluster only
 through its node, with jobctl itself:
 
   jobctl submit --child -- CMD...  submit a child of this job (also
