@@ -81,8 +81,9 @@ func asUser(t *testing.T, u *osuser.User, env []string, caps ...uintptr) func(*e
 	if err := os.Chmod(filepath.Dir(binary), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	tmp := openDir(t, u)
 	return func(cmd *exec.Cmd) {
-		cmd.Env = append(os.Environ(), "HOME="+u.HomeDir, "USER="+u.Username, "LOGNAME="+u.Username)
+		cmd.Env = append(os.Environ(), "HOME="+u.HomeDir, "USER="+u.Username, "LOGNAME="+u.Username, "TMPDIR="+tmp)
 		cmd.Env = append(cmd.Env, env...)
 		cmd.Dir = "/"
 		cmd.SysProcAttr = &syscall.SysProcAttr{
@@ -307,7 +308,7 @@ func TestAJobAsJobUserCannotReadItsRootNode(t *testing.T) {
 	privateFile(t, config, "# "+s.password+"\nservices:\n  attack:\n    command: [sh, -c, 'exit 0']\n", root)
 	dbFile := filepath.Join(dir, "db")
 	privateFile(t, dbFile, c.dsn+"\n", root)
-	n := c.serveWith("rooted", func(cmd *exec.Cmd) { cmd.Env = append(os.Environ(), s.env()...) },
+	n := c.serveWith("rooted", func(cmd *exec.Cmd) { cmd.Env = append(os.Environ(), append(s.env(), "TMPDIR="+dir)...) },
 		"--exec", "--job-user", jobUserName, "--config", config, "--db-file", dbFile, "--state-dir", filepath.Join(t.TempDir(), "state"))
 	db := strings.TrimPrefix(c.dsn, "sqlite:")
 	log := runAttack(t, c, n, config, dbFile, db, db+"-wal")
@@ -400,16 +401,17 @@ func gone(t *testing.T, path string) bool {
 // Jobs of a node with --job-user run as that user, its groups, its home;
 // each attempt has an empty TMPDIR of its own, 0700 and the user's, which
 // no other job can list, and which is gone once the job has ended, whether
-// it finished or was cancelled, whatever the job left in it. The node runs
-// as an ordinary user with capabilities, as packaged, so it removes what it
-// may not even read.
+// it finished or was cancelled, whatever the job left in it; the directory
+// that holds them goes when the node stops. The node runs as an ordinary
+// user with capabilities, as packaged, so it removes what it may not even
+// read.
 func TestJobsRunAsTheJobUserWithAPrivateTmpdir(t *testing.T) {
 	t.Parallel()
 	nodeUser := testUser(t, nodeUserName)
 	jobUser := testUser(t, jobUserName)
 	c := postgresCluster(t)
 	state := privateDir(t, nodeUser)
-	c.serveWith("tmp", asUser(t, nodeUser, []string{"JOBCTL_DB=" + c.dsn}, capSetuid, capSetgid, capChown, capKill),
+	n := c.serveWith("tmp", asUser(t, nodeUser, []string{"JOBCTL_DB=" + c.dsn}, capSetuid, capSetgid, capChown, capKill),
 		"--exec", "--job-user", jobUserName, "--state-dir", filepath.Join(state, "node"))
 	g := gate(filepath.Join(openDir(t, &osuser.User{Uid: "0", Gid: "0"}), "open")) // the job user must see it
 	first, second := c.submit(tmpJob(g)...), c.submit(tmpJob(g)...)
@@ -446,7 +448,11 @@ func TestJobsRunAsTheJobUserWithAPrivateTmpdir(t *testing.T) {
 		t.Errorf("the finished job's TMPDIR %s is still there", a.tmpdir)
 	}
 	if gone(t, filepath.Dir(a.tmpdir)) {
-		t.Errorf("the directory of the TMPDIRs went with them")
+		t.Errorf("the directory of the TMPDIRs went with them while the node runs")
+	}
+	n.stop(t, syscall.SIGTERM)
+	if !gone(t, filepath.Dir(a.tmpdir)) {
+		t.Errorf("the node stopped cleanly and left the directory of the TMPDIRs, %s", filepath.Dir(a.tmpdir))
 	}
 }
 
@@ -459,8 +465,9 @@ func TestAKilledNodesJobsOfTheJobUserDieAndTheirTmpdirGoes(t *testing.T) {
 	testUser(t, jobUserName)
 	c := postgresCluster(t)
 	state := privateDir(t, nodeUser)
+	prepare := asUser(t, nodeUser, []string{"JOBCTL_DB=" + c.dsn}, capSetuid, capSetgid, capChown, capKill) // one TMPDIR for both
 	serve := func() *node {
-		return c.serveWith("doomed", asUser(t, nodeUser, []string{"JOBCTL_DB=" + c.dsn}, capSetuid, capSetgid, capChown, capKill),
+		return c.serveWith("doomed", prepare,
 			"--exec", "--job-user", jobUserName, "--state-dir", filepath.Join(state, "node"), "--node-lease", "2s")
 	}
 	n := serve()
@@ -574,7 +581,7 @@ func TestServeWarnsOfSecretsInTheOpen(t *testing.T) {
 	if err := os.WriteFile(config, []byte("db: "+s.dsn+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	n := c.serveWith("open", func(cmd *exec.Cmd) { cmd.Env = os.Environ() },
+	n := c.serveWith("open", func(cmd *exec.Cmd) { cmd.Env = append(os.Environ(), "TMPDIR="+filepath.Dir(config)) },
 		"--db", s.dsn, "--job-user", jobUserName, "--config", config)
 	log := n.log.String()
 	for _, want := range []string{"--db holds a password, which every user of this machine can read in the process list",

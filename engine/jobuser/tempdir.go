@@ -87,6 +87,12 @@ func (d *TempDirs) Make(u *User, id int64, attempt int) (string, error) {
 	return dir, nil
 }
 
+// Close removes the base directory when no attempt's directory is left in
+// it, as after a clean shutdown.
+func (d *TempDirs) Close() {
+	_ = os.Remove(d.base)
+}
+
 // Remove removes an attempt's directory with everything in it, whatever
 // modes its user left there.
 func (d *TempDirs) Remove(dir string) error {

@@ -24,7 +24,16 @@ func TestJobsOfAnotherUserGetItsIdentityAndAPrivateTmpdir(t *testing.T) {
 	}
 	t.Setenv("HOME", "/root")
 	t.Setenv("USER", "root")
-	t.Setenv("TMPDIR", "")
+	// The job user must reach its TMPDIR in the node's: not in t.TempDir's.
+	tmp, err := os.MkdirTemp("", "jobusers-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", tmp)
 	n, s := testNode(t, func(c *Config) {
 		c.JobUser = "nobody"
 		c.StateDir = t.TempDir()

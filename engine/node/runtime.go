@@ -213,6 +213,9 @@ func (n *Runtime) Run(ctx context.Context) error {
 	dispatchWG.Wait()
 	n.releaseLease()
 	n.drain()
+	if n.tempDirs != nil {
+		n.tempDirs.Close()
+	}
 	stopHousekeeping()
 	houseWG.Wait()
 	n.goOffline()
