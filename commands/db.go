@@ -218,6 +218,10 @@ func choiceFrom(c DBChoice) string {
 		return "default"
 	case DBFromConfig:
 		return "from config file " + c.Path
+	case DBFromFileFlag, DBFromFileEnv:
+		return "from " + c.Source + " " + c.Path
+	case DBFromCredential:
+		return "from systemd credential " + DBCredential
 	}
 	return "from " + c.Source
 }

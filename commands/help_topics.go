@@ -76,8 +76,18 @@ An error is one line on stderr, "jobctl: ...", saying what was wrong.`
 // environmentHelp lists every variable jobctl itself reads.
 const environmentHelp = `Variables jobctl reads:
 
-  JOBCTL_DB       the database when --db is not given: sqlite:PATH,
-                  postgres://... or mysql://...
+  JOBCTL_DB       the database when neither --db nor --db-file is given:
+                  sqlite:PATH, postgres://... or mysql://...; serve
+                  removes it from its environment once the database is
+                  open, so nothing it starts inherits it
+  JOBCTL_DB_FILE  instead of JOBCTL_DB: a file holding the database
+                  address (one line; blank and # lines are skipped),
+                  refused unless only its owner may read it (chmod 600)
+  CREDENTIALS_DIRECTORY set by systemd for a unit with LoadCredential=:
+                  when neither --db, --db-file, JOBCTL_DB nor
+                  JOBCTL_DB_FILE names the database, the credential
+                  jobctl-db in it does (LoadCredential=jobctl-db:/etc/
+                  jobctl/db)
   JOBCTL_JOB_ID   set by a node for the job it runs: the job's id, which
                   submit --child, progress and wait --children act for
   JOBCTL_URL      set by a node for the job it runs: the node's endpoint,
@@ -104,14 +114,22 @@ const environmentHelp = `Variables jobctl reads:
   USER            who submits a job or makes any other change, recorded
                   as USER@HOST (else the account's name; see 'jobctl help
                   audit')
+  PGPASSWORD      the password of a postgres:// address without one;
+                  serve removes it from its environment once the database
+                  is open
   PGSSLMODE       when set, decides TLS to PostgreSQL; else jobctl asks
                   for sslmode=prefer, as psql does
   GOGC            the garbage collector's target; serve and bench use
                   400 (less CPU for a little more memory) unless it is set
 
-The PostgreSQL driver also reads the libpq variables (PGPASSWORD, PGUSER,
+The PostgreSQL driver also reads the libpq variables (PGUSER,
 PGPASSFILE, PGSSLROOTCERT, PGCONNECT_TIMEOUT, ...) for what a postgres://
 address leaves out.
+
+A password on the command line (--db postgres://user:secret@...) is visible
+to every user of the machine in the process list, for as long as the
+command runs: give it in a file (--db-file, JOBCTL_DB_FILE) or a systemd
+credential instead; serve warns when it finds one.
 
 Colour and table headers appear only when stdout is a terminal, whatever
 these say.
@@ -126,8 +144,13 @@ Command. An exec job (on a node started with --exec) runs its own
 arguments: 'jobctl submit -- CMD ARGS...'. A job of a service type runs
 the service's command (--service TYPE=COMMAND or --config) with the job's
 arguments appended. The command is exec'd directly, never through a shell,
-in its own process group, in the node's working directory. The built-in
-types noop and sleep run inside the node and start no process.
+in its own process group, as the node's user in the node's working
+directory. On a node with --job-user (or for a service with user: in
+--config) it runs as that user instead, with its groups, in its home
+directory (/ when it has none), with HOME, USER and LOGNAME its own and
+TMPDIR an empty directory of its own (mode 0700), removed when the job
+ends. The built-in types noop and sleep run inside the node and start no
+process.
 
 Input. The job's payload (submit --payload) arrives as JSON on stdin;
 without a payload stdin is empty.
@@ -148,10 +171,13 @@ Environment. A job's whole environment is these variables:
                     trusts for JOBCTL_URL
 
 and, when the node has them, PATH, HOME, USER, LOGNAME, LANG, LC_ALL, TZ,
-TMPDIR and SHELL, plus the variables the node names with --pass-env
+TMPDIR and SHELL (HOME, USER, LOGNAME and TMPDIR are the job user's own
+under --job-user), plus the variables the node names with --pass-env
 (repeatable, comma-separated; it adds to that list and cannot name
-JOBCTL_* variables). Nothing else of the node's environment reaches a job:
-no database address, no cluster token. A job reaches the cluster only
+JOBCTL_* variables or PGPASSWORD). Nothing else of the node's environment
+reaches a job: no database address, no cluster token. Nor can a job read
+them out of its node: on Linux the node is closed to other processes, its
+own user's too (see 'jobctl serve --help'). A job reaches the cluster only
 through its node, with jobctl itself:
 
   jobctl submit --child -- CMD...  submit a child of this job (also

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/dbstore"
+	"github.com/jobctl/jobctl/engine/jobuser"
 	"github.com/jobctl/jobctl/engine/node"
 )
 
@@ -32,6 +34,8 @@ type ServeOptions struct {
 	// DBMaxConns is --db-max-conns; 0 when not given, so the DSN's
 	// pool_max_conns or the default applies.
 	DBMaxConns int
+
+	jobUsers []*jobuser.User // who jobs run as besides the node's own user
 }
 
 func newCmdServe(f *Factory) *cobra.Command {
@@ -60,7 +64,24 @@ whose connections close after 5 seconds unused. An idle node that does not
 hold the lease keeps 1, the idle lease holder about 4. It appears to
 PostgreSQL as application_name "jobctl serve NODE". Behind a transaction pooler such as
 PgBouncer with pool_mode=transaction, add pooler=transaction to the DSN:
-the dispatcher then polls every --dispatch-interval instead of listening.`,
+the dispatcher then polls every --dispatch-interval instead of listening.
+
+Jobs run as the node's own user unless --job-user names another one (or a
+service sets user: in --config). Such a job runs with that user's uid, gid
+and groups, its HOME, USER and LOGNAME, in its home directory, and with
+TMPDIR an empty directory of its own (mode 0700), removed when the attempt
+ends. The node then needs root or the capabilities CAP_SETUID, CAP_SETGID,
+CAP_CHOWN and CAP_KILL, and refuses to start without them (exit 2).
+
+On Linux the node and its watchdog are closed to every other process without
+CAP_SYS_PTRACE, those of their own user included: a job cannot read their
+environment (/proc/PID/environ), memory or open files. Their command line
+stays visible to all (ps), so give a database password in a file readable by
+the node alone: --db-file FILE (or JOBCTL_DB_FILE), or the systemd credential
+jobctl-db (LoadCredential=jobctl-db:/etc/jobctl/db). Once the database is
+open the node removes JOBCTL_DB, JOBCTL_DB_FILE and PGPASSWORD from its
+environment. A job run as the node's own user can still read every file that
+user can; --job-user keeps it from them.`,
 		Example: `  # A one-machine cluster on the default SQLite database, running any command
   jobctl serve --exec
 
@@ -72,9 +93,18 @@ the dispatcher then polls every --dispatch-interval instead of listening.`,
   jobctl serve --dispatch-interval 0
 
   # Through PgBouncer in transaction mode, with at most 4 connections to it
-  jobctl serve --db 'postgres://jobctl@pgbouncer:6432/jobctl?pooler=transaction' --db-max-conns 4`,
+  jobctl serve --db 'postgres://jobctl@pgbouncer:6432/jobctl?pooler=transaction' --db-max-conns 4
+
+  # As root: jobs as the user build; the database's address in a file only root may read
+  (umask 077; echo 'postgres://jobctl:SECRET@db/jobctl' > /etc/jobctl/db)
+  jobctl serve --db-file /etc/jobctl/db --job-user build --exec`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// Before any secret is read: no process of this user, a job
+			// least of all, may read this one's memory or environment.
+			if err := hideProcess(); err != nil {
+				return err
+			}
 			// Machine-dependent defaults are applied here, not in the flag
 			// definitions, so help and man pages read the same everywhere.
 			machine := node.Defaults()
@@ -126,6 +156,11 @@ the dispatcher then polls every --dispatch-interval instead of listening.`,
 				return usageErrorf(cmd, "--db-max-conns %d: give a whole number from %d to %d",
 					opts.DBMaxConns, dbstore.MinMaxConns, dbstore.MaxMaxConns)
 			}
+			users, err := opts.Config.JobUsers()
+			if err != nil {
+				return usageErrorf(cmd, "%v", err)
+			}
+			opts.jobUsers = users
 			if runF != nil {
 				return runF(opts)
 			}
@@ -162,6 +197,7 @@ the dispatcher then polls every --dispatch-interval instead of listening.`,
 	fl.StringVar(&c.TLS.CAFile, "tls-ca", "", "CA bundle to verify other nodes' HTTPS endpoints (default: the system's)")
 	fl.DurationVar(&c.NodeLease, "node-lease", c.NodeLease, "a node that cannot record its liveness in the database this long stops its jobs")
 	fl.StringVar(&c.StateDir, "state-dir", "", "directory for what the node keeps across restarts (default: $XDG_STATE_HOME/jobctl/nodes/NAME)")
+	fl.StringVar(&c.JobUser, "job-user", "", "run every job as this user, USER[:GROUP], with its groups, its home and a TMPDIR of its own per attempt (needs root or CAP_SETUID, CAP_SETGID, CAP_CHOWN and CAP_KILL)")
 	fl.StringSliceVar(&c.PassEnv, "pass-env", nil, "more of this node's environment variables that jobs get, besides PATH, HOME, USER, LOGNAME, LANG, LC_ALL, TZ, TMPDIR and SHELL (repeatable, comma-separated)")
 	fl.IntVar(&opts.DBMaxConns, "db-max-conns", 0, fmt.Sprintf(
 		"most connections this node holds to the database, its liveness and LISTEN connections included, %d to %d (default: the DSN's pool_max_conns, else %d)",
@@ -186,10 +222,15 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	level, _ := parseLogLevel(opts.LogLevel)
 	log := slog.New(slog.NewTextHandler(opts.Factory.IO.ErrOut, &slog.HandlerOptions{Level: level}))
 	opts.Factory.UseDBOptions("jobctl serve "+opts.Config.Name, opts.DBMaxConns)
+	if err := opts.Factory.pinDB(); err != nil {
+		return err
+	}
 	store, err := opts.Factory.Store(ctx)
 	if err != nil {
 		return err
 	}
+	forgetSecrets()
+	warnExposedSecrets(log, opts)
 	if opts.Config.StateDir == "" {
 		opts.Config.StateDir = defaultStateDir(opts.Config.Name)
 	}
@@ -208,6 +249,51 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return rt.Run(ctx)
+}
+
+// forgetSecrets removes from this process's environment the variables
+// that named the database and its password, now that it is open, so that
+// nothing the node starts inherits them by mistake. (Jobs get only an
+// allow-list of variables anyway; the watchdog gets the rest.) The process's
+// initial environment, which /proc/PID/environ shows, is closed to other
+// processes by hideProcess.
+func forgetSecrets() {
+	for _, name := range append([]string{"JOBCTL_DB", "JOBCTL_DB_FILE"}, node.SecretEnv...) {
+		_ = os.Unsetenv(name)
+	}
+}
+
+// warnExposedSecrets says, once at start, where a secret of the node lies
+// open: a password on the command line, which every user of the machine
+// sees in the process list, and a file holding the database that a job's
+// user may read.
+func warnExposedSecrets(log *slog.Logger, opts *ServeOptions) {
+	f := opts.Factory
+	if f.dbFlag != "" && dbstore.DSNHasPassword(f.dbFlag) {
+		log.Warn("--db holds a password, which every user of this machine can read in the process list; give the address in a file of its own instead (--db-file, JOBCTL_DB_FILE or the systemd credential " + DBCredential + ")")
+	}
+	if len(opts.jobUsers) == 0 {
+		return
+	}
+	var files []string
+	if c, err := f.DBChoice(); err == nil && c.Path != "" && c.Source != DBFromCredential {
+		files = append(files, c.Path)
+	}
+	if opts.ConfigFile != "" && !slices.Contains(files, opts.ConfigFile) {
+		files = append(files, opts.ConfigFile)
+	}
+	for _, path := range files {
+		fi, err := os.Stat(path)
+		if err != nil {
+			continue
+		}
+		for _, u := range opts.jobUsers {
+			if u.MayRead(fi) {
+				log.Warn("jobs can read this file, which may name the database and its password; make it private (chmod 600)",
+					"file", path, "job_user", u.Name)
+			}
+		}
+	}
 }
 
 // defaultStateDir is where node name keeps what must outlive its process

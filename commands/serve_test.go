@@ -82,6 +82,8 @@ func TestServeRefusesBadSettings(t *testing.T) {
 		{"--db-max-conns", "2"},
 		{"--db-max-conns", "1001"},
 		{"--db-max-conns", "0"},
+		{"--job-user", "no-such-user-of-jobctl"},
+		{"--job-user", "root:"},
 		{"--dispatch-interval", "soon"},
 		{"extra-argument"},
 	} {

@@ -311,12 +311,19 @@ func (c *cluster) serve(name string, args ...string) *node {
 // address of a proxy in front of it, say).
 func (c *cluster) serveDB(dsn, name string, args ...string) *node {
 	c.t.Helper()
+	return c.serveWith(name, func(cmd *exec.Cmd) { cmd.Env = append(os.Environ(), "JOBCTL_DB="+dsn) }, args...)
+}
+
+// serveWith starts a node whose command prepare sets up: its environment
+// (the database) at least, and maybe its user.
+func (c *cluster) serveWith(name string, prepare func(*exec.Cmd), args ...string) *node {
+	c.t.Helper()
 	addr := "127.0.0.1:" + freePort(c.t)
 	all := append([]string{"serve", "--node", name, "--listen", addr,
 		"--dispatch-interval", "200ms", "--heartbeat-interval", "1s", "--poll-interval", "100ms",
 		"--max-load-avg", "off", "--log-level", "debug"}, args...)
 	cmd := exec.Command(binary, all...)
-	cmd.Env = append(os.Environ(), "JOBCTL_DB="+dsn)
+	prepare(cmd)
 	n := &node{name: name, addr: addr, cmd: cmd, log: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = n.log, n.log
 	if err := cmd.Start(); err != nil {

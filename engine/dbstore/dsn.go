@@ -181,6 +181,14 @@ func parsePostgres(dsn string) (*target, error) {
 			return nil, err
 		}
 	}
+	// lib/pq reads PGPASSWORD anew on every connection; taken into the
+	// address now, it can leave the environment: serve removes it once the
+	// database is open, so nothing it starts inherits it.
+	if _, has := u.User.Password(); !has && !q.Has("password") {
+		if pw := os.Getenv("PGPASSWORD"); pw != "" {
+			q.Set("password", pw)
+		}
+	}
 	u.RawQuery = q.Encode()
 	return &target{
 		dialect:   postgresDialect,
@@ -236,6 +244,19 @@ func checkPooledParams(u *url.URL, q url.Values) error {
 		return &engine.InvalidError{What: "database " + redactURL(u) + " (" + poolerParam + "=transaction)", Problems: problems}
 	}
 	return nil
+}
+
+// DSNHasPassword reports whether dsn carries a password, in its user part
+// or as a password parameter.
+func DSNHasPassword(dsn string) bool {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return false
+	}
+	if _, has := u.User.Password(); has {
+		return true
+	}
+	return u.Query().Has("password")
 }
 
 // redactURL names the database for messages: scheme, user, host and

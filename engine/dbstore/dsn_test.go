@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/lib/pq"
 
 	"github.com/jobctl/jobctl/engine"
 )
@@ -241,6 +242,38 @@ func TestParseDSNPooler(t *testing.T) {
 		}
 		if !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "secret") {
 			t.Errorf("%s: error %q, want one that says %q and hides the password", dsn, err, want)
+		}
+	}
+}
+
+// PGPASSWORD, which lib/pq would read on every connection, is taken into an
+// address without a password once, so serve may drop it from its
+// environment. Not parallel: it sets the process's environment.
+func TestPostgresTakesPGPASSWORDIntoTheAddress(t *testing.T) {
+	t.Setenv("PGPASSWORD", "s3cr&t")
+	for dsn, want := range map[string]string{
+		"postgres://jobctl@db/jobctl":                   "s3cr&t",
+		"postgres://jobctl:own@db/jobctl":               "own",
+		"postgres://jobctl@db/jobctl?password=in-query": "in-query",
+	} {
+		tgt, err := parseDSN(dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("PGPASSWORD", "")
+		cfg, err := pq.NewConfig(tgt.driverDSN)
+		t.Setenv("PGPASSWORD", "s3cr&t")
+		if err != nil || cfg.Password != want {
+			t.Errorf("%s: the driver's password without PGPASSWORD is %q (%v), want %q", dsn, cfg.Password, err, want)
+		}
+		if strings.Contains(tgt.display, "s3cr") {
+			t.Errorf("%s: its name %q shows the password", dsn, tgt.display)
+		}
+	}
+	for dsn, want := range map[string]bool{"postgres://u:p@h/d": true, "postgres://u@h/d?password=p": true,
+		"postgres://u@h/d": false, "mysql://u:p@h/d": true, "sqlite:/x.db": false} {
+		if DSNHasPassword(dsn) != want {
+			t.Errorf("DSNHasPassword(%q) = %v", dsn, !want)
 		}
 	}
 }

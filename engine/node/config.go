@@ -48,6 +48,7 @@ type Config struct {
 	NodeLease         time.Duration // a node silent in the store this long stops its runs
 	StateDir          string        // where the node keeps what must outlive it (results not yet recorded)
 	PassEnv           []string      // names of the node's environment variables its jobs get
+	JobUser           string        // USER[:GROUP] every job process runs as; "": the node's own user
 	MetricsAuth       bool          // /metrics asks for the cluster token too
 	TLS               endpoint.TLS
 }
@@ -58,6 +59,7 @@ type Service struct {
 	Argv    []string
 	Load    float64       // default load of jobs of this type; 0: 1.0
 	Timeout time.Duration // default timeout; 0: engine.DefaultJobTimeout
+	User    string        // USER[:GROUP] its jobs run as; "": the node's --job-user
 }
 
 // Defaults returns the configuration of a node with nothing set.
@@ -224,6 +226,7 @@ type FileConfig struct {
 //	    command: ["/usr/local/bin/transcode", "--fast"]   # or one string, split into words
 //	    load: 2.5
 //	    timeout: 1h
+//	    user: media          # USER[:GROUP] its jobs run as, instead of serve --job-user
 //	preferred:
 //	  transcode:
 //	    nodes: [big1, big2]
@@ -234,6 +237,7 @@ type fileConfig struct {
 		Command yaml.Node `yaml:"command"`
 		Load    float64   `yaml:"load"`
 		Timeout string    `yaml:"timeout"`
+		User    string    `yaml:"user"`
 	} `yaml:"services"`
 	Preferred map[string]struct {
 		Nodes     []string `yaml:"nodes"`
@@ -262,7 +266,7 @@ func LoadConfigFile(path string) (FileConfig, error) {
 		if problem := engine.NameProblem("the type", typ, true); problem != "" {
 			return out, fmt.Errorf("%s: service %q: %s", path, typ, problem)
 		}
-		s := Service{Type: typ, Load: sc.Load}
+		s := Service{Type: typ, Load: sc.Load, User: sc.User}
 		switch sc.Command.Kind {
 		case yaml.ScalarNode:
 			s.Argv, err = shellwords.Parse(sc.Command.Value)
@@ -286,6 +290,9 @@ func LoadConfigFile(path string) (FileConfig, error) {
 			if s.Timeout, err = time.ParseDuration(sc.Timeout); err != nil || s.Timeout <= 0 || s.Timeout > engine.MaxJobTimeout {
 				return out, fmt.Errorf("%s: service %q: timeout %q is not a positive duration of at most %s", path, typ, sc.Timeout, engine.MaxJobTimeout)
 			}
+		}
+		if s.User != "" && !validUserSpec(s.User) {
+			return out, fmt.Errorf("%s: service %q: user %q: want USER or USER:GROUP", path, typ, s.User)
 		}
 		out.Services = append(out.Services, s)
 	}

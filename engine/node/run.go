@@ -18,13 +18,21 @@ func (n *Runtime) start(h handler, spec runner.Spec, ar *activeRun) {
 	spec.Watcher = runGroup{n: n, ar: ar}
 	var run *runner.Run
 	var err error
-	if h.builtin != nil {
+	switch {
+	case h.builtin != nil:
 		run, err = runner.StartBuiltin(spec, h.builtin, ar.out)
-	} else {
+	case h.user != nil:
+		if err = n.makeTempDir(h.user, ar, &spec); err == nil {
+			run, err = runner.Start(spec, ar.out)
+		}
+	default:
 		run, err = runner.Start(spec, ar.out)
 	}
 	if err != nil {
-		go n.finish(ar, runner.Result{ExitCode: -1, Outcome: runner.Failed, Reason: "cannot start: " + err.Error()})
+		go func() {
+			n.removeTempDir(ar)
+			n.finish(ar, runner.Result{ExitCode: -1, Outcome: runner.Failed, Reason: "cannot start: " + err.Error()})
+		}()
 		return
 	}
 	n.mu.Lock()
@@ -49,6 +57,9 @@ func (n *Runtime) start(h handler, spec runner.Spec, ar *activeRun) {
 	}
 	go func() {
 		<-run.Done()
+		// Before the result: whoever sees the job ended finds its
+		// TMPDIR gone.
+		n.removeTempDir(ar)
 		n.metrics.running.Dec()
 		n.metrics.run.WithLabelValues(job.Type).Observe(time.Since(began).Seconds())
 		// A run that ended on its own keeps its result even when it is

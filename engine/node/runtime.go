@@ -16,6 +16,7 @@ import (
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/dispatch"
 	"github.com/jobctl/jobctl/engine/endpoint"
+	"github.com/jobctl/jobctl/engine/jobuser"
 	"github.com/jobctl/jobctl/engine/placement"
 )
 
@@ -28,6 +29,10 @@ type Runtime struct {
 	log      *slog.Logger
 	token    string
 	handlers map[string]handler
+	// users are who jobs run as besides the node's own user; tempDirs
+	// hold their attempts' temporary directories (nil without users).
+	users    jobUsers
+	tempDirs *jobuser.TempDirs
 	// caFile is this node's certificate, as an absolute path, when it
 	// serves HTTPS: its jobs trust it for their requests to it.
 	caFile  string
@@ -92,7 +97,11 @@ func New(cfg Config, store engine.Store, clock engine.Clock, log *slog.Logger, o
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	handlers, err := buildHandlers(cfg, store)
+	users, err := resolveJobUsers(cfg)
+	if err != nil {
+		return nil, err
+	}
+	handlers, err := buildHandlers(cfg, store, users)
 	if err != nil {
 		return nil, err
 	}
@@ -101,6 +110,7 @@ func New(cfg Config, store engine.Store, clock engine.Clock, log *slog.Logger, o
 	n := &Runtime{cfg: cfg, store: store, clock: clock, log: log.With("node", cfg.Name),
 		handlers: handlers, runs: map[int64]*activeRun{}, metrics: newMetrics(cfg.Name, books),
 		random: rand.Float64, health: ReadHealth, markedOffline: make(chan struct{}, 1), books: books}
+	n.users = users
 	if cfg.TLS.CertFile != "" {
 		if n.caFile, err = filepath.Abs(cfg.TLS.CertFile); err != nil {
 			return nil, fmt.Errorf("--tls-cert: %w", err)
@@ -164,6 +174,9 @@ func (n *Runtime) Run(ctx context.Context) error {
 		return err
 	}
 	defer n.fence.stop()
+	if err := n.openTempDirs(); err != nil {
+		return err
+	}
 	if err := n.replayResults(ctx); err != nil {
 		return err
 	}
@@ -205,6 +218,9 @@ func (n *Runtime) Run(ctx context.Context) error {
 	dispatchWG.Wait()
 	n.releaseLease()
 	n.drain()
+	if n.tempDirs != nil {
+		n.tempDirs.Close()
+	}
 	stopHousekeeping()
 	houseWG.Wait()
 	n.goOffline()
