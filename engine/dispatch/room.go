@@ -23,25 +23,28 @@ const loadSlack = 1e-9
 //     job's load: the job is not oversized (an oversized job waits for an
 //     idle node and must keep one) and not one no node offers (which is
 //     reported never runnable instead);
-//  3. no ONLINE node is overloaded or short of memory (see room.overloaded);
+//  3. no ONLINE node is short of memory (see room.overloaded);
 //  4. its load is above the most free load of any open node: ONLINE, not
-//     overloaded, under its max jobs and not kept for an oversized job.
+//     short of memory, under its max jobs and not kept for an oversized
+//     job. A node above its load-average limit is open: the gate only
+//     shifts work to calmer nodes, so when none of them has room it takes
+//     the job (placement.Filter).
 //     Every other node fails an earlier check of Filter. A job that would
 //     fit a kept node is filtered all the same, so it is counted as waiting
 //     for that node ("reserved") rather than for room.
 type room struct {
 	nodes   []*engine.Node
-	healthy []bool // per node: ONLINE and not overloaded, fixed for the round
+	healthy []bool // per node: ONLINE and not short of memory, fixed for the round
 	// free is the most free load of an open node, -Inf when none is open;
 	// stale when dirty.
 	free float64
 	// keptFree is the same over the healthy nodes kept for oversized jobs.
 	keptFree float64
 	dirty    bool
-	// overloaded: some ONLINE node is overloaded or short of memory. Then
-	// the rule is off, so every waiting job is filtered and counted with
-	// the cause that really holds it back, naming those nodes: a node held
-	// back by its health must never pass for a full cluster.
+	// overloaded: some ONLINE node is short of memory. Then the rule is
+	// off, so every waiting job is filtered and counted with the cause that
+	// really holds it back, naming those nodes: a node held back by its
+	// health must never pass for a full cluster.
 	overloaded bool
 	// largest caches per job type the largest max load of the ONLINE nodes
 	// offering it (0: none).
@@ -54,7 +57,7 @@ func (rm *room) reset(nodes []*engine.Node) {
 	rm.overloaded = false
 	for i, n := range nodes {
 		online := n.State == engine.NodeOnline
-		rm.healthy[i] = online && n.Overloaded().Kind == ""
+		rm.healthy[i] = online && n.Overloaded().Kind != engine.OverloadLowMemory
 		rm.overloaded = rm.overloaded || (online && !rm.healthy[i])
 	}
 }
