@@ -25,7 +25,8 @@ on them.
        wait never create one ('jobctl db migrate', serve and submit do)
   4    a waited-for job ended FAILED, CANCELLED or DELETED
        (wait, submit --wait)
-  5    waiting timed out (wait --timeout, submit --wait-timeout)
+  5    waiting timed out (--timeout of wait, submit --wait and
+       nodes drain --wait)
   130  interrupted by SIGINT or SIGTERM
 
 An error is one line on stderr, "jobctl: ...", saying what was wrong.`
@@ -145,8 +146,8 @@ Exit. The exit code becomes the job's status:
   126, 127              the command is not executable or not found: a
                         failure like any other
 
-Stopping. Cancel ('jobctl cancel') and the job's timeout (submit --timeout,
-else the service's, else 8h) send SIGTERM to the job's whole process group,
+Stopping. Cancel ('jobctl cancel') and the job's run limit (submit
+--run-timeout, else the service's, else 8h) send SIGTERM to the job's whole process group,
 then SIGKILL after the node's --cancel-grace (10s); the job ends CANCELLED,
 whatever its exit code, and its log says why. Pause and resume send SIGSTOP
 and SIGCONT to the group. When the job's main process exits, whatever it

@@ -41,7 +41,7 @@ func TestSubmitParsing(t *testing.T) {
 	if o.Type != engine.TypeExec || strings.Join(o.Args, " ") != "echo -n hi" {
 		t.Errorf("ARGS alone: type %q args %q; want exec [echo -n hi]", o.Type, o.Args)
 	}
-	if o.Load != nil || o.Timeout != nil || o.MaxAttempts != 1 || o.Hold || o.Wait {
+	if o.Load != nil || o.RunTimeout != nil || o.MaxAttempts != 1 || o.Hold || o.Wait {
 		t.Errorf("defaults: %+v", o)
 	}
 	if o.Creator != "ada@"+host {
@@ -50,7 +50,7 @@ func TestSubmitParsing(t *testing.T) {
 
 	o, err = parseSubmit(t, "", "--type", "encode", "--operation", "transcode", "--load", "2.5",
 		"--key", "k1", "--parent", "9", "--max-attempts", "3", "--backoff", "1m",
-		"--timeout", "90s", "--at", "2030-05-06T07:08:09Z", "--hold")
+		"--run-timeout", "90s", "--at", "2030-05-06T07:08:09Z", "--hold")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,18 +62,57 @@ func TestSubmitParsing(t *testing.T) {
 		t.Errorf("load %v; want 2.5", o.Load)
 	case o.Key != "k1", o.ParentID == nil || *o.ParentID != 9, o.MaxAttempts != 3:
 		t.Errorf("key/parent/attempts: %q %v %d", o.Key, o.ParentID, o.MaxAttempts)
-	case o.Backoff != time.Minute, o.Timeout == nil || *o.Timeout != 90*time.Second:
-		t.Errorf("backoff/timeout: %s %v", o.Backoff, o.Timeout)
+	case o.Backoff != time.Minute, o.RunTimeout == nil || *o.RunTimeout != 90*time.Second:
+		t.Errorf("backoff/timeout: %s %v", o.Backoff, o.RunTimeout)
 	case o.At == nil || !o.At.Equal(at), o.In != nil, !o.Hold:
 		t.Errorf("at/in/hold: %v %v %v", o.At, o.In, o.Hold)
 	}
 
-	o, err = parseSubmit(t, "", "--type", "noop", "--in", "5m", "--wait", "--wait-timeout", "1m")
+	o, err = parseSubmit(t, "", "--type", "noop", "--in", "5m", "--wait", "--timeout", "1m")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.In == nil || *o.In != 5*time.Minute || !o.Wait || o.WaitTimeout != time.Minute {
-		t.Errorf("in/wait: %v %v %s", o.In, o.Wait, o.WaitTimeout)
+	if o.In == nil || *o.In != 5*time.Minute || !o.Wait || o.WaitTimeout != time.Minute || o.RunTimeout != nil {
+		t.Errorf("in/wait: %v %v %s %v; want --timeout to bound the wait alone", o.In, o.Wait, o.WaitTimeout, o.RunTimeout)
+	}
+}
+
+// --timeout bounds a wait and --run-timeout the run; the spellings of
+// before still do what they did, and say so.
+func TestSubmitTimeoutSpellings(t *testing.T) {
+	const (
+		oldRun  = "jobctl: warning: --timeout without --wait sets the job's run limit, as it used to; that use is deprecated: write --run-timeout (--timeout bounds the wait of --wait)\n"
+		oldWait = "jobctl: warning: --wait-timeout is deprecated; use --timeout, which bounds the wait of --wait\n"
+	)
+	for _, c := range []struct {
+		args      []string
+		run, wait time.Duration // 0: not set
+		warning   string
+	}{
+		{[]string{"--wait", "--timeout", "20s"}, 0, 20 * time.Second, ""},
+		{[]string{"--wait", "--timeout", "20s", "--run-timeout", "1h"}, time.Hour, 20 * time.Second, ""},
+		{[]string{"--run-timeout", "1h"}, time.Hour, 0, ""},
+		{[]string{"--timeout", "1h"}, time.Hour, 0, oldRun},
+		{[]string{"--wait", "--wait-timeout", "20s"}, 0, 20 * time.Second, oldWait},
+		{[]string{"--wait", "--wait-timeout", "20s", "--run-timeout", "1h"}, time.Hour, 20 * time.Second, oldWait},
+	} {
+		ios, _, stderr := TestIO("")
+		var o *SubmitOptions
+		cmd := NewCmdSubmit(&Factory{IO: ios, Clock: fixedClock(testNow)}, func(_ context.Context, got *SubmitOptions) error {
+			o = got
+			return nil
+		})
+		if err := execParse(cmd, append(c.args, "--", "true")...); err != nil {
+			t.Errorf("%v: %v", c.args, err)
+			continue
+		}
+		run := time.Duration(0)
+		if o.RunTimeout != nil {
+			run = *o.RunTimeout
+		}
+		if run != c.run || o.WaitTimeout != c.wait || stderr.String() != c.warning {
+			t.Errorf("%v: run limit %s, wait bound %s, stderr %q; want %s, %s, %q", c.args, run, o.WaitTimeout, stderr, c.run, c.wait, c.warning)
+		}
 	}
 }
 
@@ -112,8 +151,13 @@ func TestSubmitUsageErrors(t *testing.T) {
 		"load empty":         {"--load", "", "--", "true"},
 		"zero attempts":      {"--max-attempts", "0", "--", "true"},
 		"negative backoff":   {"--backoff", "-1s", "--", "true"},
-		"zero timeout":       {"--timeout", "0s", "--", "true"},
+		"zero run timeout":   {"--run-timeout", "0s", "--", "true"},
+		"zero old timeout":   {"--timeout", "0s", "--", "true"},
 		"bad timeout":        {"--timeout", "soon", "--", "true"},
+		"bad run timeout":    {"--run-timeout", "soon", "--", "true"},
+		"negative wait":      {"--wait", "--timeout", "-1s", "--", "true"},
+		"timeout no wait":    {"--timeout", "1m", "--run-timeout", "1h", "--", "true"},
+		"both wait bounds":   {"--wait", "--timeout", "1m", "--wait-timeout", "1m", "--", "true"},
 		"at and in":          {"--at", "2030-01-01T00:00:00Z", "--in", "1m", "--", "true"},
 		"at not a time":      {"--at", "tomorrow", "--", "true"},
 		"at a bare duration": {"--at", "10m", "--", "true"},
@@ -284,16 +328,16 @@ func TestSubmitBatchParsing(t *testing.T) {
 		``,
 		`   `,
 		`{"type": "encode", "args": ["-v"], "payload": {"file": "a.mp4"}, "load": 2.5, "key": "k2",` +
-			` "parent_id": 7, "max_attempts": 5, "backoff": "1m", "timeout": "90s", "in": "10m", "hold": false}`,
+			` "parent_id": 7, "max_attempts": 5, "backoff": "1m", "run_timeout": "90s", "in": "10m", "hold": false}`,
 		`{"args": ["echo", "hi"], "type": ""}`,
 		`{"payload": null, "hold": true}`,
 	}, "\n")
 	o, err := parseSubmit(t, stdin, "--batch", "-", "--type", "noop", "--load", "0.5", "--key", "k",
-		"--max-attempts", "2", "--timeout", "1h", "--at", "2030-05-06T07:08:09Z", "--payload", `{"d":1}`, "--", "default", "args")
+		"--max-attempts", "2", "--run-timeout", "1h", "--at", "2030-05-06T07:08:09Z", "--payload", `{"d":1}`, "--", "default", "args")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Batch == nil || !slices.Equal(o.Batch.Lines, []int{1, 4, 5, 6}) {
+	if o.Batch == nil || !slices.Equal(o.Batch.Lines, []int{1, 4, 5, 6}) || o.Batch.OldTimeout != 0 {
 		t.Fatalf("batch %+v; want jobs from lines 1, 4, 5 and 6", o.Batch)
 	}
 	at := time.Date(2030, 5, 6, 7, 8, 9, 0, time.UTC)
@@ -347,7 +391,11 @@ func TestSubmitBatchUsageErrors(t *testing.T) {
 		"two objects":          {`{"type":"noop"} {"type":"noop"}`, nil, "line 1: more than one JSON value"},
 		"args not strings":     {`{"args":[1]}`, nil, "line 1:"},
 		"bad timeout":          {good + `{"type":"noop","timeout":"soon"}`, nil, `line 2: invalid "timeout" "soon"`},
+		"bad run timeout":      {good + `{"type":"noop","run_timeout":"soon"}`, nil, `line 2: invalid "run_timeout" "soon"`},
 		"zero timeout":         {`{"type":"noop","timeout":"0s"}`, nil, "must be positive"},
+		"both timeouts":        {`{"type":"noop","timeout":"1s","run_timeout":"1s"}`, nil, `line 1: "timeout" is the old name of "run_timeout"`},
+		"invalid UTF-8":        {good + "{\"args\":[\"echo\",\"caf\xe9\"]}", nil, "line 2: not valid UTF-8 text"},
+		"invalid UTF-8 key":    {"{\"type\":\"noop\",\"key\":\"\xff\"}", nil, "line 1: not valid UTF-8 text"},
 		"negative backoff":     {`{"type":"noop","backoff":"-1s"}`, nil, "must not be negative"},
 		"negative in":          {`{"type":"noop","in":"-1m"}`, nil, "must not be negative"},
 		"duration not string":  {`{"type":"noop","in":60}`, nil, "line 1:"},
@@ -513,5 +561,51 @@ func wantJobJSON(t *testing.T, what string, got, want *engine.Job) {
 	w, _ := json.Marshal(want)
 	if string(g) != string(w) {
 		t.Errorf("%s printed\n%s\nwant the job as stored:\n%s", what, g, w)
+	}
+}
+
+// A batch line's "timeout" is the run limit's old name: it still sets the
+// run limit, and the batch says once that it is deprecated.
+func TestSubmitBatchOldTimeoutName(t *testing.T) {
+	e := newTestEnv(t)
+	e.f.IO.In = strings.NewReader(`{"type":"noop","timeout":"90s"}` + "\n" + `{"type":"noop","timeout":"2m"}` + "\n" + `{"type":"noop","run_timeout":"3m"}` + "\n")
+	if err := e.run(t, "submit", "--batch", "-"); err != nil {
+		t.Fatal(err)
+	}
+	ids := batchIDs(t, e.stdout.String())
+	for i, want := range []time.Duration{90 * time.Second, 2 * time.Minute, 3 * time.Minute} {
+		if got := time.Duration(e.get(t, ids[i]).Timeout); got != want {
+			t.Errorf("job of line %d: run limit %s; want %s", i+1, got, want)
+		}
+	}
+	if want := "jobctl: warning: --batch -: line 1: \"timeout\" is deprecated; name the run limit \"run_timeout\"\n"; !strings.HasPrefix(e.stderr.String(), want) ||
+		strings.Count(e.stderr.String(), "deprecated") != 1 {
+		t.Errorf("stderr %q; want %q", e.stderr.String(), want)
+	}
+}
+
+// Invalid UTF-8 in a batch, from stdin or a file, is refused as it is in
+// arguments: a usage error naming the line, and no job written.
+func TestSubmitBatchInvalidUTF8WritesNothing(t *testing.T) {
+	e := newTestEnv(t)
+	batch := "{\"type\":\"noop\"}\n{\"type\":\"noop\",\"operation\":\"caf\xe9\"}\n"
+	file := filepath.Join(t.TempDir(), "jobs.jsonl")
+	if err := os.WriteFile(file, []byte(batch), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"-", file} {
+		e.f.IO.In = strings.NewReader(batch)
+		err := e.run(t, "submit", "--batch", path)
+		var u *UsageError
+		if !errors.As(err, &u) || !strings.Contains(err.Error(), "--batch "+path+": line 2: not valid UTF-8 text") {
+			t.Errorf("--batch %s: %v; want a usage error naming line 2", path, err)
+		}
+	}
+	// The same bytes as an argument are refused as well.
+	if err := e.run(t, "submit", "--operation", "caf\xe9", "--type", "noop"); err == nil {
+		t.Error("an operation that is not UTF-8 was accepted")
+	}
+	if jobs, _ := e.store.JobList(context.Background(), engine.JobListParams{}); len(jobs) != 0 {
+		t.Errorf("refused submits created %d jobs", len(jobs))
 	}
 }
