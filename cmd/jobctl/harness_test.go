@@ -311,10 +311,29 @@ func (c *cluster) serve(name string, args ...string) *node {
 // address of a proxy in front of it, say).
 func (c *cluster) serveDB(dsn, name string, args ...string) *node {
 	c.t.Helper()
+	return c.startNode(dsn, name, append([]string{"--max-load-avg", "off"}, args...))
+}
+
+// serveGated starts a node with the load-average gate as serve sets it by
+// default, for the tests about it; loadavg is the load average the node
+// reads, written to a file in the format of /proc/loadavg, so the test does
+// not depend on how busy this machine is.
+func (c *cluster) serveGated(name string, loadavg float64, args ...string) *node {
+	c.t.Helper()
+	file := filepath.Join(c.t.TempDir(), "loadavg")
+	if err := os.WriteFile(file, fmt.Appendf(nil, "%.2f %.2f %.2f 3/812 4711\n", loadavg, loadavg, loadavg), 0o600); err != nil {
+		c.t.Fatal(err)
+	}
+	return c.startNode(c.dsn, name, append([]string{"--loadavg-file", file}, args...))
+}
+
+// startNode starts a node with the test settings and args.
+func (c *cluster) startNode(dsn, name string, args []string) *node {
+	c.t.Helper()
 	addr := "127.0.0.1:" + freePort(c.t)
 	all := append([]string{"serve", "--node", name, "--listen", addr,
 		"--dispatch-interval", "200ms", "--heartbeat-interval", "1s", "--poll-interval", "100ms",
-		"--max-load-avg", "off", "--log-level", "debug"}, args...)
+		"--log-level", "debug"}, args...)
 	cmd := exec.Command(binary, all...)
 	cmd.Env = append(os.Environ(), "JOBCTL_DB="+dsn)
 	n := &node{name: name, addr: addr, cmd: cmd, log: &syncBuffer{}, done: make(chan struct{})}
