@@ -108,6 +108,11 @@ within --shutdown-grace and puts the rest back in the queue.`,
 			if _, err := parseLogLevel(opts.LogLevel); err != nil {
 				return usageErrorf(cmd, "%v", err)
 			}
+			if opts.LoadAvgFile != "" {
+				if _, err := os.Stat(opts.LoadAvgFile); err != nil {
+					return usageErrorf(cmd, "--loadavg-file: %v", err)
+				}
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -136,8 +141,8 @@ within --shutdown-grace and puts the rest back in the queue.`,
 	fl.DurationVar(&c.PollInterval, "poll-interval", c.PollInterval, "how often running jobs are checked for cancel, pause and resume")
 	fl.DurationVar(&c.CancelGrace, "cancel-grace", c.CancelGrace, "time between SIGTERM and SIGKILL when a job is stopped")
 	fl.DurationVar(&c.ShutdownGrace, "shutdown-grace", c.ShutdownGrace, "time running jobs may finish when the node stops")
-	fl.Var((*loadAvgLimit)(&c.MaxLoadAvg), "max-load-avg", "no new jobs while the load average is above this; 0 or off: no limit")
-	fl.Int64Var(&c.ReservedMemory, "reserved-memory", 0, "no new jobs while free memory is under this many bytes")
+	fl.Var((*loadAvgLimit)(&c.MaxLoadAvg), "max-load-avg", "above this load average the node gets new jobs only when no node under its limit can take them; 0 or off: no limit")
+	fl.Var((*sizeValue)(&c.ReservedMemory), "reserved-memory", "no new jobs while free memory is under this `SIZE` (300MiB, 2GiB, or bytes)")
 	fl.BoolVar(&c.MetricsAuth, "metrics-auth", false, "/metrics asks for the cluster token like /v1/dispatch")
 	fl.StringVar(&c.TLS.CertFile, "tls-cert", "", "serve the endpoint over HTTPS with this certificate (PEM)")
 	fl.StringVar(&c.TLS.KeyFile, "tls-key", "", "the key of --tls-cert (PEM)")
@@ -213,6 +218,26 @@ func defaultStateDir(name string) string {
 		dir = strings.ReplaceAll(dir, ".", "%2E")
 	}
 	return filepath.Join(base, "jobctl", "nodes", dir)
+}
+
+// sizeValue is a flag holding a size in bytes, written with a unit or
+// without (engine.ParseBytes).
+type sizeValue int64
+
+func (v *sizeValue) String() string {
+	if *v == 0 {
+		return "0"
+	}
+	return engine.FormatBytes(int64(*v))
+}
+func (v *sizeValue) Type() string { return "size" }
+func (v *sizeValue) Set(s string) error {
+	b, err := engine.ParseBytes(s)
+	if err != nil {
+		return fmt.Errorf("want a size such as 300MiB, 2GiB or a number of bytes")
+	}
+	*v = sizeValue(b)
+	return nil
 }
 
 // loadAvgLimit is --max-load-avg: a number >= 0, or "off" (0, no limit).

@@ -60,6 +60,9 @@ func TestServeRefusesBadSettings(t *testing.T) {
 		{"--config", "/nonexistent/jobctl.yaml"},
 		{"--log-level", "loud"},
 		{"--dispatch-interval", "soon"},
+		{"--reserved-memory", "lots"},
+		{"--reserved-memory", "-1GiB"},
+		{"--loadavg-file", "/nonexistent/loadavg"},
 		{"extra-argument"},
 	} {
 		ios, _, _ := TestIO("")
@@ -70,8 +73,27 @@ func TestServeRefusesBadSettings(t *testing.T) {
 		var usage *UsageError
 		if err == nil {
 			t.Errorf("serve %v: accepted", args)
-		} else if !errors.As(err, &usage) && args[0] != "--dispatch-interval" && args[0] != "--max-load-avg" && args[0] != "extra-argument" {
+		} else if !errors.As(err, &usage) && args[0] != "--dispatch-interval" && args[0] != "--max-load-avg" &&
+			args[0] != "--reserved-memory" && args[0] != "extra-argument" {
 			t.Errorf("serve %v: %v is not a usage error", args, err)
+		}
+	}
+}
+
+// Sizes take units, and plain bytes still work.
+func TestServeReservedMemoryTakesUnits(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]int64{"300MiB": 300 << 20, "2GiB": 2 << 30, "314572800": 314572800, "1.5GB": 1.5e9} {
+		ios, _, _ := TestIO("")
+		var got *ServeOptions
+		cmd := NewCmdServe(NewFactory(ios), func(o *ServeOptions) error { got = o; return nil })
+		cmd.SetArgs([]string{"--reserved-memory", in})
+		if err := cmd.Execute(); err != nil {
+			t.Errorf("--reserved-memory %s: %v", in, err)
+			continue
+		}
+		if got.Config.ReservedMemory != want {
+			t.Errorf("--reserved-memory %s = %d bytes; want %d", in, got.Config.ReservedMemory, want)
 		}
 	}
 }
