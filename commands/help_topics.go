@@ -147,19 +147,19 @@ Exit. The exit code becomes the job's status:
                         failure like any other
 
 Stopping. Cancel ('jobctl cancel') and the job's run limit (submit
---run-timeout, else the service's, else 8h) send SIGTERM to the job's whole process group,
-then SIGKILL after the node's --cancel-grace (10s); the job ends CANCELLED,
-whatever its exit code, and its log says why. Pause and resume send SIGSTOP
-and SIGCONT to the group. When the job's main process exits, whatever it
-left running in its group is killed. The whole group also dies with its
-node: a small watchdog process beside the node kills every job's group
-when the node dies in any way (SIGKILL, out of memory, a crash), and when
-the node has not recorded its liveness in the database for its
---node-lease (10s), frozen or cut off; such a run goes back to the queue
-(RESTART). A process that leaves its group (setsid, a daemon) escapes
-both. When a node shuts
-down, running jobs have --shutdown-grace (30s) to finish; the rest are
-stopped and go back to the queue (RESTART).
+--run-timeout, else the service's, else 8h) send SIGTERM to the job's
+whole process group, then SIGKILL after the node's --cancel-grace (10s);
+the job ends CANCELLED, whatever its exit code, and its log says why.
+Pause and resume send SIGSTOP and SIGCONT to the group. When the job's
+main process exits, whatever it left running in its group is killed. The
+whole group also dies with its node: a small watchdog process beside the
+node kills every job's group when the node dies in any way (SIGKILL, out
+of memory, a crash), and when the node has not recorded its liveness in
+the database for its --node-lease (10s), frozen or cut off; such a run
+goes back to the queue (RESTART). A process that leaves its group (setsid,
+a daemon) escapes both. When a node shuts down, running jobs have
+--shutdown-grace (30s) to finish; the rest are stopped and go back to the
+queue (RESTART).
 
 Example. A service handler in shell, /usr/local/bin/report.sh:
 

@@ -46,6 +46,9 @@ type SubmitOptions struct {
 
 	Wait        bool
 	WaitTimeout time.Duration // 0: no limit
+	// Strict refuses a job no node can ever run, or one above every
+	// node's max load, where submit would only warn.
+	Strict bool
 
 	// Job is the job this submit runs in; viaNode: the new job is its
 	// child, created through its node, which is a job's only way to the
@@ -83,6 +86,15 @@ DELETED, or 5 when --timeout passes first (the job goes on); stdout still
 holds only the id, the final status goes to stderr. On a terminal stderr
 shows the job's progress while it runs, or why it still waits for a node,
 and ends with one readable line, such as "job 42 FINISHED in 3.2s (exit 0)".
+
+Submit warns on stderr when, as the nodes are registered now, no node
+offers the job's type, none can ever run it (those offering it are all
+offline or in maintenance, or its load is above their max load and they
+decline such jobs), or its load is above every node's max load (it will run
+alone on one of the largest nodes, which takes no other job until then).
+The job is created all the same, as nodes may come; --strict refuses it
+instead: exit 2 and nothing created (with --batch, the first such line
+refuses the whole batch).
 
 --timeout bounds the wait, as on every command that waits; the job's own
 run limit is --run-timeout. Written without --wait, --timeout still sets
@@ -151,6 +163,9 @@ them, so .[0].id is the id.`,
 
   # the rollback as a job of another service
   jobctl submit --type deploy --key web --rollback 'v1' --rollback-type undeploy
+
+  # refuse (exit 2) a job no node could run, rather than queue it with a warning
+  jobctl submit --strict --type encode --load 16
 
   # submit and wait for the result (exit 4 when it fails, 5 when not done in 10 minutes)
   jobctl submit --wait --timeout 10m -- make test
@@ -242,6 +257,9 @@ them, so .[0].id is the id.`,
 			if opts.Wait && opts.viaNode {
 				return usageErrorf(cmd, "--wait does not work inside a job; wait for its children with 'jobctl wait --children'")
 			}
+			if opts.Strict && opts.viaNode {
+				return usageErrorf(cmd, "--strict does not work inside a job, which cannot see the nodes; its node warns of a type no node offers")
+			}
 			if batch {
 				switch {
 				case batchPath == "":
@@ -288,6 +306,7 @@ them, so .[0].id is the id.`,
 	_ = fl.MarkHidden("wait-timeout")
 	fl.StringVar(&opts.Rollback, "rollback", "", "after the job's final failure run this `COMMAND` line once, as its own job, before the key moves on")
 	fl.StringVar(&opts.RollbackType, "rollback-type", "", "job `TYPE` of the rollback job (default: the job's own type)")
+	fl.BoolVar(&opts.Strict, "strict", false, "refuse (exit 2, nothing created) a job no node can run as the cluster is now, or one above every node's max load")
 	fl.StringVar(&batchPath, "batch", "", "submit a job per line of `FILE`, each a JSON object (- for stdin); flags fill in what a line leaves out")
 	addOutputFlags(cmd, &opts.Output, true)
 	return cmd
@@ -447,8 +466,9 @@ func submitRun(ctx context.Context, opts *SubmitOptions) error {
 	if err != nil {
 		return err
 	}
+	check := newRunnableCheck(nodes, opts.Strict)
 	if opts.Batch != nil {
-		return submitBatchRun(ctx, opts, store, nodes)
+		return submitBatchRun(ctx, opts, store, nodes, check)
 	}
 	sub, err := engine.Submit(ctx, store, nodes, engine.SubmitRequest{
 		Type:         opts.Type,
@@ -467,13 +487,12 @@ func submitRun(ctx context.Context, opts *SubmitOptions) error {
 		RunAt:        opts.At,
 		RunIn:        opts.In,
 		Creator:      opts.Creator,
+		Check:        func(p *engine.JobInsertParams) error { return check.check(p, 0) },
 	})
 	if err != nil {
 		return err
 	}
-	if !sub.Offered {
-		fmt.Fprintf(opts.IO.ErrOut, "jobctl: warning: no registered node offers type %q; the job waits until one does\n", opts.Type)
-	}
+	check.warn(opts.IO.ErrOut, "")
 	job := sub.Job
 	if opts.Output.Format == formatJSON {
 		err = writeJSON(opts.IO.Out, []*engine.Job{job})
@@ -499,15 +518,17 @@ func submitRun(ctx context.Context, opts *SubmitOptions) error {
 
 // submitBatchRun creates the jobs of --batch and prints their ids. A line
 // the engine refuses is a usage error naming the line; nothing is created.
-func submitBatchRun(ctx context.Context, opts *SubmitOptions, store engine.Store, nodes []*engine.Node) error {
+func submitBatchRun(ctx context.Context, opts *SubmitOptions, store engine.Store, nodes []*engine.Node, check *runnableCheck) error {
+	for i := range opts.Batch.Requests {
+		line := opts.Batch.Lines[i]
+		opts.Batch.Requests[i].Check = func(p *engine.JobInsertParams) error { return check.check(p, line) }
+	}
 	sub, err := engine.SubmitMany(ctx, store, nodes, opts.Batch.Requests)
 	var refused *engine.BatchError
 	if errors.As(err, &refused) {
 		return &UsageError{Err: fmt.Errorf("--batch %s: line %d: %w", opts.Batch.Path, opts.Batch.Lines[refused.Index], refused.Err), Command: "jobctl submit"}
 	}
-	for _, typ := range sub.Unoffered {
-		fmt.Fprintf(opts.IO.ErrOut, "jobctl: warning: no registered node offers type %q; its jobs wait until one does\n", typ)
-	}
+	check.warn(opts.IO.ErrOut, opts.Batch.Path)
 	// The jobs created before a failure are printed too, so they can be
 	// found and the rest submitted again.
 	if perr := printSubmitted(ctx, opts, store, sub.IDs); err == nil {

@@ -609,3 +609,117 @@ func TestSubmitBatchInvalidUTF8WritesNothing(t *testing.T) {
 		t.Errorf("refused submits created %d jobs", len(jobs))
 	}
 }
+
+// addNode registers a node that runs jobs of types at most maxLoad
+// large, as `jobctl serve` would, with change applied first.
+func (e *testEnv) addNode(t *testing.T, name string, maxLoad float64, types []string, change func(*engine.Node)) {
+	t.Helper()
+	n := engine.Node{Name: name, URL: "http://" + name, MaxLoad: maxLoad, MaxJobs: 10, Weight: 100,
+		State: engine.NodeOnline, AcceptExceeding: true}
+	for _, typ := range types {
+		n.Services = append(n.Services, engine.NodeService{Type: typ})
+	}
+	if change != nil {
+		change(&n)
+	}
+	if _, err := e.store.NodeRegister(context.Background(), engine.NodeRegisterParams{Node: n}); err != nil {
+		t.Fatal(err)
+	}
+	if n.Maintenance {
+		if err := e.store.NodeSetMaintenance(context.Background(), name, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// submit warns of a job no node can ever run, or one larger than every
+// node, as it does of a type no node offers; --strict refuses each of them
+// (exit 2) before anything is written, and passes a job that fits.
+func TestSubmitWarnsOfJobsNoNodeCanRun(t *testing.T) {
+	e := newTestEnv(t)
+	e.addNode(t, "small", 2, []string{engine.TypeSleep}, nil)
+	e.addNode(t, "strict", 4, []string{"encode"}, func(n *engine.Node) { n.AcceptExceeding = false })
+	e.addNode(t, "resting", 4, []string{"mail"}, func(n *engine.Node) { n.Maintenance = true })
+	for _, c := range []struct {
+		args []string
+		want string // the warning; "" for none
+	}{
+		{[]string{"--type", "sleep", "--load", "2"}, ""},
+		{[]string{"--type", "sleep", "--load", "50"},
+			"its load 50 is above every node's max load (the largest is 2): it will run alone on one of the largest nodes, which takes no other job until then"},
+		{[]string{"--type", "nosuch"}, `no registered node offers type "nosuch"; the job waits until one does`},
+		{[]string{"--", "echo", "hi"}, `no registered node offers type "exec"; the job waits until one does`},
+		{[]string{"--type", "encode", "--load", "5"},
+			"no node can run it as the cluster is now: its load 5 is above every node's max load (the largest is 4) and the largest nodes decline loads above their max; " +
+				"start the largest nodes with --accept-exceeding, or submit the job with a smaller --load"},
+		{[]string{"--type", "mail"},
+			`no node can run it as the cluster is now: no ONLINE node offers type "mail": every node offering it is offline, in maintenance or in error; ` +
+				"bring one of them back, or take it out of maintenance with 'jobctl nodes maintenance NAME off'"},
+	} {
+		before := len(e.list(t))
+		if err := e.run(t, append([]string{"submit"}, c.args...)...); err != nil {
+			t.Errorf("submit %v: %v", c.args, err)
+			continue
+		}
+		want := ""
+		if c.want != "" {
+			want = "jobctl: warning: " + c.want + "\n"
+		}
+		if e.stderr.String() != want {
+			t.Errorf("submit %v: stderr %q; want %q", c.args, e.stderr.String(), want)
+		}
+		if len(e.list(t)) != before+1 {
+			t.Errorf("submit %v created no job; a warning creates it all the same", c.args)
+		}
+
+		before = len(e.list(t))
+		err := e.run(t, append([]string{"submit", "--strict"}, c.args...)...)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("submit --strict %v: %v; want the job created", c.args, err)
+		case c.want != "" && (!errors.Is(err, engine.ErrInvalid) || !strings.Contains(err.Error(), "(refused by --strict)")):
+			t.Errorf("submit --strict %v: %v; want it refused as invalid (exit 2)", c.args, err)
+		case c.want != "" && (len(e.list(t)) != before || e.stdout.Len() != 0):
+			t.Errorf("submit --strict %v wrote a job or printed %q", c.args, e.stdout.String())
+		}
+	}
+}
+
+// A batch warns once per reason, naming the first line and how many more;
+// with --strict the first such line refuses the whole batch.
+func TestSubmitBatchWarnsOfJobsNoNodeCanRun(t *testing.T) {
+	e := newTestEnv(t)
+	e.addNode(t, "small", 2, []string{engine.TypeSleep}, nil)
+	batch := `{"load":1}` + "\n" + `{"load":50}` + "\n" + `{"type":"nosuch"}` + "\n" + `{"load":50}` + "\n" + `{"load":9}` + "\n"
+	e.f.IO.In = strings.NewReader(batch)
+	if err := e.run(t, "submit", "--batch", "-", "--type", "sleep"); err != nil {
+		t.Fatal(err)
+	}
+	want := "jobctl: warning: --batch -: line 2 and 1 more: its load 50 is above every node's max load (the largest is 2): it will run alone on one of the largest nodes, which takes no other job until then\n" +
+		"jobctl: warning: --batch -: line 3: no registered node offers type \"nosuch\"; the job waits until one does\n" +
+		"jobctl: warning: --batch -: line 5: its load 9 is above every node's max load (the largest is 2): it will run alone on one of the largest nodes, which takes no other job until then\n"
+	if e.stderr.String() != want {
+		t.Errorf("stderr\n%s\nwant\n%s", e.stderr.String(), want)
+	}
+	if n := len(e.list(t)); n != 5 {
+		t.Fatalf("%d jobs; want the batch's 5", n)
+	}
+	e.f.IO.In = strings.NewReader(batch)
+	err := e.run(t, "submit", "--batch", "-", "--type", "sleep", "--strict")
+	var u *UsageError
+	if !errors.As(err, &u) || !strings.Contains(err.Error(), "--batch -: line 2: invalid job: its load 50 is above every node's max load") {
+		t.Errorf("--strict: %v; want a usage error naming line 2", err)
+	}
+	if n := len(e.list(t)); n != 5 || e.stdout.Len() != 0 {
+		t.Errorf("--strict wrote jobs: %d, printed %q", n, e.stdout.String())
+	}
+}
+
+func (e *testEnv) list(t *testing.T) []*engine.Job {
+	t.Helper()
+	jobs, err := e.store.JobList(context.Background(), engine.JobListParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return jobs
+}
