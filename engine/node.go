@@ -40,6 +40,9 @@ type Node struct {
 	LastSeen        time.Time     `json:"last_seen"`
 	Lease           Duration      `json:"node_lease"` // silent this long, the node has stopped its runs
 	Process         NodeProcess   `json:"process"`    // the process that holds the name
+	// BeatMissedAt is when a dispatcher's heartbeat to the node first went
+	// unanswered in a row (database clock); nil while it answers.
+	BeatMissedAt *time.Time `json:"beat_missed_at"`
 
 	// Reported health, refreshed every touch; zero when unknown.
 	LoadAvg        float64 `json:"load_avg"`

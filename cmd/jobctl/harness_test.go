@@ -220,6 +220,8 @@ type nodeView struct {
 	ReservedMemory int64   `json:"reserved_memory"`
 	Overloaded     bool    `json:"overloaded"`
 	OverloadReason string  `json:"overload_reason"`
+	Maintenance    bool    `json:"maintenance"`
+	Note           string  `json:"note"`
 }
 
 func (c *cluster) nodes() []nodeView {

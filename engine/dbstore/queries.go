@@ -40,6 +40,7 @@ const (
 	qNodeTouch              = "node_touch"
 	qNodeSetState           = "node_set_state"
 	qNodeSetMaintenance     = "node_set_maintenance"
+	qNodeSetBeatMissed      = "node_set_beat_missed"
 	qLeaseAcquire           = "lease_acquire"
 	qLeaseRelease           = "lease_release"
 	qLeaseGet               = "lease_get"
@@ -87,7 +88,7 @@ const (
 var requiredQueries = []string{
 	qDBNow, qJobInsert, qJobGet, qJobExists, qJobList, qJobListLive, qJobUpdate, qJobProgressSet,
 	qJobListDispatchable, qJobLoadsByNode, qJobLogAppend, qJobLogList, qNodeInsertAbsent, qNodeTakeover, qNodeGet,
-	qNodeList, qNodeTouch, qNodeSetState, qNodeSetMaintenance, qLeaseAcquire, qLeaseRelease, qLeaseGet, qLeaseTermGet,
+	qNodeList, qNodeTouch, qNodeSetState, qNodeSetMaintenance, qNodeSetBeatMissed, qLeaseAcquire, qLeaseRelease, qLeaseGet, qLeaseTermGet,
 	qSettingGet,
 	qSettingInsertAbsent, qSchemaMigrationsCreate, qSchemaMigrationsExists, qSchemaMigrationsList,
 	qSchemaMigrationApplied, qSchemaMigrationInsert, qSchemaMigrationDelete,
