@@ -192,6 +192,8 @@ the new schedule as 'jobctl schedules show -o json' does.`,
 	fl.StringVar(&tpl.Rollback, "rollback", "", "after a job's final failure run this `COMMAND` line once, as its own job, before its key moves on")
 	fl.StringVar(&tpl.RollbackType, "rollback-type", "", "type of the rollback job (default: the job's own)")
 	tpl.Backoff = engine.Duration(10 * time.Second)
+	_ = cmd.RegisterFlagCompletionFunc("type", completeTypes(f))
+	_ = cmd.RegisterFlagCompletionFunc("rollback-type", completeTypes(f))
 	addOutputFlags(cmd, &opts.Output, false)
 	return cmd
 }

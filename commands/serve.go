@@ -153,7 +153,16 @@ within --shutdown-grace and puts the rest back in the queue.`,
 	fl.StringVar(&opts.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fl.StringVar(&opts.LoadAvgFile, "loadavg-file", "", "read the load average from this file, in the format of /proc/loadavg")
 	_ = fl.MarkHidden("loadavg-file")
+	groupFlags(cmd, []flagSection{
+		{"Node", []string{"node", "listen", "advertise", "exec", "service", "config", "pass-env", "state-dir", "log-level"}},
+		{"Dispatch", []string{"selector", "prefer", "weight", "retain"}},
+		{"Limits", []string{"max-load", "max-jobs", "accept-exceeding", "max-load-avg", "reserved-memory"}},
+		{"TLS", []string{"tls-cert", "tls-key", "tls-ca", "metrics-auth"}},
+		{"Timing", []string{"dispatch-interval", "lease-timeout", "heartbeat-interval", "node-lease", "warmup",
+			"poll-interval", "cancel-grace", "shutdown-grace"}},
+	})
 	_ = cmd.RegisterFlagCompletionFunc("selector", completeSelectors)
+	_ = cmd.RegisterFlagCompletionFunc("node", completeNodes(f)) // a node started again takes its name back
 	_ = cmd.RegisterFlagCompletionFunc("log-level", cobra.FixedCompletions(
 		[]string{"debug", "info", "warn", "error"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/spf13/pflag"
 )
 
 func TestServeParsesFlagsAndAppliesMachineDefaults(t *testing.T) {
@@ -158,5 +160,65 @@ func TestServeLogsTheLoadAverageLimitInForce(t *testing.T) {
 				t.Fatalf("serve: %v\n%s", err, stderr)
 			}
 		})
+	}
+}
+
+// serve --help lists its flags in sections; every flag is in one, so a
+// flag added later without a section shows up here.
+func TestServeHelpGroupsItsFlags(t *testing.T) {
+	t.Parallel()
+	ios, stdout, _ := TestIO("")
+	root := NewRootCmd(NewFactory(ios), "test")
+	root.SetArgs([]string{"serve", "--help"})
+	root.SetOut(stdout)
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	help := stdout.String()
+	sections := map[string]string{}
+	var order []string
+	current := ""
+	for _, line := range strings.Split(help, "\n") {
+		if strings.HasSuffix(line, "lags:") && !strings.HasPrefix(line, " ") {
+			current = strings.TrimSuffix(line, ":")
+			order = append(order, current)
+			continue
+		}
+		if line == "" {
+			current = ""
+		}
+		if current != "" {
+			if f := strings.Fields(line); len(f) > 0 {
+				name := f[0]
+				if strings.HasPrefix(name, "-") && !strings.HasPrefix(name, "--") { // -h, --help
+					name = f[1]
+				}
+				sections[strings.TrimPrefix(name, "--")] = current
+			}
+		}
+	}
+	want := []string{"Node flags", "Dispatch flags", "Limits flags", "TLS flags", "Timing flags", "Flags", "Global Flags"}
+	if strings.Join(order, ",") != strings.Join(want, ",") {
+		t.Errorf("sections %q; want %q\n%s", order, want, help)
+	}
+	cmd, _, _ := root.Find([]string{"serve"})
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		switch got := sections[f.Name]; {
+		case f.Hidden && got != "":
+			t.Errorf("hidden --%s is listed under %s", f.Name, got)
+		case f.Hidden:
+		case f.Name == "help" && got != "Flags":
+			t.Errorf("--help is under %q; want the plain Flags last", got)
+		case f.Name != "help" && (got == "" || got == "Flags"):
+			t.Errorf("--%s is in no section of its own (%q)", f.Name, got)
+		}
+	})
+	for _, s := range []struct{ flag, section string }{
+		{"selector", "Dispatch flags"}, {"max-load-avg", "Limits flags"}, {"reserved-memory", "Limits flags"},
+		{"tls-cert", "TLS flags"}, {"node-lease", "Timing flags"}, {"exec", "Node flags"}, {"db", "Global Flags"},
+	} {
+		if sections[s.flag] != s.section {
+			t.Errorf("--%s is under %q; want %q", s.flag, sections[s.flag], s.section)
+		}
 	}
 }

@@ -308,6 +308,8 @@ them, so .[0].id is the id.`,
 	fl.StringVar(&opts.RollbackType, "rollback-type", "", "job `TYPE` of the rollback job (default: the job's own type)")
 	fl.BoolVar(&opts.Strict, "strict", false, "refuse (exit 2, nothing created) a job no node can run as the cluster is now, or one above every node's max load")
 	fl.StringVar(&batchPath, "batch", "", "submit a job per line of `FILE`, each a JSON object (- for stdin); flags fill in what a line leaves out")
+	_ = cmd.RegisterFlagCompletionFunc("type", completeTypes(f))
+	_ = cmd.RegisterFlagCompletionFunc("rollback-type", completeTypes(f))
 	addOutputFlags(cmd, &opts.Output, true)
 	return cmd
 }
