@@ -304,6 +304,10 @@ func TestBadInputChangesNothing(t *testing.T) {
 	// same bytes as an argument are refused, so they are here.
 	notUTF8 := filepath.Join(t.TempDir(), "jobs.jsonl")
 	nodesFile := filepath.Join(t.TempDir(), "nodes.yaml")
+	notUTF8Payload := filepath.Join(t.TempDir(), "payload.json")
+	if err := os.WriteFile(notUTF8Payload, []byte("{\"file\":\"caf\xe9\"}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(notUTF8, []byte("{\"type\":\"noop\"}\n{\"type\":\"noop\",\"key\":\"caf\xe9\"}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -323,6 +327,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 		{[]string{"submit", "--batch", "/nonexistent/jobs.jsonl"}, 2},
 		{[]string{"submit", "--batch", notUTF8}, 2},
 		{[]string{"submit", "--payload", "@/nonexistent/payload.json", "--type", "noop"}, 2},
+		{[]string{"submit", "--payload", "@" + notUTF8Payload, "--type", "noop"}, 2},
 		{[]string{"workflow", "start", "/nonexistent/flow.yaml"}, 2},
 		{[]string{"schedules", "add", "x", "--cron", "@hourly", "--type", "noop", "--payload", "@/nonexistent/p.json"}, 2},
 		{[]string{"schedules", "add", "x", "--cron", "@every -1s", "--type", "noop"}, 2},
@@ -380,7 +385,8 @@ func TestASecondNodeWithTheSameNameIsRefused(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stderr, "already online") {
 		t.Fatalf("second serve --node twin: exit %d, stderr %q; want exit 1 saying it is already online", r.code, r.stderr)
 	}
-	if n := c.nodes(); len(n) != 1 || n[0].State != "ONLINE" {
+	// WATCH would be the machine's slowness, not the refused node.
+	if n := c.nodes(); len(n) != 1 || (n[0].State != "ONLINE" && n[0].State != "WATCH") {
 		t.Fatalf("the refused node changed the node table: %+v", n)
 	}
 }
