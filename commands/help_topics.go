@@ -68,7 +68,8 @@ on them.
        submit do)
   4    a waited-for job ended FAILED, CANCELLED or DELETED
        (wait, submit --wait)
-  5    waiting timed out (wait --timeout, submit --wait-timeout)
+  5    waiting timed out (--timeout of wait, submit --wait and
+       nodes drain --wait)
   130  interrupted by SIGINT or SIGTERM
 
 An error is one line on stderr, "jobctl: ...", saying what was wrong.`
@@ -219,20 +220,20 @@ Exit. The exit code becomes the job's status:
   126, 127              the command is not executable or not found: a
                         failure like any other
 
-Stopping. Cancel ('jobctl cancel') and the job's timeout (submit --timeout,
-else the service's, else 8h) send SIGTERM to the job's whole process group,
-then SIGKILL after the node's --cancel-grace (10s); the job ends CANCELLED,
-whatever its exit code, and its log says why. Pause and resume send SIGSTOP
-and SIGCONT to the group. When the job's main process exits, whatever it
-left running in its group is killed. The whole group also dies with its
-node: a small watchdog process beside the node kills every job's group
-when the node dies in any way (SIGKILL, out of memory, a crash), and when
-the node has not recorded its liveness in the database for its
---node-lease (10s), frozen or cut off; such a run goes back to the queue
-(RESTART). A process that leaves its group (setsid, a daemon) escapes
-both. When a node shuts
-down, running jobs have --shutdown-grace (30s) to finish; the rest are
-stopped and go back to the queue (RESTART).
+Stopping. Cancel ('jobctl cancel') and the job's run limit (submit
+--run-timeout, else the service's, else 8h) send SIGTERM to the job's
+whole process group, then SIGKILL after the node's --cancel-grace (10s);
+the job ends CANCELLED, whatever its exit code, and its log says why.
+Pause and resume send SIGSTOP and SIGCONT to the group. When the job's
+main process exits, whatever it left running in its group is killed. The
+whole group also dies with its node: a small watchdog process beside the
+node kills every job's group when the node dies in any way (SIGKILL, out
+of memory, a crash), and when the node has not recorded its liveness in
+the database for its --node-lease (10s), frozen or cut off; such a run
+goes back to the queue (RESTART). A process that leaves its group (setsid,
+a daemon) escapes both. When a node shuts down, running jobs have
+--shutdown-grace (30s) to finish; the rest are stopped and go back to the
+queue (RESTART).
 
 Example. A service handler in shell, /usr/local/bin/report.sh:
 

@@ -154,7 +154,8 @@ Piped, it prints TYPE and N, tab-separated; -o json prints the limit as
 
   # one backup at a time, cluster-wide
   jobctl limits set backup --max-running 1`,
-		Args: exactArgs(1, "a job type"),
+		Args:              exactArgs(1, "a job type"),
+		ValidArgsFunction: completeArgTypes(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Type = args[0]
 			if problem := engine.NameProblem("type", opts.Type, true); problem != "" {

@@ -181,7 +181,8 @@ until interrupted; -o json then prints one JSON object per line.
 		}
 		return names, cobra.ShellCompDirectiveNoFileComp
 	})
-	_ = cmd.RegisterFlagCompletionFunc("node", completeNodeNames(f))
+	_ = cmd.RegisterFlagCompletionFunc("node", completeNodes(f))
+	_ = cmd.RegisterFlagCompletionFunc("type", completeTypes(f))
 	_ = cmd.RegisterFlagCompletionFunc("state", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		names := []string{"all"}
 		for _, s := range engine.AllStatuses {

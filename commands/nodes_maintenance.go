@@ -51,8 +51,8 @@ changed or not.`,
   # back in service
   jobctl nodes maintenance worker-3 off
 
-  # the node's state afterwards, for a script
-  jobctl nodes maintenance worker-3 on -o json | jq -r '.[0].state'`,
+  # the node's state and flag afterwards, for a script
+  jobctl nodes maintenance worker-3 on -o json | jq -r '.[0] | "\(.state) \(.maintenance)"'`,
 		Args: exactArgs(2, "a node name and on or off"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
@@ -128,14 +128,14 @@ func notesOnStderr(ios *IOStreams) *IOStreams {
 // an array of node objects, read afresh with their live load and whether
 // they dispatch.
 func writeNodesJSON(ctx context.Context, ios *IOStreams, store engine.Store, names ...string) error {
-	nodes, err := store.NodeList(ctx)
+	all, err := nodeViews(ctx, store)
 	if err != nil {
 		return err
 	}
 	views := make([]nodeView, 0, len(names))
-	for _, n := range nodes {
+	for _, n := range all {
 		if slices.Contains(names, n.Name) {
-			views = append(views, newNodeView(n))
+			views = append(views, n)
 		}
 	}
 	return writeJSON(ios.Out, views)
@@ -157,31 +157,33 @@ func enterMaintenance(ctx context.Context, store engine.Store, ios *IOStreams, n
 }
 
 // printMaintenance reports a change of the maintenance flag with the state
-// the node shows now, read back from the store. A node that is not ONLINE
-// shows its health rather than MAINTENANCE, so a note says what the flag
-// will do once it is back.
+// the node shows now (engine.StatusOf, as 'jobctl nodes' shows it), read
+// back from the store. A node that is not ONLINE takes no work whatever the
+// flag, so a note says what the flag will do once it is back.
 func printMaintenance(ctx context.Context, store engine.Store, ios *IOStreams, before *engine.Node) error {
 	after, err := store.NodeGet(ctx, before.Name)
 	if err != nil {
 		return err
 	}
+	now, err := store.Now(ctx)
+	if err != nil {
+		return err
+	}
+	was, is := engine.StatusOf(before, now), engine.StatusOf(after, now)
+	p := newPalette(ios)
 	switch {
 	case !ios.OutIsTerminal:
-		fmt.Fprintf(ios.Out, "%s\t%s\n", after.Name, after.State)
-	case before.State != after.State:
-		p := newPalette(ios)
-		fmt.Fprintf(ios.Out, "node %s: %s → %s\n", after.Name, nodeStateCell(p, before.State), nodeStateCell(p, after.State))
+		fmt.Fprintf(ios.Out, "%s\t%s\n", after.Name, is.Label())
 	default:
-		p := newPalette(ios)
-		fmt.Fprintf(ios.Out, "node %s: %s, maintenance %s\n", after.Name, nodeStateCell(p, after.State), onOff(after.Maintenance))
+		fmt.Fprintf(ios.Out, "node %s: %s → %s\n", after.Name, nodeStatusCell(p, was), nodeStatusCell(p, is))
 	}
-	if after.State == engine.NodeOnline || after.State == engine.NodeMaintenance {
+	if is.State == engine.NodeOnline || is.State == engine.NodeWatch {
 		return nil
 	}
 	if after.Maintenance {
-		fmt.Fprintf(ios.ErrOut, "node %s is %s; it stays out of dispatch when it is back ONLINE\n", after.Name, after.State)
+		fmt.Fprintf(ios.ErrOut, "node %s is %s; it stays out of dispatch when it is back ONLINE\n", after.Name, is.State)
 	} else {
-		fmt.Fprintf(ios.ErrOut, "node %s is %s; it takes jobs again when it is back ONLINE\n", after.Name, after.State)
+		fmt.Fprintf(ios.ErrOut, "node %s is %s; it takes jobs again when it is back ONLINE\n", after.Name, is.State)
 	}
 	return nil
 }

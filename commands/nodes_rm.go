@@ -163,7 +163,7 @@ func removeNode(ctx context.Context, store engine.Store, opts *NodesRemoveOption
 		}
 		return nodeView{}, err
 	}
-	return newNodeView(n), nil
+	return newNodeView(n, now), nil
 }
 
 // recoverFromRemoved takes a job from a node being removed, with the

@@ -62,7 +62,7 @@ type SchedulesAddOptions struct {
 func NewCmdSchedulesAdd(f *Factory, runF func(context.Context, *SchedulesAddOptions) error) *cobra.Command {
 	opts := &SchedulesAddOptions{Audit: newAudit(f), IO: f.IO, Store: f.Store}
 	var overlap, payloadText string
-	var timeout time.Duration
+	var timeout, oldTimeout time.Duration
 	var load float64
 	tpl := &opts.Params.Job
 	cmd := &cobra.Command{
@@ -72,7 +72,8 @@ func NewCmdSchedulesAdd(f *Factory, runF func(context.Context, *SchedulesAddOpti
 
 --cron takes five fields (minute, hour, day of month, month, day of week, as
 in crontab) or a descriptor: @yearly, @monthly, @weekly, @daily, @hourly, or
-@every DURATION (such as @every 90s; whole seconds, at least 1s). The fields
+@every DURATION (such as @every 90s; whole seconds, at least 1s: anything
+shorter is refused). The fields
 are read in the zone of --tz (an IANA name; default UTC, the same on every
 node): a time that does not exist on a day because the clocks go forward
 does not fire that day, and a time of day that comes twice because they go
@@ -81,8 +82,8 @@ minutes) a schedule fires through the repeated hour too, by the clock.
 
 The job is given as to 'jobctl submit': with ARGS after -- it runs that
 command on a node started with --exec (type "exec"); with --type it runs that
-service. A load or timeout left out comes from the service's settings when
-the job is created.
+service. A load or run limit (--run-timeout) left out comes from the
+service's settings when the job is created.
 
 --overlap skip (the default) creates no job while the job of the last fire
 has not ended: that fire is passed over and logged. --overlap allow creates
@@ -138,9 +139,18 @@ the new schedule as 'jobctl schedules show -o json' does.`,
 			if cmd.Flags().Changed("load") {
 				tpl.Load = &load
 			}
+			runSet := cmd.Flags().Changed("run-timeout")
 			if cmd.Flags().Changed("timeout") {
+				// The run limit's old name: a schedule waits for nothing.
+				if runSet {
+					return usageErrorf(cmd, "--timeout is the old spelling of --run-timeout; give one of them")
+				}
+				fmt.Fprintln(opts.IO.ErrOut, "jobctl: warning: --timeout is deprecated here; the run limit is --run-timeout")
+				timeout, runSet = oldTimeout, true
+			}
+			if runSet {
 				if timeout <= 0 {
-					return usageErrorf(cmd, "invalid --timeout %s: must be positive", timeout)
+					return usageErrorf(cmd, "invalid --run-timeout %s: must be positive", timeout)
 				}
 				tpl.Timeout = engine.Ptr(engine.Duration(timeout))
 			}
@@ -178,11 +188,15 @@ the new schedule as 'jobctl schedules show -o json' does.`,
 	fl.StringVar(&tpl.Key, "key", "", "jobs with the same key run one at a time, in submission order")
 	fl.IntVar(&tpl.MaxAttempts, "max-attempts", 1, "how often each job is tried before it fails")
 	fl.Var((*durationValue)(&tpl.Backoff), "backoff", "wait before the first retry; doubles with each further one")
-	fl.DurationVar(&timeout, "timeout", 0, "cancel a job after running this long (default: the service's, else 8h)")
+	fl.DurationVar(&timeout, "run-timeout", 0, "cancel a job after running this long (default: the service's, else 8h)")
+	fl.DurationVar(&oldTimeout, "timeout", 0, "the old spelling of --run-timeout")
+	_ = fl.MarkHidden("timeout")
 	fl.StringVar(&payloadText, "payload", "", "JSON payload, @FILE to read it from a file, or - for stdin")
 	fl.StringVar(&tpl.Rollback, "rollback", "", "after a job's final failure run this `COMMAND` line once, as its own job, before its key moves on")
 	fl.StringVar(&tpl.RollbackType, "rollback-type", "", "type of the rollback job (default: the job's own)")
 	tpl.Backoff = engine.Duration(10 * time.Second)
+	_ = cmd.RegisterFlagCompletionFunc("type", completeTypes(f))
+	_ = cmd.RegisterFlagCompletionFunc("rollback-type", completeTypes(f))
 	addOutputFlags(cmd, &opts.Output, false)
 	addReasonFlag(cmd, &opts.Audit)
 	return cmd

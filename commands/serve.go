@@ -36,6 +36,10 @@ type ServeOptions struct {
 	DBMaxConns int
 
 	jobUsers []*jobuser.User // who jobs run as besides the node's own user
+
+	// LoadAvgFile is where the node reads its load average, in the format
+	// of /proc/loadavg (a hidden flag: a container's own view, or a test's).
+	LoadAvgFile string
 }
 
 func newCmdServe(f *Factory) *cobra.Command {
@@ -161,6 +165,12 @@ user can; --job-user keeps it from them.`,
 				return usageErrorf(cmd, "%v", err)
 			}
 			opts.jobUsers = users
+
+			if opts.LoadAvgFile != "" {
+				if _, err := os.Stat(opts.LoadAvgFile); err != nil {
+					return usageErrorf(cmd, "--loadavg-file: %v", err)
+				}
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -189,8 +199,8 @@ user can; --job-user keeps it from them.`,
 	fl.DurationVar(&c.PollInterval, "poll-interval", c.PollInterval, "how often running jobs are checked for cancel, pause and resume")
 	fl.DurationVar(&c.CancelGrace, "cancel-grace", c.CancelGrace, "time between SIGTERM and SIGKILL when a job is stopped")
 	fl.DurationVar(&c.ShutdownGrace, "shutdown-grace", c.ShutdownGrace, "time running jobs may finish when the node stops")
-	fl.Var((*loadAvgLimit)(&c.MaxLoadAvg), "max-load-avg", "no new jobs while the load average is above this; 0 or off: no limit")
-	fl.Int64Var(&c.ReservedMemory, "reserved-memory", 0, "no new jobs while free memory is under this many bytes")
+	fl.Var((*loadAvgLimit)(&c.MaxLoadAvg), "max-load-avg", "above this load average the node gets new jobs only when no node under its limit can take them; 0 or off: no limit")
+	fl.Var((*sizeValue)(&c.ReservedMemory), "reserved-memory", "no new jobs while free memory is under this `SIZE` (300MiB, 2GiB, or bytes)")
 	fl.BoolVar(&c.MetricsAuth, "metrics-auth", false, "/metrics asks for the cluster token like /v1/dispatch")
 	fl.StringVar(&c.TLS.CertFile, "tls-cert", "", "serve the endpoint over HTTPS with this certificate (PEM)")
 	fl.StringVar(&c.TLS.KeyFile, "tls-key", "", "the key of --tls-cert (PEM)")
@@ -203,7 +213,18 @@ user can; --job-user keeps it from them.`,
 		"most connections this node holds to the database, its liveness and LISTEN connections included, %d to %d (default: the DSN's pool_max_conns, else %d)",
 		dbstore.MinMaxConns, dbstore.MaxMaxConns, dbstore.DefaultMaxConns))
 	fl.StringVar(&opts.LogLevel, "log-level", "info", "debug, info, warn or error")
+	fl.StringVar(&opts.LoadAvgFile, "loadavg-file", "", "read the load average from this file, in the format of /proc/loadavg")
+	_ = fl.MarkHidden("loadavg-file")
+	groupFlags(cmd, []flagSection{
+		{"Node", []string{"node", "listen", "advertise", "exec", "service", "config", "pass-env", "job-user", "state-dir", "db-max-conns", "log-level"}},
+		{"Dispatch", []string{"selector", "prefer", "weight", "retain"}},
+		{"Limits", []string{"max-load", "max-jobs", "accept-exceeding", "max-load-avg", "reserved-memory"}},
+		{"TLS", []string{"tls-cert", "tls-key", "tls-ca", "metrics-auth"}},
+		{"Timing", []string{"dispatch-interval", "lease-timeout", "heartbeat-interval", "node-lease", "warmup",
+			"poll-interval", "cancel-grace", "shutdown-grace"}},
+	})
 	_ = cmd.RegisterFlagCompletionFunc("selector", completeSelectors)
+	_ = cmd.RegisterFlagCompletionFunc("node", completeNodes(f)) // a node started again takes its name back
 	_ = cmd.RegisterFlagCompletionFunc("log-level", cobra.FixedCompletions(
 		[]string{"debug", "info", "warn", "error"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -239,7 +260,11 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	if err != nil {
 		return fmt.Errorf("cannot find this program to start its watchdog: %w", err)
 	}
-	rt, err := node.New(opts.Config, store, opts.Factory.Clock, log, node.WithWatchdog([]string{exe, "watchdog"}))
+	nodeOpts := []node.Option{node.WithWatchdog([]string{exe, "watchdog"})}
+	if opts.LoadAvgFile != "" {
+		nodeOpts = append(nodeOpts, node.WithHealthReader(func() node.HealthReading { return node.ReadHealthFrom(opts.LoadAvgFile) }))
+	}
+	rt, err := node.New(opts.Config, store, opts.Factory.Clock, log, nodeOpts...)
 	if err != nil {
 		return err
 	}
@@ -315,6 +340,26 @@ func defaultStateDir(name string) string {
 		dir = strings.ReplaceAll(dir, ".", "%2E")
 	}
 	return filepath.Join(base, "jobctl", "nodes", dir)
+}
+
+// sizeValue is a flag holding a size in bytes, written with a unit or
+// without (engine.ParseBytes).
+type sizeValue int64
+
+func (v *sizeValue) String() string {
+	if *v == 0 {
+		return "0"
+	}
+	return engine.FormatBytes(int64(*v))
+}
+func (v *sizeValue) Type() string { return "size" }
+func (v *sizeValue) Set(s string) error {
+	b, err := engine.ParseBytes(s)
+	if err != nil {
+		return fmt.Errorf("want a size such as 300MiB, 2GiB or a number of bytes")
+	}
+	*v = sizeValue(b)
+	return nil
 }
 
 // loadAvgLimit is --max-load-avg: a number >= 0, or "off" (0, no limit).

@@ -37,10 +37,11 @@ before it has ended. It is described in a YAML file:
       load: 1                   # optional; the service's load, else 1
       on_failure: stop          # stop (default) or continue
       max_attempts: 3           # optional, as 'jobctl submit --max-attempts'
-      timeout: 30m              # optional, as 'jobctl submit --timeout'
+      run_timeout: 30m          # optional, as 'jobctl submit --run-timeout'
       payload: {level: 9}       # optional, the job's payload (any YAML)
 
 Unknown fields are an error naming their line, and nothing is created.
+"timeout", the old name of run_timeout, still works, with a warning.
 
 'jobctl workflow start' creates the workflow's first job, of type workflow
 (operation "start"); its id is the workflow's id. Every node runs workflow
@@ -123,7 +124,10 @@ so a cluster with no node up holds the workflow, queued, until one is.
 			}
 			spec, err := readWorkflowFile(opts.File, opts.IO.In)
 			if err != nil {
-				return err
+				return &UsageError{Err: err, Command: cmd.CommandPath()}
+			}
+			for _, note := range spec.Deprecated {
+				fmt.Fprintf(opts.IO.ErrOut, "jobctl: warning: %s: %s\n", opts.File, note)
 			}
 			opts.Spec, opts.Creator = spec, creator()
 			if runF != nil {
@@ -138,7 +142,9 @@ so a cluster with no node up holds the workflow, queued, until one is.
 }
 
 // readWorkflowFile reads and checks a workflow file; a problem with its
-// content is an *engine.InvalidError (exit 2) naming the file.
+// content is an *engine.InvalidError naming the file. Either problem, a
+// file that cannot be read or one that is wrong, is a usage error (exit 2),
+// as for every command that reads a file it is given.
 func readWorkflowFile(path string, stdin io.Reader) (*workflow.Spec, error) {
 	var data []byte
 	var err error

@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"fmt"
 	"math"
 	"strconv"
+	"strings"
 )
 
 // FormatNumber formats a load or load average for an operator: at most two
@@ -22,4 +24,32 @@ func FormatBytes(b int64) string {
 		return FormatNumber(float64(b)/gib) + "GiB"
 	}
 	return strconv.FormatInt(b/mib, 10) + "MiB"
+}
+
+// byteUnits are the units ParseBytes takes, longest suffix first so that
+// "MiB" is not read as "B".
+var byteUnits = []struct {
+	suffix string
+	factor float64
+}{
+	{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
+	{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1},
+}
+
+// ParseBytes reads a size: a number of bytes with an optional unit, binary
+// (KiB, MiB, GiB, TiB) or decimal (KB, MB, GB, TB), such as 300MiB, 1.5GiB
+// or 17179869184. Every command and file that takes a size reads it here.
+func ParseBytes(s string) (int64, error) {
+	text, factor := strings.TrimSpace(s), 1.0
+	for _, u := range byteUnits {
+		if rest, ok := strings.CutSuffix(text, u.suffix); ok {
+			text, factor = strings.TrimSpace(rest), u.factor
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(text, 64)
+	if err != nil || v < 0 || math.IsNaN(v) || math.IsInf(v, 0) || v*factor >= math.MaxInt64 {
+		return 0, fmt.Errorf("%q is not a size such as 300MiB, 16GiB or a number of bytes", s)
+	}
+	return int64(v * factor), nil
 }

@@ -126,6 +126,12 @@ type Store interface {
 	// (MAINTENANCE is an error: use NodeSetMaintenance). It never changes
 	// the maintenance flag. *NotFoundError for an unknown name.
 	NodeSetState(ctx context.Context, name string, state NodeState) error
+	// NodeSetBeatMissed records that a dispatcher's heartbeat to the node
+	// went unanswered (BeatMissedAt: the database's now at the first miss
+	// in a row, kept by later ones), or, with missed false, that it was
+	// answered. NodeSetState and NodeRegister clear it too. *NotFoundError
+	// for an unknown name.
+	NodeSetBeatMissed(ctx context.Context, name string, missed bool) error
 
 	// LeaseAcquire acquires or renews the lease for owner for ttl, with one
 	// conditional UPDATE judged on the database's clock: it takes the lease

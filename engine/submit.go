@@ -131,6 +131,10 @@ type SubmitRequest struct {
 	RunAt        *time.Time     // not before this time
 	RunIn        *time.Duration // not before this long from now on the database clock
 	Creator      string
+	// Check, when set, is shown the job as it would be inserted, its
+	// defaults filled in and valid, before anything is written; an error
+	// from it refuses the job.
+	Check func(*JobInsertParams) error
 }
 
 // Submitted is a job Submit created.
@@ -243,6 +247,11 @@ func submitParams(nodes []*Node, r SubmitRequest) (p JobInsertParams, offered bo
 	}
 	if err := ValidateJobInsert(p); err != nil {
 		return p, false, err
+	}
+	if r.Check != nil {
+		if err := r.Check(&p); err != nil {
+			return p, false, err
+		}
 	}
 	return p, offered, nil
 }

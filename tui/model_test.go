@@ -623,6 +623,8 @@ func TestResize(t *testing.T) {
 	}
 }
 
+// The STATE column says what 'jobctl nodes' says: the label of
+// engine.StatusOf on the database's clock.
 func TestNodeStates(t *testing.T) {
 	now := time.Date(2030, 1, 2, 15, 4, 5, 0, time.UTC)
 	cases := []struct {
@@ -630,13 +632,14 @@ func TestNodeStates(t *testing.T) {
 		want string
 	}{
 		{engine.Node{State: engine.NodeOnline, LastSeen: now}, "ONLINE"},
-		{engine.Node{State: engine.NodeMaintenance, LastSeen: now}, "MAINTENANCE"},
-		{engine.Node{State: engine.NodeOnline, LastSeen: now, LoadAvg: 9, MaxLoadAvg: 4}, stateOverloaded},
-		{engine.Node{State: engine.NodeOnline, LastSeen: now.Add(-engine.DefaultNodeLease - time.Second)}, stateWatch},
+		{engine.Node{State: engine.NodeMaintenance, Maintenance: true, LastSeen: now}, "ONLINE,MAINTENANCE"},
+		{engine.Node{State: engine.NodeOnline, LastSeen: now, LoadAvg: 9, MaxLoadAvg: 4}, "ONLINE,OVERLOADED"},
+		{engine.Node{State: engine.NodeOnline, LastSeen: now.Add(-engine.DefaultNodeLease/2 - time.Second)}, "WATCH"},
+		{engine.Node{State: engine.NodeOnline, LastSeen: now.Add(-engine.DefaultNodeLease - time.Second)}, "LOST"},
 		{engine.Node{State: engine.NodeOffline, LastSeen: now.Add(-time.Hour)}, "OFFLINE"},
 	}
 	for _, c := range cases {
-		if got := nodeState(&c.n, now); got != c.want {
+		if got := nodeStatus(&c.n, now).Label(); got != c.want {
 			t.Errorf("%+v: %s, want %s", c.n, got, c.want)
 		}
 	}

@@ -142,8 +142,8 @@ func TestTopInATerminal(t *testing.T) {
 	tm.keys("m")
 	tm.waitFor("Put node node-a in maintenance")
 	tm.keys("Enter")
-	tm.waitFor("MAINTENANCE", "node node-a is in maintenance")
-	c.eventually(10*time.Second, "node-a in maintenance", func() bool { return c.nodes()[0].State == "MAINTENANCE" })
+	tm.waitFor("ONLINE,MAINTENANCE", "node node-a is in maintenance")
+	c.eventually(10*time.Second, "node-a in maintenance", func() bool { return c.nodes()[0].Maintenance })
 
 	// Help, then a smaller terminal.
 	tm.keys("?")

@@ -232,3 +232,17 @@ func (s *Store) NodeSetMaintenance(ctx context.Context, name string, on bool) er
 	}
 	return nil
 }
+
+// NodeSetBeatMissed records that a heartbeat to the node went unanswered
+// (keeping the time of the first miss in a row) or clears that; a
+// *NotFoundError for an unknown node.
+func (s *Store) NodeSetBeatMissed(ctx context.Context, name string, missed bool) error {
+	n, err := s.exec(ctx, s.q, qNodeSetBeatMissed, args{"name": name, "missed": missed})
+	if err != nil {
+		return fmt.Errorf("record the heartbeat of node %s: %w", name, err)
+	}
+	if n == 0 {
+		return nodeNotFound(name)
+	}
+	return nil
+}

@@ -62,6 +62,7 @@ const (
 	qMigrateUnlock            = "migrate_unlock"
 	qNodeTouched              = "node_touched"
 	qMigrateTxLock            = "migrate_tx_lock"
+	qNodeSetBeatMissed        = "node_set_beat_missed"
 
 	qJobInsertMany         = "job_insert_many"
 	qJobInsertRow          = "job_insert_row"
@@ -90,7 +91,7 @@ const (
 var requiredQueries = []string{
 	qDBNow, qJobInsert, qJobGet, qJobExists, qJobList, qJobUpdate, qJobProgressSet,
 	qJobListDispatchable, qJobListDispatchableAfter, qJobListFirstChildren, qJobQueueLoads, qJobLoadsByNode, qJobLogAppend, qJobLogList, qNodeInsertAbsent, qNodeTakeover, qNodeGet,
-	qNodeList, qNodeTouch, qNodeSetState, qNodeSetMaintenance, qLeaseAcquire, qLeaseRelease, qLeaseGet, qLeaseTermGet,
+	qNodeList, qNodeTouch, qNodeSetState, qNodeSetMaintenance, qNodeSetBeatMissed, qLeaseAcquire, qLeaseRelease, qLeaseGet, qLeaseTermGet,
 	qSettingGet,
 	qSettingInsertAbsent, qSchemaMigrationsCreate, qSchemaMigrationsExists, qSchemaMigrationsList,
 	qSchemaMigrationApplied, qSchemaMigrationInsert, qSchemaMigrationDelete,

@@ -251,6 +251,7 @@ type nodeRow struct {
 	Hostname        string  `db:"hostname"`
 	PID             int     `db:"pid"`
 	ProcStart       int64   `db:"proc_start"`
+	BeatMissedAt    dbTime  `db:"beat_missed_at"`
 	TotalLoad       float64 `db:"total_load"`
 	Running         int     `db:"running"`
 	Dispatcher      int     `db:"dispatcher"`
@@ -280,6 +281,7 @@ func (r *nodeRow) node() (*engine.Node, error) {
 		Dispatcher:      r.Dispatcher != 0,
 		Lease:           engine.Duration(time.Duration(r.LeaseMS) * time.Millisecond),
 		Process:         engine.NodeProcess{Host: r.HostID, Hostname: r.Hostname, PID: r.PID, StartTime: r.ProcStart},
+		BeatMissedAt:    r.BeatMissedAt.ptr(),
 	}
 	if err := json.Unmarshal([]byte(r.Services), &n.Services); err != nil {
 		return nil, fmt.Errorf("node %s: stored services are not a JSON list: %w", r.Name, err)

@@ -239,27 +239,30 @@ func TestMonitorMarksANodeOfflineAfterTwoMissedHeartbeats(t *testing.T) {
 	}
 	m := dispatch.NewMonitor(s, "self", check, time.Second, quietLog())
 	ctx := context.Background()
-	state := func() engine.NodeState {
+	get := func() *engine.Node {
 		n, err := s.NodeGet(ctx, "flaky")
 		if err != nil {
 			t.Fatal(err)
 		}
-		return n.State
+		return n
 	}
 	_ = m.Beat(ctx)
-	if state() != engine.NodeOnline {
-		t.Fatal("one missed heartbeat marked the node offline")
+	if n := get(); n.State != engine.NodeOnline || n.BeatMissedAt == nil {
+		t.Fatalf("after one missed heartbeat: %s, missed at %v; want ONLINE on watch", n.State, n.BeatMissedAt)
 	}
 	fail = false
 	_ = m.Beat(ctx) // answered: the watch is reset
+	if n := get(); n.BeatMissedAt != nil {
+		t.Fatalf("an answered heartbeat left the watch recorded at %v", n.BeatMissedAt)
+	}
 	fail = true
 	_ = m.Beat(ctx)
-	if state() != engine.NodeOnline {
+	if get().State != engine.NodeOnline {
 		t.Fatal("two misses that were not in a row marked the node offline")
 	}
 	_ = m.Beat(ctx)
-	if state() != engine.NodeOffline {
-		t.Fatal("two misses in a row did not mark the node offline")
+	if n := get(); n.State != engine.NodeOffline || n.BeatMissedAt != nil {
+		t.Fatalf("two misses in a row: %s, missed at %v; want OFFLINE, the watch over", n.State, n.BeatMissedAt)
 	}
 }
 

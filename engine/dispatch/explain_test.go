@@ -151,7 +151,7 @@ func TestExplainRanksNodesAndNamesTheKeptNode(t *testing.T) {
 	for _, v := range e.Nodes {
 		got[v.Node] = v
 	}
-	if got["b"].Rank != 1 || got["a"].Rank != 2 || got["hot"].Rank != 0 || got["hot"].Reason != "overloaded: load average 3 above 2" {
+	if got["b"].Rank != 1 || got["a"].Rank != 2 || got["hot"].Rank != 0 || got["hot"].Reason != "overloaded: load average 3 above 2; it gets work only when no node under its limit can take it" {
 		t.Errorf("verdicts %+v", e.Nodes)
 	}
 	if e.Conclusion != "node b would be offered it first (then a)" {

@@ -24,9 +24,9 @@ type typeRoom struct {
 }
 
 // openAt reports whether the round may still offer node i work that needs
-// room: healthy (ONLINE, not held back by its machine, heard from within
-// its node lease), not declined or unreachable this round, and not kept
-// for an oversized job.
+// room: healthy (ONLINE, not short of memory, heard from within its node
+// lease), not declined or unreachable this round, and not kept for an
+// oversized job.
 func (r *round) openAt(i int) bool {
 	n := r.nodes[i]
 	if !r.healthy[i] || r.closed[n.Name] || r.unreachable[n.Name] {
@@ -84,8 +84,12 @@ func (r *round) largestMaxLoad(typ string) (largest float64, takers int) {
 	return largest, takers
 }
 
-// judgeHealth records, once a round, which nodes are healthy (see open),
-// and which ONLINE nodes their own machine holds back, for the summary.
+// judgeHealth records, once a round, which nodes are healthy (see openAt),
+// and which ONLINE nodes their own machine holds back, for the summary. A
+// node above its load-average limit counts as healthy here: the gate only
+// shifts work to calmer nodes, and takes the job itself when none of them
+// has room (placement.Filter), so its room is room a page may fill. A node
+// short of memory takes nothing.
 func (r *round) judgeHealth() {
 	r.healthy = make([]bool, len(r.nodes))
 	for i, n := range r.nodes {
@@ -96,6 +100,6 @@ func (r *round) judgeHealth() {
 		if o.Kind != "" {
 			r.stats.Overloaded = append(r.stats.Overloaded, NodeOverload{Node: n.Name, Kind: o.Kind, Reason: o.Reason})
 		}
-		r.healthy[i] = o.Kind == "" && r.now.Sub(n.LastSeen) <= n.LeaseOf()
+		r.healthy[i] = o.Kind != engine.OverloadLowMemory && r.now.Sub(n.LastSeen) <= n.LeaseOf()
 	}
 }

@@ -49,5 +49,8 @@ func cloneNode(n *engine.Node) *engine.Node {
 	if c.Services == nil {
 		c.Services = []engine.NodeService{}
 	}
+	if n.BeatMissedAt != nil {
+		c.BeatMissedAt = engine.Ptr(*n.BeatMissedAt)
+	}
 	return &c
 }

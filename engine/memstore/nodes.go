@@ -33,7 +33,7 @@ func (s *Store) NodeRegister(_ context.Context, p engine.NodeRegisterParams) (*e
 	}
 	stored := cloneNode(&n)
 	stored.State, stored.Maintenance = engine.NodeOnline, maintenance
-	stored.StartedAt, stored.LastSeen = now, now
+	stored.StartedAt, stored.LastSeen, stored.BeatMissedAt = now, now, nil
 	stored.Load, stored.Running, stored.Dispatcher = 0, 0, false
 	s.nodes[n.Name] = stored
 	return s.liveNode(stored, now), nil
@@ -114,7 +114,25 @@ func (s *Store) NodeSetState(_ context.Context, name string, state engine.NodeSt
 	if n == nil {
 		return nodeNotFound(name)
 	}
-	n.State = state
+	n.State, n.BeatMissedAt = state, nil
+	return nil
+}
+
+// NodeSetBeatMissed records a missed heartbeat, keeping the first of a
+// row, or clears it.
+func (s *Store) NodeSetBeatMissed(_ context.Context, name string, missed bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.nodes[name]
+	if n == nil {
+		return nodeNotFound(name)
+	}
+	switch {
+	case !missed:
+		n.BeatMissedAt = nil
+	case n.BeatMissedAt == nil:
+		n.BeatMissedAt = engine.Ptr(s.now())
+	}
 	return nil
 }
 

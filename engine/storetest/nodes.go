@@ -25,6 +25,7 @@ var nodeTests = []subtest{
 	{"NodeTouchAndState", testNodeTouchAndState},
 	{"NodeNotFound", testNodeNotFound},
 	{"NodeListLoadAndDispatcher", testNodeListLoadAndDispatcher},
+	{"NodeBeatMissed", testNodeBeatMissed},
 }
 
 func sampleNode(name string) engine.Node {
@@ -510,5 +511,59 @@ func testNodeTouchByATakenOverProcess(t *testing.T, s engine.Store) {
 	}
 	if err := touch(nil); err != nil {
 		t.Errorf("touch without a process: %v", err)
+	}
+}
+
+// A missed heartbeat is kept with the database's time of the first miss in
+// a row, until an answered heartbeat, a health write or a registration
+// clears it; the maintenance flag and the health state stay as they were.
+func testNodeBeatMissed(t *testing.T, s engine.Store) {
+	register(t, s, sampleNode("alpha"))
+	register(t, s, sampleNode("bravo"))
+	setMaintenance(t, s, "alpha", true)
+	if n := getNode(t, s, "alpha"); n.BeatMissedAt != nil {
+		t.Fatalf("a new node has a missed heartbeat at %v", n.BeatMissedAt)
+	}
+	before := dbNow(t, s)
+	beat := func(missed bool) {
+		t.Helper()
+		if err := s.NodeSetBeatMissed(t.Context(), "alpha", missed); err != nil {
+			t.Fatalf("NodeSetBeatMissed(alpha, %v): %v", missed, err)
+		}
+	}
+	beat(true)
+	first := getNode(t, s, "alpha")
+	if first.BeatMissedAt == nil || first.BeatMissedAt.Before(before.Add(-time.Second)) || first.BeatMissedAt.After(dbNow(t, s)) {
+		t.Fatalf("missed at %v; want the database's now, about %v", first.BeatMissedAt, before)
+	}
+	wantState(t, "after a missed heartbeat", first, engine.NodeMaintenance, true)
+	if b := getNode(t, s, "bravo"); b.BeatMissedAt != nil {
+		t.Errorf("bravo missed a heartbeat at %v; only alpha did", b.BeatMissedAt)
+	}
+	waitDBClockPast(t, s, first.BeatMissedAt.Add(10*time.Millisecond))
+	beat(true)
+	if again := getNode(t, s, "alpha"); again.BeatMissedAt == nil || !again.BeatMissedAt.Equal(*first.BeatMissedAt) {
+		t.Errorf("a second miss moved the time to %v; want the first, %v", again.BeatMissedAt, first.BeatMissedAt)
+	}
+	listed, err := s.NodeList(t.Context())
+	if err != nil || len(listed) != 2 || listed[0].BeatMissedAt == nil || !listed[0].BeatMissedAt.Equal(*first.BeatMissedAt) {
+		t.Errorf("NodeList = %+v, %v; want alpha's missed heartbeat listed", listed, err)
+	}
+	beat(false)
+	if n := getNode(t, s, "alpha"); n.BeatMissedAt != nil {
+		t.Errorf("an answered heartbeat left the miss at %v", n.BeatMissedAt)
+	}
+	beat(true)
+	setState(t, s, "alpha", engine.NodeOffline)
+	if n := getNode(t, s, "alpha"); n.BeatMissedAt != nil || n.State != engine.NodeOffline {
+		t.Errorf("marked OFFLINE: %s, missed at %v; want OFFLINE and no watch", n.State, n.BeatMissedAt)
+	}
+	setState(t, s, "alpha", engine.NodeOnline)
+	beat(true)
+	if n := reregister(t, s, sampleNode("alpha")); n.BeatMissedAt != nil {
+		t.Errorf("a registration left the miss at %v", n.BeatMissedAt)
+	}
+	if err := s.NodeSetBeatMissed(t.Context(), "nobody", true); !errors.Is(err, engine.ErrNotFound) {
+		t.Errorf("NodeSetBeatMissed(nobody) = %v, want not found", err)
 	}
 }

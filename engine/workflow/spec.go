@@ -30,6 +30,9 @@ type Spec struct {
 	// default); an operation may give its own.
 	Priority   int         `json:"priority,omitempty"`
 	Operations []Operation `json:"operations"`
+	// Deprecated says, one line each, where the file uses a field's old
+	// name; the workflow is the same as with the new one.
+	Deprecated []string `json:"-"`
 }
 
 // Operation is one job of a workflow.
@@ -65,7 +68,8 @@ type fileOperation struct {
 	Priority    int       `yaml:"priority"`
 	OnFailure   string    `yaml:"on_failure"`
 	MaxAttempts int       `yaml:"max_attempts"`
-	Timeout     string    `yaml:"timeout"`
+	RunTimeout  string    `yaml:"run_timeout"`
+	Timeout     string    `yaml:"timeout"` // the old name of run_timeout
 	line        int
 }
 
@@ -91,6 +95,9 @@ func Parse(data []byte) (*Spec, error) {
 	spec := &Spec{Name: strings.TrimSpace(fs.Name), Priority: fs.Priority}
 	var problems []string
 	for i, fo := range fs.Operations {
+		if fo.Timeout != "" && fo.RunTimeout == "" {
+			spec.Deprecated = append(spec.Deprecated, fmt.Sprintf(`%s: "timeout" is deprecated; name the run limit "run_timeout"`, fo.where(i)))
+		}
 		op, err := fo.operation(i)
 		if err != nil {
 			problems = append(problems, err.Error())
@@ -125,11 +132,16 @@ func operationLines(doc *yaml.Node) []int {
 	return nil
 }
 
-func (fo fileOperation) operation(i int) (Operation, error) {
-	where := fmt.Sprintf("operation %d", i+1)
+// where names the i-th operation of the file, and its line where known.
+func (fo fileOperation) where(i int) string {
 	if fo.line > 0 {
-		where = fmt.Sprintf("line %d: operation %d", fo.line, i+1)
+		return fmt.Sprintf("line %d: operation %d", fo.line, i+1)
 	}
+	return fmt.Sprintf("operation %d", i+1)
+}
+
+func (fo fileOperation) operation(i int) (Operation, error) {
+	where := fo.where(i)
 	op := Operation{Name: fo.Name, Type: fo.Type, Args: fo.Args, Load: fo.Load, Priority: fo.Priority, OnFailure: fo.OnFailure,
 		MaxAttempts: fo.MaxAttempts}
 	if fo.Payload.Kind != 0 {
@@ -143,10 +155,17 @@ func (fo fileOperation) operation(i int) (Operation, error) {
 		}
 		op.Payload = b
 	}
-	if fo.Timeout != "" {
-		d, err := time.ParseDuration(fo.Timeout)
+	field, limit := "run_timeout", fo.RunTimeout
+	switch {
+	case fo.Timeout != "" && fo.RunTimeout != "":
+		return op, fmt.Errorf(`%s: "timeout" is the old name of "run_timeout"; give one of them`, where)
+	case fo.Timeout != "":
+		field, limit = "timeout", fo.Timeout
+	}
+	if limit != "" {
+		d, err := time.ParseDuration(limit)
 		if err != nil || d <= 0 {
-			return op, fmt.Errorf("%s: timeout %q is not a positive duration such as 10m", where, fo.Timeout)
+			return op, fmt.Errorf("%s: %s %q is not a positive duration such as 10m", where, field, limit)
 		}
 		op.Timeout = engine.Duration(d)
 	}

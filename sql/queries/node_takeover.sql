@@ -26,7 +26,8 @@ UPDATE nodes SET
     host_id          = :host_id,
     hostname         = :hostname,
     pid              = :pid,
-    proc_start       = :proc_start
+    proc_start       = :proc_start,
+    beat_missed_at   = NULL
 WHERE name = :name
   AND ((:by_identity AND host_id = :old_host_id AND pid = :old_pid AND proc_start = :old_proc_start)
        OR last_seen < {{nowPlus ":stale_offset_seconds"}})
