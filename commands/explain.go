@@ -79,6 +79,7 @@ usage error; 3 for an unknown job.`,
 	cmd.Flags().StringVar(&opts.Selector, "selector", placement.SelectorLoadFactor, "the ordering to rank the eligible nodes by")
 	_ = cmd.RegisterFlagCompletionFunc("selector", completeSelectors)
 	addOutputFlags(cmd, &opts.Output, false)
+	addHeaderFlags(cmd)
 	return cmd
 }
 
@@ -110,6 +111,10 @@ func printExplanation(ios *IOStreams, e *dispatch.Explanation) error {
 	kv.add("job", fmt.Sprint(j.ID))
 	kv.add("type", j.Type)
 	kv.add("load", formatFloat(j.Load))
+	kv.add("priority", fmt.Sprint(j.Priority))
+	if e.AheadHigher > 0 {
+		kv.add("ahead", fmt.Sprintf("%d queued jobs of a higher priority", e.AheadHigher))
+	}
 	kv.add("status", statusCell(newPalette(ios), j.Status))
 	if e.Dispatchable {
 		kv.add("dispatchable", "yes")

@@ -60,6 +60,7 @@ func TestExplainPipedNeverRunnable(t *testing.T) {
 	want := fmt.Sprintf(`job	%d
 type	sleep
 load	10
+priority	50
 status	QUEUED
 dispatchable	yes
 selector	loadfactor
@@ -99,7 +100,7 @@ func TestExplainPipedNeverRunnableCases(t *testing.T) {
 			if err := e.run(t, "explain", fmt.Sprint(j.ID)); err != nil {
 				t.Fatal(err)
 			}
-			want := fmt.Sprintf("job\t%d\ntype\t%s\nload\t1\nstatus\tQUEUED\ndispatchable\tyes\nselector\tloadfactor\n%s%s", j.ID, tt.typ, node, tt.want)
+			want := fmt.Sprintf("job\t%d\ntype\t%s\nload\t1\npriority\t50\nstatus\tQUEUED\ndispatchable\tyes\nselector\tloadfactor\n%s%s", j.ID, tt.typ, node, tt.want)
 			if got := e.stdout.String(); got != want {
 				t.Errorf("explain:\n%s\nwant:\n%s", got, want)
 			}
@@ -132,7 +133,7 @@ func TestExplainPipedHeldDelayedAndKeyBlocked(t *testing.T) {
 		if err := e.run(t, "explain", fmt.Sprint(tt.job.ID)); err != nil {
 			t.Fatal(err)
 		}
-		want := fmt.Sprintf("job\t%d\ntype\tsleep\nload\t1\nstatus\t%s\ndispatchable\tno: %s\nselector\tloadfactor\n%s"+
+		want := fmt.Sprintf("job\t%d\ntype\tsleep\nload\t1\npriority\t50\nstatus\t%s\ndispatchable\tno: %s\nselector\tloadfactor\n%s"+
 			"conclusion\tnot dispatched: %s; were it dispatchable, node a would be offered it first\n",
 			tt.job.ID, tt.status, tt.hold, nodeLine, tt.hold)
 		// How long until it starts depends on the database's clock, which

@@ -44,6 +44,11 @@ children: the job's children as {id, type, status}, [] when it has none
 ('jobctl list --tree' shows whole families). The table form counts the
 children and lists them below the job.
 
+A job an operator cancelled or deleted says who and why: its message reads
+"cancelled by alice@host1: the reason given", and -o json has ended_by, the
+event that did it as 'jobctl events -o json' prints it (null otherwise).
+'jobctl events --job ID' lists every change made to the job.
+
 Every attempt the job made follows, oldest first: its node, start, end,
 exit code and how it ended (the status it left the job in, such as
 FINISHED, FAILED, RESTART or CANCELLED, and the message, such as why its
@@ -69,6 +74,9 @@ Exits 3 for an unknown id.`,
   # its status, in a script
   jobctl show 42 -o json | jq -r .status
 
+  # who cancelled it, and why
+  jobctl show 42 -o json | jq -r '.ended_by | "\(.who): \(.reason)"'
+
   # the ids of its children that have not finished well
   jobctl show 42 -o json | jq -r '.children[] | select(.status != "FINISHED") | .id'
 
@@ -91,6 +99,7 @@ Exits 3 for an unknown id.`,
 		},
 	}
 	addOutputFlags(cmd, &opts.Output, true)
+	addHeaderFlags(cmd)
 	return cmd
 }
 
@@ -120,16 +129,26 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 	if u, ok := liveOf(live, j); ok && len(attempts) > 0 && attempts[len(attempts)-1].EndedAt == nil {
 		attempts[len(attempts)-1].Live = &u
 	}
+	// Who ended it is the job's last event, if that ended it.
+	last, err := store.EventList(ctx, engine.EventListParams{JobID: &j.ID, Limit: 1})
+	if err != nil {
+		return err
+	}
+	endedBy := engine.EndedBy(j, last)
 	if opts.Output.Format == formatJSON {
 		shown := withChildren(j, children)
 		shown.Attempts = attempts
+		shown.EndedBy = endedBy
 		return writeJSON(opts.IO.Out, shown)
 	}
 	ios, now := opts.IO, opts.Clock.Now()
 	kv := &keyValues{ios: ios}
 	kv.add("id", fmt.Sprint(j.ID))
 	kv.add("status", statusCell(newPalette(ios), j.Status))
-	if j.Message != "" {
+	switch {
+	case endedBy != nil:
+		kv.add("message", engine.EndedText(endedBy))
+	case j.Message != "":
 		kv.add("message", j.Message)
 	}
 	kv.add("type", j.Type)
@@ -141,6 +160,7 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 	}
 	kv.add("node", j.Node)
 	kv.add("load", formatFloat(j.Load))
+	kv.add("priority", fmt.Sprint(j.Priority))
 	if j.MemoryLimit > 0 {
 		kv.add("memory limit", memoryLimitText(j.MemoryLimit))
 	}

@@ -42,7 +42,7 @@ func attemptsJob(t *testing.T, e *testEnv) *engine.Job {
 	if _, err := e.store.NodeRegister(ctx, engine.NodeRegisterParams{Node: n1}); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.store.NodeTouch(ctx, engine.NodeTouchParams{Name: "n1", RunningUsage: []engine.LiveUsage{
+	if _, err := e.store.NodeTouch(ctx, engine.NodeTouchParams{Name: "n1", RunningUsage: []engine.LiveUsage{
 		{JobID: j.ID, Attempt: 3, CPUSeconds: 12, Cores: 1.5, Memory: 64 << 20},
 		{JobID: j.ID, Attempt: 2, CPUSeconds: 99}, // stale: not the attempt running
 	}}); err != nil {

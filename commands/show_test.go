@@ -50,6 +50,7 @@ operation	scale
 args	"in file.mp4" -q
 node	n1
 load	1
+priority	50
 progress	0%%
 attempt	1 of 3
 exit code	3
@@ -137,8 +138,8 @@ func TestShowAndListWhatARunUsed(t *testing.T) {
 		t.Fatalf("list --oom:\n%s\nwant job %d alone (not %d)", e.stdout.String(), j.ID, fine.ID)
 	}
 	cells := strings.Split(rows[0], "\t")
-	if cells[0] != fmt.Sprint(j.ID) || cells[14] != "3.000" || cells[15] != "67108864" || cells[16] != "2.000" ||
-		cells[18] != "killed: out of memory, limit 64MiB" {
+	if cells[0] != fmt.Sprint(j.ID) || cells[15] != "3.000" || cells[16] != "67108864" || cells[17] != "2.000" ||
+		cells[19] != "killed: out of memory, limit 64MiB" {
 		t.Errorf("list --oom -o wide row %q: want CPU 3.000, PEAK 67108864, WALL 2.000 and the out-of-memory message", rows[0])
 	}
 

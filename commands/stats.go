@@ -44,13 +44,20 @@ declared load, or below half of it, over at least 5 runs, and at least a
 quarter core away from it. The declared load is the median of the loads
 those runs were submitted with.
 
-Piped, each line starts with what it counts, tab-separated:
-  status STATUS COUNT                       (every state, zeros too)
-  type TYPE TOTAL STATUS=COUNT...           (types with jobs; "-" for other types)
-  usage TYPE DECLARED_LOAD RUNS CORES_P50 CORES_P95 MEMORY_P95_BYTES VERDICT
-                                            (types with measured runs; verdict ok,
-                                            uses-more, uses-less or too-few-runs)
-  node NAME STATE LOAD MAX_LOAD RUNNING MAX_JOBS DISPATCHER(yes/no)
+Piped, each line is a name, a tab and a value, the name being where -o json
+has the value, with types and nodes by their names:
+  jobs.total 7, jobs.by_status.QUEUED 3        (every state, zeros too)
+  types.encode.total 1, types.encode.by_status.FAILED 1   (states with jobs)
+  other_types.total 1, other_types.by_status.QUEUED 1
+  usage.encode.declared_load 1, usage.encode.runs 40, usage.encode.cores_p50 2.9,
+  usage.encode.cores_p95 3.2, usage.encode.memory_p95_bytes 110100480,
+  usage.encode.wall_p50_seconds 10, usage.encode.oom_killed 0,
+  usage.encode.verdict uses-more, usage.encode.note encode: declared load 1, …
+      (types with measured runs; verdict ok, uses-more, uses-less or
+      too-few-runs; the note only when the load is far off)
+  nodes.n1.state ONLINE, nodes.n1.maintenance false, nodes.n1.load 1.5,
+  nodes.n1.max_load 4, nodes.n1.running 1, nodes.n1.max_jobs 200,
+  nodes.n1.dispatcher true
 
 -o json prints {"jobs": {"total", "by_status"}, "types": [{"type", "total",
 "by_status"}], "other_types": {"total", "by_status"}, "usage": [{"type",
@@ -67,6 +74,9 @@ Piped, each line starts with what it counts, tab-separated:
   # failed jobs per type
   jobctl stats --jq '.types[] | "\(.type) \(.by_status.FAILED)"'
 
+  # the running jobs of node n1, from a shell
+  jobctl stats | awk -F '\t' '$1 == "nodes.n1.running" { print $2 }'
+
   # types whose declared load is far from what their last 200 runs used
   jobctl stats --runs 200 --jq '.usage[] | select(.note != "") | .note'`,
 		Args: exactArgs(0, "no arguments"),
@@ -82,6 +92,7 @@ Piped, each line starts with what it counts, tab-separated:
 	}
 	cmd.Flags().IntVar(&opts.Runs, "runs", opts.Runs, "how many of each type's latest measured runs the usage figures cover")
 	addOutputFlags(cmd, &opts.Output, false)
+	addHeaderFlags(cmd)
 	return cmd
 }
 
@@ -216,33 +227,48 @@ func statusCounts(c jobCounts) []string {
 	return out
 }
 
+// printStatsPiped prints one "name TAB value" line per figure, each name
+// the path -o json has it at, with types and nodes by their names.
 func printStatsPiped(ios *IOStreams, st *clusterStats) error {
-	t := newTable(ios)
-	for _, s := range engine.AllStatuses {
-		t.addRow("status", string(s), strconv.Itoa(st.Jobs.ByStatus[s]))
+	kv := &keyValues{ios: ios}
+	counts := func(prefix string, c jobCounts, zeros bool) {
+		kv.add(prefix+".total", strconv.Itoa(c.Total))
+		for _, s := range engine.AllStatuses {
+			if n := c.ByStatus[s]; n > 0 || zeros {
+				kv.add(prefix+".by_status."+string(s), strconv.Itoa(n))
+			}
+		}
 	}
+	counts("jobs", st.Jobs, true)
 	for _, tc := range st.Types {
-		t.addRow(append([]string{"type", tc.Type, strconv.Itoa(tc.Total)}, statusCounts(tc.jobCounts)...)...)
+		counts("types."+tc.Type, tc.jobCounts, false)
 	}
-	if st.OtherTypes.Total > 0 {
-		t.addRow(append([]string{"type", "-", strconv.Itoa(st.OtherTypes.Total)}, statusCounts(st.OtherTypes)...)...)
-	}
+	counts("other_types", st.OtherTypes, false)
 	for _, u := range st.Usage {
-		t.addRow("usage", u.Type, formatFloat(u.DeclaredLoad), strconv.Itoa(u.Runs), formatFloat(u.CoresP50),
-			formatFloat(u.CoresP95), strconv.FormatInt(u.MemoryP95, 10), string(u.Verdict))
+		prefix := "usage." + u.Type + "."
+		kv.add(prefix+"declared_load", formatFloat(u.DeclaredLoad))
+		kv.add(prefix+"runs", strconv.Itoa(u.Runs))
+		kv.add(prefix+"cores_p50", formatFloat(u.CoresP50))
+		kv.add(prefix+"cores_p95", formatFloat(u.CoresP95))
+		kv.add(prefix+"memory_p95_bytes", strconv.FormatInt(u.MemoryP95, 10))
+		kv.add(prefix+"wall_p50_seconds", formatFloat(u.WallP50))
+		kv.add(prefix+"oom_killed", strconv.Itoa(u.OOMKilled))
+		kv.add(prefix+"verdict", string(u.Verdict))
+		if u.Note != "" {
+			kv.add(prefix+"note", u.Note)
+		}
 	}
 	for _, n := range st.Nodes {
-		t.addRow("node", n.Name, string(n.State), formatFloat(n.Load), formatFloat(n.MaxLoad),
-			strconv.Itoa(n.Running), strconv.Itoa(n.MaxJobs), yesNo(n.Dispatcher))
+		prefix := "nodes." + n.Name + "."
+		kv.add(prefix+"state", string(n.State))
+		kv.add(prefix+"maintenance", strconv.FormatBool(n.Maintenance))
+		kv.add(prefix+"load", formatFloat(n.Load))
+		kv.add(prefix+"max_load", formatFloat(n.MaxLoad))
+		kv.add(prefix+"running", strconv.Itoa(n.Running))
+		kv.add(prefix+"max_jobs", strconv.Itoa(n.MaxJobs))
+		kv.add(prefix+"dispatcher", strconv.FormatBool(n.Dispatcher))
 	}
-	return t.render()
-}
-
-func yesNo(b bool) string {
-	if b {
-		return "yes"
-	}
-	return "no"
+	return kv.render()
 }
 
 // printStatsTerminal prints three tables for a person: jobs per state, a

@@ -40,24 +40,35 @@ func TestStatsPiped(t *testing.T) {
 	if err := e.run(t, "stats"); err != nil {
 		t.Fatal(err)
 	}
-	want := "status\tINSTANTIATED\t0\n" +
-		"status\tQUEUED\t3\n" +
-		"status\tRESTART\t0\n" +
-		"status\tDISPATCHING\t0\n" +
-		"status\tRUNNING\t1\n" +
-		"status\tPAUSED\t0\n" +
-		"status\tWAITING\t0\n" +
-		"status\tCANCELLING\t0\n" +
-		"status\tFINISHED\t0\n" +
-		"status\tWARNING\t0\n" +
-		"status\tFAILED\t1\n" +
-		"status\tCANCELLED\t0\n" +
-		"status\tDELETED\t0\n" +
-		"type\tencode\t1\tFAILED=1\n" +
-		"type\tnoop\t2\tQUEUED=2\n" +
-		"type\tsleep\t1\tRUNNING=1\n" +
-		"type\t-\t1\tQUEUED=1\n" +
-		"node\tn1\tONLINE\t1.5\t4\t1\t200\tyes\n"
+	want := "jobs.total\t5\n" +
+		"jobs.by_status.INSTANTIATED\t0\n" +
+		"jobs.by_status.QUEUED\t3\n" +
+		"jobs.by_status.RESTART\t0\n" +
+		"jobs.by_status.DISPATCHING\t0\n" +
+		"jobs.by_status.RUNNING\t1\n" +
+		"jobs.by_status.PAUSED\t0\n" +
+		"jobs.by_status.WAITING\t0\n" +
+		"jobs.by_status.CANCELLING\t0\n" +
+		"jobs.by_status.FINISHED\t0\n" +
+		"jobs.by_status.WARNING\t0\n" +
+		"jobs.by_status.FAILED\t1\n" +
+		"jobs.by_status.CANCELLED\t0\n" +
+		"jobs.by_status.DELETED\t0\n" +
+		"types.encode.total\t1\n" +
+		"types.encode.by_status.FAILED\t1\n" +
+		"types.noop.total\t2\n" +
+		"types.noop.by_status.QUEUED\t2\n" +
+		"types.sleep.total\t1\n" +
+		"types.sleep.by_status.RUNNING\t1\n" +
+		"other_types.total\t1\n" +
+		"other_types.by_status.QUEUED\t1\n" +
+		"nodes.n1.state\tONLINE\n" +
+		"nodes.n1.maintenance\tfalse\n" +
+		"nodes.n1.load\t1.5\n" +
+		"nodes.n1.max_load\t4\n" +
+		"nodes.n1.running\t1\n" +
+		"nodes.n1.max_jobs\t200\n" +
+		"nodes.n1.dispatcher\ttrue\n"
 	if got := e.stdout.String(); got != want {
 		t.Errorf("piped stats:\n%s\nwant:\n%s", got, want)
 	}
@@ -201,10 +212,34 @@ func TestStatsUsage(t *testing.T) {
 	if err := e.run(t, "stats", "--runs", "3"); err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range []string{"usage\tencode\t1\t3\t3\t3\t110100480\ttoo-few-runs\n", "usage\tnoop\t1\t2\t0.5\t0.5\t67108864\ttoo-few-runs\n"} {
-		if !strings.Contains(e.stdout.String(), line) {
-			t.Errorf("piped stats --runs 3:\n%s\nwant the line %q", e.stdout.String(), line)
-		}
+	want = "usage.encode.declared_load\t1\n" +
+		"usage.encode.runs\t3\n" +
+		"usage.encode.cores_p50\t3\n" +
+		"usage.encode.cores_p95\t3\n" +
+		"usage.encode.memory_p95_bytes\t110100480\n" +
+		"usage.encode.wall_p50_seconds\t10\n" +
+		"usage.encode.oom_killed\t0\n" +
+		"usage.encode.verdict\ttoo-few-runs\n" +
+		"usage.noop.declared_load\t1\n" +
+		"usage.noop.runs\t2\n" +
+		"usage.noop.cores_p50\t0.5\n" +
+		"usage.noop.cores_p95\t0.5\n" +
+		"usage.noop.memory_p95_bytes\t67108864\n" +
+		"usage.noop.wall_p50_seconds\t2\n" +
+		"usage.noop.oom_killed\t1\n" +
+		"usage.noop.verdict\ttoo-few-runs\n" +
+		"nodes.n1.state\t"
+	if got := e.stdout.String(); !strings.Contains(got, want) {
+		t.Errorf("piped stats --runs 3:\n%s\nwant it to hold:\n%s", got, want)
+	}
+
+	// A type whose load is far off has its note too.
+	e.stdout.Reset()
+	if err := e.run(t, "stats"); err != nil {
+		t.Fatal(err)
+	}
+	if want := "usage.encode.verdict\tuses-more\nusage.encode.note\tencode: declared load 1, uses 3 cores p95 over 6 runs\n"; !strings.Contains(e.stdout.String(), want) {
+		t.Errorf("piped stats:\n%s\nwant it to hold %q", e.stdout.String(), want)
 	}
 
 	e.stdout.Reset()

@@ -26,9 +26,9 @@ func FormatBytes(b int64) string {
 	return strconv.FormatInt(b/mib, 10) + "MiB"
 }
 
-// sizeUnits are the units ParseSize reads and FormatSize writes, largest
-// first: binary ones, and the decimal ones people also type.
-var sizeUnits = []struct {
+// byteUnits are the units ParseBytes takes, longest suffix first so that
+// "MiB" is not read as "B"; FormatSize writes the binary ones.
+var byteUnits = []struct {
 	suffix string
 	factor float64
 }{
@@ -36,30 +36,31 @@ var sizeUnits = []struct {
 	{"PB", 1e15}, {"TB", 1e12}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"B", 1},
 }
 
-// ParseSize reads a number of bytes with an optional unit: 1048576, 64MiB,
-// 2GiB, 1.5GiB, 500MB (binary units are powers of 1024, decimal ones of
-// 1000; any case, a space allowed before the unit). The result is whole
-// bytes, rounded down.
-func ParseSize(s string) (int64, error) {
+// ParseBytes reads a size: a number of bytes with an optional unit, binary
+// (KiB, MiB, GiB, TiB, PiB) or decimal (KB, MB, GB, TB, PB), such as 300MiB,
+// 1.5GiB or 17179869184. Every command and file that takes a size reads it
+// here.
+func ParseBytes(s string) (int64, error) {
 	text, factor := strings.TrimSpace(s), 1.0
-	for _, u := range sizeUnits {
-		if len(text) > len(u.suffix) && strings.EqualFold(text[len(text)-len(u.suffix):], u.suffix) {
-			text, factor = strings.TrimSpace(text[:len(text)-len(u.suffix)]), u.factor
+	for _, u := range byteUnits {
+		if rest, ok := strings.CutSuffix(text, u.suffix); ok {
+			text, factor = strings.TrimSpace(rest), u.factor
 			break
 		}
 	}
 	v, err := strconv.ParseFloat(text, 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v*factor >= math.MaxInt64 {
-		return 0, fmt.Errorf("%q is not a size such as 512MiB, 2GiB or 1048576 (bytes)", s)
+	if err != nil || v < 0 || math.IsNaN(v) || math.IsInf(v, 0) || v*factor >= math.MaxInt64 {
+		return 0, fmt.Errorf("%q is not a size such as 300MiB, 16GiB or a number of bytes", s)
 	}
 	return int64(v * factor), nil
 }
 
 // FormatSize writes a byte count in the largest binary unit that holds it
-// whole, so a limit reads as it was given: 64MiB, 2GiB, 1536KiB; a count
-// no unit divides is written in bytes with a B.
+// whole, so a limit reads as it was given and ParseBytes reads it back:
+// 64MiB, 2GiB, 1536KiB; a count no unit divides is written in bytes with
+// a B.
 func FormatSize(b int64) string {
-	for _, u := range sizeUnits[:5] {
+	for _, u := range byteUnits[:5] {
 		f := int64(u.factor)
 		if b != 0 && b%f == 0 {
 			return strconv.FormatInt(b/f, 10) + u.suffix

@@ -26,17 +26,23 @@ type PruneParams struct {
 
 // PruneResult is what a prune did.
 type PruneResult struct {
-	Removed int       // jobs removed (or, on a dry run, that would be)
-	Cutoff  time.Time // jobs that ended before this went (database clock)
-	Stopped bool      // Between stopped it before the last batch
+	Removed int // jobs removed (or, on a dry run, that would be)
+	// EventsRemoved counts the events naming no job removed with them
+	// (or that would be); a job's own events go with the job, uncounted.
+	EventsRemoved int
+	Cutoff        time.Time // jobs that ended before this went (database clock)
+	Stopped       bool      // Between stopped it before the last batch
 }
 
 // Prune removes the ended jobs that finished more than p.OlderThan ago, with
 // their logs and reservations, in batches of p.Batch jobs, each its own
 // transaction. A parent goes only with or after its children (see
 // PurgeSelect). The cutoff is read from the database clock once, so jobs
-// ending while the prune runs do not keep it going. A dry run counts in one
-// read and removes nothing.
+// ending while the prune runs do not keep it going. A job's events go with
+// it; a prune of every ended status (no Statuses) then removes the events
+// naming no job (nodes, limits, schedules, the lease) recorded before the
+// cutoff, in batches too. A dry run counts in one read each and removes
+// nothing.
 func Prune(ctx context.Context, s Store, p PruneParams) (PruneResult, error) {
 	if p.OlderThan <= 0 {
 		return PruneResult{}, &InvalidError{What: "prune", Problems: []string{fmt.Sprintf("older than %s: must be positive", p.OlderThan)}}
@@ -57,13 +63,25 @@ func Prune(ctx context.Context, s Store, p PruneParams) (PruneResult, error) {
 	}
 	res := PruneResult{Cutoff: now.Add(-p.OlderThan)}
 	purge := JobPurgeParams{Statuses: p.Statuses, FinishedBefore: &res.Cutoff, Limit: batch}
+	events := EventPurgeParams{Before: res.Cutoff, Limit: batch}
+	pruneEvents := len(p.Statuses) == 0
 	if p.DryRun {
 		purge.Limit, purge.DryRun = 0, true
-		res.Removed, err = s.JobPurge(ctx, purge)
+		if res.Removed, err = s.JobPurge(ctx, purge); err != nil || !pruneEvents {
+			return res, err
+		}
+		events.Limit, events.DryRun = 0, true
+		res.EventsRemoved, err = s.EventPurge(ctx, events)
 		return res, err
 	}
-	for first := true; ; first = false {
-		if !first && p.Between != nil && !p.Between(ctx) {
+	first := true
+	between := func() bool {
+		stop := !first && p.Between != nil && !p.Between(ctx)
+		first = false
+		return stop
+	}
+	for {
+		if between() {
 			res.Stopped = true
 			return res, nil
 		}
@@ -72,15 +90,33 @@ func Prune(ctx context.Context, s Store, p PruneParams) (PruneResult, error) {
 		if err != nil {
 			return res, err
 		}
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
 		// A batch removes at least one job while any can go (PurgeSelect
 		// takes every lone job that fits), so none removed means done.
 		if n == 0 {
+			break
+		}
+	}
+	for pruneEvents {
+		if between() {
+			res.Stopped = true
 			return res, nil
+		}
+		n, err := s.EventPurge(ctx, events)
+		res.EventsRemoved += n
+		if err != nil {
+			return res, err
+		}
+		if n < batch {
+			break
 		}
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
 	}
+	return res, nil
 }
 
 // PurgeStatuses validates a purge and returns the statuses it removes: the

@@ -45,6 +45,9 @@ func ValidateJobInsert(p JobInsertParams) error {
 	name("operation", p.Operation, false)
 	name("key", p.Key, false)
 	name("creator", p.Creator, false)
+	if problem := PriorityProblem(p.Priority); problem != "" {
+		problems = append(problems, problem)
+	}
 	switch {
 	case math.IsNaN(p.Load) || math.IsInf(p.Load, 0) || p.Load < 0:
 		bad("load %v is not a number >= 0", p.Load)
@@ -119,6 +122,7 @@ type SubmitRequest struct {
 	Args      []string
 	Payload   json.RawMessage
 	Load      *float64       // nil: the service's configured load, else 1
+	Priority  int            // 0: the parent's priority for a child, else DefaultPriority
 	Timeout   *time.Duration // nil: the service's configured timeout, else DefaultJobTimeout
 	// MemoryLimit in bytes; nil: the service's configured memory limit,
 	// else none.
@@ -134,6 +138,10 @@ type SubmitRequest struct {
 	RunAt        *time.Time     // not before this time
 	RunIn        *time.Duration // not before this long from now on the database clock
 	Creator      string
+	// Check, when set, is shown the job as it would be inserted, its
+	// defaults filled in and valid, before anything is written; an error
+	// from it refuses the job.
+	Check func(*JobInsertParams) error
 }
 
 // Submitted is a job Submit created.
@@ -157,9 +165,11 @@ func Submit(ctx context.Context, s TxStore, nodes []*Node, r SubmitRequest) (Sub
 		return Submitted{}, err
 	}
 	if r.ParentID != nil {
-		if err := checkParent(ctx, s, *r.ParentID); err != nil {
+		parent, err := checkParent(ctx, s, *r.ParentID)
+		if err != nil {
 			return Submitted{}, err
 		}
+		p.Priority = inherit(r.Priority, parent)
 	}
 	if r.RunIn != nil {
 		// Every node judges run_after on the database's clock, so the
@@ -178,13 +188,37 @@ func Submit(ctx context.Context, s TxStore, nodes []*Node, r SubmitRequest) (Sub
 	return Submitted{Job: job, Offered: offered}, nil
 }
 
+// SubmitRecorded is Submit for by, an operator or a job through its node,
+// with the submit's event in the same transaction.
+func SubmitRecorded(ctx context.Context, s Store, nodes []*Node, r SubmitRequest, by Actor) (Submitted, error) {
+	var sub Submitted
+	err := Recorded(ctx, s, by, EventAppendParams{Verb: EventSubmit}, func(tx TxStore, e *EventAppendParams) error {
+		var err error
+		if sub, err = Submit(ctx, tx, nodes, r); err != nil {
+			return err
+		}
+		e.JobIDs, e.Detail = []int64{sub.Job.ID}, submitDetail(sub.Job)
+		return nil
+	})
+	return sub, err
+}
+
+// submitDetail is the detail of a submit's event: how the job starts out.
+func submitDetail(j *Job) string {
+	s := string(j.Status)
+	if j.ParentID != nil {
+		s += fmt.Sprintf(", child of %d", *j.ParentID)
+	}
+	return s
+}
+
 // submitParams turns a request into the job to insert, with the defaults
 // Submit documents, and validates it; offered reports whether a
 // registered node offers its type.
 func submitParams(nodes []*Node, r SubmitRequest) (p JobInsertParams, offered bool, err error) {
 	p = JobInsertParams{
 		Type: strings.TrimSpace(r.Type), Operation: r.Operation, Args: r.Args, Payload: r.Payload,
-		Load: 1, Status: StatusQueued, Key: r.Key, ParentID: r.ParentID, MaxAttempts: max(r.MaxAttempts, 1),
+		Load: 1, Priority: r.Priority, Status: StatusQueued, Key: r.Key, ParentID: r.ParentID, MaxAttempts: max(r.MaxAttempts, 1),
 		Backoff: r.Backoff, Rollback: r.Rollback, RollbackType: strings.TrimSpace(r.RollbackType), RunAfter: r.RunAt, Timeout: DefaultJobTimeout, Creator: r.Creator,
 	}
 	if r.MaxAttempts < 0 {
@@ -227,20 +261,35 @@ func submitParams(nodes []*Node, r SubmitRequest) (p JobInsertParams, offered bo
 	if err := ValidateJobInsert(p); err != nil {
 		return p, false, err
 	}
+	if r.Check != nil {
+		if err := r.Check(&p); err != nil {
+			return p, false, err
+		}
+	}
 	return p, offered, nil
 }
 
-// checkParent refuses a parent that does not exist or has ended.
-func checkParent(ctx context.Context, s TxStore, id int64) error {
+// checkParent returns the parent, refusing one that does not exist or has
+// ended.
+func checkParent(ctx context.Context, s TxStore, id int64) (*Job, error) {
 	parent, err := s.JobGet(ctx, id)
 	if err != nil {
-		return fmt.Errorf("parent: %w", err)
+		return nil, fmt.Errorf("parent: %w", err)
 	}
 	if parent.Status.Terminal() {
-		return &InvalidError{What: "job", Problems: []string{
+		return nil, &InvalidError{What: "job", Problems: []string{
 			fmt.Sprintf("parent job %d has ended (%s); a child belongs to an unfinished job", parent.ID, parent.Status)}}
 	}
-	return nil
+	return parent, nil
+}
+
+// inherit is a child's priority: the one asked for, else its parent's, so
+// the work an urgent job fans out is urgent too.
+func inherit(asked int, parent *Job) int {
+	if asked != 0 {
+		return asked
+	}
+	return parent.Priority
 }
 
 // SubmitChunk is how many jobs SubmitMany inserts in one transaction.
@@ -272,11 +321,19 @@ func (e *BatchError) Unwrap() error { return e.Err }
 // batch never holds a writer's lock for long; should the database fail
 // part-way, the ids of the chunks already in are returned with the error.
 // A delay (RunIn) counts from one reading of the database clock for the
-// whole batch.
-func SubmitMany(ctx context.Context, s Store, nodes []*Node, rs []SubmitRequest) (SubmittedMany, error) {
+// whole batch. Each chunk's jobs are recorded for by, one submit event a
+// job, in the chunk's transaction.
+func SubmitMany(ctx context.Context, s Store, nodes []*Node, rs []SubmitRequest, by Actor) (SubmittedMany, error) {
+	if err := validateActor(by); err != nil {
+		return SubmittedMany{}, err
+	}
 	ps := make([]JobInsertParams, len(rs))
 	unoffered := map[string]bool{}
-	parentChecked := map[int64]error{}
+	type checked struct {
+		parent *Job
+		err    error
+	}
+	parents := map[int64]checked{}
 	var now time.Time
 	for i, r := range rs {
 		p, offered, err := submitParams(nodes, r)
@@ -287,14 +344,15 @@ func SubmitMany(ctx context.Context, s Store, nodes []*Node, rs []SubmitRequest)
 			unoffered[p.Type] = true
 		}
 		if r.ParentID != nil {
-			err, seen := parentChecked[*r.ParentID]
+			c, seen := parents[*r.ParentID]
 			if !seen {
-				err = checkParent(ctx, s, *r.ParentID)
-				parentChecked[*r.ParentID] = err
+				c.parent, c.err = checkParent(ctx, s, *r.ParentID)
+				parents[*r.ParentID] = c
 			}
-			if err != nil {
-				return SubmittedMany{}, &BatchError{Index: i, Err: err}
+			if c.err != nil {
+				return SubmittedMany{}, &BatchError{Index: i, Err: c.err}
 			}
+			p.Priority = inherit(r.Priority, c.parent)
 		}
 		if r.RunIn != nil {
 			if now.IsZero() {
@@ -309,7 +367,14 @@ func SubmitMany(ctx context.Context, s Store, nodes []*Node, rs []SubmitRequest)
 	}
 	out := SubmittedMany{IDs: make([]int64, 0, len(ps)), Unoffered: slices.Sorted(maps.Keys(unoffered))}
 	for chunk := range slices.Chunk(ps, SubmitChunk) {
-		ids, err := s.JobInsertMany(ctx, chunk)
+		var ids []int64
+		err := s.Tx(ctx, func(tx TxStore) error {
+			var err error
+			if ids, err = tx.JobInsertMany(ctx, chunk); err != nil {
+				return err
+			}
+			return by.Record(ctx, tx, EventAppendParams{Verb: EventSubmit, JobIDs: ids, Detail: fmt.Sprintf("one of a batch of %d", len(ps))})
+		})
 		if err != nil {
 			return out, fmt.Errorf("insert jobs %d to %d of %d: %w", len(out.IDs)+1, len(out.IDs)+len(chunk), len(ps), err)
 		}

@@ -30,6 +30,7 @@ type JobUpdate struct {
 	MarkQueued      bool     // queued_at = database now
 	MarkStarted     bool     // started_at = database now
 	MarkFinished    bool     // finished_at = database now
+	Priority        *int     // the job's new priority (MinPriority to MaxPriority)
 
 	// StartedUnder, on the start of an attempt, records the dispatcher and
 	// its lease term on the job, and the transition applies only while that
@@ -80,11 +81,19 @@ func (u JobUpdate) Validate() error {
 	if !CanTransition(u.From, u.To) {
 		return &TransitionError{ID: u.ID, From: u.From, To: u.To}
 	}
+	if u.Priority != nil && (*u.Priority < MinPriority || *u.Priority > MaxPriority) {
+		return &TransitionError{ID: u.ID, From: u.From, To: u.To, Reason: PriorityProblem(*u.Priority)}
+	}
 	if t := u.StartedUnder; t != nil && (t.Owner == "" || t.Term <= 0) {
 		return &TransitionError{ID: u.ID, From: u.From, To: u.To, Reason: fmt.Sprintf("lease term %d of %q names no term", t.Term, t.Owner)}
 	}
 	return nil
 }
+
+// ErrBatchPriority refuses a priority in JobUpdateMany: the batches are the
+// hot path of dispatch, start and finish, which never change one; an
+// operator changes a job's priority through JobUpdate.
+var ErrBatchPriority = errors.New("a priority is changed one job at a time, not in a batch")
 
 // TransitionError is a transition the state machine refuses.
 type TransitionError struct {

@@ -205,13 +205,13 @@ func CheckUsage(u JobUpdate) error {
 }
 
 // ParseMemoryLimit reads a job's memory limit as operators write it: a
-// size such as 64MiB or 2GiB (see ParseSize), or 0 or "none" for no limit
+// size such as 64MiB or 2GiB (see ParseBytes), or 0 or "none" for no limit
 // of its own.
 func ParseMemoryLimit(s string) (int64, error) {
 	if strings.EqualFold(strings.TrimSpace(s), "none") {
 		return 0, nil
 	}
-	v, err := ParseSize(s)
+	v, err := ParseBytes(s)
 	if err != nil {
 		return 0, err
 	}

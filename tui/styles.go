@@ -86,7 +86,7 @@ func NewStyles(colored bool) Styles {
 	for st, c := range map[string]color.Color{
 		string(engine.NodeOnline): green, string(engine.NodeMaintenance): yellow,
 		string(engine.NodeOffline): gray, string(engine.NodeError): red,
-		stateOverloaded: red, stateWatch: yellow,
+		stateOverloaded: red, string(engine.NodeWatch): yellow, string(engine.NodeLost): red,
 	} {
 		s.NodeState[st] = plain.Foreground(c)
 	}

@@ -116,7 +116,7 @@ func TestManPagesHaveExtraSections(t *testing.T) {
 		t.Errorf("jobctl.1 sections are %q; want %q", got, want)
 	}
 	for _, w := range []string{
-		"\nJOBCTL_DB       the database when \\-\\-db is not given",
+		"\nJOBCTL_DB       the database when neither \\-\\-db nor \\-\\-db\\-file is given",
 		"\n/etc/jobctl/jobctl.env\n",
 		"\njobctl:progress N [text]",
 		"\nJOBCTL_JOB_ID     the job's id\n",

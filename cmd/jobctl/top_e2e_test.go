@@ -110,27 +110,41 @@ func TestTopInATerminal(t *testing.T) {
 	tm.waitFor("job " + id + " resumed")
 	c.waitStatus(id, "RUNNING", 10*time.Second)
 
-	// Cancel asks first; n leaves the job alone, y cancels it.
+	// Cancel asks first, with a reason to give; esc leaves the job alone,
+	// enter cancels it. The result clears from the status line.
 	tm.keys("c")
 	tm.waitFor("Cancel job " + id)
-	tm.keys("n")
+	tm.keys("Escape")
 	tm.waitFor("left as it was")
 	if st := c.show(id).Status; st != "RUNNING" {
-		t.Fatalf("n changed the job to %s", st)
+		t.Fatalf("esc changed the job to %s", st)
 	}
+	tm.waitUntil("the status line cleared", func(s string) bool { return !strings.Contains(s, "left as it was") })
 	tm.keys("c")
-	tm.waitFor("[y/n]")
-	tm.keys("y")
+	tm.waitFor("enter: go ahead", "reason (optional):")
+	tm.keys("-l", "ran into the backup window")
+	tm.keys("Enter")
 	tm.waitFor("job " + id + " cancelled")
 	c.waitStatus(id, "CANCELLED", 30*time.Second)
+
+	// Enter on the job opens its detail, which says who cancelled it and
+	// why; the command line says the same.
+	who := operatorName(t)
+	tm.keys("Enter")
+	tm.waitFor("Job "+id+" · sleep", "cancelled by "+who+": ran into the backup window", "Log · last lines")
+	tm.keys("Escape")
+	tm.waitFor("Nodes (1)")
+	if out := c.ok("show", id); !strings.Contains(out, "cancelled by "+who+": ran into the backup window") {
+		t.Errorf("show %s after the cancel from top:\n%s", id, out)
+	}
 
 	// Maintenance on the node, from the nodes pane.
 	tm.keys("Tab")
 	tm.keys("m")
 	tm.waitFor("Put node node-a in maintenance")
-	tm.keys("y")
-	tm.waitFor("MAINTENANCE", "node node-a is in maintenance")
-	c.eventually(10*time.Second, "node-a in maintenance", func() bool { return c.nodes()[0].State == "MAINTENANCE" })
+	tm.keys("Enter")
+	tm.waitFor("ONLINE,MAINTENANCE", "node node-a is in maintenance")
+	c.eventually(10*time.Second, "node-a in maintenance", func() bool { return c.nodes()[0].Maintenance })
 
 	// Help, then a smaller terminal.
 	tm.keys("?")
@@ -140,7 +154,7 @@ func TestTopInATerminal(t *testing.T) {
 	tm.cmd("resize-window", "-t", tm.session, "-x", "80", "-y", "24")
 	tm.waitUntil("the dashboard redrawn at 80x24", func(s string) bool {
 		lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-		return len(lines) == 24 && strings.Contains(lines[23], "↑/k up") &&
+		return len(lines) == 24 && strings.Contains(lines[23], "? more • q quit") &&
 			strings.Contains(s, "Nodes (1)") && strings.Contains(s, "SEEN")
 	})
 

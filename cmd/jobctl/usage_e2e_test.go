@@ -177,3 +177,40 @@ func (n *node) metricsText(t *testing.T) string {
 	}
 	return string(body)
 }
+
+// liftLimit is a job that tries to lift its own memory limit by writing
+// its cgroup's limit file, says how that went, and then holds 200 MiB.
+const liftLimit = `if [ -e /sys/fs/cgroup/cgroup.controllers ]; then
+  f=/sys/fs/cgroup$(sed -n 's/^0:://p' /proc/self/cgroup)/memory.max; v=max
+else
+  f=/sys/fs/cgroup/memory$(sed -n 's/^[0-9]*:memory://p' /proc/self/cgroup)/memory.limit_in_bytes; v=-1
+fi
+[ -e "$f" ] && echo "limit file $f"
+if echo $v > "$f" 2>/dev/null; then echo lifted; else echo held; fi
+id -u
+head -c 200M /dev/zero | tail -n 1 >/dev/null`
+
+// With --job-user and --enforce together, a job runs as the job user in a
+// cgroup of the node's: it cannot lift its own memory limit, and is killed
+// at it.
+func TestEnforceHoldsJobsOfTheJobUser(t *testing.T) {
+	jobUser := testUser(t, jobUserName)
+	c := sqliteCluster(t)
+	n := c.serve("n1", "--exec", "--enforce", "--job-user", jobUserName, "--node-lease", "2s")
+	c.eventually(10*time.Second, "the node's line on what it measures and enforces", func() bool {
+		return strings.Contains(n.log.String(), "each job runs in a cgroup")
+	})
+	if strings.Contains(n.log.String(), "cannot enforce memory limits") {
+		t.Skipf("this kernel's cgroups hold no memory limit here:\n%s", n.log.String())
+	}
+	id := c.submit("--memory", "64MiB", "--", "sh", "-c", liftLimit)
+	c.waitStatus(id, "FAILED", 60*time.Second)
+	log := c.ok("logs", id)
+	if !strings.Contains(log, "limit file ") || !strings.Contains(log, "held") || strings.Contains(log, "lifted") ||
+		!strings.Contains(log, "\n"+jobUser.Uid+"\n") {
+		t.Errorf("the job's log:\n%s\nwant it to find its limit file, fail to lift it, and run as uid %s", log, jobUser.Uid)
+	}
+	if k := c.used(id); !strings.HasPrefix(k.Message, "killed: out of memory, limit 64MiB") || k.Usage == nil || !k.Usage.OOMKilled {
+		t.Errorf("the job over --memory 64MiB as %s: %+v; want killed: out of memory, limit 64MiB", jobUserName, k)
+	}
+}

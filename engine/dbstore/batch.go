@@ -140,6 +140,9 @@ func checkJobUpdate(u engine.JobUpdate) error {
 	if u.Message != nil && !storableText(*u.Message) {
 		return refuse("message %q is not valid UTF-8 text", *u.Message)
 	}
+	if u.Priority != nil {
+		return refuse("%s", engine.ErrBatchPriority)
+	}
 	return engine.CheckUsage(u)
 }
 

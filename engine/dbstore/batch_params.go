@@ -103,6 +103,7 @@ func jobInsertArrays(rows []args) args {
 		parents           = make([]sql.NullInt64, n)
 		runAfters         = make([]sql.NullString, n)
 		queued            = make(pq.BoolArray, n)
+		priorities        = make(pq.Int64Array, n)
 		memoryLimits      = make(pq.Int64Array, n)
 	)
 	for i, a := range rows {
@@ -121,6 +122,7 @@ func jobInsertArrays(rows []args) args {
 			runAfters[i] = sql.NullString{String: t.UTC().Format(time.RFC3339Nano), Valid: true}
 		}
 		queued[i] = a["queued"].(bool)
+		priorities[i] = int64(a["priority"].(int))
 		memoryLimits[i] = a["memory_limit"].(int64)
 	}
 	return args{
@@ -129,6 +131,7 @@ func jobInsertArrays(rows []args) args {
 		"parent_ids": pq.GenericArray{A: parents}, "max_attempts": maxAttempts,
 		"backoff_seconds": backoffs, "rollbacks": rollbacks, "run_afters": pq.GenericArray{A: runAfters},
 		"timeout_seconds": timeouts, "creators": creators, "queued": queued, "rollback_types": rollbackTypes,
+		"priorities":    priorities,
 		"memory_limits": memoryLimits,
 	}
 }

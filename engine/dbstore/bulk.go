@@ -406,6 +406,9 @@ func (s *Store) JobPurge(ctx context.Context, p engine.JobPurgeParams) (int, err
 			if err := s.purgeAttempts(ctx, tx, chunk); err != nil {
 				return err
 			}
+			if err := s.purgeEvents(ctx, tx, chunk); err != nil {
+				return err
+			}
 		}
 		return nil
 	})

@@ -103,6 +103,7 @@ func (s *Store) jobInsertArgs(p engine.JobInsertParams) (args, error) {
 		"timeout_seconds": timeout.Seconds(),
 		"creator":         p.Creator,
 		"queued":          p.Status == engine.StatusQueued,
+		"priority":        engine.PriorityOr(p.Priority),
 		"memory_limit":    p.MemoryLimit,
 	}, nil
 }
@@ -136,24 +137,26 @@ func (s *Store) jobMustExist(ctx context.Context, q querier, id int64) error {
 }
 
 // JobList returns the matching jobs ordered by id; with Limit, the newest
-// Limit of them (still oldest first).
+// Limit of them (still oldest first). With a sort, the first Limit in its
+// order.
 func (s *Store) JobList(ctx context.Context, p engine.JobListParams) ([]*engine.Job, error) {
+	if p.Sort.Field != "" {
+		if _, err := engine.JobSortFieldNamed(p.Sort.Field); err != nil {
+			return nil, err
+		}
+	}
 	a := s.jobListArgs(p)
 	a["limit"] = limitOrAll(p.Limit)
-	query := qJobList
-	if len(p.Statuses) > 0 && !slices.ContainsFunc(p.Statuses, engine.Status.Terminal) {
-		// Live jobs are few: look them up by status. Ended ones may be
-		// millions, read newest first until the limit.
-		query = qJobListLive
-	}
-	if p.Brief {
-		query = map[string]string{qJobList: qJobListBrief, qJobListLive: qJobListLiveBrief}[query]
-	}
+	// Live jobs are few: look them up by status. Ended ones may be
+	// millions, read newest first until the limit.
+	live := len(p.Statuses) > 0 && !slices.ContainsFunc(p.Statuses, engine.Status.Terminal)
 	var rows []jobRow
-	if err := s.selectRows(ctx, s.q, &rows, query, a, true); err != nil {
+	if err := s.selectRows(ctx, s.q, &rows, jobListQueryName(p.Sort, live, p.Brief), a, true); err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
 	}
-	slices.Reverse(rows) // the query reads newest first so LIMIT keeps the newest
+	if p.Sort.Field == "" {
+		slices.Reverse(rows) // the query reads newest first so LIMIT keeps the newest
+	}
 	return jobsFromRows(rows)
 }
 
@@ -176,6 +179,10 @@ func (s *Store) jobListArgs(p engine.JobListParams) args {
 	if p.ParentID != nil {
 		parentID = *p.ParentID
 	}
+	parentIDs := p.ParentIDs
+	if len(parentIDs) == 0 {
+		parentIDs = []int64{0}
+	}
 	return args{
 		"all_statuses": len(p.Statuses) == 0,
 		"statuses":     statuses,
@@ -186,6 +193,8 @@ func (s *Store) jobListArgs(p engine.JobListParams) args {
 		"any_parent":   p.ParentID == nil,
 		"roots":        p.Roots,
 		"parent_id":    parentID,
+		"any_parents":  len(p.ParentIDs) == 0,
+		"parent_ids":   parentIDs,
 		"creator":      p.Creator,
 		// An open end of the creation window is switched off by its flag;
 		// its value only has to bind.
@@ -194,6 +203,10 @@ func (s *Store) jobListArgs(p engine.JobListParams) args {
 		"any_created_before": p.CreatedBefore == nil,
 		"created_before":     s.windowArg(p.CreatedBefore, false),
 		"double_fault":       p.DoubleFault,
+		"any_priority_min":   p.PriorityMin == 0,
+		"priority_min":       p.PriorityMin,
+		"any_priority_max":   p.PriorityMax == 0,
+		"priority_max":       p.PriorityMax,
 		"oom_killed":         p.OOMKilled,
 	}
 }
@@ -259,6 +272,8 @@ func (s *Store) JobUpdate(ctx context.Context, u engine.JobUpdate) (*engine.Job,
 		"set_lease":         u.StartedUnder != nil,
 		"dispatcher":        "",
 		"lease_term":        int64(0),
+		"set_priority":      u.Priority != nil,
+		"priority":          deref(u.Priority),
 	}
 	if t := u.StartedUnder; t != nil {
 		a["dispatcher"], a["lease_term"] = t.Owner, t.Term
@@ -319,22 +334,41 @@ func (s *Store) JobProgressSet(ctx context.Context, p engine.JobProgressParams) 
 	return fmt.Errorf("job %d attempt %d is no longer running on %q: %w", p.ID, p.Attempt, p.Node, engine.ErrConflict)
 }
 
-// JobListDispatchable returns one page of jobs in p.Status (QUEUED or
-// RESTART) whose run_after has passed on the database clock and that no
-// earlier unfinished job with the same key blocks, lowest id first, with ids
-// above p.AfterID. Limit 0 means no limit.
+// JobListDispatchable returns one page of one queue; see engine.Store.
+// With p.Long on PostgreSQL the page is read in index order whatever the
+// planner's statistics say.
 func (s *Store) JobListDispatchable(ctx context.Context, p engine.JobDispatchableParams) ([]*engine.Job, error) {
-	if !p.Status.Dispatchable() {
-		return nil, fmt.Errorf("list dispatchable jobs: status %q is neither QUEUED nor RESTART", p.Status)
+	if err := engine.CheckDispatchable(p); err != nil {
+		return nil, err
 	}
-	a := args{"status": string(p.Status), "after_id": p.AfterID, "limit": limitOrAll(p.Limit)}
+	a := args{"status": string(p.Status), "type": p.Type, "limit": limitOrAll(p.Limit),
+		"after_priority": p.After.Priority, "after_id": p.After.ID,
+		// An open end of the load range binds a bound no load reaches
+		// (engine.MaxJobLoad), so one statement serves every range.
+		"max_load": 2 * engine.MaxJobLoad, "load_above": -1.0}
+	if p.After == (engine.QueuePlace{}) {
+		a["after_priority"] = engine.MaxPriority + 1
+	}
+	if p.MaxLoad != nil {
+		a["max_load"] = *p.MaxLoad
+	}
+	if p.LoadAbove != nil {
+		a["load_above"] = *p.LoadAbove
+	}
+	query := qJobListDispatchable
+	switch {
+	case p.FirstChildren:
+		query = qJobListFirstChildren
+	case p.After != engine.QueuePlace{}:
+		query = qJobListDispatchableAfter
+	}
 	var rows []jobRow
-	read := func(q querier) error { return s.selectRows(ctx, q, &rows, qJobListDispatchable, a, false) }
+	read := func(q querier) error { return s.selectRows(ctx, q, &rows, query, a, false) }
 	var err error
 	if p.Long && s.dialect.pageInIndexOrder != "" && s.tx == nil {
 		// The queue's statistics are rarely right: it fills and drains
 		// between two looks of autovacuum. Believing a long queue short, the
-		// planner reads every entry of the status through a bitmap and
+		// planner reads every entry of the queue through a bitmap and
 		// sorts them, instead of the first page in index order: 95 ms for
 		// a page of 1000 out of 100,000 instead of 2.5 ms. A short queue
 		// is read fast either way, without the transaction's round trips.
@@ -351,6 +385,31 @@ func (s *Store) JobListDispatchable(ctx context.Context, p engine.JobDispatchabl
 		return nil, fmt.Errorf("list dispatchable jobs: %w", err)
 	}
 	return jobsFromRows(rows)
+}
+
+// queueLoadsRow is a row of job_queue_loads.
+type queueLoadsRow struct {
+	Status   string  `db:"status"`
+	Type     string  `db:"type"`
+	Lightest float64 `db:"lightest"`
+	Heaviest float64 `db:"heaviest"`
+	Children int     `db:"children"`
+}
+
+// JobQueueLoads describes every non-empty queue in one statement of index
+// steps; see engine.Store.
+func (s *Store) JobQueueLoads(ctx context.Context) ([]engine.QueueLoads, error) {
+	var rows []queueLoadsRow
+	if err := s.selectRows(ctx, s.q, &rows, qJobQueueLoads, args{}, false); err != nil {
+		return nil, fmt.Errorf("describe the queues: %w", err)
+	}
+	out := make([]engine.QueueLoads, len(rows))
+	for i, r := range rows {
+		out[i] = engine.QueueLoads{Status: engine.Status(r.Status), Type: r.Type, Lightest: r.Lightest,
+			Heaviest: r.Heaviest, Children: r.Children > 0}
+	}
+	slices.SortFunc(out, engine.CompareQueues)
+	return out, nil
 }
 
 // isDomainError reports the errors callers branch on, which go out as they

@@ -99,6 +99,7 @@ type jobRow struct {
 	RollbackType    string  `db:"rollback_type"`
 	RollbackJobID   *int64  `db:"rollback_job_id"`
 	RollbackOf      *int64  `db:"rollback_of"`
+	Priority        int     `db:"priority"`
 	MemoryLimit     int64   `db:"memory_limit"`
 	usageColumns
 }
@@ -126,8 +127,8 @@ var jobColumns = []string{"id", "type", "operation", "args", "payload", "job_loa
 	"parent_id", "attempt", "max_attempts", "attempt_base", "backoff_seconds", "rollback", "run_after",
 	"timeout_seconds", "progress", "progress_message", "exit_code", "message", "version", "creator",
 	"created_at", "queued_at", "started_at", "finished_at", "dispatcher", "lease_term", "key_position",
-	"rollback_type", "rollback_job_id", "rollback_of", "memory_limit", "cpu_seconds", "peak_memory", "wall_seconds",
-	"oom_killed"}
+	"rollback_type", "rollback_job_id", "rollback_of", "priority", "memory_limit", "cpu_seconds", "peak_memory",
+	"wall_seconds", "oom_killed"}
 
 // fields are r's fields in the order of jobColumns.
 func (r *jobRow) fields() []any {
@@ -135,19 +136,19 @@ func (r *jobRow) fields() []any {
 		&r.ParentID, &r.Attempt, &r.MaxAttempts, &r.AttemptBase, &r.BackoffSeconds, &r.Rollback, &r.RunAfter,
 		&r.TimeoutSeconds, &r.Progress, &r.ProgressMessage, &r.ExitCode, &r.Message, &r.Version, &r.Creator,
 		&r.CreatedAt, &r.QueuedAt, &r.StartedAt, &r.FinishedAt, &r.Dispatcher, &r.LeaseTerm, &r.KeyPosition,
-		&r.RollbackType, &r.RollbackJobID, &r.RollbackOf, &r.MemoryLimit, &r.CPUSeconds, &r.PeakMemory, &r.WallSeconds,
-		&r.OOMKilled}
+		&r.RollbackType, &r.RollbackJobID, &r.RollbackOf, &r.Priority, &r.MemoryLimit, &r.CPUSeconds, &r.PeakMemory,
+		&r.WallSeconds, &r.OOMKilled}
 }
 
 // jobBriefColumns are the columns of job_columns_brief.sql, in its order:
 // what the dispatcher plans a job with and guards its claim by.
 var jobBriefColumns = []string{"id", "type", "job_load", "status", "node", "job_key", "parent_id", "attempt",
-	"version", "run_after", "created_at"}
+	"version", "run_after", "created_at", "priority"}
 
 // briefFields are r's fields in the order of jobBriefColumns.
 func (r *jobRow) briefFields() []any {
 	return []any{&r.ID, &r.Type, &r.Load, &r.Status, &r.Node, &r.Key, &r.ParentID, &r.Attempt, &r.Version,
-		&r.RunAfter, &r.CreatedAt}
+		&r.RunAfter, &r.CreatedAt, &r.Priority}
 }
 
 // selectJobRows runs a query of job rows into dest. Rows with exactly
@@ -216,6 +217,7 @@ func (r *jobRow) job() (*engine.Job, error) {
 		RollbackType:    r.RollbackType,
 		RollbackJobID:   r.RollbackJobID,
 		RollbackOf:      r.RollbackOf,
+		Priority:        r.Priority,
 		MemoryLimit:     r.MemoryLimit,
 		Usage:           r.usage(),
 	}
@@ -274,6 +276,7 @@ type nodeRow struct {
 	Hostname        string  `db:"hostname"`
 	PID             int     `db:"pid"`
 	ProcStart       int64   `db:"proc_start"`
+	BeatMissedAt    dbTime  `db:"beat_missed_at"`
 	RunningUsage    string  `db:"running_usage"`
 	TotalLoad       float64 `db:"total_load"`
 	Running         int     `db:"running"`
@@ -304,6 +307,7 @@ func (r *nodeRow) node() (*engine.Node, error) {
 		Dispatcher:      r.Dispatcher != 0,
 		Lease:           engine.Duration(time.Duration(r.LeaseMS) * time.Millisecond),
 		Process:         engine.NodeProcess{Host: r.HostID, Hostname: r.Hostname, PID: r.PID, StartTime: r.ProcStart},
+		BeatMissedAt:    r.BeatMissedAt.ptr(),
 	}
 	if err := json.Unmarshal([]byte(r.Services), &n.Services); err != nil {
 		return nil, fmt.Errorf("node %s: stored services are not a JSON list: %w", r.Name, err)
@@ -336,6 +340,7 @@ type logRow struct {
 	Seq       int64  `db:"seq"`
 	JobID     int64  `db:"job_id"`
 	Attempt   int    `db:"attempt"`
+	Stream    string `db:"stream"`
 	Data      []byte `db:"data"`
 	CreatedAt dbTime `db:"created_at"`
 }

@@ -39,6 +39,9 @@ type Explanation struct {
 	// nodes say.
 	TypeLimit *engine.TypeLimit `json:"type_limit,omitempty"`
 	AtLimit   bool              `json:"at_limit"`
+	// AheadHigher counts the queued jobs (QUEUED or RESTART) of a higher
+	// priority than a queued job's: a node's room goes to them first.
+	AheadHigher int `json:"ahead_higher_priority"`
 	// Nodes has every node's verdict, in the order the store lists them.
 	Nodes []NodeVerdict `json:"nodes"`
 	// NeverRunnable: no node of the cluster as it is can ever run the job;
@@ -105,17 +108,21 @@ func Explain(ctx context.Context, store engine.Store, jobID int64, selector plac
 	if err != nil {
 		return nil, err
 	}
-	var p placement.Placement
-	first, err := c.candidates(ctx, &p, job, true)
+	if err := c.learnSiblings(ctx, job); err != nil {
+		return nil, err
+	}
+	ahead, err := aheadHigher(ctx, store, job)
 	if err != nil {
 		return nil, err
 	}
+	var p placement.Placement
+	first := c.candidates(&p, job, true)
 	e := &Explanation{
 		Job: job, Now: now, Hold: hold, Dispatchable: hold.Dispatchable(), HoldReason: hold.Reason(now),
 		FirstChild: first, ParentRule: parentRule(job, first),
 		Oversized: p.Oversized, LargestMaxLoad: p.LargestMaxLoad, KeptNode: c.keptBy[job.ID],
 		Selector: selector.Name(), NeverRunnable: p.NeverRunnable(),
-		TypeLimit: limit, AtLimit: limit != nil && limit.Running >= limit.MaxRunning,
+		TypeLimit: limit, AtLimit: limit != nil && limit.Running >= limit.MaxRunning, AheadHigher: ahead,
 	}
 	if e.KeptNode == "" && len(p.Eligible) == 0 {
 		if n := p.Keep(job, c.nodes, c.heldFor); n != nil {
@@ -144,6 +151,24 @@ func Explain(ctx context.Context, store engine.Store, jobID int64, selector plac
 		e.LoadCheck = &usage[0]
 	}
 	return e, nil
+}
+
+// aheadHigher counts the queued jobs of a higher priority than job's, when
+// job is queued itself.
+func aheadHigher(ctx context.Context, store engine.Store, job *engine.Job) (int, error) {
+	if !job.Status.QueuedLike() || job.Priority >= engine.MaxPriority {
+		return 0, nil
+	}
+	counts, err := store.JobCountByStatus(ctx, engine.JobListParams{Statuses: engine.DispatchableStatuses,
+		PriorityMin: job.Priority + 1})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, c := range counts {
+		n += c
+	}
+	return n, nil
 }
 
 // countChildren fills in the children a WAITING job waits for.

@@ -115,6 +115,7 @@ type ChildRequest struct {
 	Args        []string        `json:"args,omitempty"`
 	Payload     json.RawMessage `json:"payload,omitempty"`
 	Load        *float64        `json:"load,omitempty"`
+	Priority    int             `json:"priority,omitempty"` // 0: the parent's
 	Key         string          `json:"key,omitempty"`
 	MaxAttempts int             `json:"max_attempts,omitempty"`
 	Backoff     string          `json:"backoff,omitempty"`
@@ -135,7 +136,7 @@ type ChildRequest struct {
 // that cannot be read.
 func (r ChildRequest) SubmitRequest() (engine.SubmitRequest, error) {
 	s := engine.SubmitRequest{Type: r.Type, Operation: r.Operation, Args: r.Args, Payload: r.Payload,
-		Load: r.Load, Key: r.Key, MaxAttempts: r.MaxAttempts, RunAt: r.At, Hold: r.Hold,
+		Load: r.Load, Priority: r.Priority, Key: r.Key, MaxAttempts: r.MaxAttempts, RunAt: r.At, Hold: r.Hold,
 		Rollback: r.Rollback, RollbackType: r.RollbackType}
 	duration := func(field, v string) (*time.Duration, error) {
 		if v == "" {

@@ -54,5 +54,8 @@ func cloneNode(n *engine.Node) *engine.Node {
 	if c.RunningUsage == nil {
 		c.RunningUsage = []engine.LiveUsage{}
 	}
+	if n.BeatMissedAt != nil {
+		c.BeatMissedAt = engine.Ptr(*n.BeatMissedAt)
+	}
 	return &c
 }

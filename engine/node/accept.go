@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/endpoint"
@@ -19,9 +18,7 @@ type activeRun struct {
 	run     *runner.Run
 	out     *jobOutput // nil when the run never started
 	refused bool       // its spec is invalid: it ends FAILED, never retried
-	// startedAt is when its run started, on this machine's clock; zero
-	// when it never did.
-	startedAt time.Time
+	tempDir string     // its own TMPDIR, removed when it ends; "": none
 
 	// Guarded by Runtime.mu.
 	paused     bool

@@ -48,6 +48,7 @@ type Config struct {
 	NodeLease         time.Duration // a node silent in the store this long stops its runs
 	StateDir          string        // where the node keeps what must outlive it (results not yet recorded)
 	PassEnv           []string      // names of the node's environment variables its jobs get
+	JobUser           string        // USER[:GROUP] every job process runs as; "": the node's own user
 	MetricsAuth       bool          // /metrics asks for the cluster token too
 	// Enforce holds each job's process tree, in its own cgroup, to a CPU
 	// share from its load and to its memory limit (serve --enforce).
@@ -61,6 +62,7 @@ type Service struct {
 	Argv    []string
 	Load    float64       // default load of jobs of this type; 0: 1.0
 	Timeout time.Duration // default timeout; 0: engine.DefaultJobTimeout
+	User    string        // USER[:GROUP] its jobs run as; "": the node's --job-user
 	// Memory is the memory limit, in bytes, of the type's jobs that set
 	// none of their own; 0: none.
 	Memory int64
@@ -230,7 +232,8 @@ type FileConfig struct {
 //	    command: ["/usr/local/bin/transcode", "--fast"]   # or one string, split into words
 //	    load: 2.5
 //	    timeout: 1h
-//	    memory: 2GiB        # limit of its jobs that set none, under serve --enforce
+//	    user: media          # USER[:GROUP] its jobs run as, instead of serve --job-user
+//	    memory: 2GiB         # limit of its jobs that set none, under serve --enforce
 //	preferred:
 //	  transcode:
 //	    nodes: [big1, big2]
@@ -241,6 +244,7 @@ type fileConfig struct {
 		Command yaml.Node `yaml:"command"`
 		Load    float64   `yaml:"load"`
 		Timeout string    `yaml:"timeout"`
+		User    string    `yaml:"user"`
 		Memory  string    `yaml:"memory"`
 	} `yaml:"services"`
 	Preferred map[string]struct {
@@ -270,7 +274,7 @@ func LoadConfigFile(path string) (FileConfig, error) {
 		if problem := engine.NameProblem("the type", typ, true); problem != "" {
 			return out, fmt.Errorf("%s: service %q: %s", path, typ, problem)
 		}
-		s := Service{Type: typ, Load: sc.Load}
+		s := Service{Type: typ, Load: sc.Load, User: sc.User}
 		switch sc.Command.Kind {
 		case yaml.ScalarNode:
 			s.Argv, err = shellwords.Parse(sc.Command.Value)
@@ -294,6 +298,9 @@ func LoadConfigFile(path string) (FileConfig, error) {
 			if s.Timeout, err = time.ParseDuration(sc.Timeout); err != nil || s.Timeout <= 0 || s.Timeout > engine.MaxJobTimeout {
 				return out, fmt.Errorf("%s: service %q: timeout %q is not a positive duration of at most %s", path, typ, sc.Timeout, engine.MaxJobTimeout)
 			}
+		}
+		if s.User != "" && !validUserSpec(s.User) {
+			return out, fmt.Errorf("%s: service %q: user %q: want USER or USER:GROUP", path, typ, s.User)
 		}
 		if sc.Memory != "" {
 			if s.Memory, err = engine.ParseMemoryLimit(sc.Memory); err != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"time"
 
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/cgroup"
@@ -80,37 +79,11 @@ func (n *Runtime) runningUsage() []engine.LiveUsage {
 	return usage
 }
 
-// observeStart counts how long a job waited for this start: from when it
-// could first run (queued, or its start time or retry backoff passed) to
-// its start, both on the database clock. A job put back in the queue when
-// its node was lost has no such time for its next attempt, and is left out.
-func (n *Runtime) observeStart(job *engine.Job) {
-	if job.StartedAt == nil {
-		return
+// observeEnd counts the CPU time of a run that was measured. (Its wait and
+// run time are counted where it starts and ends, in start.)
+func (n *Runtime) observeEnd(ar *activeRun, res runner.Result) {
+	if ar.job == nil || ar.job.Type == "" || res.Usage == nil {
+		return // not measured, or a result replayed from disk: its run was another process's
 	}
-	from := job.CreatedAt
-	if job.QueuedAt != nil {
-		from = *job.QueuedAt
-	}
-	if job.RunAfter != nil && job.RunAfter.After(from) {
-		from = *job.RunAfter
-	} else if job.Attempt-job.AttemptBase > 1 {
-		return
-	}
-	n.metrics.waitSeconds.WithLabelValues(job.Type).Observe(max(job.StartedAt.Sub(from), 0).Seconds())
-}
-
-// observeEnd counts a run's time and, where it was measured, its CPU time.
-func (n *Runtime) observeEnd(ar *activeRun, res runner.Result, endedAt time.Time) {
-	if ar.job == nil || ar.job.Type == "" {
-		return // a result replayed from disk: its run was another process's
-	}
-	run := endedAt.Sub(ar.startedAt).Seconds()
-	if res.Usage != nil {
-		run = res.Usage.WallSeconds
-		n.metrics.cpuSeconds.WithLabelValues(ar.job.Type).Observe(res.Usage.CPUSeconds)
-	}
-	if !ar.startedAt.IsZero() {
-		n.metrics.runSeconds.WithLabelValues(ar.job.Type).Observe(max(run, 0))
-	}
+	n.metrics.cpu.WithLabelValues(ar.job.Type).Observe(res.Usage.CPUSeconds)
 }

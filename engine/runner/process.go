@@ -44,6 +44,7 @@ func Start(s Spec, out Output) (*Run, error) {
 	cmd.Stdout = stdout
 	cmd.Stderr = logWriter{out: r.out}
 	cmd.SysProcAttr = jobProcAttr()
+	cmd.SysProcAttr.Credential = s.Credential
 	cmd.WaitDelay = outputDrainDelay
 
 	var enter func() (func() error, error)

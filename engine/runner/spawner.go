@@ -45,9 +45,12 @@ func spawn(cmd *exec.Cmd, enter func() (func() error, error)) spawnReply {
 	return <-req.reply
 }
 
-// spawnLoop never unlocks its thread and never returns.
+// spawnLoop never unlocks its thread and never returns. Whatever
+// capabilities the node holds stay off this thread's inheritable and
+// ambient sets (they are per thread), so no job inherits them across exec.
 func spawnLoop(reqs <-chan spawnRequest) {
 	runtime.LockOSThread()
+	dropInheritedCapabilities()
 	for req := range reqs {
 		req.reply <- startOnThisThread(req)
 	}

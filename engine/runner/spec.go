@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"syscall"
 	"time"
 
 	"github.com/jobctl/jobctl/engine/cgroup"
@@ -25,6 +26,9 @@ type Spec struct {
 	Env []string
 	// Dir is the working directory; empty means the node's.
 	Dir string
+	// Credential, if set, is the user and groups the process runs as
+	// instead of the node's; the node must be allowed to switch to them.
+	Credential *syscall.Credential
 	// Timeout stops the run after this much wall-clock time since it started,
 	// paused time included, so a paused job cannot hold its slot forever.
 	// Zero means no timeout.

@@ -311,9 +311,10 @@ func testNodeTouchRunningUsage(t *testing.T, s engine.Store) {
 		{JobID: 9, Attempt: 1, CPUSeconds: 0, Cores: 0, Memory: 4096}}
 	touch := func(usage []engine.LiveUsage) {
 		t.Helper()
-		if err := s.NodeTouch(t.Context(), engine.NodeTouchParams{Name: "alpha", LoadAvg: 1, MemAvailable: 1 << 30,
-			Cores: 4, RunningUsage: usage, Process: &n.Process}); err != nil {
-			t.Fatalf("NodeTouch: %v", err)
+		touched, err := s.NodeTouch(t.Context(), engine.NodeTouchParams{Name: "alpha", LoadAvg: 1, MemAvailable: 1 << 30,
+			Cores: 4, RunningUsage: usage, Process: &n.Process})
+		if err != nil || touched.State != engine.NodeOnline {
+			t.Fatalf("NodeTouch: %+v, %v; want the node ONLINE", touched, err)
 		}
 	}
 	touch(live)

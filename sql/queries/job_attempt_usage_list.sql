@@ -1,6 +1,6 @@
 -- The newest measured attempts of every job type, at most the given
 -- number a type, newest first within a type, with the type and load of
--- their job as the trigger of migration 010 copied them. It reads every
+-- their job as the trigger of migration 014 copied them. It reads every
 -- measured attempt; job_attempt_usage_type reads one type by its index.
 SELECT job_id, attempt, job_type, job_load, ended_at, cpu_seconds, peak_memory, wall_seconds, oom_killed
 FROM (

@@ -27,6 +27,7 @@ UPDATE nodes SET
     hostname         = :hostname,
     pid              = :pid,
     proc_start       = :proc_start,
+    beat_missed_at   = NULL,
     running_usage    = '[]'
 WHERE name = :name
   AND ((:by_identity AND host_id = :old_host_id AND pid = :old_pid AND proc_start = :old_proc_start)
