@@ -121,8 +121,11 @@ const environmentHelp = `Variables jobctl reads:
                   is open
   PGSSLMODE       when set, decides TLS to PostgreSQL; else jobctl asks
                   for sslmode=prefer, as psql does
-  GOGC            the garbage collector's target; serve and bench use
-                  400 (less CPU for a little more memory) unless it is set
+  GOGC            the garbage collector's target; serve, bench and
+                  simulate use 400 (less CPU for a little more memory)
+                  unless it is set
+  GOMEMLIMIT      a soft memory limit; simulate sets 768MiB unless it is
+                  set
 
 The PostgreSQL driver also reads the libpq variables (PGUSER,
 PGPASSFILE, PGSSLROOTCERT, PGCONNECT_TIMEOUT, ...) for what a postgres://

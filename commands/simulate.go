@@ -167,6 +167,7 @@ type simulateInput struct {
 }
 
 func simulateRun(ctx context.Context, opts *SimulateOptions) error {
+	tuneGCForSimulating()
 	in, err := readSimulateInput(ctx, opts)
 	if err != nil {
 		return err
