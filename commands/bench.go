@@ -69,9 +69,12 @@ no ONLINE node runs noop jobs while one dispatches.
 The table shows the jobs that ended, the seconds measured, jobs per second,
 and the 50th, 95th and 99th percentile of submit-to-start latency, all from
 the jobs' own timestamps on the database's clock. -o wide adds the mode,
-the database and the number of nodes. -o json prints {"jobs_per_second",
-"latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "jobs", "seconds",
-"dialect", "nodes", "mode"}. Progress goes to stderr when it is a terminal.
+the database and the number of nodes. Piped, it prints one "name TAB value"
+line per figure, named as -o json names them, in its units (jobs, seconds,
+jobs_per_second, latency_p50_ms, latency_p95_ms, latency_p99_ms, mode,
+dialect, nodes). -o json prints {"jobs_per_second", "latency_p50_ms",
+"latency_p95_ms", "latency_p99_ms", "jobs", "seconds", "dialect", "nodes",
+"mode"}. Progress goes to stderr when it is a terminal.
 
 The benchmark's jobs carry a creator of their own (bench-<pid>-<time>).
 The figures are printed as soon as the last job has ended; then, and also
@@ -118,6 +121,7 @@ on the database and the machine; compare runs on the same ones.`,
 		"time between the nodes' dispatch rounds, as serve's --dispatch-interval")
 	fl.BoolVar(&opts.Keep, "keep", false, "leave the benchmark's jobs in the database afterwards")
 	addOutputFlags(cmd, &opts.Output, false)
+	addHeaderFlags(cmd)
 	return cmd
 }
 
@@ -206,6 +210,9 @@ func printBench(opts *BenchOptions, res *bench.Result) error {
 }
 
 func printBenchTable(opts *BenchOptions, res *bench.Result) error {
+	if !opts.IO.OutIsTerminal {
+		return printBenchPiped(opts.IO, res)
+	}
 	header := []string{"JOBS", "SECONDS", "JOBS/S", "P50 LATENCY", "P95 LATENCY", "P99 LATENCY"}
 	row := []string{fmt.Sprint(res.Jobs), fmt.Sprintf("%.3f", res.Seconds), fmt.Sprintf("%.1f", res.JobsPerSecond),
 		millisCell(res.LatencyP50Ms), millisCell(res.LatencyP95Ms), millisCell(res.LatencyP99Ms)}
@@ -216,6 +223,22 @@ func printBenchTable(opts *BenchOptions, res *bench.Result) error {
 	t := newTable(opts.IO, header...)
 	t.addRow(row...)
 	return t.render()
+}
+
+// printBenchPiped prints the result for a script: one "name TAB value"
+// line per figure, named and in the units of -o json.
+func printBenchPiped(ios *IOStreams, res *bench.Result) error {
+	kv := &keyValues{ios: ios}
+	kv.add("jobs", fmt.Sprint(res.Jobs))
+	kv.add("seconds", fmt.Sprintf("%.3f", res.Seconds))
+	kv.add("jobs_per_second", fmt.Sprintf("%.1f", res.JobsPerSecond))
+	kv.add("latency_p50_ms", fmt.Sprintf("%.1f", res.LatencyP50Ms))
+	kv.add("latency_p95_ms", fmt.Sprintf("%.1f", res.LatencyP95Ms))
+	kv.add("latency_p99_ms", fmt.Sprintf("%.1f", res.LatencyP99Ms))
+	kv.add("mode", res.Mode)
+	kv.add("dialect", res.Dialect)
+	kv.add("nodes", fmt.Sprint(res.Nodes))
+	return kv.render()
 }
 
 // millisCell shows milliseconds with one decimal, the unit of -o json.

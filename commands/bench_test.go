@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -116,21 +117,35 @@ func TestBenchJSON(t *testing.T) {
 	}
 }
 
-func TestBenchTablePiped(t *testing.T) {
+// TestBenchPiped: piped, every figure is on a line of its own, named as
+// -o json names it, so `jobctl bench | cat` says what each number is.
+func TestBenchPiped(t *testing.T) {
 	e := newTestEnv(t)
-	if err := e.run(t, "bench", "--burn-down", "20", "-o", "wide"); err != nil {
+	if err := e.run(t, "bench", "--burn-down", "20"); err != nil {
 		t.Fatalf("%v; stderr %s", err, e.stderr)
 	}
-	lines := strings.Split(strings.TrimSuffix(e.stdout.String(), "\n"), "\n")
-	if len(lines) != 1 {
-		t.Fatalf("piped table: %q; want one line without a header", e.stdout)
+	got := map[string]string{}
+	var names []string
+	for _, line := range strings.Split(strings.TrimSuffix(e.stdout.String(), "\n"), "\n") {
+		name, value, ok := strings.Cut(line, "\t")
+		if !ok {
+			t.Fatalf("line %q is not name TAB value in %q", line, e.stdout)
+		}
+		got[name] = value
+		names = append(names, name)
 	}
-	cells := strings.Split(lines[0], "\t")
-	if len(cells) != 9 || cells[0] != "20" || cells[6] != "burn-down" || cells[7] != "sqlite" || cells[8] != "1" {
-		t.Errorf("cells %q", cells)
+	want := []string{"jobs", "seconds", "jobs_per_second", "latency_p50_ms", "latency_p95_ms", "latency_p99_ms",
+		"mode", "dialect", "nodes"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("names %q; want %q", names, want)
 	}
-	if _, err := strconv.ParseFloat(cells[2], 64); err != nil || !strings.HasSuffix(cells[3], "ms") {
-		t.Errorf("jobs/s %q, p50 %q", cells[2], cells[3])
+	if got["jobs"] != "20" || got["mode"] != "burn-down" || got["dialect"] != "sqlite" || got["nodes"] != "1" {
+		t.Errorf("figures %q", got)
+	}
+	for _, n := range []string{"seconds", "jobs_per_second", "latency_p50_ms", "latency_p99_ms"} {
+		if _, err := strconv.ParseFloat(got[n], 64); err != nil {
+			t.Errorf("%s %q is not a number", n, got[n])
+		}
 	}
 }
 

@@ -3,7 +3,9 @@ package commands
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -54,10 +56,40 @@ func completeJobIDs(f *Factory, states ...engine.Status) cobra.CompletionFunc {
 
 // completeNodeNames offers registered node names for the first argument.
 func completeNodeNames(f *Factory) cobra.CompletionFunc {
-	return func(cmd *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	nodes := completeNodes(f)
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		if len(args) > 0 {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
+		return nodes(cmd, args, toComplete)
+	}
+}
+
+// completeNodes offers registered node names, each described by its state
+// as 'jobctl nodes' shows it: for a flag that takes a node.
+func completeNodes(f *Factory) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		ctx, store, err := completionStore(cmd, f)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
+		}
+		views, err := nodeViews(ctx, store)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
+		}
+		out := make([]cobra.Completion, len(views))
+		for i, n := range views {
+			out[i] = cobra.CompletionWithDesc(n.Name, n.status.Label())
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// completeTypes offers the job types the registered nodes offer, each
+// described by how many nodes offer it; for a flag that takes a
+// comma-separated list, what follows the last comma.
+func completeTypes(f *Factory) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		ctx, store, err := completionStore(cmd, f)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
@@ -66,11 +98,35 @@ func completeNodeNames(f *Factory) cobra.CompletionFunc {
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
 		}
-		out := make([]cobra.Completion, len(nodes))
-		for i, n := range nodes {
-			out[i] = cobra.CompletionWithDesc(n.Name, string(n.State))
+		offering := map[string]int{}
+		for _, n := range nodes {
+			for _, s := range n.Services {
+				offering[s.Type]++
+			}
+		}
+		prefix := ""
+		if i := strings.LastIndex(toComplete, ","); i >= 0 {
+			prefix = toComplete[:i+1]
+		}
+		var out []cobra.Completion
+		for _, t := range slices.Sorted(maps.Keys(offering)) {
+			if t == engine.TypeWorkflow {
+				continue // only 'workflow start' makes those
+			}
+			out = append(out, cobra.CompletionWithDesc(prefix+t, fmt.Sprintf("offered by %d %s", offering[t], plural(offering[t], "node", "nodes"))))
 		}
 		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// completeArgTypes is completeTypes for a command's first argument.
+func completeArgTypes(f *Factory) cobra.CompletionFunc {
+	types := completeTypes(f)
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return types(cmd, args, toComplete)
 	}
 }
 

@@ -58,3 +58,41 @@ func TestCompletionOffersNodes(t *testing.T) {
 		t.Errorf("serve --selector completes %v; want the four selectors", got)
 	}
 }
+
+// --type completes the types the registered nodes offer, and never file
+// names; --node completes node names, on every command that takes one.
+func TestCompletionOffersTypesAndNodes(t *testing.T) {
+	e := newTestEnv(t)
+	e.addNode(t, "big", 8, []string{engine.TypeNoop, "encode"}, nil)
+	e.addNode(t, "small", 2, []string{engine.TypeNoop, "render"}, nil)
+	for _, args := range [][]string{
+		{"submit", "--type", ""},
+		{"submit", "--rollback-type", ""},
+		{"schedules", "add", "nightly", "--type", ""},
+		{"list", "--type", ""},
+		{"limits", "set", ""},
+	} {
+		if got := e.complete(t, args...); strings.Join(got, ",") != "encode,noop,render" {
+			t.Errorf("%v completes %v; want the offered types", args, got)
+		}
+		if !strings.Contains(e.stdout.String(), "\n:4\n") { // ShellCompDirectiveNoFileComp
+			t.Errorf("%v: %q; want no file names offered", args, e.stdout.String())
+		}
+	}
+	if got := e.complete(t, "list", "--type", "encode,r"); strings.Join(got, " ") != "encode,encode encode,noop encode,render" {
+		t.Errorf("list --type encode,r completes %v; want each type after the comma", got)
+	}
+	if !strings.Contains(e.stdout.String(), "noop\toffered by 2 nodes") {
+		t.Errorf("%q; want each type described by how many nodes offer it", e.stdout.String())
+	}
+	for _, args := range [][]string{
+		{"list", "--node", ""},
+		{"serve", "--node", ""},
+		{"nodes", "drain", ""},
+		{"nodes", "rm", ""},
+	} {
+		if got := e.complete(t, args...); strings.Join(got, ",") != "big,small" {
+			t.Errorf("%v completes %v; want the node names", args, got)
+		}
+	}
+}

@@ -115,8 +115,10 @@ SQLite file. Then list every schema migration this jobctl knows and when
 it was applied.
 
 The database line heads the table on a terminal; otherwise it goes to
-stderr, so stdout keeps only the rows. -o json prints an array of
-{version, name, applied_at}; applied_at is null for a pending migration.
+stderr, so stdout keeps only the table: its VERSION NAME APPLIED header row
+(--no-headers drops it) and a tab-separated row per migration. -o json
+prints an array of {version, name, applied_at}; applied_at is null for a
+pending migration.
 It only reads: for an SQLite file that does not exist it says so and lists
 every migration pending, and creates nothing.`,
 		Example: `  # which database, and is anything pending?
@@ -133,6 +135,7 @@ every migration pending, and creates nothing.`,
 		},
 	}
 	addOutputFlags(cmd, &opts.Output, false)
+	addHeaderFlags(cmd)
 	return cmd
 }
 
@@ -165,7 +168,7 @@ func dbStatusRun(ctx context.Context, opts *DBOptions) error {
 	}
 	ios, now := opts.IO, opts.Clock.Now()
 	p := newPalette(ios)
-	t := newTable(ios, "VERSION", "NAME", "APPLIED")
+	t := newReportTable(ios, "VERSION", "NAME", "APPLIED")
 	for _, m := range ms {
 		applied := timeCell(ios, now, m.AppliedAt)
 		if m.AppliedAt == nil {
@@ -215,6 +218,10 @@ func choiceFrom(c DBChoice) string {
 		return "default"
 	case DBFromConfig:
 		return "from config file " + c.Path
+	case DBFromFileFlag, DBFromFileEnv:
+		return "from " + c.Source + " " + c.Path
+	case DBFromCredential:
+		return "from systemd credential " + DBCredential
 	}
 	return "from " + c.Source
 }

@@ -88,13 +88,15 @@ func TestStoreMigratesOnFirstUse(t *testing.T) {
 		err := root.ExecuteContext(context.Background())
 		return stdout.String(), err
 	}
-	_, err := run("list", "-o", "json")
-	var missing *NoDatabaseError
-	if !errors.As(err, &missing) || !errors.Is(err, engine.ErrNotFound) || !strings.Contains(err.Error(), "jobctl db migrate") {
-		t.Fatalf("list on a database that does not exist: %v; want a NoDatabaseError naming 'jobctl db migrate'", err)
-	}
-	if _, err := os.Stat(filepath.Dir(path)); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("list created the database's directory (%v)", err)
+	for _, args := range [][]string{{"list", "-o", "json"}, {"events"}} {
+		_, err := run(args...)
+		var missing *NoDatabaseError
+		if !errors.As(err, &missing) || !errors.Is(err, engine.ErrNotFound) || !strings.Contains(err.Error(), "jobctl db migrate") {
+			t.Fatalf("%s on a database that does not exist: %v; want a NoDatabaseError naming 'jobctl db migrate'", args[0], err)
+		}
+		if _, err := os.Stat(filepath.Dir(path)); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("%s created the database's directory (%v)", args[0], err)
+		}
 	}
 	if _, err := run("submit", "--hold", "--type", "noop"); err != nil {
 		t.Fatalf("submit on a fresh database: %v", err)
@@ -217,12 +219,13 @@ func TestDBStatusNamesTheDatabase(t *testing.T) {
 			if err := root.ExecuteContext(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			// Piped, stdout keeps only the rows; the database is named on stderr.
+			// Piped, stdout keeps the table, under its header; the database
+			// is named on stderr.
 			if got, want := stderr.String(), strings.Replace(c.want(dir), ")\n", notYet+")\n", 1); got != want {
 				t.Errorf("stderr %q; want %q", got, want)
 			}
-			if !strings.HasPrefix(stdout.String(), "1\t") {
-				t.Errorf("stdout %q; want the migration rows only", stdout.String())
+			if !strings.HasPrefix(stdout.String(), "VERSION\tNAME\tAPPLIED\n1\tinit\tpending\n") {
+				t.Errorf("stdout %q; want the header and the migration rows", stdout.String())
 			}
 		})
 	}
@@ -277,5 +280,101 @@ func TestServeConfigSetsTheDatabase(t *testing.T) {
 	t.Setenv("JOBCTL_DB", "sqlite:/env.db")
 	if f.DSN() != "sqlite:/env.db" {
 		t.Errorf("JOBCTL_DB beside serve --config: %q; want JOBCTL_DB first", f.DSN())
+	}
+}
+
+// Not parallel: it sets the process's environment.
+func TestDSNFromFilesAndCredentials(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string, mode os.FileMode) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, mode); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	flagFile := write("flag", "# the cluster's database\n\n  sqlite:/flag-file.db  \n", 0o600)
+	envFile := write("env", "sqlite:/env-file.db\n", 0o400)
+	creds := filepath.Join(dir, "credentials")
+	if err := os.Mkdir(creds, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	write(filepath.Join("credentials", DBCredential), "sqlite:/credential.db", 0o400)
+	t.Setenv("JOBCTL_DB", "")
+	t.Setenv("JOBCTL_DB_FILE", "")
+	t.Setenv("CREDENTIALS_DIRECTORY", creds)
+	t.Setenv("XDG_STATE_HOME", "/state")
+
+	choose := func(args ...string) (DBChoice, error) {
+		t.Helper()
+		ios, _, _ := TestIO("")
+		f := NewFactory(ios)
+		f.ConfigPath = func() string { return "" }
+		if err := NewRootCmd(f, "test").ParseFlags(args); err != nil {
+			t.Fatal(err)
+		}
+		return f.DBChoice()
+	}
+	check := func(what, dsn, source, path string, args ...string) {
+		t.Helper()
+		c, err := choose(args...)
+		if err != nil || c.DSN != dsn || c.Source != source || c.Path != path {
+			t.Errorf("%s: %+v, %v; want %q from %s %s", what, c, err, dsn, source, path)
+		}
+	}
+	check("the credential", "sqlite:/credential.db", DBFromCredential, filepath.Join(creds, DBCredential))
+	t.Setenv("JOBCTL_DB_FILE", envFile)
+	check("JOBCTL_DB_FILE", "sqlite:/env-file.db", DBFromFileEnv, envFile)
+	check("--db-file", "sqlite:/flag-file.db", DBFromFileFlag, flagFile, "--db-file", flagFile)
+	check("--db", "sqlite:/flag.db", DBFromFlag, "", "--db", "sqlite:/flag.db")
+
+	usage := func(what, want string, args ...string) {
+		t.Helper()
+		_, err := choose(args...)
+		var u *UsageError
+		if !errors.As(err, &u) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want a usage error saying %q", what, err, want)
+		}
+	}
+	usage("--db and --db-file", "give one of them", "--db", "sqlite:/x.db", "--db-file", flagFile)
+	t.Setenv("JOBCTL_DB", "sqlite:/env.db")
+	usage("JOBCTL_DB and JOBCTL_DB_FILE", "unset one of them")
+	t.Setenv("JOBCTL_DB", "")
+	for name, tc := range map[string]struct {
+		body string
+		mode os.FileMode
+		want string
+	}{
+		"group-readable": {"sqlite:/x.db\n", 0o640, "mode 0640"},
+		"world-readable": {"sqlite:/x.db\n", 0o604, "chmod 600"},
+		"group-writable": {"sqlite:/x.db\n", 0o620, "mode 0620"},
+		"empty":          {"# nothing\n\n", 0o600, "holds no database address"},
+		"two lines":      {"sqlite:/a.db\nsqlite:/b.db\n", 0o600, "holds 2 lines"},
+	} {
+		usage(name, tc.want, "--db-file", write(name, tc.body, tc.mode))
+	}
+	usage("missing", "no such file", "--db-file", filepath.Join(dir, "missing"))
+	usage("a directory", "not a regular file", "--db-file", creds)
+	write(filepath.Join("credentials", DBCredential), "", 0o400)
+	t.Setenv("JOBCTL_DB_FILE", "")
+	usage("an empty credential", "systemd credential jobctl-db")
+}
+
+// serve pins the database it opened: the variables it came from may go.
+// Not parallel: it sets the process's environment.
+func TestServePinsItsDatabase(t *testing.T) {
+	ios, _, _ := TestIO("")
+	f := NewFactory(ios)
+	t.Setenv("JOBCTL_DB", "sqlite:/pinned.db")
+	if err := f.pinDB(); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("JOBCTL_DB", "")
+	if c, err := f.DBChoice(); err != nil || c.DSN != "sqlite:/pinned.db" || c.Source != DBFromEnv {
+		t.Errorf("after JOBCTL_DB went: %+v, %v; want the pinned choice", c, err)
 	}
 }

@@ -43,7 +43,12 @@ largest_max_load, kept_node, next_keep, selector, type_limit (type,
 max_running, running, updated_at; absent when the type has no limit),
 at_limit, nodes (node, state, eligible, rank, cause, reason, load,
 max_load, running, max_jobs, kept_for, overload), never_runnable, never,
-hint and conclusion.
+hint, conclusion and load_check: what the latest measured runs of the
+job's type used beside their declared load, as 'jobctl stats' shows it
+(null when none was measured). When the declared load is far from the
+use, explain says so in a last line, as in "load: transcode: declared
+load 1, uses 3.2 cores p95 over 40 runs": the dispatcher places jobs by
+their declared load, so one that is not true over- or underfills nodes.
 
 Exit status: 0 when the job was explained, whatever the verdict; 2 for a
 usage error; 3 for an unknown job.`,
@@ -74,6 +79,7 @@ usage error; 3 for an unknown job.`,
 	cmd.Flags().StringVar(&opts.Selector, "selector", placement.SelectorLoadFactor, "the ordering to rank the eligible nodes by")
 	_ = cmd.RegisterFlagCompletionFunc("selector", completeSelectors)
 	addOutputFlags(cmd, &opts.Output, false)
+	addHeaderFlags(cmd)
 	return cmd
 }
 
@@ -105,6 +111,10 @@ func printExplanation(ios *IOStreams, e *dispatch.Explanation) error {
 	kv.add("job", fmt.Sprint(j.ID))
 	kv.add("type", j.Type)
 	kv.add("load", formatFloat(j.Load))
+	kv.add("priority", fmt.Sprint(j.Priority))
+	if e.AheadHigher > 0 {
+		kv.add("ahead", fmt.Sprintf("%d queued jobs of a higher priority", e.AheadHigher))
+	}
 	kv.add("status", statusCell(newPalette(ios), j.Status))
 	if e.Dispatchable {
 		kv.add("dispatchable", "yes")
@@ -163,12 +173,18 @@ func printExplanation(ios *IOStreams, e *dispatch.Explanation) error {
 		if e.Hint != "" {
 			end.add("hint", e.Hint)
 		}
+		if c := e.LoadCheck; c != nil && c.Note != "" {
+			end.add("load", c.Note)
+		}
 		return end.render()
 	}
 	fmt.Fprintln(ios.Out)
 	fmt.Fprintln(ios.Out, p.bold(e.Conclusion))
 	if e.Hint != "" {
 		fmt.Fprintln(ios.Out, "hint: "+e.Hint)
+	}
+	if c := e.LoadCheck; c != nil && c.Note != "" {
+		fmt.Fprintln(ios.Out, p.yellow("load: "+c.Note)+"; the dispatcher places it by its declared load")
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,6 +60,7 @@ func TestExplainPipedNeverRunnable(t *testing.T) {
 	want := fmt.Sprintf(`job	%d
 type	sleep
 load	10
+priority	50
 status	QUEUED
 dispatchable	yes
 selector	loadfactor
@@ -98,7 +100,7 @@ func TestExplainPipedNeverRunnableCases(t *testing.T) {
 			if err := e.run(t, "explain", fmt.Sprint(j.ID)); err != nil {
 				t.Fatal(err)
 			}
-			want := fmt.Sprintf("job\t%d\ntype\t%s\nload\t1\nstatus\tQUEUED\ndispatchable\tyes\nselector\tloadfactor\n%s%s", j.ID, tt.typ, node, tt.want)
+			want := fmt.Sprintf("job\t%d\ntype\t%s\nload\t1\npriority\t50\nstatus\tQUEUED\ndispatchable\tyes\nselector\tloadfactor\n%s%s", j.ID, tt.typ, node, tt.want)
 			if got := e.stdout.String(); got != want {
 				t.Errorf("explain:\n%s\nwant:\n%s", got, want)
 			}
@@ -131,7 +133,7 @@ func TestExplainPipedHeldDelayedAndKeyBlocked(t *testing.T) {
 		if err := e.run(t, "explain", fmt.Sprint(tt.job.ID)); err != nil {
 			t.Fatal(err)
 		}
-		want := fmt.Sprintf("job\t%d\ntype\tsleep\nload\t1\nstatus\t%s\ndispatchable\tno: %s\nselector\tloadfactor\n%s"+
+		want := fmt.Sprintf("job\t%d\ntype\tsleep\nload\t1\npriority\t50\nstatus\t%s\ndispatchable\tno: %s\nselector\tloadfactor\n%s"+
 			"conclusion\tnot dispatched: %s; were it dispatchable, node a would be offered it first\n",
 			tt.job.ID, tt.status, tt.hold, nodeLine, tt.hold)
 		// How long until it starts depends on the database's clock, which
@@ -172,5 +174,42 @@ func TestExplainJSONAndUnknownJob(t *testing.T) {
 	}
 	if err := e.run(t, "explain", "987654"); !errors.Is(err, engine.ErrNotFound) {
 		t.Errorf("explain of an unknown job: %v; want not found", err)
+	}
+}
+
+// TestExplainSaysWhenATypesLoadIsFarOff: explain ends with a line naming a
+// type whose declared load its measured runs belie, and -o json has the
+// figures as load_check.
+func TestExplainSaysWhenATypesLoadIsFarOff(t *testing.T) {
+	e := usageFixture(t)
+	queued := e.insert(t, engine.JobInsertParams{Type: "encode"})
+	if err := e.run(t, "explain", fmt.Sprint(queued.ID)); err != nil {
+		t.Fatal(err)
+	}
+	if want := "load\tencode: declared load 1, uses 3 cores p95 over 6 runs\n"; !strings.Contains(e.stdout.String(), want) {
+		t.Errorf("piped explain:\n%s\nwant the line %q", e.stdout.String(), want)
+	}
+	e.stdout.Reset()
+	if err := e.run(t, "explain", fmt.Sprint(queued.ID), "-o", "json"); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		LoadCheck *engine.TypeUsage `json:"load_check"`
+	}
+	if err := json.Unmarshal(e.stdout.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if c := got.LoadCheck; c == nil || c.Runs != 6 || c.Verdict != engine.LoadUsesMore || c.CoresP95 != 3 {
+		t.Errorf("load_check = %+v", got.LoadCheck)
+	}
+
+	// A type whose runs match their load is not flagged.
+	e.stdout.Reset()
+	sleeper := e.insert(t, engine.JobInsertParams{Type: engine.TypeSleep})
+	if err := e.run(t, "explain", fmt.Sprint(sleeper.ID)); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(e.stdout.String(), "declared load") {
+		t.Errorf("explain of a type never measured flags its load:\n%s", e.stdout.String())
 	}
 }

@@ -37,30 +37,58 @@ type Factory struct {
 	// Job is the job this command runs in, read from the environment its
 	// node gave it; the zero JobEnv outside a job.
 	Job func() JobEnv
+	// Who names the person running the command, user@host, for the
+	// events of the changes it makes; nil: the OS user at this host.
+	Who func() string
 
 	dbFlag     string // --db, bound by NewRootCmd
+	dbFileFlag string // --db-file, bound by NewRootCmd
 	serveDB    DBChoice
 	hasServeDB bool
+	pinnedDB   *DBChoice // the choice serve made, kept once its sources are gone
 
 	mu         sync.Mutex
 	inspecting bool         // the command only reads: never create the database (inspect.go)
+	appName    string       // names this process to the database server (see UseDBOptions)
+	maxConns   int          // the process's connection budget; 0: the DSN's or the default
 	opened     engine.Store // what Open opened, closed by Close
 	migrated   engine.Store // what Store checked and migrated
 }
 
+// UseDBOptions sets, before the database is opened, how this process
+// appears to the database server (PostgreSQL's application_name, which
+// pg_stat_activity shows: the command by default, "jobctl serve NODE" for
+// a node) and, unless 0, the most connections it holds.
+func (f *Factory) UseDBOptions(appName string, maxConns int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if appName != "" {
+		f.appName = appName
+	}
+	f.maxConns = maxConns
+}
+
 // Where the choice of the database came from, in order of precedence.
 const (
-	DBFromFlag    = "--db"
-	DBFromEnv     = "$JOBCTL_DB"
-	DBFromConfig  = "config file"
-	DBFromDefault = "default"
+	DBFromFlag       = "--db"
+	DBFromFileFlag   = "--db-file"
+	DBFromEnv        = "$JOBCTL_DB"
+	DBFromFileEnv    = "$JOBCTL_DB_FILE"
+	DBFromCredential = "systemd credential"
+	DBFromConfig     = "config file"
+	DBFromDefault    = "default"
 )
+
+// DBCredential is the name of the systemd credential that holds the
+// database address: LoadCredential=jobctl-db:/etc/jobctl/db in a unit makes
+// it $CREDENTIALS_DIRECTORY/jobctl-db for the service alone.
+const DBCredential = "jobctl-db"
 
 // DBChoice is the database commands use and where it was chosen.
 type DBChoice struct {
 	DSN    string // may hold a password: never print it
-	Source string // DBFromFlag, DBFromEnv, DBFromConfig or DBFromDefault
-	Path   string // the config file, for DBFromConfig
+	Source string // one of the DBFrom constants
+	Path   string // the file it was read from: config file, --db-file, credential
 }
 
 // NewFactory returns a factory on the given streams, the system clock and
@@ -68,7 +96,7 @@ type DBChoice struct {
 // path.
 func NewFactory(ios *IOStreams) *Factory {
 	f := &Factory{IO: ios, Clock: engine.SystemClock{}, ConfigPath: UserConfigPath}
-	f.Job = func() JobEnv { return jobFromEnv(f.dbFlag) }
+	f.Job = func() JobEnv { return jobFromEnv(f.dbFlag != "" || f.dbFileFlag != "") }
 	f.DBChoice = f.chooseDB
 	f.DSN = func() string {
 		c, _ := f.DBChoice()
@@ -79,18 +107,36 @@ func NewFactory(ios *IOStreams) *Factory {
 	return f
 }
 
-// chooseDB applies the documented precedence: --db, then JOBCTL_DB, then
+// chooseDB applies the documented precedence: --db or --db-file, then
+// JOBCTL_DB or JOBCTL_DB_FILE, then the systemd credential jobctl-db, then
 // the config file (serve --config's, else the user's), then SQLite at the
 // default path.
 func (f *Factory) chooseDB() (DBChoice, error) {
-	if f.dbFlag != "" {
-		return DBChoice{DSN: f.dbFlag, Source: DBFromFlag}, nil
+	if f.pinnedDB != nil {
+		return *f.pinnedDB, nil
 	}
-	if env := os.Getenv("JOBCTL_DB"); env != "" {
+	switch {
+	case f.dbFlag != "" && f.dbFileFlag != "":
+		return DBChoice{}, &UsageError{Err: errors.New("--db and --db-file both name the database; give one of them")}
+	case f.dbFlag != "":
+		return DBChoice{DSN: f.dbFlag, Source: DBFromFlag}, nil
+	case f.dbFileFlag != "":
+		return readDBFile(f.dbFileFlag, DBFromFileFlag)
+	}
+	env, envFile := os.Getenv("JOBCTL_DB"), os.Getenv("JOBCTL_DB_FILE")
+	switch {
+	case env != "" && envFile != "":
+		return DBChoice{}, &UsageError{Err: errors.New("JOBCTL_DB and JOBCTL_DB_FILE are both set; unset one of them")}
+	case env != "":
 		return DBChoice{DSN: env, Source: DBFromEnv}, nil
+	case envFile != "":
+		return readDBFile(envFile, DBFromFileEnv)
 	}
 	if f.job().ViaNode() {
 		return DBChoice{}, ErrJobHasNoDatabase
+	}
+	if c, ok, err := credentialDB(); ok || err != nil {
+		return c, err
 	}
 	if f.hasServeDB {
 		return f.serveDB, nil
@@ -104,6 +150,17 @@ func (f *Factory) chooseDB() (DBChoice, error) {
 		return DBChoice{DSN: c.DB, Source: DBFromConfig, Path: path}, nil
 	}
 	return DBChoice{DSN: "sqlite:" + dbstore.DefaultPath(), Source: DBFromDefault}, nil
+}
+
+// pinDB keeps the database chosen now as this process's choice, for serve,
+// which removes the variables it came from once the database is open.
+func (f *Factory) pinDB() error {
+	c, err := f.chooseDB()
+	if err != nil {
+		return err
+	}
+	f.pinnedDB = &c
+	return nil
 }
 
 // useConfigDB makes the db of a config file given on the command line
@@ -131,6 +188,8 @@ func (f *Factory) openOnce(ctx context.Context) (engine.Store, error) {
 	s, err := dbstore.OpenWith(ctx, f.DSN(), dbstore.OpenOptions{
 		MustExist: f.inspecting,
 		Warn:      func(msg string) { fmt.Fprintf(f.IO.ErrOut, "jobctl: warning: %s\n", msg) },
+		AppName:   f.appName,
+		MaxConns:  f.maxConns,
 	})
 	var missing *dbstore.NoDatabaseError
 	if errors.As(err, &missing) {
@@ -235,13 +294,14 @@ func (f *Factory) job() JobEnv {
 	return f.Job()
 }
 
-// jobFromEnv reads the job's environment; dbFlag is --db.
-func jobFromEnv(dbFlag string) JobEnv {
+// jobFromEnv reads the job's environment; dbNamed: --db or --db-file was
+// given.
+func jobFromEnv(dbNamed bool) JobEnv {
 	id, err := strconv.ParseInt(os.Getenv("JOBCTL_JOB_ID"), 10, 64)
 	if err != nil || id <= 0 {
 		return JobEnv{}
 	}
 	e := JobEnv{ID: id, URL: os.Getenv("JOBCTL_URL"), Token: os.Getenv("JOBCTL_JOB_TOKEN"), CAFile: os.Getenv("JOBCTL_CA_FILE")}
-	e.viaNode = e.URL != "" && e.Token != "" && dbFlag == "" && os.Getenv("JOBCTL_DB") == ""
+	e.viaNode = e.URL != "" && e.Token != "" && !dbNamed && os.Getenv("JOBCTL_DB") == "" && os.Getenv("JOBCTL_DB_FILE") == ""
 	return e
 }

@@ -36,6 +36,8 @@ func TestHelpTopics(t *testing.T) {
 	}{
 		{TopicExitCodes, []string{"  0    success", "  2    usage error", "  3    something named was not found", "  4    a waited-for job ended FAILED, CANCELLED or DELETED", "  5    waiting timed out", "  130  interrupted"}},
 		{TopicEnvironment, []string{"JOBCTL_DB", "XDG_STATE_HOME", "NO_COLOR", "$XDG_STATE_HOME/jobctl/jobctl.db", "~/.local/state/jobctl/jobctl.db"}},
+		{TopicAudit, []string{"USER@HOST", "job ID@NODE", "--reason", "transaction as the change", "jobctl events", "ended_by", "pruned"}},
+		{TopicUsage, []string{"cpu.stat usage_usec", "memory.peak", "wait4", "declared load 1, uses 3.2", "1.5", "--enforce", "killed: out of memory, limit 2GiB", "jobctl_job_cpu_seconds"}},
 		{TopicJobProtocol, []string{"JSON on stdin", "JOBCTL_JOB_ID", "jobctl:progress N [text]", "jobctl:warning text", "SIGTERM", "SIGKILL", "--cancel-grace", "10 MiB", "FINISHED", "WARNING", "RESTART", "FAILED", "CANCELLED", "8h"}},
 	} {
 		t.Run(tt.topic, func(t *testing.T) {
@@ -66,7 +68,7 @@ func TestHelpListsTopics(t *testing.T) {
 	if !ok {
 		t.Fatalf("jobctl help lists no help topics:\n%s", stdout)
 	}
-	for _, name := range []string{TopicExitCodes, TopicEnvironment, TopicJobProtocol} {
+	for _, name := range []string{TopicExitCodes, TopicEnvironment, TopicJobProtocol, TopicAudit} {
 		if !strings.Contains(topics, "jobctl "+name) {
 			t.Errorf("jobctl help does not list the topic %s:\n%s", name, topics)
 		}

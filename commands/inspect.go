@@ -16,6 +16,7 @@ var inspectingCommands = map[string]bool{
 	"jobctl list":             true,
 	"jobctl show":             true,
 	"jobctl logs":             true,
+	"jobctl events":           true,
 	"jobctl nodes":            true,
 	"jobctl nodes list":       true,
 	"jobctl lease":            true,
@@ -42,6 +43,7 @@ func (f *Factory) forCommand(cmd *cobra.Command) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.inspecting = inspectingCommands[cmd.CommandPath()]
+	f.appName = cmd.CommandPath()
 }
 
 // NoDatabaseError is a database an inspecting command found not created:

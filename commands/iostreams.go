@@ -24,7 +24,23 @@ type IOStreams struct {
 	// Location is the zone times are shown in on a terminal and read in
 	// from the command line; nil means the local zone.
 	Location *time.Location
+	// Headers is --headers or --no-headers of the command running; the
+	// zero value leaves the choice to each table (see table.showHeader).
+	Headers HeaderChoice
 }
+
+// HeaderChoice says whether tables print their header row.
+type HeaderChoice int
+
+const (
+	// HeadersAuto: a listing's header on a terminal only, a report's
+	// always.
+	HeadersAuto HeaderChoice = iota
+	// HeadersOn: every table's header, piped too (--headers).
+	HeadersOn
+	// HeadersOff: no table's header, on a terminal too (--no-headers).
+	HeadersOff
+)
 
 // SystemIO returns the process's standard streams.
 func SystemIO() *IOStreams {

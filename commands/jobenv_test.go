@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -118,6 +117,7 @@ func TestSubmitChildGoesThroughTheNode(t *testing.T) {
 		{"submit", "--child", "--parent", "6", "--", "true"},
 		{"submit", "--child", "--wait", "--", "true"},
 		{"submit", "--child", "--batch", "-"},
+		{"submit", "--child", "--reason", "the node records the job as who submitted it", "--", "true"},
 	} {
 		if err := run(args...); !errors.As(err, &usage) {
 			t.Errorf("jobctl %s: %v, want a usage error", strings.Join(args, " "), err)
@@ -188,18 +188,18 @@ func TestTheJobsEnvironmentDecidesWhetherItGoesThroughItsNode(t *testing.T) {
 	t.Setenv("JOBCTL_URL", "http://127.0.0.1:7420")
 	t.Setenv("JOBCTL_JOB_TOKEN", "tok")
 	t.Setenv("JOBCTL_DB", "")
-	if e := jobFromEnv(""); !e.InJob() || !e.ViaNode() || e.ID != 5 || e.Token != "tok" {
+	if e := jobFromEnv(false); !e.InJob() || !e.ViaNode() || e.ID != 5 || e.Token != "tok" {
 		t.Errorf("a job's environment: %+v, want job 5 via its node", e)
 	}
-	if e := jobFromEnv("sqlite:" + filepath.Join(t.TempDir(), "x.db")); !e.InJob() || e.ViaNode() {
+	if e := jobFromEnv(true); !e.InJob() || e.ViaNode() {
 		t.Errorf("with --db: %+v, want the database", e)
 	}
 	t.Setenv("JOBCTL_DB", "sqlite:x.db")
-	if e := jobFromEnv(""); e.ViaNode() {
+	if e := jobFromEnv(false); e.ViaNode() {
 		t.Errorf("with JOBCTL_DB: %+v, want the database", e)
 	}
 	t.Setenv("JOBCTL_JOB_ID", "")
-	if e := jobFromEnv(""); e.InJob() {
+	if e := jobFromEnv(false); e.InJob() {
 		t.Errorf("without JOBCTL_JOB_ID: %+v, want outside a job", e)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/jobctl/jobctl/engine"
 )
 
@@ -37,18 +39,25 @@ func printIDs(ios *IOStreams, jobs []*engine.Job) error {
 	return nil
 }
 
-// jobTable lays jobs out in the columns of `jobctl list`. RUN AFTER is a
-// column of the wide table; a terminal's default table shows it too when a
-// listed job waits for its start time. Piped, the default columns never
-// change, so scripts can count on them.
+// jobTable lays jobs out in the columns of `jobctl list`. RUN AFTER and
+// PRIORITY are columns of the wide table; a terminal's default table shows
+// them too when a listed job waits for its start time, or has a priority
+// other than the default. Piped, the default columns never change, so
+// scripts can count on them. The wide table's CPU, PEAK and WALL are what
+// the job's last ended attempt used (Job.Usage).
 func jobTable(ios *IOStreams, o outputOptions, now time.Time, jobs []*engine.Job) *table {
 	header := []string{"ID", "STATUS", "TYPE", "OPERATION", "NODE", "LOAD", "PROGRESS", "AGE"}
 	runAfter := !o.wide() && ios.OutIsTerminal && slices.ContainsFunc(jobs, func(j *engine.Job) bool { return delayed(j, now) })
 	if runAfter {
 		header = append(header, "RUN AFTER")
 	}
+	priority := !o.wide() && ios.OutIsTerminal && slices.ContainsFunc(jobs, func(j *engine.Job) bool { return j.Priority != engine.DefaultPriority })
+	if priority {
+		header = append(header, "PRIORITY")
+	}
 	if o.wide() {
-		header = append(header, "KEY", "PARENT", "ATTEMPT", "STARTED", "FINISHED", "EXIT", "RUN AFTER", "MESSAGE")
+		header = append(header, "KEY", "PRIORITY", "PARENT", "ATTEMPT", "STARTED", "FINISHED", "EXIT", "CPU", "PEAK", "WALL",
+			"RUN AFTER", "MESSAGE", "COMMAND")
 	}
 	t := newTable(ios, header...)
 	p := newPalette(ios)
@@ -66,21 +75,44 @@ func jobTable(ios *IOStreams, o outputOptions, now time.Time, jobs []*engine.Job
 		if runAfter {
 			row = append(row, untilCell(ios, now, j.RunAfter))
 		}
+		if priority {
+			row = append(row, strconv.Itoa(j.Priority))
+		}
 		if o.wide() {
 			row = append(row,
 				j.Key,
+				strconv.Itoa(j.Priority),
 				optionalInt(j.ParentID),
 				fmt.Sprintf("%d/%d", j.Attempt-j.AttemptBase, j.MaxAttempts),
 				timeCell(ios, now, j.StartedAt),
 				timeCell(ios, now, j.FinishedAt),
 				optionalInt(j.ExitCode),
+				cpuCell(ios, j.Usage),
+				peakCell(ios, j.Usage),
+				wallCell(ios, j.Usage),
 				untilCell(ios, now, j.RunAfter),
 				j.Message,
+				commandCell(ios, j.Args),
 			)
 		}
 		t.addRow(row...)
 	}
 	return t
+}
+
+// commandCellWidth is how much of a job's command a terminal's wide
+// table shows; the rest is cut, as `show` has it whole.
+const commandCellWidth = 40
+
+// commandCell shows a job's arguments (an exec job's command) with each
+// argument's bounds visible: cut to commandCellWidth columns on a
+// terminal, whole for a script.
+func commandCell(ios *IOStreams, args []string) string {
+	s := quoteArgs(args)
+	if ios.OutIsTerminal && ansi.StringWidth(s) > commandCellWidth {
+		s = ansi.Truncate(s, commandCellWidth, "…")
+	}
+	return s
 }
 
 // statusCell colours a job state by what it means for the operator.

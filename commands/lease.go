@@ -123,12 +123,13 @@ func leaseShowRun(ctx context.Context, opts *LeaseShowOptions) error {
 type LeaseReleaseOptions struct {
 	IO    *IOStreams
 	Store func(ctx context.Context) (engine.Store, error)
+	Audit auditOptions
 }
 
 // NewCmdLeaseRelease builds `jobctl lease release`. runF replaces the action in tests.
 func NewCmdLeaseRelease(f *Factory, runF func(context.Context, *LeaseReleaseOptions) error) *cobra.Command {
-	opts := &LeaseReleaseOptions{IO: f.IO, Store: f.Store}
-	return &cobra.Command{
+	opts := &LeaseReleaseOptions{IO: f.IO, Store: f.Store, Audit: newAudit(f)}
+	cmd := &cobra.Command{
 		Use:   "release",
 		Short: "Free the dispatcher lease",
 		Long: `Free the dispatcher lease, whoever holds it. The holder stops dispatching when
@@ -145,6 +146,8 @@ a candidate may win it back.`,
 			return leaseReleaseRun(cmd.Context(), opts)
 		},
 	}
+	addReasonFlag(cmd, &opts.Audit)
+	return cmd
 }
 
 func leaseReleaseRun(ctx context.Context, opts *LeaseReleaseOptions) error {
@@ -156,7 +159,15 @@ func leaseReleaseRun(ctx context.Context, opts *LeaseReleaseOptions) error {
 	if err != nil {
 		return err
 	}
-	released, err := store.LeaseRelease(ctx, "")
+	released := false
+	e := engine.EventAppendParams{Verb: engine.EventLeaseRelease, Node: before.Owner, Detail: fmt.Sprintf("term %d", before.Term)}
+	err = engine.Recorded(ctx, store, opts.Audit.actor(), e, func(tx engine.TxStore, _ *engine.EventAppendParams) error {
+		var err error
+		if released, err = tx.LeaseRelease(ctx, ""); err == nil && !released {
+			err = engine.ErrNoChange
+		}
+		return err
+	})
 	if err != nil {
 		return err
 	}

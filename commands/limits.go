@@ -85,6 +85,7 @@ max_running, running and updated_at. -q prints the limited types.`,
 		},
 	}
 	addOutputFlags(cmd, &opts.Output, true)
+	addHeaderFlags(cmd)
 	cmd.Flags().Lookup("quiet").Usage = "print only the limited types, one per line"
 	return cmd
 }
@@ -132,11 +133,12 @@ type LimitsSetOptions struct {
 	Type       string
 	MaxRunning int
 	Output     outputOptions
+	Audit      auditOptions
 }
 
 // NewCmdLimitsSet builds `jobctl limits set`. runF replaces the action in tests.
 func NewCmdLimitsSet(f *Factory, runF func(context.Context, *LimitsSetOptions) error) *cobra.Command {
-	opts := &LimitsSetOptions{IO: f.IO, Store: f.Store}
+	opts := &LimitsSetOptions{Audit: newAudit(f), IO: f.IO, Store: f.Store}
 	cmd := &cobra.Command{
 		Use:   "set TYPE --max-running N",
 		Short: "Set the limit of a job type",
@@ -152,7 +154,8 @@ Piped, it prints TYPE and N, tab-separated; -o json prints the limit as
 
   # one backup at a time, cluster-wide
   jobctl limits set backup --max-running 1`,
-		Args: exactArgs(1, "a job type"),
+		Args:              exactArgs(1, "a job type"),
+		ValidArgsFunction: completeArgTypes(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Type = args[0]
 			if problem := engine.NameProblem("type", opts.Type, true); problem != "" {
@@ -177,6 +180,7 @@ Piped, it prints TYPE and N, tab-separated; -o json prints the limit as
 	cmd.Flags().IntVar(&opts.MaxRunning, "max-running", 0, "how many jobs of the type may run at once, across the cluster")
 	_ = cmd.RegisterFlagCompletionFunc("max-running", cobra.NoFileCompletions)
 	addOutputFlags(cmd, &opts.Output, false)
+	addReasonFlag(cmd, &opts.Audit)
 	return cmd
 }
 
@@ -189,7 +193,15 @@ func limitsSetRun(ctx context.Context, opts *LimitsSetOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := store.TypeLimitSet(ctx, engine.TypeLimitSetParams{Type: opts.Type, MaxRunning: opts.MaxRunning}); err != nil {
+	detail := fmt.Sprintf("max running %d", opts.MaxRunning)
+	if before != nil {
+		detail += fmt.Sprintf(" (was %d)", before.MaxRunning)
+	}
+	err = engine.Recorded(ctx, store, opts.Audit.actor(), engine.EventAppendParams{Verb: engine.EventLimitsSet, Type: opts.Type, Detail: detail},
+		func(tx engine.TxStore, _ *engine.EventAppendParams) error {
+			return tx.TypeLimitSet(ctx, engine.TypeLimitSetParams{Type: opts.Type, MaxRunning: opts.MaxRunning})
+		})
+	if err != nil {
 		return err
 	}
 	after, err := engine.TypeLimitOf(ctx, store, opts.Type)
@@ -223,11 +235,12 @@ type LimitsRemoveOptions struct {
 	Store func(ctx context.Context) (engine.Store, error)
 
 	Types []string
+	Audit auditOptions
 }
 
 // NewCmdLimitsRemove builds `jobctl limits rm`. runF replaces the action in tests.
 func NewCmdLimitsRemove(f *Factory, runF func(context.Context, *LimitsRemoveOptions) error) *cobra.Command {
-	opts := &LimitsRemoveOptions{IO: f.IO, Store: f.Store}
+	opts := &LimitsRemoveOptions{Audit: newAudit(f), IO: f.IO, Store: f.Store}
 	cmd := &cobra.Command{
 		ValidArgsFunction: completeLimitTypes(f),
 		Use:               "rm TYPE...",
@@ -253,6 +266,7 @@ others are removed all the same).`,
 			return limitsRemoveRun(cmd.Context(), opts)
 		},
 	}
+	addReasonFlag(cmd, &opts.Audit)
 	return cmd
 }
 
@@ -263,7 +277,9 @@ func limitsRemoveRun(ctx context.Context, opts *LimitsRemoveOptions) error {
 	}
 	var errs []error
 	for _, typ := range opts.Types {
-		if err := store.TypeLimitDelete(ctx, typ); err != nil {
+		err := engine.Recorded(ctx, store, opts.Audit.actor(), engine.EventAppendParams{Verb: engine.EventLimitsRm, Type: typ},
+			func(tx engine.TxStore, _ *engine.EventAppendParams) error { return tx.TypeLimitDelete(ctx, typ) })
+		if err != nil {
 			errs = append(errs, err)
 			continue
 		}

@@ -159,6 +159,7 @@ func TestExplainPipedTypeLimit(t *testing.T) {
 	want := fmt.Sprintf(`job	%d
 type	sleep
 load	1
+priority	50
 status	QUEUED
 dispatchable	yes
 type limit	1 of at most 1 running, held back (jobctl limits)

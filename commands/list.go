@@ -1,10 +1,8 @@
 package commands
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -26,8 +24,7 @@ type ListOptions struct {
 	Store func(ctx context.Context) (engine.Store, error)
 	Clock engine.Clock
 
-	Filter   engine.JobListParams // --since and --until are its CreatedAfter and CreatedBefore
-	Sort     jobSort              // how the rows are ordered; zero: by id
+	Filter   engine.JobListParams // --since and --until are its CreatedAfter and CreatedBefore, --sort its Sort
 	Watch    bool
 	Tree     bool          // families: children indented below their parents
 	Interval time.Duration // how often -w polls
@@ -38,7 +35,7 @@ type ListOptions struct {
 func NewCmdList(f *Factory, runF func(context.Context, *ListOptions) error) *cobra.Command {
 	opts := &ListOptions{IO: f.IO, Store: f.Store, Clock: f.Clock, Interval: defaultWatchInterval}
 	var states []string
-	var sinceText, untilText, sortText string
+	var sinceText, untilText, sortText, priorityText string
 	cmd := &cobra.Command{
 		Use:     "list",
 		Aliases: []string{"ls"},
@@ -46,10 +43,12 @@ func NewCmdList(f *Factory, runF func(context.Context, *ListOptions) error) *cob
 		Long: `List jobs, oldest first, up to --limit of the newest. When more jobs match,
 a note on stderr says how many and that --limit 0 lists them all.
 
---sort orders the rows listed (the newest --limit of the matching jobs) by
-id, created, status, type, operation, node, load, progress, key, run-after,
-started or finished; a leading - sorts descending (--sort -load). Rows equal
-in the field go by id, in the same direction.
+--sort orders every matching job, in the database, before --limit applies:
+--sort -load --limit 3 lists the three heaviest jobs of all. It takes id,
+created, status, type, operation, node, load, progress, key, run-after,
+started or finished; a leading - sorts descending. Rows equal in the field
+go by id, in the same direction; text compares byte by byte, and a time not
+set (a job not started yet) comes first ascending, last descending.
 
 --since and --until keep the jobs created in a window. Each takes RFC 3339
 (2030-01-02T15:04:05Z), a date or a date and time in the local zone
@@ -58,12 +57,24 @@ duration ago (90m, 2d, 1d12h).
 
 Times are shown as ages (and RUN AFTER as "in 5m") on a terminal and as
 RFC 3339 in UTC when piped and in JSON. On a terminal the table gains a RUN
-AFTER column when a listed job waits for its start time; -o wide always has
-it.
+AFTER column when a listed job waits for its start time. -o wide adds KEY,
+PARENT, ATTEMPT, STARTED, FINISHED, EXIT (the exit code), RUN AFTER,
+MESSAGE and COMMAND (the job's arguments, an exec job's command, each
+argument's bounds visible; cut to 40 columns on a terminal, whole when
+piped, where it is the last column).
+
+The header row shows on a terminal and not when piped; --headers and
+--no-headers decide otherwise.
 
 Without --state, deleted jobs are left out; --state all shows them too.
 States: INSTANTIATED, QUEUED, RESTART, DISPATCHING, RUNNING, PAUSED, WAITING,
 CANCELLING, FINISHED, WARNING, FAILED, CANCELLED, DELETED (any case).
+
+--oom keeps the jobs whose last ended run was killed at its memory limit
+(submit --memory, on a node with serve --enforce): their message says
+"killed: out of memory, limit 2GiB". -o wide adds what each job's last
+ended run used, as its node measured it: CPU (seconds of user and system
+time), PEAK (memory) and WALL (its running time); -o json has it as usage.
 
 --double-fault keeps the double faults: jobs that failed finally and whose
 rollback job (submit --rollback) failed as well.
@@ -90,11 +101,17 @@ until interrupted; -o json then prints one JSON object per line.
   # what failed in the last hour, heaviest first
   jobctl list --state failed --since 1h --sort -load
 
+  # the three heaviest jobs of all
+  jobctl list --sort -load --limit 3
+
   # the id and node of each running job, through jq
   jobctl list --state running --jq '.[] | "\(.id) \(.node)"'
 
   # follow changes on one node
   jobctl list --node worker-3 -w
+
+  # jobs killed at their memory limit in the last day, with what they used
+  jobctl list --oom --since 1d -o wide
 
   # the families of the last hour, each child below its parent
   jobctl list --since 1h --tree`,
@@ -128,8 +145,13 @@ until interrupted; -o json then prints one JSON object per line.
 			if since, until := opts.Filter.CreatedAfter, opts.Filter.CreatedBefore; since != nil && until != nil && until.Before(*since) {
 				return usageErrorf(cmd, "--until %s is before --since %s; nothing could match", untilText, sinceText)
 			}
+			if cmd.Flags().Changed("priority") {
+				if opts.Filter.PriorityMin, opts.Filter.PriorityMax, err = parsePriorityRange(priorityText); err != nil {
+					return usageErrorf(cmd, "invalid --priority %q: %v", priorityText, err)
+				}
+			}
 			if cmd.Flags().Changed("sort") {
-				if opts.Sort, err = parseJobSort(sortText); err != nil {
+				if opts.Filter.Sort, err = parseJobSort(sortText); err != nil {
 					return usageErrorf(cmd, "invalid --sort %q: %v", sortText, err)
 				}
 			}
@@ -151,22 +173,26 @@ until interrupted; -o json then prints one JSON object per line.
 	fl.StringVar(&opts.Filter.Node, "node", "", "only jobs on this node")
 	fl.StringVar(&opts.Filter.Key, "key", "", "only jobs with this key")
 	fl.Int64("parent", 0, "only children of this job")
-	fl.IntVar(&opts.Filter.Limit, "limit", defaultListLimit, "show at most this many of the newest jobs (0: all)")
+	fl.StringVar(&priorityText, "priority", "", "only jobs of this priority, or of a `RANGE` like 80..100 (either end may be left out)")
+	fl.IntVar(&opts.Filter.Limit, "limit", defaultListLimit, "show at most this many jobs: the newest, or the first in --sort's order (0: all)")
 	fl.StringVar(&sortText, "sort", "", "order the rows by `FIELD` (id, created, status, type, node, load, …; -FIELD descending)")
 	fl.StringVar(&sinceText, "since", "", "only jobs created at or after this `TIME` (RFC 3339, date, HH:MM, or a duration ago like 2h)")
 	fl.StringVar(&untilText, "until", "", "only jobs created at or before this `TIME` (as --since)")
 	fl.BoolVar(&opts.Filter.DoubleFault, "double-fault", false, "only jobs whose rollback job failed too")
+	fl.BoolVar(&opts.Filter.OOMKilled, "oom", false, "only jobs whose last run was killed at its memory limit (submit --memory)")
 	fl.BoolVarP(&opts.Watch, "watch", "w", false, "keep printing jobs as they change, until interrupted")
 	addTreeFlag(cmd, opts)
 	addOutputFlags(cmd, &opts.Output, true)
+	addHeaderFlags(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("sort", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		var names []string
-		for _, f := range jobSortFields {
-			names = append(names, f.name, "-"+f.name)
+		for _, n := range jobSortNames() {
+			names = append(names, n, "-"+n)
 		}
 		return names, cobra.ShellCompDirectiveNoFileComp
 	})
-	_ = cmd.RegisterFlagCompletionFunc("node", completeNodeNames(f))
+	_ = cmd.RegisterFlagCompletionFunc("node", completeNodes(f))
+	_ = cmd.RegisterFlagCompletionFunc("type", completeTypes(f))
 	_ = cmd.RegisterFlagCompletionFunc("state", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		names := []string{"all"}
 		for _, s := range engine.AllStatuses {
@@ -215,17 +241,20 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 	if err := engine.MarkDoubleFaults(ctx, store, jobs); err != nil {
 		return err
 	}
-	opts.Sort.apply(jobs)
 	// On stderr, so a script reading stdout gets the rows alone, yet
 	// nobody takes the listing for every matching job.
+	which := "the newest"
+	if opts.Filter.Sort.Field != "" {
+		which = "the first"
+	}
 	note := func() {
 		switch {
 		case matched > listCountCap:
-			fmt.Fprintf(opts.IO.ErrOut, "jobctl: showing the newest %s of more than %s matching jobs; --limit 0 lists all\n",
-				groupDigits(len(jobs)), groupDigits(listCountCap))
+			fmt.Fprintf(opts.IO.ErrOut, "jobctl: showing %s %s of more than %s matching jobs; --limit 0 lists all\n",
+				which, groupDigits(len(jobs)), groupDigits(listCountCap))
 		case matched > len(jobs):
-			fmt.Fprintf(opts.IO.ErrOut, "jobctl: showing the newest %s of %s matching jobs; --limit 0 lists all\n",
-				groupDigits(len(jobs)), groupDigits(matched))
+			fmt.Fprintf(opts.IO.ErrOut, "jobctl: showing %s %s of %s matching jobs; --limit 0 lists all\n",
+				which, groupDigits(len(jobs)), groupDigits(matched))
 		}
 	}
 	if opts.Watch {
@@ -249,10 +278,11 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 // tells nobody more than "many".
 const listCountCap = 10000
 
-// listPage reads the newest Limit matching jobs and how many match in
-// all, up to listCountCap (more than it: listCountCap+1). One job more
-// than asked for tells whether the limit cut the listing short; only then
-// are the matching jobs counted, brief and newest first.
+// listPage reads the first Limit matching jobs (the newest, unsorted; the
+// first in --sort's order, sorted) and how many match in all, up to
+// listCountCap (more than it: listCountCap+1). One job more than asked for
+// tells whether the limit cut the listing short; only then are the
+// matching jobs counted, brief and unsorted.
 func listPage(ctx context.Context, opts *ListOptions, store engine.Store) ([]*engine.Job, int, error) {
 	filter := opts.Filter
 	if filter.Limit > 0 {
@@ -265,9 +295,13 @@ func listPage(ctx context.Context, opts *ListOptions, store engine.Store) ([]*en
 	if opts.Filter.Limit == 0 || len(jobs) <= opts.Filter.Limit {
 		return jobs, len(jobs), nil
 	}
-	jobs = jobs[1:] // the oldest: the listing holds the newest
+	if opts.Filter.Sort.Field != "" {
+		jobs = jobs[:opts.Filter.Limit] // the one past the limit in the sort's order
+	} else {
+		jobs = jobs[1:] // the oldest: the listing holds the newest
+	}
 	count := opts.Filter
-	count.Limit, count.Brief = listCountCap+1, true
+	count.Limit, count.Brief, count.Sort = listCountCap+1, true, engine.JobSort{}
 	counted, err := store.JobList(ctx, count)
 	if err != nil {
 		return nil, 0, err
@@ -285,7 +319,6 @@ func listJobs(ctx context.Context, opts *ListOptions, store engine.Store) ([]*en
 	if err == nil && opts.Output.Format == formatJSON {
 		err = engine.MarkDoubleFaults(ctx, store, jobs)
 	}
-	opts.Sort.apply(jobs)
 	return jobs, err
 }
 
@@ -348,88 +381,65 @@ func printWatched(opts *ListOptions, jobs []*engine.Job, first bool) error {
 	return nil
 }
 
-// jobSort is --sort: a field to order rows by, and whether descending.
-type jobSort struct {
-	field *jobSortField
-	desc  bool
-}
-
-// jobSortField compares two jobs on one field.
-type jobSortField struct {
-	name string
-	cmp  func(a, b *engine.Job) int
-}
-
-// jobSortFields are the fields --sort knows, in the order help lists them.
-var jobSortFields = []jobSortField{
-	{"id", func(a, b *engine.Job) int { return cmp.Compare(a.ID, b.ID) }},
-	{"created", func(a, b *engine.Job) int { return a.CreatedAt.Compare(b.CreatedAt) }},
-	{"status", func(a, b *engine.Job) int { return strings.Compare(string(a.Status), string(b.Status)) }},
-	{"type", func(a, b *engine.Job) int { return strings.Compare(a.Type, b.Type) }},
-	{"operation", func(a, b *engine.Job) int { return strings.Compare(a.Operation, b.Operation) }},
-	{"node", func(a, b *engine.Job) int { return strings.Compare(a.Node, b.Node) }},
-	{"load", func(a, b *engine.Job) int { return cmp.Compare(a.Load, b.Load) }},
-	{"progress", func(a, b *engine.Job) int { return cmp.Compare(a.Progress, b.Progress) }},
-	{"key", func(a, b *engine.Job) int { return strings.Compare(a.Key, b.Key) }},
-	{"run-after", func(a, b *engine.Job) int { return compareTimes(a.RunAfter, b.RunAfter) }},
-	{"started", func(a, b *engine.Job) int { return compareTimes(a.StartedAt, b.StartedAt) }},
-	{"finished", func(a, b *engine.Job) int { return compareTimes(a.FinishedAt, b.FinishedAt) }},
-}
-
-// compareTimes orders times that are not set before every time that is.
-func compareTimes(a, b *time.Time) int {
-	switch {
-	case a == nil && b == nil:
-		return 0
-	case a == nil:
-		return -1
-	case b == nil:
-		return 1
-	}
-	return a.Compare(*b)
-}
-
-// parseJobSort reads --sort: a field name, - in front for descending;
-// run_after and age are accepted as the names a reader may try first.
-func parseJobSort(s string) (jobSort, error) {
-	var js jobSort
+// parseJobSort reads --sort: a field of engine.JobSortFields, - in front
+// for descending; run_after and age are accepted as the names a reader
+// may try first.
+func parseJobSort(s string) (engine.JobSort, error) {
+	var js engine.JobSort
 	name := strings.ToLower(strings.TrimSpace(s))
 	if rest, ok := strings.CutPrefix(name, "-"); ok {
-		js.desc, name = true, rest
+		js.Desc, name = true, rest
 	}
 	switch name {
 	case "run_after", "runafter":
 		name = "run-after"
 	case "age":
 		// The oldest job has the greatest age.
-		name, js.desc = "created", !js.desc
+		name, js.Desc = "created", !js.Desc
 	}
-	for i := range jobSortFields {
-		if jobSortFields[i].name == name {
-			js.field = &jobSortFields[i]
-			return js, nil
-		}
+	if _, err := engine.JobSortFieldNamed(name); err != nil {
+		return js, fmt.Errorf("want one of %s, with - in front for descending", strings.Join(jobSortNames(), ", "))
 	}
-	names := make([]string, len(jobSortFields))
-	for i, f := range jobSortFields {
-		names[i] = f.name
-	}
-	return js, fmt.Errorf("want one of %s, with - in front for descending", strings.Join(names, ", "))
+	js.Field = name
+	return js, nil
 }
 
-// apply sorts jobs in place; equal rows go by id, in the same direction.
-func (s jobSort) apply(jobs []*engine.Job) {
-	if s.field == nil {
-		return
+// jobSortNames are the fields --sort knows, in the order help lists them.
+func jobSortNames() []string {
+	names := make([]string, len(engine.JobSortFields))
+	for i, f := range engine.JobSortFields {
+		names[i] = f.Name
 	}
-	slices.SortStableFunc(jobs, func(a, b *engine.Job) int {
-		c := s.field.cmp(a, b)
-		if c == 0 {
-			c = cmp.Compare(a.ID, b.ID)
+	return names
+}
+
+// parsePriorityRange reads --priority: one priority, or a range MIN..MAX
+// in which either end may be left out.
+func parsePriorityRange(s string) (lo, hi int, err error) {
+	one := func(t string) (int, error) {
+		p, err := strconv.Atoi(strings.TrimSpace(t))
+		if err != nil || p < engine.MinPriority || p > engine.MaxPriority {
+			return 0, fmt.Errorf("want whole numbers from %d to %d, or a range like 80..100", engine.MinPriority, engine.MaxPriority)
 		}
-		if s.desc {
-			c = -c
+		return p, nil
+	}
+	from, to, isRange := strings.Cut(s, "..")
+	if !isRange {
+		p, err := one(s)
+		return p, p, err
+	}
+	if strings.TrimSpace(from) != "" {
+		if lo, err = one(from); err != nil {
+			return 0, 0, err
 		}
-		return c
-	})
+	}
+	if strings.TrimSpace(to) != "" {
+		if hi, err = one(to); err != nil {
+			return 0, 0, err
+		}
+	}
+	if lo != 0 && hi != 0 && hi < lo {
+		return 0, 0, fmt.Errorf("the range ends below its start")
+	}
+	return lo, hi, nil
 }

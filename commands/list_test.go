@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/jobctl/jobctl/engine"
 )
 
@@ -104,7 +106,7 @@ func TestListPiped(t *testing.T) {
 	if err := e.run(t, "list", "-o", "wide", "--state", "running"); err != nil {
 		t.Fatal(err)
 	}
-	want = fmt.Sprintf("%d\tRUNNING\tsleep\t\tn1\t2.5\t0%%\t%s\tk1\t\t1/2\t%s\t\t\t\t\n",
+	want = fmt.Sprintf("%d\tRUNNING\tsleep\t\tn1\t2.5\t0%%\t%s\tk1\t50\t\t1/2\t%s\t\t\t\t\t\t\t\t\n",
 		r.ID, rfc3339(&r.CreatedAt), rfc3339(r.StartedAt))
 	if got := e.stdout.String(); got != want {
 		t.Errorf("piped wide list:\n%q\nwant:\n%q", got, want)
@@ -167,6 +169,7 @@ func TestListJSON(t *testing.T) {
 	}
 	delete(shown, "children")
 	delete(shown, "attempts") // show alone reads them
+	delete(shown, "ended_by") // and who ended it
 	a, _ := json.Marshal(jobs[1])
 	b, _ := json.Marshal(shown)
 	if string(a) != string(b) {
@@ -310,5 +313,95 @@ func TestListCountsAtMostTheCap(t *testing.T) {
 	e.stderr.Reset()
 	if err := e.run(t, "list", "-q", "--limit", "1", "--state", "running"); err != nil || e.stderr.Len() != 0 {
 		t.Errorf("nothing running: %v, stderr %q", err, e.stderr.String())
+	}
+}
+
+// TestListHeaders: a listing's header row shows on a terminal and not
+// when piped, and --headers and --no-headers turn it on or off for either.
+func TestListHeaders(t *testing.T) {
+	e := newTestEnv(t)
+	j := e.insert(t, engine.JobInsertParams{})
+	header := "ID\tSTATUS\tTYPE\tOPERATION\tNODE\tLOAD\tPROGRESS\tAGE\n"
+	row := fmt.Sprintf("%d\tQUEUED\tnoop\t\t\t1\t\t%s\n", j.ID, j.CreatedAt.UTC().Format(time.RFC3339))
+	for _, tc := range []struct {
+		terminal bool
+		flags    []string
+		header   bool
+	}{
+		{false, nil, false},
+		{false, []string{"--headers"}, true},
+		{false, []string{"--no-headers"}, false},
+		{true, nil, true},
+		{true, []string{"--no-headers"}, false},
+		{true, []string{"--headers"}, true},
+	} {
+		e.f.IO.OutIsTerminal, e.f.IO.NoColor = tc.terminal, true
+		if err := e.run(t, append([]string{"list"}, tc.flags...)...); err != nil {
+			t.Fatal(err)
+		}
+		got := e.stdout.String()
+		if !tc.terminal {
+			want := row
+			if tc.header {
+				want = header + row
+			}
+			if got != want {
+				t.Errorf("piped %v: %q; want %q", tc.flags, got, want)
+			}
+			continue
+		}
+		if has := strings.HasPrefix(got, "ID "); has != tc.header || !strings.Contains(got, "QUEUED") {
+			t.Errorf("terminal %v: %q; want a header %v", tc.flags, got, tc.header)
+		}
+	}
+	e.f.IO.OutIsTerminal = false
+	err := e.run(t, "list", "--headers", "--no-headers")
+	if !errors.As(err, new(*UsageError)) {
+		t.Errorf("--headers --no-headers: %v; want a usage error", err)
+	}
+}
+
+// TestListWideCommandAndExit: -o wide shows a job's exit code and its
+// command, each argument's bounds visible, cut to fit on a terminal and
+// whole when piped.
+func TestListWideCommandAndExit(t *testing.T) {
+	e := newTestEnv(t)
+	args := []string{"sh", "-c", "echo hello world; sleep 1; echo a rather long tail of words; exit 3"}
+	j := e.insert(t, engine.JobInsertParams{Type: engine.TypeExec, Args: args})
+	j = e.move(t, j, engine.StatusDispatching, engine.StatusRunning)
+	if _, err := e.store.JobUpdate(context.Background(), engine.OutcomeUpdate(j,
+		engine.RunResult{Outcome: engine.RunFailed, ExitCode: 3, Reason: "exit 3"}, false, func() float64 { return 0 })); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.run(t, "list", "-o", "wide", "--headers"); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(e.stdout.String(), "\n"), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("piped wide list: %q", e.stdout)
+	}
+	header, row := strings.Split(lines[0], "\t"), strings.Split(lines[1], "\t")
+	cell := func(name string) string {
+		i := slices.Index(header, name)
+		if i < 0 || i >= len(row) {
+			t.Fatalf("no %s column in %q / %q", name, lines[0], lines[1])
+		}
+		return row[i]
+	}
+	if got := cell("EXIT"); got != "3" {
+		t.Errorf("EXIT %q; want 3", got)
+	}
+	want := `sh -c "echo hello world; sleep 1; echo a rather long tail of words; exit 3"`
+	if got := cell("COMMAND"); got != want {
+		t.Errorf("COMMAND %q; want %q", got, want)
+	}
+
+	e.f.IO.OutIsTerminal, e.f.IO.NoColor = true, true
+	if err := e.run(t, "list", "-o", "wide"); err != nil {
+		t.Fatal(err)
+	}
+	cut := ansi.Truncate(want, commandCellWidth, "…")
+	if !strings.Contains(e.stdout.String(), cut+"\n") || strings.Contains(e.stdout.String(), want) || ansi.StringWidth(cut) != commandCellWidth {
+		t.Errorf("terminal wide list:\n%s\nwant the command cut to %q", e.stdout, cut)
 	}
 }

@@ -146,6 +146,42 @@ func TestListSort(t *testing.T) {
 	}
 }
 
+// TestListSortBeforeLimit: --sort orders every matching job before
+// --limit keeps the first, so the heaviest jobs are found among more than
+// a default page, however old they are.
+func TestListSortBeforeLimit(t *testing.T) {
+	e := newTestEnv(t)
+	var jobs []*engine.Job
+	for i := range defaultListLimit + 20 {
+		load := 1.0
+		switch i {
+		case 0:
+			load = 7
+		case 1:
+			load = 9
+		case 2:
+			load = 8
+		}
+		jobs = append(jobs, e.insert(t, engine.JobInsertParams{Load: load}))
+	}
+	if err := e.run(t, "list", "-q", "--sort", "-load", "--limit", "3"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := e.stdout.String(), idLines(jobs[1], jobs[2], jobs[0]); got != want {
+		t.Errorf("--sort -load --limit 3 printed %q; want the three heaviest %q", got, want)
+	}
+	if got, want := e.stderr.String(), "jobctl: showing the first 3 of 120 matching jobs; --limit 0 lists all\n"; got != want {
+		t.Errorf("stderr %q; want %q", got, want)
+	}
+	// The default limit, sorted, holds the heaviest of all too.
+	if err := e.run(t, "list", "-q", "--sort", "-load"); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.SplitN(e.stdout.String(), "\n", 4); len(got) < 4 || got[0]+"\n"+got[1]+"\n"+got[2]+"\n" != idLines(jobs[1], jobs[2], jobs[0]) {
+		t.Errorf("--sort -load printed first %q; want the three heaviest", got[:min(3, len(got))])
+	}
+}
+
 func TestListRunAfterColumn(t *testing.T) {
 	e := newTestEnv(t)
 	later := time.Now().Add(time.Hour)
@@ -193,7 +229,7 @@ func TestListRunAfterColumn(t *testing.T) {
 	if len(rows) != 2 {
 		t.Fatalf("piped wide list: %q", e.stdout.String())
 	}
-	runAfter := func(row string) string { return strings.Split(row, "\t")[14] }
+	runAfter := func(row string) string { return strings.Split(row, "\t")[18] }
 	if got, want := runAfter(rows[1]), delayed.RunAfter.UTC().Format(time.RFC3339); got != want {
 		t.Errorf("piped wide RUN AFTER %q; want %q", got, want)
 	}

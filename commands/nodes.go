@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jobctl/jobctl/engine"
 	"github.com/spf13/cobra"
@@ -55,17 +56,34 @@ func NewCmdNodesList(f *Factory, runF func(context.Context, *NodesListOptions) e
 		Short:   "List nodes",
 		Long: `List the registered nodes with their state and current load.
 
-A node whose machine is too busy for new work (load average above its
-limit, or free memory under its reserve) takes no jobs until that passes;
-the NOTE column says so and why, as of the node's last health report.
+STATE is what the cluster does with the node now, judged on the database's
+clock (so 'jobctl top' says the same):
+
+  ONLINE   alive: it records its liveness and answers heartbeats
+  WATCH    a dispatcher's heartbeat went unanswered (a second miss marks it
+           OFFLINE), or it is late recording that it is alive
+  LOST     silent longer than its node lease: it has stopped its own runs,
+           and the dispatcher puts its jobs back in the queue
+  OFFLINE  stopped, or marked so by heartbeats
+  ERROR    in error
+
+followed by ,MAINTENANCE while an operator holds it out of dispatch, and
+,OVERLOADED while its machine is too busy (load average above its limit:
+it gets work only when no node under its limit can take it) or short of
+memory (under its reserve: no new work). NOTE says why, and for how long,
+as of now: a node that stopped reporting shows no stale health.
 
 -o json prints an array of node objects with the stable fields name, url,
-state, max_load, max_jobs, load, running, weight, dispatcher, last_seen,
-services, and the node's reported health: load_avg, max_load_avg (the
-load-average limit in force, twice the cores unless 'serve --max-load-avg'
-sets it; 0 only when the node's gate is off), mem_available and
-reserved_memory (bytes), cores, overloaded (bool) and overload_reason.
--q prints node names.`,
+state (as above, without the flags), maintenance, max_load, max_jobs, load,
+running, weight, dispatcher, last_seen, node_lease, beat_missed_at (the
+first unanswered heartbeat of a row, or null), services, note, and the
+node's reported health: load_avg, max_load_avg (the load-average limit in
+force, twice the cores unless 'serve --max-load-avg' sets it; 0 only when
+the node's gate is off), mem_available and reserved_memory (bytes), cores,
+overloaded (bool; never for a node that is LOST, OFFLINE or ERROR),
+overload_reason, and running_usage: what the node measured of each job it
+runs, as of its last liveness report ({job_id, attempt, cpu_seconds,
+cores, memory_bytes}; see 'jobctl help usage'). -q prints node names.`,
 		Example: `  # nodes and their load
   jobctl nodes list
 
@@ -73,7 +91,10 @@ reserved_memory (bytes), cores, overloaded (bool) and overload_reason.
   jobctl nodes -o json | jq -r '.[] | select(.dispatcher) | .name'
 
   # nodes held back by a busy machine, and why
-  jobctl nodes -o json | jq -r '.[] | select(.overloaded) | "\(.name): \(.overload_reason)"'`,
+  jobctl nodes -o json | jq -r '.[] | select(.overloaded) | "\(.name): \(.overload_reason)"'
+
+  # nodes whose jobs are being put back in the queue
+  jobctl nodes -o json | jq -r '.[] | select(.state == "LOST") | .name'`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := opts.Output.check(cmd); err != nil {
@@ -86,22 +107,47 @@ reserved_memory (bytes), cores, overloaded (bool) and overload_reason.
 		},
 	}
 	addOutputFlags(cmd, &opts.Output, true)
+	addHeaderFlags(cmd)
 	cmd.Flags().Lookup("quiet").Usage = "print only node names, one per line"
 	return cmd
 }
 
-// nodeView is a node as `nodes` prints it: every field of the stored node
-// and whether its machine's health keeps it from taking new jobs, which
-// placement judges but the node record does not hold.
+// nodeView is a node as `nodes` prints it: every field of the stored node,
+// with the state and health shown as engine.StatusOf judges them on the
+// database's clock, so a node silent past its node lease shows LOST and a
+// dead node's last health report is no longer news.
 type nodeView struct {
 	*engine.Node
-	Overloaded     bool   `json:"overloaded"`
-	OverloadReason string `json:"overload_reason"`
+	// State shadows the stored state: ONLINE, WATCH, LOST, OFFLINE or ERROR.
+	State          engine.NodeState `json:"state"`
+	Overloaded     bool             `json:"overloaded"`
+	OverloadReason string           `json:"overload_reason"`
+	Note           string           `json:"note"`
+
+	status engine.NodeStatus
 }
 
-func newNodeView(n *engine.Node) nodeView {
-	o := n.Overloaded()
-	return nodeView{Node: n, Overloaded: o.Kind != "", OverloadReason: o.Reason}
+func newNodeView(n *engine.Node, now time.Time) nodeView {
+	st := engine.StatusOf(n, now)
+	return nodeView{Node: n, State: st.State, Overloaded: st.Overload.Kind != "", OverloadReason: st.Overload.Reason,
+		Note: st.Note, status: st}
+}
+
+// nodeViews reads the nodes and the database's clock they are judged at.
+func nodeViews(ctx context.Context, store engine.Store) ([]nodeView, error) {
+	nodes, err := store.NodeList(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now, err := store.Now(ctx)
+	if err != nil {
+		return nil, err
+	}
+	views := make([]nodeView, len(nodes))
+	for i, n := range nodes {
+		views[i] = newNodeView(n, now)
+	}
+	return views, nil
 }
 
 func nodesListRun(ctx context.Context, opts *NodesListOptions) error {
@@ -109,17 +155,13 @@ func nodesListRun(ctx context.Context, opts *NodesListOptions) error {
 	if err != nil {
 		return err
 	}
-	nodes, err := store.NodeList(ctx)
+	views, err := nodeViews(ctx, store)
 	if err != nil {
 		return err
 	}
-	views := make([]nodeView, len(nodes))
-	for i, n := range nodes {
-		views[i] = newNodeView(n)
-	}
 	switch {
 	case opts.Output.Quiet:
-		for _, n := range nodes {
+		for _, n := range views {
 			fmt.Fprintln(opts.IO.Out, n.Name)
 		}
 		return nil
@@ -142,7 +184,7 @@ func nodesListRun(ctx context.Context, opts *NodesListOptions) error {
 		}
 		row := []string{
 			n.Name,
-			nodeStateCell(p, n.State),
+			nodeStatusCell(p, n.status),
 			formatFloat(n.Load) + "/" + formatFloat(n.MaxLoad),
 			strconv.Itoa(n.Running),
 			strconv.Itoa(n.Weight),
@@ -168,13 +210,30 @@ func nodesListRun(ctx context.Context, opts *NodesListOptions) error {
 				timeCell(ios, now, &n.StartedAt),
 			)
 		}
-		note := ""
-		if n.Overloaded {
-			note = p.yellow("overloaded: " + n.OverloadReason)
+		note := n.Note
+		if note != "" {
+			note = p.yellow(note)
 		}
 		t.addRow(append(row, note)...)
 	}
 	return t.render()
+}
+
+// nodeStatusCell is a node's state with its flags (NodeStatus.Label),
+// coloured by its liveness.
+func nodeStatusCell(p palette, st engine.NodeStatus) string {
+	switch st.State {
+	case engine.NodeOnline:
+		if st.Maintenance || st.Overload.Kind != "" {
+			return p.yellow(st.Label())
+		}
+		return p.green(st.Label())
+	case engine.NodeWatch:
+		return p.yellow(st.Label())
+	case engine.NodeLost, engine.NodeError:
+		return p.red(st.Label())
+	}
+	return p.gray(st.Label())
 }
 
 func nodeStateCell(p palette, s engine.NodeState) string {

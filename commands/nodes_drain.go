@@ -28,11 +28,12 @@ type NodesDrainOptions struct {
 	Deadline *time.Duration // stop what still runs after this long and requeue it; nil: never
 	Interval time.Duration  // how often Wait polls
 	Output   outputOptions
+	Audit    auditOptions
 }
 
 // NewCmdNodesDrain builds `jobctl nodes drain`. runF replaces the action in tests.
 func NewCmdNodesDrain(f *Factory, runF func(context.Context, *NodesDrainOptions) error) *cobra.Command {
-	opts := &NodesDrainOptions{IO: f.IO, Store: f.Store, Clock: f.Clock, Interval: drainPollInterval}
+	opts := &NodesDrainOptions{Audit: newAudit(f), IO: f.IO, Store: f.Store, Clock: f.Clock, Interval: drainPollInterval}
 	var deadline time.Duration
 	cmd := &cobra.Command{
 		ValidArgsFunction: completeNodeNames(f),
@@ -98,6 +99,8 @@ active jobs.`,
 	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 0, "with --wait, give up after this long (exit 5)")
 	cmd.Flags().DurationVar(&deadline, "deadline", 0, "wait this long, then put what still runs back in the queue (implies --wait)")
 	addOutputFlags(cmd, &opts.Output, true)
+	addReasonFlag(cmd, &opts.Audit)
+	addHeaderFlags(cmd)
 	return cmd
 }
 
@@ -108,7 +111,7 @@ func nodesDrainRun(ctx context.Context, opts *NodesDrainOptions) error {
 	}
 	// stdout lists only the active jobs (ids with -q) or the node (-o
 	// json), so the state change is reported on stderr.
-	if _, err := enterMaintenance(ctx, store, notesOnStderr(opts.IO), opts.Name); err != nil {
+	if _, err := enterMaintenance(ctx, store, notesOnStderr(opts.IO), opts.Name, opts.Audit.actor(), engine.EventNodesDrain); err != nil {
 		return err
 	}
 	active, err := activeJobs(ctx, store, opts.Name)
@@ -260,6 +263,11 @@ func (d *drainer) interrupted(err error) error {
 	return err
 }
 
+// event is how the events of the jobs the drain stops and requeues read.
+func (d *drainer) event() engine.VerbEvent {
+	return engine.VerbEvent{Verb: engine.EventNodesDrain, Note: "the drain deadline of node " + d.opts.Name + " passed"}
+}
+
 // drainMessage says why a job left the node.
 func (d *drainer) drainMessage(what string) string {
 	return what + ": the drain deadline of node " + d.opts.Name + " passed"
@@ -283,7 +291,7 @@ func (d *drainer) stopActive(ctx context.Context) (int, error) {
 				break // nothing to stop, e.g. it went back to the queue meanwhile
 			}
 			u.Message = engine.Ptr(d.drainMessage("stopped to go back to the queue"))
-			_, err = d.store.JobUpdate(ctx, u)
+			_, err = engine.UpdateRecorded(ctx, d.store, u, d.opts.Audit.actor(), d.event())
 			if err == nil {
 				d.stopped[j.ID] = true
 				ids = append(ids, fmt.Sprint(j.ID))
@@ -333,7 +341,7 @@ func (d *drainer) requeueStopped(ctx context.Context) error {
 			continue
 		}
 		u.Message = engine.Ptr(d.drainMessage("requeued"))
-		if _, err := d.store.JobUpdate(ctx, u); err != nil {
+		if _, err := engine.UpdateRecorded(ctx, d.store, u, d.opts.Audit.actor(), d.event()); err != nil {
 			if errors.Is(err, engine.ErrConflict) {
 				continue // changed under us: judged again at the next poll
 			}

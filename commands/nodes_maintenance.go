@@ -18,12 +18,13 @@ type NodesMaintenanceOptions struct {
 	Name   string
 	On     bool
 	Output outputOptions
+	Audit  auditOptions
 }
 
 // NewCmdNodesMaintenance builds `jobctl nodes maintenance`. runF replaces
 // the action in tests.
 func NewCmdNodesMaintenance(f *Factory, runF func(context.Context, *NodesMaintenanceOptions) error) *cobra.Command {
-	opts := &NodesMaintenanceOptions{IO: f.IO, Store: f.Store}
+	opts := &NodesMaintenanceOptions{Audit: newAudit(f), IO: f.IO, Store: f.Store}
 	nodeNames := completeNodeNames(f)
 	cmd := &cobra.Command{
 		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
@@ -50,8 +51,8 @@ changed or not.`,
   # back in service
   jobctl nodes maintenance worker-3 off
 
-  # the node's state afterwards, for a script
-  jobctl nodes maintenance worker-3 on -o json | jq -r '.[0].state'`,
+  # the node's state and flag afterwards, for a script
+  jobctl nodes maintenance worker-3 on -o json | jq -r '.[0] | "\(.state) \(.maintenance)"'`,
 		Args: exactArgs(2, "a node name and on or off"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
@@ -73,6 +74,7 @@ changed or not.`,
 		},
 	}
 	addOutputFlags(cmd, &opts.Output, false)
+	addReasonFlag(cmd, &opts.Audit)
 	return cmd
 }
 
@@ -87,10 +89,11 @@ func nodesMaintenanceRun(ctx context.Context, opts *NodesMaintenanceOptions) err
 	if opts.Output.Format == formatJSON {
 		ios = notesOnStderr(opts.IO)
 	}
+	by := opts.Audit.actor()
 	if opts.On {
-		_, err = enterMaintenance(ctx, store, ios, opts.Name)
+		_, err = enterMaintenance(ctx, store, ios, opts.Name, by, engine.EventNodesMaintenance)
 	} else {
-		err = leaveMaintenance(ctx, store, ios, opts.Name)
+		err = leaveMaintenance(ctx, store, ios, opts.Name, by)
 	}
 	if err != nil || opts.Output.Format != formatJSON {
 		return err
@@ -101,17 +104,14 @@ func nodesMaintenanceRun(ctx context.Context, opts *NodesMaintenanceOptions) err
 // leaveMaintenance clears a node's maintenance flag unless it is clear
 // already. Only the flag: whether the node is healthy is for the node and
 // the heartbeat to say, so an OFFLINE node stays OFFLINE.
-func leaveMaintenance(ctx context.Context, store engine.Store, ios *IOStreams, name string) error {
-	n, err := store.NodeGet(ctx, name)
+func leaveMaintenance(ctx context.Context, store engine.Store, ios *IOStreams, name string, by engine.Actor) error {
+	n, changed, err := engine.MaintenanceSet(ctx, store, name, false, by, engine.EventNodesMaintenance)
 	if err != nil {
 		return err
 	}
-	if !n.Maintenance {
+	if !changed {
 		fmt.Fprintf(ios.ErrOut, "node %s is out of maintenance already (%s)\n", n.Name, n.State)
 		return nil
-	}
-	if err := store.NodeSetMaintenance(ctx, n.Name, false); err != nil {
-		return err
 	}
 	return printMaintenance(ctx, store, ios, n)
 }
@@ -128,62 +128,62 @@ func notesOnStderr(ios *IOStreams) *IOStreams {
 // an array of node objects, read afresh with their live load and whether
 // they dispatch.
 func writeNodesJSON(ctx context.Context, ios *IOStreams, store engine.Store, names ...string) error {
-	nodes, err := store.NodeList(ctx)
+	all, err := nodeViews(ctx, store)
 	if err != nil {
 		return err
 	}
 	views := make([]nodeView, 0, len(names))
-	for _, n := range nodes {
+	for _, n := range all {
 		if slices.Contains(names, n.Name) {
-			views = append(views, newNodeView(n))
+			views = append(views, n)
 		}
 	}
 	return writeJSON(ios.Out, views)
 }
 
-// enterMaintenance puts a node in maintenance unless it is already and
+// enterMaintenance puts a node in maintenance unless it is already, for
+// by, recording it as verb (nodes maintenance, or nodes drain), and
 // returns it as it was.
-func enterMaintenance(ctx context.Context, store engine.Store, ios *IOStreams, name string) (*engine.Node, error) {
-	n, err := store.NodeGet(ctx, name)
+func enterMaintenance(ctx context.Context, store engine.Store, ios *IOStreams, name string, by engine.Actor, verb string) (*engine.Node, error) {
+	n, changed, err := engine.MaintenanceSet(ctx, store, name, true, by, verb)
 	if err != nil {
 		return nil, err
 	}
-	if n.Maintenance {
+	if !changed {
 		fmt.Fprintf(ios.ErrOut, "node %s is in maintenance already\n", n.Name)
 		return n, nil
-	}
-	if err := store.NodeSetMaintenance(ctx, n.Name, true); err != nil {
-		return nil, err
 	}
 	return n, printMaintenance(ctx, store, ios, n)
 }
 
 // printMaintenance reports a change of the maintenance flag with the state
-// the node shows now, read back from the store. A node that is not ONLINE
-// shows its health rather than MAINTENANCE, so a note says what the flag
-// will do once it is back.
+// the node shows now (engine.StatusOf, as 'jobctl nodes' shows it), read
+// back from the store. A node that is not ONLINE takes no work whatever the
+// flag, so a note says what the flag will do once it is back.
 func printMaintenance(ctx context.Context, store engine.Store, ios *IOStreams, before *engine.Node) error {
 	after, err := store.NodeGet(ctx, before.Name)
 	if err != nil {
 		return err
 	}
+	now, err := store.Now(ctx)
+	if err != nil {
+		return err
+	}
+	was, is := engine.StatusOf(before, now), engine.StatusOf(after, now)
+	p := newPalette(ios)
 	switch {
 	case !ios.OutIsTerminal:
-		fmt.Fprintf(ios.Out, "%s\t%s\n", after.Name, after.State)
-	case before.State != after.State:
-		p := newPalette(ios)
-		fmt.Fprintf(ios.Out, "node %s: %s → %s\n", after.Name, nodeStateCell(p, before.State), nodeStateCell(p, after.State))
+		fmt.Fprintf(ios.Out, "%s\t%s\n", after.Name, is.Label())
 	default:
-		p := newPalette(ios)
-		fmt.Fprintf(ios.Out, "node %s: %s, maintenance %s\n", after.Name, nodeStateCell(p, after.State), onOff(after.Maintenance))
+		fmt.Fprintf(ios.Out, "node %s: %s → %s\n", after.Name, nodeStatusCell(p, was), nodeStatusCell(p, is))
 	}
-	if after.State == engine.NodeOnline || after.State == engine.NodeMaintenance {
+	if is.State == engine.NodeOnline || is.State == engine.NodeWatch {
 		return nil
 	}
 	if after.Maintenance {
-		fmt.Fprintf(ios.ErrOut, "node %s is %s; it stays out of dispatch when it is back ONLINE\n", after.Name, after.State)
+		fmt.Fprintf(ios.ErrOut, "node %s is %s; it stays out of dispatch when it is back ONLINE\n", after.Name, is.State)
 	} else {
-		fmt.Fprintf(ios.ErrOut, "node %s is %s; it takes jobs again when it is back ONLINE\n", after.Name, after.State)
+		fmt.Fprintf(ios.ErrOut, "node %s is %s; it takes jobs again when it is back ONLINE\n", after.Name, is.State)
 	}
 	return nil
 }

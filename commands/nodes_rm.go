@@ -19,11 +19,12 @@ type NodesRemoveOptions struct {
 	Names  []string
 	Force  bool
 	Output outputOptions
+	Audit  auditOptions
 }
 
 // NewCmdNodesRemove builds `jobctl nodes rm`. runF replaces the action in tests.
 func NewCmdNodesRemove(f *Factory, runF func(context.Context, *NodesRemoveOptions) error) *cobra.Command {
-	opts := &NodesRemoveOptions{IO: f.IO, Store: f.Store}
+	opts := &NodesRemoveOptions{IO: f.IO, Store: f.Store, Audit: newAudit(f)}
 	cmd := &cobra.Command{
 		ValidArgsFunction: completeNodeNames(f),
 		Use:               "rm NAME...",
@@ -71,6 +72,7 @@ they were just before removal).`, engine.DefaultNodeLease, engine.NodeLeaseMargi
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "remove a node without jobs even though it looks alive")
+	addReasonFlag(cmd, &opts.Audit)
 	addOutputFlags(cmd, &opts.Output, false)
 	return cmd
 }
@@ -139,7 +141,7 @@ func removeNode(ctx context.Context, store engine.Store, opts *NodesRemoveOption
 			name, len(held), plural(len(held), "job", "jobs"), silent.Round(time.Millisecond), how)
 	}
 	for _, j := range held {
-		if err := recoverFromRemoved(ctx, store, opts.IO, j, name); err != nil {
+		if err := recoverFromRemoved(ctx, store, opts, j, name); err != nil {
 			return nodeView{}, err
 		}
 	}
@@ -147,22 +149,32 @@ func removeNode(ctx context.Context, store engine.Store, opts *NodesRemoveOption
 	if opts.Force {
 		staleAfter = 0 // every row counts as gone
 	}
-	if err := store.NodeRemove(ctx, engine.NodeRemoveParams{Name: name, StaleAfter: staleAfter}); err != nil {
+	detail := fmt.Sprintf("%s, last seen %s ago", n.State, silent.Round(time.Second))
+	if alive {
+		detail += ", forced"
+	}
+	err = engine.Recorded(ctx, store, opts.Audit.actor(), engine.EventAppendParams{Verb: engine.EventNodesRm, Node: name, Detail: detail},
+		func(tx engine.TxStore, _ *engine.EventAppendParams) error {
+			return tx.NodeRemove(ctx, engine.NodeRemoveParams{Name: name, StaleAfter: staleAfter})
+		})
+	if err != nil {
 		if errors.Is(err, engine.ErrNodeOnline) {
 			return nodeView{}, fmt.Errorf("node %s came back while it was being removed: %w", name, err)
 		}
 		return nodeView{}, err
 	}
-	return newNodeView(n), nil
+	return newNodeView(n, now), nil
 }
 
 // recoverFromRemoved takes a job from a node being removed, with the
 // transition the dispatcher uses for the jobs of a node that went offline,
 // deciding anew when the job changed under it.
-func recoverFromRemoved(ctx context.Context, store engine.Store, ios *IOStreams, j *engine.Job, name string) error {
+func recoverFromRemoved(ctx context.Context, store engine.Store, opts *NodesRemoveOptions, j *engine.Job, name string) error {
+	ios := opts.IO
 	for attempt := 0; ; attempt++ {
 		u := engine.RecoverUpdate(j, "node "+name+" was removed")
-		_, err := store.JobUpdate(ctx, u)
+		_, err := engine.UpdateRecorded(ctx, store, u, opts.Audit.actor(),
+			engine.VerbEvent{Verb: engine.EventNodesRm, Note: "node " + name + " was removed"})
 		if err == nil {
 			if u.To == engine.StatusRestart {
 				fmt.Fprintf(ios.ErrOut, "job %d of node %s is back in the queue\n", j.ID, name)

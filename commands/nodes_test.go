@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -98,7 +99,7 @@ func TestNodesMaintenance(t *testing.T) {
 	if err := e.run(t, "nodes", "maintenance", "n1", "on"); err != nil {
 		t.Fatal(err)
 	}
-	if state() != engine.NodeMaintenance || e.stdout.String() != "n1\tMAINTENANCE\n" {
+	if state() != engine.NodeMaintenance || e.stdout.String() != "n1\tONLINE,MAINTENANCE\n" {
 		t.Errorf("after on: %s, printed %q", state(), e.stdout.String())
 	}
 	if err := e.run(t, "nodes", "maintenance", "n1", "off"); err != nil {
@@ -145,7 +146,7 @@ func TestNodesMaintenance(t *testing.T) {
 	if err := e.run(t, "nodes", "maintenance", "n1", "on"); err != nil {
 		t.Fatal(err)
 	}
-	if state() != engine.NodeOffline || e.stdout.String() != "n1\tOFFLINE\n" ||
+	if state() != engine.NodeOffline || e.stdout.String() != "n1\tOFFLINE,MAINTENANCE\n" ||
 		!strings.Contains(e.stderr.String(), "stays out of dispatch when it is back ONLINE") {
 		t.Errorf("on when OFFLINE: %s, printed %q, %q", state(), e.stdout.String(), e.stderr.String())
 	}
@@ -172,8 +173,8 @@ func TestNodesMaintenanceTerminal(t *testing.T) {
 	e.f.IO.OutIsTerminal, e.f.IO.NoColor = true, true
 	e.registerNode(t, "n1")
 	for _, c := range []struct{ args, want string }{
-		{"on", "node n1: ONLINE → MAINTENANCE\n"},
-		{"off", "node n1: MAINTENANCE → ONLINE\n"},
+		{"on", "node n1: ONLINE → ONLINE,MAINTENANCE\n"},
+		{"off", "node n1: ONLINE,MAINTENANCE → ONLINE\n"},
 	} {
 		if err := e.run(t, "nodes", "maintenance", "n1", c.args); err != nil {
 			t.Fatal(err)
@@ -188,7 +189,7 @@ func TestNodesMaintenanceTerminal(t *testing.T) {
 	if err := e.run(t, "nodes", "maintenance", "n1", "on"); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := e.stdout.String(), "node n1: ERROR, maintenance on\n"; got != want {
+	if got, want := e.stdout.String(), "node n1: ERROR → ERROR,MAINTENANCE\n"; got != want {
 		t.Errorf("on when ERROR printed %q; want %q", got, want)
 	}
 }
@@ -205,7 +206,7 @@ func TestNodesDrain(t *testing.T) {
 	if got, want := e.stdout.String(), fmt.Sprintf("%d\n", running.ID); got != want {
 		t.Errorf("drain printed %q; want only the active job's id", got)
 	}
-	if !strings.Contains(e.stderr.String(), "n1\tMAINTENANCE\n") {
+	if !strings.Contains(e.stderr.String(), "n1\tONLINE,MAINTENANCE\n") {
 		t.Errorf("stderr %q; want the node's new state", e.stderr.String())
 	}
 	if !strings.Contains(e.stderr.String(), "1 job still active on node n1") {
@@ -265,9 +266,9 @@ func TestNodesListShowsOverloadedNodes(t *testing.T) {
 	if err := e.run(t, "nodes"); err != nil {
 		t.Fatal(err)
 	}
-	want := fmt.Sprintf("busy\tONLINE\t0/4\t0\t100\t\t%s\toverloaded: load average 9.1 above 4\n", rfc3339(&busy.LastSeen)) +
+	want := fmt.Sprintf("busy\tONLINE,OVERLOADED\t0/4\t0\t100\t\t%s\toverloaded: load average 9.1 above 4; it gets work only when no node under its limit can take it\n", rfc3339(&busy.LastSeen)) +
 		fmt.Sprintf("calm\tONLINE\t0/4\t0\t100\t\t%s\t\n", rfc3339(&calm.LastSeen)) +
-		fmt.Sprintf("full\tONLINE\t0/4\t0\t100\t\t%s\toverloaded: free memory 512MiB under reserve 1GiB\n", rfc3339(&full.LastSeen))
+		fmt.Sprintf("full\tONLINE,OVERLOADED\t0/4\t0\t100\t\t%s\toverloaded: free memory 512MiB under reserve 1GiB; it takes no new work\n", rfc3339(&full.LastSeen))
 	if got := e.stdout.String(); got != want {
 		t.Errorf("nodes printed\n%q\nwant\n%q", got, want)
 	}
@@ -275,11 +276,11 @@ func TestNodesListShowsOverloadedNodes(t *testing.T) {
 	if err := e.run(t, "nodes", "-o", "wide"); err != nil {
 		t.Fatal(err)
 	}
-	want = fmt.Sprintf("busy\tONLINE\t0/4\t0\t100\t\t%s\thttp://busy:7420\t200\t9.1/4\t8.0GiB\t2\tnoop\t%s\toverloaded: load average 9.1 above 4\n",
+	want = fmt.Sprintf("busy\tONLINE,OVERLOADED\t0/4\t0\t100\t\t%s\thttp://busy:7420\t200\t9.1/4\t8.0GiB\t2\tnoop\t%s\toverloaded: load average 9.1 above 4; it gets work only when no node under its limit can take it\n",
 		rfc3339(&busy.LastSeen), rfc3339(&busy.StartedAt)) +
 		fmt.Sprintf("calm\tONLINE\t0/4\t0\t100\t\t%s\thttp://calm:7420\t200\t9.1/off\t8.0GiB\t2\tnoop\t%s\t\n",
 			rfc3339(&calm.LastSeen), rfc3339(&calm.StartedAt)) +
-		fmt.Sprintf("full\tONLINE\t0/4\t0\t100\t\t%s\thttp://full:7420\t200\t0.5/4\t512.0MiB\t2\tnoop\t%s\toverloaded: free memory 512MiB under reserve 1GiB\n",
+		fmt.Sprintf("full\tONLINE,OVERLOADED\t0/4\t0\t100\t\t%s\thttp://full:7420\t200\t0.5/4\t512.0MiB\t2\tnoop\t%s\toverloaded: free memory 512MiB under reserve 1GiB; it takes no new work\n",
 			rfc3339(&full.LastSeen), rfc3339(&full.StartedAt))
 	if got := e.stdout.String(); got != want {
 		t.Errorf("nodes -o wide printed\n%q\nwant\n%q", got, want)
@@ -316,7 +317,7 @@ func TestNodesListOverloadOnATerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(e.stdout.String(), "\n")
-	if !strings.HasSuffix(strings.TrimSpace(lines[0]), "NOTE") || !strings.HasSuffix(strings.TrimSpace(lines[1]), "overloaded: load average 9.1 above 4") {
+	if !strings.HasSuffix(strings.TrimSpace(lines[0]), "NOTE") || !strings.HasSuffix(strings.TrimSpace(lines[1]), "overloaded: load average 9.1 above 4; it gets work only when no node under its limit can take it") {
 		t.Errorf("nodes on a terminal printed\n%s\nwant a NOTE column saying the node is overloaded and why", e.stdout.String())
 	}
 }
@@ -350,8 +351,8 @@ func TestNodesMaintenanceJSON(t *testing.T) {
 		sw, state, stderr string
 		maintenance       bool
 	}{
-		{"on", "MAINTENANCE", "n1\tMAINTENANCE\n", true},
-		{"on", "MAINTENANCE", "node n1 is in maintenance already\n", true},
+		{"on", "ONLINE", "n1\tONLINE,MAINTENANCE\n", true},
+		{"on", "ONLINE", "node n1 is in maintenance already\n", true},
 		{"off", "ONLINE", "n1\tONLINE\n", false},
 		{"off", "ONLINE", "node n1 is out of maintenance already (ONLINE)\n", false},
 	} {
@@ -466,6 +467,18 @@ func TestNodesRemove(t *testing.T) {
 	if j := e.get(t, running.ID); j.Status != engine.StatusRestart || j.Node != "" || j.Message != "node n1 was removed" {
 		t.Errorf("running job after rm: %s on %q, %q; want RESTART off the node", j.Status, j.Node, j.Message)
 	}
+	// Each job it took off the node is on record, with the node's removal.
+	for _, j := range []*engine.Job{running, cancelling} {
+		events, err := e.store.EventList(context.Background(), engine.EventListParams{JobID: &j.ID})
+		if err != nil || len(events) != 1 || events[0].Verb != engine.EventNodesRm ||
+			!strings.HasSuffix(events[0].Detail, "; node n1 was removed") {
+			t.Errorf("events of job %d after rm: %+v, %v", j.ID, events, err)
+		}
+	}
+	if events, _ := e.store.EventList(context.Background(), engine.EventListParams{Node: "n1"}); len(events) == 0 ||
+		events[len(events)-1].Verb != engine.EventNodesRm {
+		t.Errorf("events of node n1 after rm: %+v; want its removal last", events)
+	}
 	if j := e.get(t, cancelling.ID); j.Status != engine.StatusCancelled {
 		t.Errorf("cancelling job after rm: %s; want CANCELLED", j.Status)
 	}
@@ -565,10 +578,25 @@ func TestNodesDrainDeadlineRequeues(t *testing.T) {
 	if got := e.get(t, cancelling.ID); got.Status != engine.StatusCancelled {
 		t.Errorf("the job the operator cancelled is %s; want it left CANCELLED", got.Status)
 	}
+	// The drain's stop and requeue of each job are on record.
+	for _, j := range []*engine.Job{running, paused} {
+		events, err := e.store.EventList(context.Background(), engine.EventListParams{JobID: &j.ID})
+		var got []string
+		for _, ev := range events {
+			got = append(got, ev.Verb+": "+ev.Detail)
+		}
+		want := []string{
+			"nodes drain: " + string(j.Status) + " → CANCELLING; the drain deadline of node n1 passed",
+			"nodes drain: CANCELLED → RESTART; the drain deadline of node n1 passed",
+		}
+		if err != nil || strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("events of job %d: %q, %v; want %q", j.ID, got, err, want)
+		}
+	}
 	if got, want := out.String(), fmt.Sprintf("%d\n%d\n%d\n%d\n", running.ID, paused.ID, cancelling.ID, dispatching.ID); got != want {
 		t.Errorf("stdout %q; want the active jobs' ids %q", got, want)
 	}
-	wantErr := "n1\tMAINTENANCE\n4 jobs still active on node n1:\n" +
+	wantErr := "n1\tONLINE,MAINTENANCE\n4 jobs still active on node n1:\n" +
 		fmt.Sprintf("deadline passed: stopping 3 jobs on node n1 to put back in the queue: %d, %d, %d\n", running.ID, paused.ID, dispatching.ID) +
 		fmt.Sprintf("job %d is back in the queue\n", dispatching.ID) +
 		fmt.Sprintf("job %d is back in the queue\njob %d is back in the queue\n", running.ID, paused.ID) +
@@ -586,7 +614,7 @@ func TestNodesDrainDeadlineZeroAndJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	nodes := nodeJSON(t, e.stdout.Bytes())
-	if len(nodes) != 1 || nodes[0]["name"] != "n1" || nodes[0]["state"] != "MAINTENANCE" || nodes[0]["running"] != 0.0 {
+	if len(nodes) != 1 || nodes[0]["name"] != "n1" || nodes[0]["state"] != "ONLINE" || nodes[0]["maintenance"] != true || nodes[0]["running"] != 0.0 {
 		t.Errorf("drain -o json = %v; want n1 in maintenance with nothing running", nodes)
 	}
 	if got := e.get(t, j.ID); got.Status != engine.StatusRestart {
@@ -634,5 +662,83 @@ func TestNodesDrainQuietWhenPiped(t *testing.T) {
 	err := e.run(t, "nodes", "drain", "n1", "--wait", "--timeout", "100ms")
 	if !errors.As(err, new(*WaitTimeoutError)) || strings.Contains(e.stderr.String(), "\r") {
 		t.Errorf("drain --wait piped: %v, stderr %q; want a timeout and no progress drawn", err, e.stderr.String())
+	}
+}
+
+// nodes shows what the cluster does with each node, judged on the
+// database's clock: a node silent past its node lease is LOST and its jobs
+// go back to the queue, a missed heartbeat or a late liveness record puts
+// it on WATCH, maintenance shows beside the liveness, and a silent node's
+// last health report is not shown as news. The table and -o json agree.
+func TestNodesShowWhatTheClusterDoes(t *testing.T) {
+	e := newTestEnv(t)
+	ctx := context.Background()
+	e.registerHealth(t, "n1", 9.1, 4, 0, 0) // overloaded when it died: stale news
+	e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning)
+	e.silence(t, "n1", 30*time.Second)
+	e.registerNode(t, "late")
+	e.silence(t, "late", 6*time.Second)
+	e.registerNode(t, "missed")
+	if err := e.store.NodeSetBeatMissed(ctx, "missed", true); err != nil {
+		t.Fatal(err)
+	}
+	e.registerNode(t, "resting")
+	if err := e.store.NodeSetMaintenance(ctx, "resting", true); err != nil {
+		t.Fatal(err)
+	}
+	e.silence(t, "resting", time.Minute)
+	e.registerNode(t, "well")
+
+	if err := e.run(t, "nodes"); err != nil {
+		t.Fatal(err)
+	}
+	type row struct{ state, note string }
+	table := map[string]row{}
+	for _, line := range strings.Split(strings.TrimSuffix(e.stdout.String(), "\n"), "\n") {
+		f := strings.Split(line, "\t")
+		table[f[0]] = row{f[1], f[len(f)-1]}
+	}
+	silent := regexp.MustCompile(`^silent for (\d+m)?\d+s, past its node lease 10s: it has stopped its runs`)
+	for name, want := range map[string]struct {
+		state string
+		note  *regexp.Regexp
+	}{
+		"n1":      {"LOST", regexp.MustCompile(silent.String() + `; its 1 job is being put back in the queue$`)},
+		"late":    {"WATCH", regexp.MustCompile(`^late recording that it is alive: last [0-9.]+s ago, node lease 10s$`)},
+		"missed":  {"WATCH", regexp.MustCompile(`^missed a heartbeat [0-9.]+m?s ago; a second miss marks it OFFLINE$`)},
+		"resting": {"LOST,MAINTENANCE", regexp.MustCompile(silent.String() + `$`)},
+		"well":    {"ONLINE", regexp.MustCompile(`^$`)},
+	} {
+		if got := table[name]; got.state != want.state || !want.note.MatchString(got.note) {
+			t.Errorf("node %s: %q, note %q; want %s, a note matching %s", name, got.state, got.note, want.state, want.note)
+		}
+	}
+
+	if err := e.run(t, "nodes", "-o", "json"); err != nil {
+		t.Fatal(err)
+	}
+	var views []struct {
+		Name        string `json:"name"`
+		State       string `json:"state"`
+		Maintenance bool   `json:"maintenance"`
+		Overloaded  bool   `json:"overloaded"`
+		Note        string `json:"note"`
+	}
+	if err := json.Unmarshal(e.stdout.Bytes(), &views); err != nil || len(views) != 5 {
+		t.Fatalf("nodes -o json: %v\n%s", err, e.stdout.String())
+	}
+	for _, v := range views {
+		label := v.State
+		if v.Maintenance {
+			label += ",MAINTENANCE"
+		}
+		if v.Overloaded {
+			label += ",OVERLOADED"
+		}
+		// The notes were read a moment apart: their ages may differ.
+		digits := regexp.MustCompile(`[0-9.]+m?s`)
+		if got := table[v.Name]; label != got.state || digits.ReplaceAllString(v.Note, "T") != digits.ReplaceAllString(got.note, "T") {
+			t.Errorf("node %s: -o json says %s, %q; the table %s, %q", v.Name, label, v.Note, got.state, got.note)
+		}
 	}
 }

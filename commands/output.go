@@ -65,6 +65,40 @@ func addOutputFlags(cmd *cobra.Command, o *outputOptions, quiet bool) {
 	}
 }
 
+// addHeaderFlags registers --headers and --no-headers on a command that
+// prints tables; they reach its tables through the streams (see
+// bindHeaders).
+func addHeaderFlags(cmd *cobra.Command) {
+	cmd.Flags().Bool(headersFlag, false, "print tables' header rows when piped too")
+	cmd.Flags().Bool(noHeadersFlag, false, "print tables without their header rows, on a terminal too")
+}
+
+// The flags that say whether tables print their header rows.
+const (
+	headersFlag   = "headers"
+	noHeadersFlag = "no-headers"
+)
+
+// bindHeaders sets ios.Headers from the command's --headers or
+// --no-headers, and back to HeadersAuto without them, so one set of
+// streams serves command after command. It runs before every command.
+func bindHeaders(ios *IOStreams, cmd *cobra.Command) error {
+	ios.Headers = HeadersAuto
+	on := func(name string) bool {
+		f := cmd.Flags().Lookup(name)
+		return f != nil && f.Value.String() == "true"
+	}
+	switch {
+	case on(headersFlag) && on(noHeadersFlag):
+		return usageErrorf(cmd, "--headers and --no-headers cannot be combined; choose one")
+	case on(headersFlag):
+		ios.Headers = HeadersOn
+	case on(noHeadersFlag):
+		ios.Headers = HeadersOff
+	}
+	return nil
+}
+
 // check refuses -q together with -o json or --jq.
 func (o *outputOptions) check(cmd *cobra.Command) error {
 	if o.Quiet && o.JQ != "" {
@@ -100,15 +134,36 @@ func writeJSONLine(w io.Writer, v any) error {
 
 // table collects rows and prints them for the reader at hand: aligned
 // columns under a header (bold on a colour terminal) for a person, plain
-// tab-separated lines without a header for a script.
+// tab-separated lines for a script. A listing's header is left out when
+// piped, so a script reads rows alone; a report's is kept, so its figures
+// say what they are. --headers and --no-headers decide for either.
 type table struct {
 	ios    *IOStreams
 	header []string
+	report bool // the header is printed when piped too
 	rows   [][]string
 }
 
+// newTable starts a listing's table.
 func newTable(ios *IOStreams, header ...string) *table {
 	return &table{ios: ios, header: header}
+}
+
+// newReportTable starts a report's table: its header is printed when
+// piped too, unless --no-headers.
+func newReportTable(ios *IOStreams, header ...string) *table {
+	return &table{ios: ios, header: header, report: true}
+}
+
+// showHeader says whether the header row is printed.
+func (t *table) showHeader() bool {
+	switch t.ios.Headers {
+	case HeadersOn:
+		return len(t.header) > 0
+	case HeadersOff:
+		return false
+	}
+	return len(t.header) > 0 && (t.ios.OutIsTerminal || t.report)
 }
 
 // addRow appends one row; cells may carry colour from a palette.
@@ -118,6 +173,15 @@ func (t *table) addRow(cells ...string) { t.rows = append(t.rows, cells) }
 func (t *table) render() error {
 	if !t.ios.OutIsTerminal {
 		var b strings.Builder
+		if t.showHeader() {
+			for i, h := range t.header {
+				if i > 0 {
+					b.WriteByte('\t')
+				}
+				b.WriteString(plainCell(h))
+			}
+			b.WriteByte('\n')
+		}
 		for _, row := range t.rows {
 			for i, c := range row {
 				if i > 0 {
@@ -152,7 +216,7 @@ func (t *table) render() error {
 		}),
 		tablewriter.WithPadding(tw.Padding{Right: "  ", Overwrite: true}),
 	)
-	if len(t.header) > 0 {
+	if t.showHeader() {
 		header := make([]string, len(t.header))
 		p := newPalette(t.ios)
 		for i, h := range t.header {

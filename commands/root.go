@@ -27,10 +27,11 @@ func NewRootCmdWithBuild(f *Factory, build BuildInfo) *cobra.Command {
 
 'jobctl serve' makes this machine a node of the cluster; every other command
 talks to the cluster's database directly, so inspection works even when no
-node is up. The database is chosen by --db, else $JOBCTL_DB, else the db of
-the config file ($XDG_CONFIG_HOME/jobctl/config.yaml), else an SQLite file
-under $XDG_STATE_HOME/jobctl (created on first use); 'jobctl db status'
-names the one in use.
+node is up. The database is chosen by --db or --db-file, else $JOBCTL_DB or
+$JOBCTL_DB_FILE, else the systemd credential jobctl-db, else the db of the
+config file ($XDG_CONFIG_HOME/jobctl/config.yaml), else an SQLite file under
+$XDG_STATE_HOME/jobctl (created on first use); 'jobctl db status' names the
+one in use.
 
 Exit codes: 0 success, 1 error, 2 usage error, 3 not found, 4 a waited-for
 job ended FAILED, CANCELLED or DELETED, 5 timed out waiting.`,
@@ -47,9 +48,13 @@ job ended FAILED, CANCELLED or DELETED, 5 timed out waiting.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		Version:       build.Version,
-		// Every command with -o json filters it through --jq when given.
+		// Every command with -o json filters it through --jq when given,
+		// and its tables follow --headers and --no-headers.
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			f.forCommand(cmd)
+			if err := bindHeaders(f.IO, cmd); err != nil {
+				return err
+			}
 			return bindJQ(f.IO, cmd)
 		},
 	}
@@ -61,7 +66,9 @@ job ended FAILED, CANCELLED or DELETED, 5 timed out waiting.`,
 		return &UsageError{Err: err, Command: cmd.CommandPath()}
 	})
 	root.PersistentFlags().StringVar(&f.dbFlag, "db", "",
-		"database: sqlite:PATH, postgres://… or mysql://… (default $JOBCTL_DB, else the config file's db, else SQLite in the state directory)")
+		"database: sqlite:PATH, postgres://… or mysql://… (default $JOBCTL_DB, else the config file's db, else SQLite in the state directory); every user of the machine sees it in the process list, so give a password with --db-file")
+	root.PersistentFlags().StringVar(&f.dbFileFlag, "db-file", "",
+		"file holding the database address, readable by its owner alone (default $JOBCTL_DB_FILE, else the systemd credential "+DBCredential+")")
 
 	root.AddGroup(
 		&cobra.Group{ID: groupJobs, Title: "Job commands:"},
@@ -80,6 +87,7 @@ job ended FAILED, CANCELLED or DELETED, 5 timed out waiting.`,
 		NewCmdShow(f, nil),
 		NewCmdExplain(f, nil),
 		NewCmdLogs(f, nil),
+		NewCmdEvents(f, nil),
 		NewCmdWait(f, nil),
 		NewCmdProgress(f, nil),
 		NewCmdSchedules(f),

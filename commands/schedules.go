@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -54,14 +55,16 @@ type SchedulesAddOptions struct {
 
 	Params engine.ScheduleAddParams
 	Output outputOptions
+	Audit  auditOptions
 }
 
 // NewCmdSchedulesAdd builds `jobctl schedules add`. runF replaces the action in tests.
 func NewCmdSchedulesAdd(f *Factory, runF func(context.Context, *SchedulesAddOptions) error) *cobra.Command {
-	opts := &SchedulesAddOptions{IO: f.IO, Store: f.Store}
+	opts := &SchedulesAddOptions{Audit: newAudit(f), IO: f.IO, Store: f.Store}
 	var overlap, payloadText string
-	var timeout time.Duration
+	var timeout, oldTimeout time.Duration
 	var load float64
+	var memory int64
 	tpl := &opts.Params.Job
 	cmd := &cobra.Command{
 		Use:   "add NAME --cron EXPR [flags] [-- ARGS...]",
@@ -70,7 +73,8 @@ func NewCmdSchedulesAdd(f *Factory, runF func(context.Context, *SchedulesAddOpti
 
 --cron takes five fields (minute, hour, day of month, month, day of week, as
 in crontab) or a descriptor: @yearly, @monthly, @weekly, @daily, @hourly, or
-@every DURATION (such as @every 90s; whole seconds, at least 1s). The fields
+@every DURATION (such as @every 90s; whole seconds, at least 1s: anything
+shorter is refused). The fields
 are read in the zone of --tz (an IANA name; default UTC, the same on every
 node): a time that does not exist on a day because the clocks go forward
 does not fire that day, and a time of day that comes twice because they go
@@ -79,8 +83,8 @@ minutes) a schedule fires through the repeated hour too, by the clock.
 
 The job is given as to 'jobctl submit': with ARGS after -- it runs that
 command on a node started with --exec (type "exec"); with --type it runs that
-service. A load or timeout left out comes from the service's settings when
-the job is created.
+service. A load or run limit (--run-timeout) left out comes from the
+service's settings when the job is created.
 
 --overlap skip (the default) creates no job while the job of the last fire
 has not ended: that fire is passed over and logged. --overlap allow creates
@@ -136,9 +140,21 @@ the new schedule as 'jobctl schedules show -o json' does.`,
 			if cmd.Flags().Changed("load") {
 				tpl.Load = &load
 			}
+			if cmd.Flags().Changed("memory") {
+				tpl.Memory = &memory
+			}
+			runSet := cmd.Flags().Changed("run-timeout")
 			if cmd.Flags().Changed("timeout") {
+				// The run limit's old name: a schedule waits for nothing.
+				if runSet {
+					return usageErrorf(cmd, "--timeout is the old spelling of --run-timeout; give one of them")
+				}
+				fmt.Fprintln(opts.IO.ErrOut, "jobctl: warning: --timeout is deprecated here; the run limit is --run-timeout")
+				timeout, runSet = oldTimeout, true
+			}
+			if runSet {
 				if timeout <= 0 {
-					return usageErrorf(cmd, "invalid --timeout %s: must be positive", timeout)
+					return usageErrorf(cmd, "invalid --run-timeout %s: must be positive", timeout)
 				}
 				tpl.Timeout = engine.Ptr(engine.Duration(timeout))
 			}
@@ -172,15 +188,22 @@ the new schedule as 'jobctl schedules show -o json' does.`,
 	fl.StringVar(&tpl.Type, "type", "", "job type (service) to run; exec when a command follows --")
 	fl.StringVar(&tpl.Operation, "operation", "", "operation name, shown in listings")
 	fl.Var((*loadValue)(&load), "load", "load the job puts on its node (default: the service's, else 1)")
+	fl.Var((*priorityValue)(&tpl.Priority), "priority", "dispatch order of each job among queued ones, 1 to 100, higher first (default 50)")
 	fl.StringVar(&tpl.Key, "key", "", "jobs with the same key run one at a time, in submission order")
 	fl.IntVar(&tpl.MaxAttempts, "max-attempts", 1, "how often each job is tried before it fails")
 	fl.Var((*durationValue)(&tpl.Backoff), "backoff", "wait before the first retry; doubles with each further one")
-	fl.DurationVar(&timeout, "timeout", 0, "cancel a job after running this long (default: the service's, else 8h)")
+	fl.DurationVar(&timeout, "run-timeout", 0, "cancel a job after running this long (default: the service's, else 8h)")
+	fl.DurationVar(&oldTimeout, "timeout", 0, "the old spelling of --run-timeout")
+	_ = fl.MarkHidden("timeout")
+	fl.Var((*memoryValue)(&memory), "memory", "hard memory limit of each job's processes on a node with --enforce, e.g. 512MiB; 0 for none (default: the service's)")
 	fl.StringVar(&payloadText, "payload", "", "JSON payload, @FILE to read it from a file, or - for stdin")
 	fl.StringVar(&tpl.Rollback, "rollback", "", "after a job's final failure run this `COMMAND` line once, as its own job, before its key moves on")
 	fl.StringVar(&tpl.RollbackType, "rollback-type", "", "type of the rollback job (default: the job's own)")
 	tpl.Backoff = engine.Duration(10 * time.Second)
+	_ = cmd.RegisterFlagCompletionFunc("type", completeTypes(f))
+	_ = cmd.RegisterFlagCompletionFunc("rollback-type", completeTypes(f))
 	addOutputFlags(cmd, &opts.Output, false)
+	addReasonFlag(cmd, &opts.Audit)
 	return cmd
 }
 
@@ -203,7 +226,14 @@ func schedulesAddRun(ctx context.Context, opts *SchedulesAddOptions) error {
 	if err != nil {
 		return err
 	}
-	sc, err := schedule.Add(ctx, store, opts.Params)
+	var sc *engine.Schedule
+	p := opts.Params
+	e := engine.EventAppendParams{Verb: engine.EventSchedulesAdd, Schedule: p.Name, Detail: fmt.Sprintf("%s (%s)", p.Cron, p.TZ)}
+	err = engine.Recorded(ctx, store, opts.Audit.actor(), e, func(tx engine.TxStore, _ *engine.EventAppendParams) error {
+		var err error
+		sc, err = schedule.Add(ctx, tx, p)
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -258,6 +288,7 @@ json' prints them. -q prints schedule names.`,
 		},
 	}
 	addOutputFlags(cmd, &opts.Output, true)
+	addHeaderFlags(cmd)
 	cmd.Flags().Lookup("quiet").Usage = "print only schedule names, one per line"
 	return cmd
 }
@@ -382,6 +413,9 @@ func schedulesShowRun(ctx context.Context, opts *SchedulesListOptions) error {
 	if j.Timeout != nil {
 		kv.add("timeout", time.Duration(*j.Timeout).String())
 	}
+	if j.Memory != nil {
+		kv.add("memory limit", memoryLimitText(*j.Memory))
+	}
 	if j.Rollback != "" {
 		kv.add("rollback", j.Rollback)
 	}
@@ -394,9 +428,13 @@ func schedulesShowRun(ctx context.Context, opts *SchedulesListOptions) error {
 }
 
 // scheduleVerb is one of the commands that change a schedule by name.
+// apply makes the change in a transaction and returns the schedule as it
+// is after it (for rm: as it was), with engine.ErrNoChange when it had
+// nothing to do.
 type scheduleVerb struct {
 	use, short, long, done string
-	apply                  func(ctx context.Context, store engine.Store, name string) (*engine.Schedule, error)
+	event                  string
+	apply                  func(ctx context.Context, tx engine.TxStore, name string) (*engine.Schedule, error)
 }
 
 var (
@@ -405,25 +443,40 @@ var (
 		long: `Stop schedules from firing until 'jobctl schedules resume'. Jobs they
 created already are left alone.`,
 		done:  "paused",
-		apply: schedule.Pause,
+		event: engine.EventSchedulesPause,
+		apply: func(ctx context.Context, tx engine.TxStore, name string) (*engine.Schedule, error) {
+			sc, err := tx.ScheduleGet(ctx, name)
+			if err != nil || sc.Paused {
+				return sc, cmp.Or(err, engine.ErrNoChange)
+			}
+			return schedule.Pause(ctx, tx, name)
+		},
 	}
 	scheduleResume = scheduleVerb{
 		use: "resume", short: "Let a paused schedule fire again",
 		long: `Let paused schedules fire again, from the first time their expression names
 after now: the fires that fell in the pause are not made up.`,
 		done:  "resumed",
-		apply: schedule.Resume,
+		event: engine.EventSchedulesResume,
+		apply: func(ctx context.Context, tx engine.TxStore, name string) (*engine.Schedule, error) {
+			sc, err := tx.ScheduleGet(ctx, name)
+			if err != nil || !sc.Paused {
+				return sc, cmp.Or(err, engine.ErrNoChange)
+			}
+			return schedule.Resume(ctx, tx, name)
+		},
 	}
 	scheduleRemove = scheduleVerb{
 		use: "rm", short: "Remove a schedule",
-		long: `Remove schedules. Jobs they created already are left alone.`,
-		done: "removed",
-		apply: func(ctx context.Context, store engine.Store, name string) (*engine.Schedule, error) {
-			sc, err := store.ScheduleGet(ctx, name)
+		long:  `Remove schedules. Jobs they created already are left alone.`,
+		done:  "removed",
+		event: engine.EventSchedulesRm,
+		apply: func(ctx context.Context, tx engine.TxStore, name string) (*engine.Schedule, error) {
+			sc, err := tx.ScheduleGet(ctx, name)
 			if err != nil {
 				return nil, err
 			}
-			return sc, store.ScheduleDelete(ctx, name)
+			return sc, tx.ScheduleDelete(ctx, name)
 		},
 	}
 )
@@ -437,12 +490,13 @@ type SchedulesSetOptions struct {
 	Names  []string
 	Output outputOptions
 	verb   scheduleVerb
+	Audit  auditOptions
 }
 
 // NewCmdSchedulesSet builds `jobctl schedules pause`, `resume` or `rm`.
 // runF replaces the action in tests.
 func NewCmdSchedulesSet(f *Factory, verb scheduleVerb, runF func(context.Context, *SchedulesSetOptions) error) *cobra.Command {
-	opts := &SchedulesSetOptions{IO: f.IO, Store: f.Store, verb: verb}
+	opts := &SchedulesSetOptions{Audit: newAudit(f), IO: f.IO, Store: f.Store, verb: verb}
 	cmd := &cobra.Command{
 		Use:   verb.use + " NAME...",
 		Short: verb.short,
@@ -465,6 +519,7 @@ name exits 3, after the others are done.`,
 		cmd.Aliases = []string{"remove"}
 	}
 	addOutputFlags(cmd, &opts.Output, false)
+	addReasonFlag(cmd, &opts.Audit)
 	return cmd
 }
 
@@ -476,7 +531,13 @@ func schedulesSetRun(ctx context.Context, opts *SchedulesSetOptions) error {
 	done := []*engine.Schedule{}
 	var errs []error
 	for _, name := range opts.Names {
-		sc, err := opts.verb.apply(ctx, store, name)
+		var sc *engine.Schedule
+		err := engine.Recorded(ctx, store, opts.Audit.actor(), engine.EventAppendParams{Verb: opts.verb.event, Schedule: name},
+			func(tx engine.TxStore, _ *engine.EventAppendParams) error {
+				var err error
+				sc, err = opts.verb.apply(ctx, tx, name)
+				return err
+			})
 		if err != nil {
 			if errors.Is(err, engine.ErrNotFound) {
 				err = &engine.NotFoundError{What: "schedule", ID: name}

@@ -16,7 +16,7 @@ func TestSchedulesAddParse(t *testing.T) {
 	var got *SchedulesAddOptions
 	cmd := NewCmdSchedulesAdd(f, func(_ context.Context, o *SchedulesAddOptions) error { got = o; return nil })
 	err := execParse(cmd, "nightly", "--cron", "30 2 * * *", "--tz", "Europe/Berlin", "--overlap", "allow",
-		"--load", "2", "--key", "k", "--max-attempts", "3", "--backoff", "1m", "--timeout", "1h",
+		"--load", "2", "--key", "k", "--max-attempts", "3", "--backoff", "1m", "--run-timeout", "1h", "--memory", "256MiB",
 		"--payload", `{"a":1}`, "--operation", "report", "--rollback", `./undo.sh "last night"`, "--rollback-type", " undo ",
 		"--", "make", "report")
 	if err != nil {
@@ -29,8 +29,19 @@ func TestSchedulesAddParse(t *testing.T) {
 	if j.Type != engine.TypeExec || strings.Join(j.Args, " ") != "make report" || j.Load == nil || *j.Load != 2 ||
 		j.Key != "k" || j.MaxAttempts != 3 || j.Backoff != engine.Duration(time.Minute) ||
 		j.Timeout == nil || *j.Timeout != engine.Duration(time.Hour) || string(j.Payload) != `{"a":1}` || j.Operation != "report" ||
-		j.Rollback != `./undo.sh "last night"` || j.RollbackType != "undo" {
+		j.Rollback != `./undo.sh "last night"` || j.RollbackType != "undo" || j.Memory == nil || *j.Memory != 256<<20 {
 		t.Errorf("template = %+v", j)
+	}
+
+	// --timeout, the run limit's old name, still sets it, with a warning.
+	ios, _, stderr := TestIO("")
+	cmd = NewCmdSchedulesAdd(&Factory{IO: ios}, func(_ context.Context, o *SchedulesAddOptions) error { got = o; return nil })
+	if err := execParse(cmd, "old", "--cron", "@hourly", "--type", "noop", "--timeout", "2h"); err != nil {
+		t.Fatal(err)
+	}
+	if j := got.Params.Job; j.Timeout == nil || *j.Timeout != engine.Duration(2*time.Hour) ||
+		stderr.String() != "jobctl: warning: --timeout is deprecated here; the run limit is --run-timeout\n" {
+		t.Errorf("--timeout 2h: run limit %v, stderr %q; want 2h and a warning", j.Timeout, stderr)
 	}
 
 	cmd = NewCmdSchedulesAdd(f, func(_ context.Context, o *SchedulesAddOptions) error { got = o; return nil })
@@ -38,7 +49,7 @@ func TestSchedulesAddParse(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got.Params.TZ != "UTC" || got.Params.Overlap != engine.OverlapSkip || got.Params.Job.Type != engine.TypeNoop ||
-		got.Params.Job.Load != nil || got.Params.Job.Timeout != nil || got.Params.Job.MaxAttempts != 1 {
+		got.Params.Job.Load != nil || got.Params.Job.Timeout != nil || got.Params.Job.MaxAttempts != 1 || got.Params.Job.Memory != nil {
 		t.Errorf("defaults = %+v", got.Params)
 	}
 }
@@ -57,6 +68,13 @@ func TestSchedulesAddRefuses(t *testing.T) {
 		{"x", "--cron", "@hourly", "--type", "noop", "--payload", "{"},
 		{"x", "--cron", "@hourly", "--type", "noop", "--rollback", `undo "`},
 		{"x", "--cron", "@hourly", "--type", "noop", "--rollback-type", "undo"},
+		{"x", "--cron", "@every -1s", "--type", "noop"},
+		{"x", "--cron", "@every 0s", "--type", "noop"},
+		{"x", "--cron", "@every 1ns", "--type", "noop"},
+		{"x", "--cron", "@every 500ms", "--type", "noop"},
+		{"x", "--cron", "@hourly", "--type", "noop", "--run-timeout", "0s"},
+		{"x", "--cron", "@hourly", "--type", "noop", "--run-timeout", "1h", "--timeout", "1h"},
+		{"x", "--cron", "@hourly", "--type", "noop", "--memory", "a lot"},
 	} {
 		f := &Factory{IO: &IOStreams{}}
 		cmd := NewCmdSchedulesAdd(f, func(context.Context, *SchedulesAddOptions) error {

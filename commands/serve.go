@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -17,6 +18,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/engine/dbstore"
+	"github.com/jobctl/jobctl/engine/jobuser"
 	"github.com/jobctl/jobctl/engine/node"
 )
 
@@ -28,6 +31,15 @@ type ServeOptions struct {
 	Prefer     []string // --prefer TYPE=NODE[,NODE...][@THRESHOLD]
 	ConfigFile string
 	LogLevel   string
+	// DBMaxConns is --db-max-conns; 0 when not given, so the DSN's
+	// pool_max_conns or the default applies.
+	DBMaxConns int
+
+	jobUsers []*jobuser.User // who jobs run as besides the node's own user
+
+	// LoadAvgFile is where the node reads its load average, in the format
+	// of /proc/loadavg (a hidden flag: a container's own view, or a test's).
+	LoadAvgFile string
 }
 
 func newCmdServe(f *Factory) *cobra.Command {
@@ -47,7 +59,57 @@ The node serves its dispatch endpoint on --listen. Jobs of type noop and sleep
 always run; exec jobs run arbitrary commands and need --exec; other types come
 from --service TYPE=COMMAND or the services of --config. On SIGINT or SIGTERM
 the node stops accepting work, hands the lease over, lets running jobs finish
-within --shutdown-grace and puts the rest back in the queue.`,
+within --shutdown-grace and puts the rest back in the queue.
+
+A node holds at most --db-max-conns connections to the database, however
+many jobs run: one of its own for its liveness and the lease, one to LISTEN
+for job changes while it dispatches (PostgreSQL), and a pool for the rest,
+whose connections close after 5 seconds unused. An idle node that does not
+hold the lease keeps 1, the idle lease holder about 4. It appears to
+PostgreSQL as application_name "jobctl serve NODE". Behind a transaction pooler such as
+PgBouncer with pool_mode=transaction, add pooler=transaction to the DSN:
+the dispatcher then polls every --dispatch-interval instead of listening.
+
+Jobs run as the node's own user unless --job-user names another one (or a
+service sets user: in --config). Such a job runs with that user's uid, gid
+and groups, its HOME, USER and LOGNAME, in its home directory, and with
+TMPDIR an empty directory of its own (mode 0700), removed when the attempt
+ends. The node then needs root or the capabilities CAP_SETUID, CAP_SETGID,
+CAP_CHOWN and CAP_KILL, and refuses to start without them (exit 2).
+
+On Linux the node and its watchdog are closed to every other process without
+CAP_SYS_PTRACE, those of their own user included: a job cannot read their
+environment (/proc/PID/environ), memory or open files. Their command line
+stays visible to all (ps), so give a database password in a file readable by
+the node alone: --db-file FILE (or JOBCTL_DB_FILE), or the systemd credential
+jobctl-db (LoadCredential=jobctl-db:/etc/jobctl/db). Once the database is
+open the node removes JOBCTL_DB, JOBCTL_DB_FILE and PGPASSWORD from its
+environment. A job run as the node's own user can still read every file that
+user can; --job-user keeps it from them.
+
+Every job process runs in a cgroup of its own where the machine lets the
+node make one (cgroup v2 with the cpu and memory controllers delegated to
+the node's cgroup, as systemd's Delegate=yes does; or the cgroup v1 cpu,
+cpuacct and memory hierarchies, as root), which measures the CPU time and
+peak memory of its whole process tree; elsewhere the node measures what
+the kernel accounts of the processes a job reaps. What each run used is
+kept with its attempt (see 'jobctl help usage').
+
+--enforce also holds each job to its share: CPU in proportion to its load
+when the node is busy (cpu.weight 100, cpu.shares 1024, a unit of load;
+a job alone may still use idle cores), and its memory limit (submit
+--memory, else its service's memory) as a hard limit without swap. A job
+killed at its limit ends with the reason "killed: out of memory, limit
+2GiB". The node says at its start, in one line, what it measures and what
+it could and could not enforce, and why.
+
+A --config service may set memory, the limit of its jobs that set none:
+
+  services:
+    transcode:
+      command: ["/usr/local/bin/transcode", "--fast"]
+      load: 2.5
+      memory: 2GiB`,
 		Example: `  # A one-machine cluster on the default SQLite database, running any command
   jobctl serve --exec
 
@@ -56,9 +118,24 @@ within --shutdown-grace and puts the rest back in the queue.`,
     --advertise http://node1:7420 --max-load 8 --service transcode='/usr/local/bin/transcode --fast'
 
   # A worker that never dispatches
-  jobctl serve --dispatch-interval 0`,
+  jobctl serve --dispatch-interval 0
+
+  # Through PgBouncer in transaction mode, with at most 4 connections to it
+  jobctl serve --db 'postgres://jobctl@pgbouncer:6432/jobctl?pooler=transaction' --db-max-conns 4
+
+  # As root: jobs as the user build; the database's address in a file only root may read
+  (umask 077; echo 'postgres://jobctl:SECRET@db/jobctl' > /etc/jobctl/db)
+  jobctl serve --db-file /etc/jobctl/db --job-user build --exec
+
+  # Hold every job to a CPU share from its load and to its memory limit
+  sudo jobctl serve --exec --enforce`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// Before any secret is read: no process of this user, a job
+			// least of all, may read this one's memory or environment.
+			if err := hideProcess(); err != nil {
+				return err
+			}
 			// Machine-dependent defaults are applied here, not in the flag
 			// definitions, so help and man pages read the same everywhere.
 			machine := node.Defaults()
@@ -105,6 +182,22 @@ within --shutdown-grace and puts the rest back in the queue.`,
 			if _, err := parseLogLevel(opts.LogLevel); err != nil {
 				return usageErrorf(cmd, "%v", err)
 			}
+			if cmd.Flags().Changed("db-max-conns") &&
+				(opts.DBMaxConns < dbstore.MinMaxConns || opts.DBMaxConns > dbstore.MaxMaxConns) {
+				return usageErrorf(cmd, "--db-max-conns %d: give a whole number from %d to %d",
+					opts.DBMaxConns, dbstore.MinMaxConns, dbstore.MaxMaxConns)
+			}
+			users, err := opts.Config.JobUsers()
+			if err != nil {
+				return usageErrorf(cmd, "%v", err)
+			}
+			opts.jobUsers = users
+
+			if opts.LoadAvgFile != "" {
+				if _, err := os.Stat(opts.LoadAvgFile); err != nil {
+					return usageErrorf(cmd, "--loadavg-file: %v", err)
+				}
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -122,7 +215,7 @@ within --shutdown-grace and puts the rest back in the queue.`,
 	fl.DurationVar(&c.Warmup, "warmup", c.Warmup, "time after start over which the weight ramps up")
 	fl.DurationVar(&c.DispatchInterval, "dispatch-interval", c.DispatchInterval, "time between dispatch rounds; 0 never dispatches")
 	fl.DurationVar(&c.LeaseTTL, "lease-timeout", 0, "how long the lease lasts unrenewed (default 3 × dispatch interval)")
-	fl.Var((*daysValue)(&c.Retain), "retain", "the dispatcher deletes jobs (and their logs) that ended longer ago than this, checking every tenth of it (1m to 10m); 90m, 12h, 30d: at least 1m, 0 keeps every job")
+	fl.Var((*daysValue)(&c.Retain), "retain", "the dispatcher deletes jobs (and their logs and events) that ended longer ago than this, and older events naming no job, checking every tenth of it (1m to 10m); 90m, 12h, 30d: at least 1m, 0 keeps every job")
 	fl.DurationVar(&c.HeartbeatInterval, "heartbeat-interval", c.HeartbeatInterval, "time between heartbeats to the other nodes; each waits for its answer as long as the interval, at least 100ms and at most 10s")
 	fl.StringVar(&c.Selector, "selector", c.Selector, "node order: loadfactor, random, roundrobin or lowerweight")
 	fl.BoolVar(&c.AcceptExceeding, "accept-exceeding", c.AcceptExceeding, "accept a job whose load alone exceeds --max-load")
@@ -133,17 +226,33 @@ within --shutdown-grace and puts the rest back in the queue.`,
 	fl.DurationVar(&c.PollInterval, "poll-interval", c.PollInterval, "how often running jobs are checked for cancel, pause and resume")
 	fl.DurationVar(&c.CancelGrace, "cancel-grace", c.CancelGrace, "time between SIGTERM and SIGKILL when a job is stopped")
 	fl.DurationVar(&c.ShutdownGrace, "shutdown-grace", c.ShutdownGrace, "time running jobs may finish when the node stops")
-	fl.Var((*loadAvgLimit)(&c.MaxLoadAvg), "max-load-avg", "no new jobs while the load average is above this; 0 or off: no limit")
-	fl.Int64Var(&c.ReservedMemory, "reserved-memory", 0, "no new jobs while free memory is under this many bytes")
+	fl.Var((*loadAvgLimit)(&c.MaxLoadAvg), "max-load-avg", "above this load average the node gets new jobs only when no node under its limit can take them; 0 or off: no limit")
+	fl.Var((*sizeValue)(&c.ReservedMemory), "reserved-memory", "no new jobs while free memory is under this `SIZE` (300MiB, 2GiB, or bytes)")
 	fl.BoolVar(&c.MetricsAuth, "metrics-auth", false, "/metrics asks for the cluster token like /v1/dispatch")
+	fl.BoolVar(&c.Enforce, "enforce", false, "hold each job, in its own cgroup, to a CPU share from its load and to its memory limit (--memory)")
 	fl.StringVar(&c.TLS.CertFile, "tls-cert", "", "serve the endpoint over HTTPS with this certificate (PEM)")
 	fl.StringVar(&c.TLS.KeyFile, "tls-key", "", "the key of --tls-cert (PEM)")
 	fl.StringVar(&c.TLS.CAFile, "tls-ca", "", "CA bundle to verify other nodes' HTTPS endpoints (default: the system's)")
 	fl.DurationVar(&c.NodeLease, "node-lease", c.NodeLease, "a node that cannot record its liveness in the database this long stops its jobs")
 	fl.StringVar(&c.StateDir, "state-dir", "", "directory for what the node keeps across restarts (default: $XDG_STATE_HOME/jobctl/nodes/NAME)")
+	fl.StringVar(&c.JobUser, "job-user", "", "run every job as this user, USER[:GROUP], with its groups, its home and a TMPDIR of its own per attempt (needs root or CAP_SETUID, CAP_SETGID, CAP_CHOWN and CAP_KILL)")
 	fl.StringSliceVar(&c.PassEnv, "pass-env", nil, "more of this node's environment variables that jobs get, besides PATH, HOME, USER, LOGNAME, LANG, LC_ALL, TZ, TMPDIR and SHELL (repeatable, comma-separated)")
+	fl.IntVar(&opts.DBMaxConns, "db-max-conns", 0, fmt.Sprintf(
+		"most connections this node holds to the database, its liveness and LISTEN connections included, %d to %d (default: the DSN's pool_max_conns, else %d)",
+		dbstore.MinMaxConns, dbstore.MaxMaxConns, dbstore.DefaultMaxConns))
 	fl.StringVar(&opts.LogLevel, "log-level", "info", "debug, info, warn or error")
+	fl.StringVar(&opts.LoadAvgFile, "loadavg-file", "", "read the load average from this file, in the format of /proc/loadavg")
+	_ = fl.MarkHidden("loadavg-file")
+	groupFlags(cmd, []flagSection{
+		{"Node", []string{"node", "listen", "advertise", "exec", "service", "config", "pass-env", "job-user", "state-dir", "db-max-conns", "log-level"}},
+		{"Dispatch", []string{"selector", "prefer", "weight", "retain"}},
+		{"Limits", []string{"max-load", "max-jobs", "accept-exceeding", "max-load-avg", "reserved-memory", "enforce"}},
+		{"TLS", []string{"tls-cert", "tls-key", "tls-ca", "metrics-auth"}},
+		{"Timing", []string{"dispatch-interval", "lease-timeout", "heartbeat-interval", "node-lease", "warmup",
+			"poll-interval", "cancel-grace", "shutdown-grace"}},
+	})
 	_ = cmd.RegisterFlagCompletionFunc("selector", completeSelectors)
+	_ = cmd.RegisterFlagCompletionFunc("node", completeNodes(f)) // a node started again takes its name back
 	_ = cmd.RegisterFlagCompletionFunc("log-level", cobra.FixedCompletions(
 		[]string{"debug", "info", "warn", "error"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -161,10 +270,16 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	tuneGCForServing()
 	level, _ := parseLogLevel(opts.LogLevel)
 	log := slog.New(slog.NewTextHandler(opts.Factory.IO.ErrOut, &slog.HandlerOptions{Level: level}))
+	opts.Factory.UseDBOptions("jobctl serve "+opts.Config.Name, opts.DBMaxConns)
+	if err := opts.Factory.pinDB(); err != nil {
+		return err
+	}
 	store, err := opts.Factory.Store(ctx)
 	if err != nil {
 		return err
 	}
+	forgetSecrets()
+	warnExposedSecrets(log, opts)
 	if opts.Config.StateDir == "" {
 		opts.Config.StateDir = defaultStateDir(opts.Config.Name)
 	}
@@ -173,7 +288,11 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	if err != nil {
 		return fmt.Errorf("cannot find this program to start its watchdog: %w", err)
 	}
-	rt, err := node.New(opts.Config, store, opts.Factory.Clock, log, node.WithWatchdog([]string{exe, "watchdog"}))
+	nodeOpts := []node.Option{node.WithWatchdog([]string{exe, "watchdog"})}
+	if opts.LoadAvgFile != "" {
+		nodeOpts = append(nodeOpts, node.WithHealthReader(func() node.HealthReading { return node.ReadHealthFrom(opts.LoadAvgFile) }))
+	}
+	rt, err := node.New(opts.Config, store, opts.Factory.Clock, log, nodeOpts...)
 	if err != nil {
 		return err
 	}
@@ -183,6 +302,51 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return rt.Run(ctx)
+}
+
+// forgetSecrets removes from this process's environment the variables
+// that named the database and its password, now that it is open, so that
+// nothing the node starts inherits them by mistake. (Jobs get only an
+// allow-list of variables anyway; the watchdog gets the rest.) The process's
+// initial environment, which /proc/PID/environ shows, is closed to other
+// processes by hideProcess.
+func forgetSecrets() {
+	for _, name := range append([]string{"JOBCTL_DB", "JOBCTL_DB_FILE"}, node.SecretEnv...) {
+		_ = os.Unsetenv(name)
+	}
+}
+
+// warnExposedSecrets says, once at start, where a secret of the node lies
+// open: a password on the command line, which every user of the machine
+// sees in the process list, and a file holding the database that a job's
+// user may read.
+func warnExposedSecrets(log *slog.Logger, opts *ServeOptions) {
+	f := opts.Factory
+	if f.dbFlag != "" && dbstore.DSNHasPassword(f.dbFlag) {
+		log.Warn("--db holds a password, which every user of this machine can read in the process list; give the address in a file of its own instead (--db-file, JOBCTL_DB_FILE or the systemd credential " + DBCredential + ")")
+	}
+	if len(opts.jobUsers) == 0 {
+		return
+	}
+	var files []string
+	if c, err := f.DBChoice(); err == nil && c.Path != "" && c.Source != DBFromCredential {
+		files = append(files, c.Path)
+	}
+	if opts.ConfigFile != "" && !slices.Contains(files, opts.ConfigFile) {
+		files = append(files, opts.ConfigFile)
+	}
+	for _, path := range files {
+		fi, err := os.Stat(path)
+		if err != nil {
+			continue
+		}
+		for _, u := range opts.jobUsers {
+			if u.MayRead(fi) {
+				log.Warn("jobs can read this file, which may name the database and its password; make it private (chmod 600)",
+					"file", path, "job_user", u.Name)
+			}
+		}
+	}
 }
 
 // defaultStateDir is where node name keeps what must outlive its process
@@ -204,6 +368,26 @@ func defaultStateDir(name string) string {
 		dir = strings.ReplaceAll(dir, ".", "%2E")
 	}
 	return filepath.Join(base, "jobctl", "nodes", dir)
+}
+
+// sizeValue is a flag holding a size in bytes, written with a unit or
+// without (engine.ParseBytes).
+type sizeValue int64
+
+func (v *sizeValue) String() string {
+	if *v == 0 {
+		return "0"
+	}
+	return engine.FormatBytes(int64(*v))
+}
+func (v *sizeValue) Type() string { return "size" }
+func (v *sizeValue) Set(s string) error {
+	b, err := engine.ParseBytes(s)
+	if err != nil {
+		return fmt.Errorf("want a size such as 300MiB, 2GiB or a number of bytes")
+	}
+	*v = sizeValue(b)
+	return nil
 }
 
 // loadAvgLimit is --max-load-avg: a number >= 0, or "off" (0, no limit).

@@ -44,12 +44,26 @@ children: the job's children as {id, type, status}, [] when it has none
 ('jobctl list --tree' shows whole families). The table form counts the
 children and lists them below the job.
 
+A job an operator cancelled or deleted says who and why: its message reads
+"cancelled by alice@host1: the reason given", and -o json has ended_by, the
+event that did it as 'jobctl events -o json' prints it (null otherwise).
+'jobctl events --job ID' lists every change made to the job.
+
 Every attempt the job made follows, oldest first: its node, start, end,
 exit code and how it ended (the status it left the job in, such as
 FINISHED, FAILED, RESTART or CANCELLED, and the message, such as why its
 node was given up on). The attempt running now comes last, with no end.
-In JSON they are the "attempts" array of objects with attempt, node,
-started_at, ended_at (null while it runs), exit_code, ending and message.
+Each attempt shows what it used, as its node measured it (see 'jobctl help
+usage'): CPU seconds (user + system), peak memory and wall time; the one
+running now shows its CPU so far and the memory it holds now, as its node
+last reported them. In JSON they are the "attempts" array of objects with
+attempt, node, started_at, ended_at (null while it runs), exit_code,
+ending, message and usage ({cpu_seconds, peak_memory_bytes, wall_seconds,
+oom_killed}, null when not measured), and for the running one live
+({job_id, attempt, cpu_seconds, cores, memory_bytes}) when its node
+reported it. The job itself has memory_limit (bytes, 0 for none) and
+usage, its last ended attempt's. A job killed at its memory limit ends
+with the message "killed: out of memory, limit 2GiB".
 Exits 3 for an unknown id.`,
 		Example: `  # a job, readable
   jobctl show 42
@@ -59,6 +73,9 @@ Exits 3 for an unknown id.`,
 
   # its status, in a script
   jobctl show 42 -o json | jq -r .status
+
+  # who cancelled it, and why
+  jobctl show 42 -o json | jq -r '.ended_by | "\(.who): \(.reason)"'
 
   # the ids of its children that have not finished well
   jobctl show 42 -o json | jq -r '.children[] | select(.status != "FINISHED") | .id'
@@ -82,6 +99,7 @@ Exits 3 for an unknown id.`,
 		},
 	}
 	addOutputFlags(cmd, &opts.Output, true)
+	addHeaderFlags(cmd)
 	return cmd
 }
 
@@ -104,16 +122,33 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 	if err := engine.MarkDoubleFaults(ctx, store, []*engine.Job{j}); err != nil {
 		return err
 	}
+	live, err := nodeLive(ctx, store, j.Node)
+	if err != nil {
+		return err
+	}
+	if u, ok := liveOf(live, j); ok && len(attempts) > 0 && attempts[len(attempts)-1].EndedAt == nil {
+		attempts[len(attempts)-1].Live = &u
+	}
+	// Who ended it is the job's last event, if that ended it.
+	last, err := store.EventList(ctx, engine.EventListParams{JobID: &j.ID, Limit: 1})
+	if err != nil {
+		return err
+	}
+	endedBy := engine.EndedBy(j, last)
 	if opts.Output.Format == formatJSON {
 		shown := withChildren(j, children)
 		shown.Attempts = attempts
+		shown.EndedBy = endedBy
 		return writeJSON(opts.IO.Out, shown)
 	}
 	ios, now := opts.IO, opts.Clock.Now()
 	kv := &keyValues{ios: ios}
 	kv.add("id", fmt.Sprint(j.ID))
 	kv.add("status", statusCell(newPalette(ios), j.Status))
-	if j.Message != "" {
+	switch {
+	case endedBy != nil:
+		kv.add("message", engine.EndedText(endedBy))
+	case j.Message != "":
 		kv.add("message", j.Message)
 	}
 	kv.add("type", j.Type)
@@ -125,6 +160,13 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 	}
 	kv.add("node", j.Node)
 	kv.add("load", formatFloat(j.Load))
+	kv.add("priority", fmt.Sprint(j.Priority))
+	if j.MemoryLimit > 0 {
+		kv.add("memory limit", memoryLimitText(j.MemoryLimit))
+	}
+	if j.Usage != nil {
+		kv.add("last run used", usageSummary(j.Usage))
+	}
 	kv.add("progress", progressValue(j))
 	attempt := fmt.Sprintf("%d of %d", j.Attempt-j.AttemptBase, j.MaxAttempts)
 	if j.AttemptBase > 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -12,8 +13,9 @@ import (
 )
 
 // attemptsJob makes a job with three attempts: one that failed and was
-// retried on n1, one cut short on n2 when that node was lost, and one
-// running on n1 now.
+// retried on n1, measured, one cut short on n2 when that node was lost, and
+// one running on n1 now, which n1 last reported using 12 CPU seconds and
+// holding 64 MiB.
 func attemptsJob(t *testing.T, e *testEnv) *engine.Job {
 	t.Helper()
 	ctx := context.Background()
@@ -31,11 +33,22 @@ func attemptsJob(t *testing.T, e *testEnv) *engine.Job {
 	}
 	j := e.insert(t, engine.JobInsertParams{MaxAttempts: 3})
 	j = start(j, "n1")
-	j = apply(engine.OutcomeUpdate(j, engine.RunResult{ExitCode: 1, Outcome: engine.RunFailed, Reason: "exit code 1"},
-		false, func() float64 { return 0.5 }))
+	j = apply(engine.OutcomeUpdate(j, engine.RunResult{ExitCode: 1, Outcome: engine.RunFailed, Reason: "exit code 1",
+		Usage: &engine.Usage{CPUSeconds: 2.5, PeakMemory: 200 << 20, WallSeconds: 5}}, false, func() float64 { return 0.5 }))
 	j = start(j, "n2")
 	j = apply(engine.RecoverUpdate(j, "node n2 was silent for 31s, past its node lease"))
-	return start(j, "n1")
+	j = start(j, "n1")
+	n1 := engine.Node{Name: "n1", URL: "http://n1:7420", MaxLoad: 4, MaxJobs: 200, Weight: 100}
+	if _, err := e.store.NodeRegister(ctx, engine.NodeRegisterParams{Node: n1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.NodeTouch(ctx, engine.NodeTouchParams{Name: "n1", RunningUsage: []engine.LiveUsage{
+		{JobID: j.ID, Attempt: 3, CPUSeconds: 12, Cores: 1.5, Memory: 64 << 20},
+		{JobID: j.ID, Attempt: 2, CPUSeconds: 99}, // stale: not the attempt running
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	return j
 }
 
 func TestShowAttemptsJSON(t *testing.T) {
@@ -59,8 +72,19 @@ func TestShowAttemptsJSON(t *testing.T) {
 		{"attempt": 2.0, "node": "n2", "exit_code": nil, "ending": "RESTART", "message": "node n2 was silent for 31s, past its node lease"},
 		{"attempt": 3.0, "node": "n1", "exit_code": nil, "ending": "", "message": "", "ended_at": nil},
 	}
+	wantUsage := []any{
+		map[string]any{"cpu_seconds": 2.5, "peak_memory_bytes": float64(200 << 20), "wall_seconds": 5.0, "oom_killed": false},
+		nil, nil,
+	}
 	for i, a := range got.Attempts {
-		for _, field := range []string{"attempt", "node", "started_at", "ended_at", "exit_code", "ending", "message"} {
+		if !reflect.DeepEqual(a["usage"], wantUsage[i]) {
+			t.Errorf("attempt %d: usage %#v, want %#v", i+1, a["usage"], wantUsage[i])
+		}
+		live, isLive := a["live"].(map[string]any)
+		if (i == 2) != isLive || (isLive && (live["cpu_seconds"] != 12.0 || live["memory_bytes"] != float64(64<<20) || live["cores"] != 1.5)) {
+			t.Errorf("attempt %d: live %#v; want only the running one's, as its node reported it", i+1, a["live"])
+		}
+		for _, field := range []string{"attempt", "node", "started_at", "ended_at", "exit_code", "ending", "message", "usage"} {
 			if _, ok := a[field]; !ok {
 				t.Errorf("attempt %d lacks %q: %v", i+1, field, a)
 			}
@@ -97,16 +121,23 @@ func TestShowAttemptsTable(t *testing.T) {
 	if len(lines) != 3 {
 		t.Fatalf("show lists %d attempts, want 3:\n%s", len(lines), rows)
 	}
+	// CPU, PEAK and WALL in plain seconds and bytes; the running attempt's
+	// as its node last reported them (memory now), its time so far.
 	wantCells := [][]string{
-		{"1", "n1", "", "", "1", "RESTART", "exit code 1; retrying in 0s"},
-		{"2", "n2", "", "", "", "RESTART", "node n2 was silent for 31s, past its node lease"},
-		{"3", "n1", j.StartedAt.UTC().Format(time.RFC3339Nano), "", "", "RUNNING", ""},
+		{"1", "n1", "", "", "1", "RESTART", "2.500", "209715200", "5.000", "exit code 1; retrying in 0s"},
+		{"2", "n2", "", "", "", "RESTART", "", "", "", "node n2 was silent for 31s, past its node lease"},
+		{"3", "n1", j.StartedAt.UTC().Format(time.RFC3339Nano), "", "", "RUNNING", "12.000", "67108864", "90.000", ""},
 	}
 	for i, line := range lines {
 		cells := strings.Split(line, "\t")
-		if len(cells) != 7 {
-			t.Errorf("attempt row %q has %d cells, want 7", line, len(cells))
+		if len(cells) != 10 {
+			t.Errorf("attempt row %q has %d cells, want 10", line, len(cells))
 			continue
+		}
+		for c := 6; c < 9; c++ {
+			if cells[c] != wantCells[i][c] {
+				t.Errorf("attempt row %d cell %d = %q, want %q", i+1, c, cells[c], wantCells[i][c])
+			}
 		}
 		for c, want := range wantCells[i] {
 			if want != "" && cells[c] != want {
@@ -125,9 +156,10 @@ func TestShowAttemptsTable(t *testing.T) {
 	}
 	out := e.stdout.String()
 	for _, want := range []string{
-		"\nATTEMPT  NODE  STARTED    ENDED      EXIT  ENDING   MESSAGE\n",
-		"\n2        n2    1m30s ago  1m30s ago  -     RESTART  node n2 was silent for 31s, past its node lease\n",
-		"\n3        n1    1m30s ago  -          -     RUNNING  -\n",
+		"\nATTEMPT  NODE  STARTED    ENDED      EXIT  ENDING   CPU   PEAK      WALL   MESSAGE\n",
+		"\n1        n1    1m30s ago  1m30s ago  1     RESTART  2.5s  200.0MiB  5s     exit code 1; retrying in 0s\n",
+		"\n2        n2    1m30s ago  1m30s ago  -     RESTART  -     -         -      node n2 was silent for 31s, past its node lease\n",
+		"\n3        n1    1m30s ago  -          -     RUNNING  12s   64.0MiB   1m30s  -\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("show on a terminal lacks %q:\n%s", want, out)

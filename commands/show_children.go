@@ -28,6 +28,9 @@ type shownJob struct {
 	*engine.Job
 	Attempts []engine.Attempt `json:"attempts"`
 	Children []shownChild     `json:"children"`
+	// EndedBy is the event of the operator who cancelled or deleted the
+	// job (engine.EndedBy); null when it ended otherwise, or has not.
+	EndedBy *engine.Event `json:"ended_by"`
 }
 
 // jobChildren reads the children of job id, oldest first.

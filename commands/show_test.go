@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -49,6 +50,7 @@ operation	scale
 args	"in file.mp4" -q
 node	n1
 load	1
+priority	50
 progress	0%%
 attempt	1 of 3
 exit code	3
@@ -60,7 +62,7 @@ queued	%s
 started	%s
 finished	%s
 
-1	n1	%s	%s	3	FAILED	
+1	n1	%s	%s	3	FAILED				
 `, j.ID, nano(&j.CreatedAt), nano(j.QueuedAt), nano(j.StartedAt), nano(j.FinishedAt), nano(j.StartedAt), nano(j.FinishedAt))
 	if got := e.stdout.String(); got != want {
 		t.Errorf("show:\n%s\nwant:\n%s", got, want)
@@ -93,5 +95,67 @@ func TestShowErrors(t *testing.T) {
 		if err := e.run(t, args...); !errors.As(err, new(*UsageError)) {
 			t.Errorf("%v: %v; want a UsageError", args, err)
 		}
+	}
+}
+
+// TestShowAndListWhatARunUsed: a job killed at its memory limit shows the
+// limit, what its last run used and why it ended; list --oom finds it and
+// -o wide shows its CPU, PEAK and WALL.
+func TestShowAndListWhatARunUsed(t *testing.T) {
+	e := newTestEnv(t)
+	j := e.move(t, e.insert(t, engine.JobInsertParams{Type: "encode", MemoryLimit: 64 << 20}), engine.StatusDispatching, engine.StatusRunning)
+	used := &engine.Usage{CPUSeconds: 3, PeakMemory: 64 << 20, WallSeconds: 2, OOMKilled: true}
+	j, err := e.store.JobUpdate(context.Background(), engine.OutcomeUpdate(j, engine.RunResult{ExitCode: -1,
+		Outcome: engine.RunFailed, Reason: engine.MessageOutOfMemory(64 << 20), Usage: used}, false, func() float64 { return 0.5 }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fine := e.runMeasured(t, "encode", 1, 1, 1, 1<<20, false)
+
+	e.f.IO.OutIsTerminal, e.f.IO.NoColor = true, true
+	if err := e.run(t, "show", fmt.Sprint(j.ID)); err != nil {
+		t.Fatal(err)
+	}
+	squeezed := strings.Join(strings.Fields(e.stdout.String()), " ")
+	for _, want := range []string{
+		"message: killed: out of memory, limit 64MiB ",
+		"memory limit: 64MiB ",
+		"last run used: CPU 3s (1.5 cores), peak memory 64.0MiB, wall 2s; killed at its memory limit ",
+		" FAILED 3s 64.0MiB 2s killed: out of memory, limit 64MiB",
+	} {
+		if !strings.Contains(squeezed, want) {
+			t.Errorf("show lacks %q:\n%s", want, e.stdout.String())
+		}
+	}
+
+	e.stdout.Reset()
+	e.f.IO.OutIsTerminal = false
+	if err := e.run(t, "list", "--oom", "-o", "wide"); err != nil {
+		t.Fatal(err)
+	}
+	rows := strings.Split(strings.TrimSuffix(e.stdout.String(), "\n"), "\n")
+	if len(rows) != 1 {
+		t.Fatalf("list --oom:\n%s\nwant job %d alone (not %d)", e.stdout.String(), j.ID, fine.ID)
+	}
+	cells := strings.Split(rows[0], "\t")
+	if cells[0] != fmt.Sprint(j.ID) || cells[15] != "3.000" || cells[16] != "67108864" || cells[17] != "2.000" ||
+		cells[19] != "killed: out of memory, limit 64MiB" {
+		t.Errorf("list --oom -o wide row %q: want CPU 3.000, PEAK 67108864, WALL 2.000 and the out-of-memory message", rows[0])
+	}
+
+	e.stdout.Reset()
+	if err := e.run(t, "show", fmt.Sprint(j.ID), "-o", "json"); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		MemoryLimit int64         `json:"memory_limit"`
+		Usage       *engine.Usage `json:"usage"`
+		Message     string        `json:"message"`
+	}
+	if err := json.Unmarshal(e.stdout.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.MemoryLimit != 64<<20 || got.Usage == nil || *got.Usage != *used {
+		t.Errorf("show -o json: memory_limit %d, usage %+v; want %d and %+v", got.MemoryLimit, got.Usage, 64<<20, *used)
 	}
 }

@@ -59,12 +59,15 @@ e.g. 16GiB), max_load_avg (default twice cpu), reserved_memory.
 with the jobs they run now staying where they are, and its queued jobs as
 the workload unless --jobs or --generate is given; a sleep job runs for its
 payload's duration (a running one for the rest of it), a noop ends at once,
-and any other never ends, as its running time cannot be known.
+and any other runs for the median wall time of the latest measured runs of
+its type (see 'jobctl stats'), the rest of it when it runs now; a job of a
+type never measured never ends.
 
 The jobs come from --jobs FILE, a YAML or JSON list of jobs: id (default
 the place in the list), type (default sleep), load (default as submit
-gives it), duration (0 or absent: never ends), submit_at (a duration after
-the start), parent and key; or from --generate.
+gives it), priority (1 to 100, default 50), duration (0 or absent: never
+ends), submit_at (a duration after the start), parent and key; or from
+--generate.
 
 ` + simulate.GenerateHelp + `
 
@@ -75,6 +78,14 @@ the makespan (when the last job ended), the mean, 95th and 99th percentile
 wait from submission to start, the mean utilisation of the cluster's max
 load, the highest load factor any node reached, and the offers nodes
 declined; -o wide adds the rounds run and why the jobs never placed wait.
+Piped, the table is tab-separated under its header row (--no-headers drops
+it).
+
+--timeline draws each node's load over time below the table; --svg FILE
+writes the same as a chart: a title, a legend, then a panel per selector
+with a lane per node filled to its load as a share of its max load, a load
+scale beside each lane, and a time axis shared by every panel. --jq EXPR
+filters the -o json output below.
 
 -o json prints {"results":[{"selector", "placements":[{"job", "node",
 "start_s", "end_s"}], "summary":{"placed", "never_placed", "makespan_s",
@@ -116,6 +127,7 @@ null for a job that never ends. The same --seed gives the same output.`,
 	fl.BoolVar(&opts.Timeline, "timeline", false, "draw each node's load over time")
 	fl.StringVar(&opts.SVGFile, "svg", "", "write the node load chart to this SVG file")
 	addOutputFlags(cmd, &opts.Output, false)
+	addHeaderFlags(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("selector", cobra.FixedCompletions(placement.SelectorNames, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -155,6 +167,7 @@ type simulateInput struct {
 }
 
 func simulateRun(ctx context.Context, opts *SimulateOptions) error {
+	tuneGCForSimulating()
 	in, err := readSimulateInput(ctx, opts)
 	if err != nil {
 		return err
@@ -243,17 +256,22 @@ func readSimFile[T any](path, flag string, read func(r io.Reader, source string)
 }
 
 // writeSimulateJSON prints the results compactly: a big run has a million
-// placements, and indenting them would only multiply the output.
+// placements, and indenting them would only multiply the output. With
+// --jq the results go through its filter instead.
 func writeSimulateJSON(ios *IOStreams, results []*simulate.Result) error {
-	w := bufio.NewWriterSize(ios.Out, 1<<16)
 	for _, r := range results {
 		if r.Placements == nil {
 			r.Placements = []simulate.Placement{}
 		}
 	}
-	if err := json.NewEncoder(w).Encode(struct {
+	out := struct {
 		Results []*simulate.Result `json:"results"`
-	}{results}); err != nil {
+	}{results}
+	if _, jq := ios.Out.(*jqWriter); jq {
+		return writeJSON(ios.Out, out)
+	}
+	w := bufio.NewWriterSize(ios.Out, 1<<16)
+	if err := json.NewEncoder(w).Encode(out); err != nil {
 		return err
 	}
 	return w.Flush()
@@ -265,7 +283,7 @@ func printSimulateTable(opts *SimulateOptions, results []*simulate.Result) error
 	if opts.Output.wide() {
 		header = append(header, "ROUNDS", "LEFT WAITING")
 	}
-	t := newTable(opts.IO, header...)
+	t := newReportTable(opts.IO, header...)
 	for _, r := range results {
 		s := r.Summary
 		row := []string{r.Selector, fmt.Sprint(s.Placed), fmt.Sprint(s.NeverPlaced), secondsCell(s.MakespanS),

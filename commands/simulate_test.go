@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -102,12 +103,44 @@ func TestSimulatePiped(t *testing.T) {
 	// loadfactor: 1 big, 2 small, 3 big at 0; 4 arrives at 1s and fits on
 	// big (2 of 4) at the round at 2.05s: it waited 1.05s. Load carried:
 	// 38 of 60 load-seconds.
-	want := "loadfactor\t4\t0\t10.000s\t0.263s\t1.050s\t1.050s\t63.3%\t1.00\t0\n"
-	if got, _, _ := strings.Cut(out, "\n"); got+"\n" != want {
-		t.Errorf("piped table:\n%s\nwant first line:\n%s", out, want)
+	// A report's header comes along when piped, so the figures say what
+	// they are.
+	want := "SELECTOR\tPLACED\tNEVER PLACED\tMAKESPAN\tMEAN WAIT\tP95 WAIT\tP99 WAIT\tUTILISATION\tMAX LOAD FACTOR\tDECLINES\n" +
+		"loadfactor\t4\t0\t10.000s\t0.263s\t1.050s\t1.050s\t63.3%\t1.00\t0\n"
+	lines := strings.SplitAfter(out, "\n")
+	if len(lines) < 3 || lines[0]+lines[1] != want {
+		t.Fatalf("piped table:\n%s\nwant first lines:\n%s", out, want)
 	}
-	if !strings.HasPrefix(strings.Split(out, "\n")[1], "roundrobin\t4\t0\t") {
-		t.Errorf("second line is not roundrobin's: %q", out)
+	if !strings.HasPrefix(lines[2], "roundrobin\t4\t0\t") {
+		t.Errorf("third line is not roundrobin's: %q", out)
+	}
+	// --no-headers leaves the rows alone.
+	out, _, err = runSimulate(t, "--nodes", filepath.Join(dir, "nodes.yaml"), "--jobs", filepath.Join(dir, "jobs.json"),
+		"--no-headers")
+	if err != nil || out != lines[1] {
+		t.Errorf("--no-headers printed %q (%v); want %q", out, err, lines[1])
+	}
+}
+
+// TestSimulateJQ: --jq filters simulate's JSON like every other
+// command's, instead of printing all of it.
+func TestSimulateJQ(t *testing.T) {
+	dir := simulateEnv(t, map[string]string{"nodes.yaml": simNodes, "jobs.json": `[
+		{"duration": "10s"}, {"duration": "10s"}, {"duration": "10s"},
+		{"load": 2, "duration": 4, "submit_at": "1s"}]`})
+	out, _, err := runSimulate(t, "--nodes", filepath.Join(dir, "nodes.yaml"), "--jobs", filepath.Join(dir, "jobs.json"),
+		"--selector", "loadfactor,roundrobin", "--jq", `.results[] | "\(.selector) \(.summary.placed) \(.placements[0].node)"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "loadfactor 4 big\nroundrobin 4 big\n"; out != want {
+		t.Errorf("--jq printed %q; want %q", out, want)
+	}
+	_, _, err = runSimulate(t, "--nodes", filepath.Join(dir, "nodes.yaml"), "--jobs", filepath.Join(dir, "jobs.json"),
+		"--jq", ".results[0].summary.placed | error")
+	var jqErr *JQError
+	if !errors.As(err, &jqErr) {
+		t.Errorf("a failing --jq: %v; want a jq error", err)
 	}
 }
 
@@ -214,6 +247,35 @@ func TestSimulateFromCluster(t *testing.T) {
 	}
 }
 
+// TestSimulateFromClusterTakesMeasuredDurations: a job of a service type
+// runs in the simulation for the median of its type's measured runs; one
+// of a type never measured never ends.
+func TestSimulateFromClusterTakesMeasuredDurations(t *testing.T) {
+	e := newTestEnv(t)
+	if _, err := e.store.NodeRegister(context.Background(), engine.NodeRegisterParams{Node: engine.Node{
+		Name: "n1", URL: "http://n1", MaxLoad: 4, MaxJobs: 10, Weight: 100, AcceptExceeding: true,
+		Services: []engine.NodeService{{Type: "encode"}, {Type: "report"}},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, wall := range []float64{4, 8, 6} {
+		e.runMeasured(t, "encode", 1, 1, wall, 1<<20, false)
+	}
+	encode := e.insert(t, engine.JobInsertParams{Type: "encode"})
+	report := e.insert(t, engine.JobInsertParams{Type: "report"})
+	if err := e.run(t, "simulate", "--from-cluster", "-o", "json"); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		fmt.Sprintf(`{"job":%d,"node":"n1","start_s":0,"end_s":6}`, encode.ID),
+		fmt.Sprintf(`{"job":%d,"node":"n1","start_s":0,"end_s":null}`, report.ID),
+	} {
+		if !strings.Contains(e.stdout.String(), want) {
+			t.Errorf("--from-cluster -o json = %s; want %s", e.stdout.String(), want)
+		}
+	}
+}
+
 func TestSimulateTimelineAndSVG(t *testing.T) {
 	dir := simulateEnv(t, map[string]string{"nodes.yaml": simNodes, "jobs.yaml": "- {load: 4, duration: 10s}\n"})
 	svg := filepath.Join(dir, "loads.svg")
@@ -223,7 +285,8 @@ func TestSimulateTimelineAndSVG(t *testing.T) {
 		t.Fatal(err)
 	}
 	bar := strings.Repeat("█", timelineWidth)
-	want := "loadfactor\t1\t0\t10.000s\t0.000s\t0.000s\t0.000s\t66.7%\t1.00\t0\n\n" +
+	want := "SELECTOR\tPLACED\tNEVER PLACED\tMAKESPAN\tMEAN WAIT\tP95 WAIT\tP99 WAIT\tUTILISATION\tMAX LOAD FACTOR\tDECLINES\n" +
+		"loadfactor\t1\t0\t10.000s\t0.000s\t0.000s\t0.000s\t66.7%\t1.00\t0\n\n" +
 		"loadfactor: load factor per node over 10s, 139ms per column\n" +
 		"  big   |" + bar + "|\n" +
 		"  small |" + strings.Repeat(" ", timelineWidth) + "|\n"

@@ -29,7 +29,9 @@ type SubmitOptions struct {
 	Operation   string
 	Args        []string
 	Load        *float64       // nil: the service's default, else 1
-	Timeout     *time.Duration // nil: the service's default, else engine.DefaultJobTimeout
+	Priority    int            // 0: a child's parent's, else engine.DefaultPriority
+	RunTimeout  *time.Duration // nil: the service's default, else engine.DefaultJobTimeout
+	Memory      *int64         // memory limit in bytes; nil: the service's, else none
 	Key         string
 	ParentID    *int64
 	MaxAttempts int
@@ -46,6 +48,9 @@ type SubmitOptions struct {
 
 	Wait        bool
 	WaitTimeout time.Duration // 0: no limit
+	// Strict refuses a job no node can ever run, or one above every
+	// node's max load, where submit would only warn.
+	Strict bool
 
 	// Job is the job this submit runs in; viaNode: the new job is its
 	// child, created through its node, which is a job's only way to the
@@ -57,15 +62,17 @@ type SubmitOptions struct {
 	// flags above; nil without --batch.
 	Batch  *batchJobs
 	Output outputOptions
+	Audit  auditOptions
 }
 
 // NewCmdSubmit builds `jobctl submit`. runF replaces the action in tests.
 func NewCmdSubmit(f *Factory, runF func(context.Context, *SubmitOptions) error) *cobra.Command {
-	opts := &SubmitOptions{IO: f.IO, Store: f.Store, Clock: f.Clock}
+	opts := &SubmitOptions{IO: f.IO, Store: f.Store, Clock: f.Clock, Audit: newAudit(f)}
 	var atText, payloadText, batchPath string
 	var child bool
-	var timeout, in time.Duration
+	var timeout, runTimeout, waitTimeout, in time.Duration
 	var load float64
+	var memory int64
 
 	cmd := &cobra.Command{
 		Use:   "submit [flags] [-- ARGS...]",
@@ -76,25 +83,56 @@ With ARGS the job runs that command on a node started with --exec (type
 "exec"); with --type it runs that service, which gets ARGS appended to its
 own command line. The payload is given to the job as JSON on stdin.
 
-Unless given, the load and the timeout come from the service's settings on a
-registered node, else 1 and 8h. With --wait, submit waits like 'jobctl wait'
-and exits 4 when the job ends FAILED, CANCELLED or DELETED; stdout still
+Unless given, the load and the run limit (--run-timeout) come from the
+service's settings on a registered node, else 1 and 8h.
+
+--priority (1 to 100, default 50; a child takes its parent's) orders the
+queue: a node's room goes to RESTART jobs first, then to the higher
+priority, then to the older job. A key keeps its own order whatever its
+jobs' priorities: an urgent job waits behind an earlier job of its key.
+
+With --wait, submit waits like 'jobctl wait' and exits 4 when the job ends
+FAILED, CANCELLED or DELETED, or 5 when --timeout passes first (the job
+goes on); stdout still
 holds only the id, the final status goes to stderr. On a terminal stderr
-shows the job's progress while it runs and ends with one readable line,
-such as "job 42 FINISHED in 3.2s (exit 0)".
+shows the job's progress while it runs, or why it still waits for a node,
+and ends with one readable line, such as "job 42 FINISHED in 3.2s (exit 0)".
+
+Submit warns on stderr when, as the nodes are registered now, no node
+offers the job's type, none can ever run it (those offering it are all
+offline or in maintenance, or its load is above their max load and they
+decline such jobs), or its load is above every node's max load (it will run
+alone on one of the largest nodes, which takes no other job until then).
+The job is created all the same, as nodes may come; --strict refuses it
+instead: exit 2 and nothing created (with --batch, the first such line
+refuses the whole batch).
+
+--timeout bounds the wait, as on every command that waits; the job's own
+run limit is --run-timeout. Written without --wait, --timeout still sets
+the run limit, as it did before, with a warning: that spelling is
+deprecated.
 
 With --batch FILE (- for stdin) submit creates many jobs at once: each line
 of FILE is one JSON object with any of the fields type, operation, args (a
-list of strings), payload (any JSON), load, key, parent_id, max_attempts,
-backoff, timeout, in (durations as strings, like "90s"), hold, rollback and
-rollback_type. A field a
-line leaves out takes the value of its flag on the command line (ARGS after
--- for args; a line's "in" replaces --at). Blank lines are skipped. Every
-line is checked before any job is created, so a bad line creates nothing and
-exits 2 naming it. The jobs go in in chunks of 1000, one transaction each;
-should the database fail part-way, the ids of the jobs already created are
-printed before the error. The ids are printed one per line in the order of
-the lines.
+list of strings), payload (any JSON), load, priority, key, parent_id,
+max_attempts, backoff, run_timeout, in (durations as strings, like "90s"),
+memory (a size as a string, like "2GiB"), hold, rollback and rollback_type
+("timeout", the old name of run_timeout, still works, with a warning). A
+field a line leaves out takes the value of its flag on the command line
+(ARGS after -- for args; a line's "in" replaces --at). Blank lines are
+skipped. Every line is checked before any job is created, so a bad line
+creates nothing and exits 2 naming it. The jobs go in in chunks of 1000,
+one transaction each; should the database fail part-way, the ids of the
+jobs already created are printed before the error. The ids are printed one
+per line in the order of the lines.
+
+--memory SIZE (512MiB, 2GiB, 1.5GiB, 500MB; 0 for none) is the most
+memory the job's processes may hold together, enforced as a hard limit,
+without swap, on a node started with --enforce; the job is killed when it
+goes over and ends with "killed: out of memory, limit 2GiB". Without it the
+job takes its service's memory (serve --config), else none. A node without
+--enforce runs it unlimited, and every node measures what it uses ('jobctl
+help usage').
 
 --rollback COMMAND is run once, as its own job, after the job's final
 failure: when it ends FAILED with no attempts left (not when it is
@@ -124,6 +162,12 @@ them, so .[0].id is the id.`,
   # a service job with a payload, retried up to 3 times
   jobctl submit --type encode --load 2 --max-attempts 3 --payload '{"file":"a.mp4"}'
 
+  # an urgent job: placed before every queued job of a lower priority
+  jobctl submit --priority 90 -- ./rotate-keys.sh
+
+  # two cores' share and at most 2 GiB of memory, on a node with --enforce
+  jobctl submit --load 2 --memory 2GiB -- ./transcode.sh in.mp4
+
   # payload from a file; jobs with the same key run one at a time
   jobctl submit --type deploy --key web --payload @deploy.json
 
@@ -145,8 +189,14 @@ them, so .[0].id is the id.`,
   # the rollback as a job of another service
   jobctl submit --type deploy --key web --rollback 'v1' --rollback-type undeploy
 
-  # submit and wait for the result (exit 4 when it fails)
-  jobctl submit --wait -- make test
+  # refuse (exit 2) a job no node could run, rather than queue it with a warning
+  jobctl submit --strict --type encode --load 16
+
+  # submit and wait for the result (exit 4 when it fails, 5 when not done in 10 minutes)
+  jobctl submit --wait --timeout 10m -- make test
+
+  # a job that is cancelled when it runs longer than an hour
+  jobctl submit --run-timeout 1h -- ./backup.sh
 
   # many jobs at once, one JSON object a line; flags fill in what a line leaves out
   printf '%s\n' '{"payload":{"file":"a.mp4"}}' '{"payload":{"file":"b.mp4"},"load":4}' |
@@ -174,11 +224,11 @@ them, so .[0].id is the id.`,
 			if cmd.Flags().Changed("load") {
 				opts.Load = &load
 			}
-			if cmd.Flags().Changed("timeout") {
-				if timeout <= 0 {
-					return usageErrorf(cmd, "invalid --timeout %s: must be positive", timeout)
-				}
-				opts.Timeout = &timeout
+			if cmd.Flags().Changed("memory") {
+				opts.Memory = &memory
+			}
+			if err := opts.timeouts(cmd, timeout, runTimeout, waitTimeout); err != nil {
+				return err
 			}
 			if opts.MaxAttempts < 1 {
 				return usageErrorf(cmd, "invalid --max-attempts %d: must be at least 1", opts.MaxAttempts)
@@ -215,12 +265,6 @@ them, so .[0].id is the id.`,
 			if opts.Hold && opts.Wait {
 				return usageErrorf(cmd, "--wait with --hold would wait until someone releases the job; submit held, then 'jobctl release' and 'jobctl wait'")
 			}
-			if cmd.Flags().Changed("wait-timeout") && !opts.Wait {
-				return usageErrorf(cmd, "--wait-timeout needs --wait")
-			}
-			if opts.WaitTimeout < 0 {
-				return usageErrorf(cmd, "invalid --wait-timeout %s: must not be negative", opts.WaitTimeout)
-			}
 			if err := checkRollbackFlags(cmd, opts); err != nil {
 				return err
 			}
@@ -241,6 +285,12 @@ them, so .[0].id is the id.`,
 			if opts.Wait && opts.viaNode {
 				return usageErrorf(cmd, "--wait does not work inside a job; wait for its children with 'jobctl wait --children'")
 			}
+			if opts.Audit.Reason != "" && opts.viaNode {
+				return usageErrorf(cmd, "--reason does not work inside a job: its node records the job itself as who submitted the child")
+			}
+			if opts.Strict && opts.viaNode {
+				return usageErrorf(cmd, "--strict does not work inside a job, which cannot see the nodes; its node warns of a type no node offers")
+			}
 			if batch {
 				switch {
 				case batchPath == "":
@@ -254,6 +304,10 @@ them, so .[0].id is the id.`,
 				if err != nil {
 					return usageErrorf(cmd, "--batch %s: %v", batchPath, err)
 				}
+				if jobs.OldTimeout > 0 {
+					fmt.Fprintf(opts.IO.ErrOut, "jobctl: warning: --batch %s: line %d: \"timeout\" is deprecated; name the run limit \"run_timeout\"\n",
+						batchPath, jobs.OldTimeout)
+				}
 				opts.Batch = &jobs
 			}
 			if runF != nil {
@@ -266,23 +320,73 @@ them, so .[0].id is the id.`,
 	fl.StringVar(&opts.Type, "type", "", "job type (service) to run; exec when a command follows --")
 	fl.StringVar(&opts.Operation, "operation", "", "operation name, shown in listings")
 	fl.Var((*loadValue)(&load), "load", "load the job puts on its node (default: the service's, else 1)")
+	fl.Var((*priorityValue)(&opts.Priority), "priority", "dispatch order among queued jobs, 1 to 100, higher first (default 50; a child: its parent's)")
 	fl.StringVar(&opts.Key, "key", "", "jobs with the same key run one at a time, in submission order")
 	fl.Int64("parent", 0, "id of the parent job")
 	fl.BoolVar(&child, "child", false, "make the job a child of the job this runs in (only inside a job)")
 	fl.IntVar(&opts.MaxAttempts, "max-attempts", 1, "how often the job is tried before it fails")
 	fl.DurationVar(&opts.Backoff, "backoff", 10*time.Second, "wait before the first retry; doubles with each further one")
-	fl.DurationVar(&timeout, "timeout", 0, "cancel the job after running this long (default: the service's, else 8h)")
+	fl.DurationVar(&runTimeout, "run-timeout", 0, "cancel the job after running this long (default: the service's, else 8h)")
+	fl.Var((*memoryValue)(&memory), "memory", "hard memory limit of the job's processes on a node with --enforce, e.g. 512MiB or 2GiB; 0 for none (default: the service's)")
 	fl.StringVar(&atText, "at", "", "do not start before this `TIME`: RFC 3339, a date (2030-01-02), HH:MM (the next one) or +10m")
 	fl.DurationVar(&in, "in", 0, "do not start before this long from now")
 	fl.BoolVar(&opts.Hold, "hold", false, "create the job held (INSTANTIATED) until 'jobctl release'")
 	fl.StringVar(&payloadText, "payload", "", "JSON payload, @FILE to read it from a file, or - for stdin")
 	fl.BoolVar(&opts.Wait, "wait", false, "wait until the job ends; exit 4 if it fails")
-	fl.DurationVar(&opts.WaitTimeout, "wait-timeout", 0, "with --wait, give up after this long (exit 5)")
+	fl.DurationVar(&timeout, "timeout", 0, "with --wait, give up waiting after this long (exit 5); the job goes on")
+	// The spellings of before --timeout bounded the wait: see timeouts.
+	fl.DurationVar(&waitTimeout, "wait-timeout", 0, "with --wait, give up after this long (exit 5)")
+	_ = fl.MarkHidden("wait-timeout")
 	fl.StringVar(&opts.Rollback, "rollback", "", "after the job's final failure run this `COMMAND` line once, as its own job, before the key moves on")
 	fl.StringVar(&opts.RollbackType, "rollback-type", "", "job `TYPE` of the rollback job (default: the job's own type)")
+	fl.BoolVar(&opts.Strict, "strict", false, "refuse (exit 2, nothing created) a job no node can run as the cluster is now, or one above every node's max load")
 	fl.StringVar(&batchPath, "batch", "", "submit a job per line of `FILE`, each a JSON object (- for stdin); flags fill in what a line leaves out")
+	addReasonFlag(cmd, &opts.Audit)
+	_ = cmd.RegisterFlagCompletionFunc("type", completeTypes(f))
+	_ = cmd.RegisterFlagCompletionFunc("rollback-type", completeTypes(f))
 	addOutputFlags(cmd, &opts.Output, true)
 	return cmd
+}
+
+// timeouts applies --timeout, which bounds the wait of --wait, and
+// --run-timeout, the job's run limit. Two spellings of before still work,
+// each with a warning: --wait-timeout for --timeout, and --timeout without
+// --wait, which used to be the run limit and stays that where no wait can
+// be meant.
+func (opts *SubmitOptions) timeouts(cmd *cobra.Command, timeout, runTimeout, waitTimeout time.Duration) error {
+	fl := cmd.Flags()
+	timeoutSet, runSet := fl.Changed("timeout"), fl.Changed("run-timeout")
+	warn := func(format string, a ...any) { fmt.Fprintf(opts.IO.ErrOut, "jobctl: warning: "+format+"\n", a...) }
+	if fl.Changed("wait-timeout") {
+		switch {
+		case timeoutSet:
+			return usageErrorf(cmd, "--wait-timeout is the old spelling of --timeout; give one of them")
+		case !opts.Wait:
+			return usageErrorf(cmd, "--wait-timeout needs --wait")
+		}
+		warn("--wait-timeout is deprecated; use --timeout, which bounds the wait of --wait")
+		timeout, timeoutSet = waitTimeout, true
+	}
+	if timeoutSet && !opts.Wait {
+		if runSet {
+			return usageErrorf(cmd, "--timeout bounds the wait of --wait, and there is no --wait; the run limit is --run-timeout")
+		}
+		warn("--timeout without --wait sets the job's run limit, as it used to; that use is deprecated: write --run-timeout (--timeout bounds the wait of --wait)")
+		runTimeout, runSet, timeoutSet = timeout, true, false
+	}
+	if timeoutSet {
+		if timeout < 0 {
+			return usageErrorf(cmd, "invalid --timeout %s: must not be negative", timeout)
+		}
+		opts.WaitTimeout = timeout
+	}
+	if runSet {
+		if runTimeout <= 0 {
+			return usageErrorf(cmd, "invalid --run-timeout %s: must be positive", runTimeout)
+		}
+		opts.RunTimeout = &runTimeout
+	}
+	return nil
 }
 
 // childOf applies --child, and --parent naming the job this runs in: the
@@ -307,10 +411,13 @@ func (opts *SubmitOptions) childOf(cmd *cobra.Command, job JobEnv, child bool) e
 // With -o json it prints what it knows of the child: its id and parent.
 func submitChildRun(ctx context.Context, opts *SubmitOptions) error {
 	r := endpoint.ChildRequest{Type: opts.Type, Operation: opts.Operation, Args: opts.Args, Payload: opts.Payload,
-		Load: opts.Load, Key: opts.Key, MaxAttempts: opts.MaxAttempts, Backoff: opts.Backoff.String(),
+		Load: opts.Load, Priority: opts.Priority, Key: opts.Key, MaxAttempts: opts.MaxAttempts, Backoff: opts.Backoff.String(),
 		At: opts.At, Hold: opts.Hold, Rollback: opts.Rollback, RollbackType: opts.RollbackType}
-	if opts.Timeout != nil {
-		r.Timeout = opts.Timeout.String()
+	if opts.Memory != nil {
+		r.Memory = strconv.FormatInt(*opts.Memory, 10)
+	}
+	if opts.RunTimeout != nil {
+		r.Timeout = opts.RunTimeout.String()
 	}
 	if opts.In != nil {
 		r.In = opts.In.String()
@@ -346,6 +453,49 @@ func (v *loadValue) Set(s string) error {
 		return fmt.Errorf("must not be negative")
 	}
 	*v = loadValue(f)
+	return nil
+}
+
+// memoryValue is --memory: a size such as 512MiB or 2GiB, or 0 for none.
+type memoryValue int64
+
+func (v *memoryValue) String() string {
+	if *v == 0 {
+		return "0"
+	}
+	return engine.FormatSize(int64(*v))
+}
+func (v *memoryValue) Type() string { return "size" }
+func (v *memoryValue) Set(s string) error {
+	limit, err := engine.ParseMemoryLimit(s)
+	if err != nil {
+		return err
+	}
+	*v = memoryValue(limit)
+	return nil
+}
+
+// priorityValue is a --priority flag: a whole number from
+// engine.MinPriority to engine.MaxPriority, checked while flags are parsed
+// so a bad priority is a usage error.
+type priorityValue int
+
+func (v *priorityValue) String() string {
+	if *v == 0 {
+		return "" // unset: each command says what stands in
+	}
+	return strconv.Itoa(int(*v))
+}
+func (v *priorityValue) Type() string { return "1-100" }
+func (v *priorityValue) Set(s string) error {
+	p, err := strconv.Atoi(strings.TrimSpace(s))
+	switch {
+	case err != nil:
+		return fmt.Errorf("not a whole number")
+	case p < engine.MinPriority || p > engine.MaxPriority:
+		return fmt.Errorf("must be between %d and %d", engine.MinPriority, engine.MaxPriority)
+	}
+	*v = priorityValue(p)
 	return nil
 }
 
@@ -399,17 +549,30 @@ func submitRun(ctx context.Context, opts *SubmitOptions) error {
 		if err != nil {
 			return err
 		}
-		return submitBatchRun(ctx, opts, store, nodes)
+		return submitBatchRun(ctx, opts, store, nodes, newRunnableCheck(nodes, opts.Strict))
 	}
-	// One statement: the store fills in the service's defaults as it
-	// inserts the job.
-	sub, err := engine.SubmitOne(ctx, store, engine.SubmitRequest{
+	// A plain submit is one statement: the store fills in the service's
+	// defaults as it inserts the job, records the event, and says what the
+	// nodes offer the job's type, which is all the check needs for a job
+	// that fits. --strict must judge the job before anything is written,
+	// so it reads the nodes first.
+	var nodes []*engine.Node
+	var check *runnableCheck
+	if opts.Strict {
+		if nodes, err = store.NodeList(ctx); err != nil {
+			return err
+		}
+		check = newRunnableCheck(nodes, true)
+	}
+	req := engine.SubmitRequest{
 		Type:         opts.Type,
 		Operation:    opts.Operation,
 		Args:         opts.Args,
 		Payload:      opts.Payload,
 		Load:         opts.Load,
-		Timeout:      opts.Timeout,
+		Priority:     opts.Priority,
+		Timeout:      opts.RunTimeout,
+		MemoryLimit:  opts.Memory,
 		Hold:         opts.Hold,
 		Key:          opts.Key,
 		Rollback:     opts.Rollback,
@@ -420,12 +583,25 @@ func submitRun(ctx context.Context, opts *SubmitOptions) error {
 		RunAt:        opts.At,
 		RunIn:        opts.In,
 		Creator:      opts.Creator,
-	})
+	}
+	if check != nil {
+		req.Check = func(p *engine.JobInsertParams) error { return check.check(p, 0) }
+	}
+	sub, err := engine.SubmitOne(ctx, store, nodes, req, opts.Audit.actor())
 	if err != nil {
 		return err
 	}
-	if !sub.Offered {
-		fmt.Fprintf(opts.IO.ErrOut, "jobctl: warning: no registered node offers type %q; the job waits until one does\n", opts.Type)
+	if check == nil && !surelyRunnable(sub, opts.Type) {
+		// The job is in; what keeps it from running is told from the
+		// nodes as they are.
+		if nodes, err = store.NodeList(ctx); err != nil {
+			return err
+		}
+		check = newRunnableCheck(nodes, false)
+		_ = check.check(&engine.JobInsertParams{Type: strings.TrimSpace(opts.Type), Load: sub.Load}, 0)
+	}
+	if check != nil {
+		check.warn(opts.IO.ErrOut, "")
 	}
 	if err := printSubmitted(ctx, opts, store, []int64{sub.ID}); err != nil {
 		return err
@@ -446,15 +622,17 @@ func submitRun(ctx context.Context, opts *SubmitOptions) error {
 
 // submitBatchRun creates the jobs of --batch and prints their ids. A line
 // the engine refuses is a usage error naming the line; nothing is created.
-func submitBatchRun(ctx context.Context, opts *SubmitOptions, store engine.Store, nodes []*engine.Node) error {
-	sub, err := engine.SubmitMany(ctx, store, nodes, opts.Batch.Requests)
+func submitBatchRun(ctx context.Context, opts *SubmitOptions, store engine.Store, nodes []*engine.Node, check *runnableCheck) error {
+	for i := range opts.Batch.Requests {
+		line := opts.Batch.Lines[i]
+		opts.Batch.Requests[i].Check = func(p *engine.JobInsertParams) error { return check.check(p, line) }
+	}
+	sub, err := engine.SubmitMany(ctx, store, nodes, opts.Batch.Requests, opts.Audit.actor())
 	var refused *engine.BatchError
 	if errors.As(err, &refused) {
 		return &UsageError{Err: fmt.Errorf("--batch %s: line %d: %w", opts.Batch.Path, opts.Batch.Lines[refused.Index], refused.Err), Command: "jobctl submit"}
 	}
-	for _, typ := range sub.Unoffered {
-		fmt.Fprintf(opts.IO.ErrOut, "jobctl: warning: no registered node offers type %q; its jobs wait until one does\n", typ)
-	}
+	check.warn(opts.IO.ErrOut, opts.Batch.Path)
 	// The jobs created before a failure are printed too, so they can be
 	// found and the rest submitted again.
 	if perr := printSubmitted(ctx, opts, store, sub.IDs); err == nil {

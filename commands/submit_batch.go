@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jobctl/jobctl/engine"
 )
@@ -21,20 +22,25 @@ const maxBatchLine = 4 << 20
 // batchLine is one line of `jobctl submit --batch`. A nil field was left
 // out, and the command line's flag gives it.
 type batchLine struct {
-	Type         *string         `json:"type"`
-	Operation    *string         `json:"operation"`
-	Args         *[]string       `json:"args"`
-	Payload      json.RawMessage `json:"payload"`
-	Load         *float64        `json:"load"`
-	Key          *string         `json:"key"`
-	ParentID     *int64          `json:"parent_id"`
-	MaxAttempts  *int            `json:"max_attempts"`
-	Backoff      *string         `json:"backoff"`
-	Timeout      *string         `json:"timeout"`
-	In           *string         `json:"in"`
-	Hold         *bool           `json:"hold"`
-	Rollback     *string         `json:"rollback"`
-	RollbackType *string         `json:"rollback_type"`
+	Type        *string         `json:"type"`
+	Operation   *string         `json:"operation"`
+	Args        *[]string       `json:"args"`
+	Payload     json.RawMessage `json:"payload"`
+	Load        *float64        `json:"load"`
+	Priority    *int            `json:"priority"`
+	Key         *string         `json:"key"`
+	ParentID    *int64          `json:"parent_id"`
+	MaxAttempts *int            `json:"max_attempts"`
+	Backoff     *string         `json:"backoff"`
+	RunTimeout  *string         `json:"run_timeout"`
+	Timeout     *string         `json:"timeout"` // the old name of run_timeout
+	Memory      *string         `json:"memory"`
+
+	runTimeoutField string  // the name the line gives the run limit
+	In              *string `json:"in"`
+	Hold            *bool   `json:"hold"`
+	Rollback        *string `json:"rollback"`
+	RollbackType    *string `json:"rollback_type"`
 }
 
 // batchJobs are the jobs of a batch with the line each came from.
@@ -42,6 +48,9 @@ type batchJobs struct {
 	Path     string // as --batch named it
 	Requests []engine.SubmitRequest
 	Lines    []int // Lines[i] is the line number of Requests[i]
+	// OldTimeout is the first line that spells run_timeout "timeout", its
+	// old name; 0 when none does.
+	OldTimeout int
 }
 
 // readBatch reads --batch FILE ("-" for stdin).
@@ -74,9 +83,12 @@ func parseBatch(r io.Reader, defaults *SubmitOptions) (batchJobs, error) {
 		if len(text) == 0 {
 			continue
 		}
-		req, err := parseBatchLine(text, defaults)
+		req, old, err := parseBatchLine(text, defaults)
 		if err != nil {
 			return batchJobs{}, fmt.Errorf("line %d: %w", n, err)
+		}
+		if old && out.OldTimeout == 0 {
+			out.OldTimeout = n
 		}
 		out.Requests = append(out.Requests, req)
 		out.Lines = append(out.Lines, n)
@@ -90,19 +102,40 @@ func parseBatch(r io.Reader, defaults *SubmitOptions) (batchJobs, error) {
 	return out, nil
 }
 
-func parseBatchLine(text []byte, d *SubmitOptions) (engine.SubmitRequest, error) {
+// parseBatchLine reads one line of a batch; oldTimeout reports that it
+// spells run_timeout "timeout", its old name.
+func parseBatchLine(text []byte, d *SubmitOptions) (r engine.SubmitRequest, oldTimeout bool, err error) {
+	// encoding/json would let invalid UTF-8 in a string through as U+FFFD:
+	// the job would not be the one the line asked for.
+	if !utf8.Valid(text) {
+		return r, false, fmt.Errorf("not valid UTF-8 text")
+	}
 	var l batchLine
 	dec := json.NewDecoder(bytes.NewReader(text))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&l); err != nil {
-		return engine.SubmitRequest{}, fmt.Errorf("not a JSON object of job fields: %v", err)
+		return r, false, fmt.Errorf("not a JSON object of job fields: %v", err)
 	}
 	if dec.More() {
-		return engine.SubmitRequest{}, fmt.Errorf("more than one JSON value; put each job on a line of its own")
+		return r, false, fmt.Errorf("more than one JSON value; put each job on a line of its own")
 	}
+	switch {
+	case l.Timeout != nil && l.RunTimeout != nil:
+		return r, false, fmt.Errorf(`"timeout" is the old name of "run_timeout"; give one of them`)
+	case l.Timeout != nil:
+		l.RunTimeout, l.runTimeoutField, oldTimeout = l.Timeout, "timeout", true
+	default:
+		l.runTimeoutField = "run_timeout"
+	}
+	r, err = l.request(d)
+	return r, oldTimeout, err
+}
+
+// request is the job the line asks for, its fields over d's.
+func (l *batchLine) request(d *SubmitOptions) (engine.SubmitRequest, error) {
 	r := engine.SubmitRequest{
-		Type: d.Type, Operation: d.Operation, Args: d.Args, Payload: d.Payload, Load: d.Load,
-		Timeout: d.Timeout, Hold: d.Hold, Key: d.Key, ParentID: d.ParentID, MaxAttempts: d.MaxAttempts,
+		Type: d.Type, Operation: d.Operation, Args: d.Args, Payload: d.Payload, Load: d.Load, Priority: d.Priority,
+		Timeout: d.RunTimeout, MemoryLimit: d.Memory, Hold: d.Hold, Key: d.Key, ParentID: d.ParentID, MaxAttempts: d.MaxAttempts,
 		Backoff: d.Backoff, RunAt: d.At, RunIn: d.In, Creator: d.Creator, Rollback: d.Rollback,
 		RollbackType: d.RollbackType,
 	}
@@ -132,6 +165,12 @@ func parseBatchLine(text []byte, d *SubmitOptions) (engine.SubmitRequest, error)
 		}
 		r.Load = l.Load
 	}
+	if l.Priority != nil {
+		if p := *l.Priority; p < engine.MinPriority || p > engine.MaxPriority {
+			return r, fmt.Errorf(`invalid "priority" %d: must be between %d and %d`, p, engine.MinPriority, engine.MaxPriority)
+		}
+		r.Priority = *l.Priority
+	}
 	if l.Key != nil {
 		r.Key = *l.Key
 	}
@@ -154,8 +193,15 @@ func parseBatchLine(text []byte, d *SubmitOptions) (engine.SubmitRequest, error)
 		}
 		r.Backoff = v
 	}
-	if l.Timeout != nil {
-		v, err := lineDuration("timeout", *l.Timeout, true)
+	if l.Memory != nil {
+		limit, err := engine.ParseMemoryLimit(*l.Memory)
+		if err != nil {
+			return r, fmt.Errorf(`invalid "memory": %v`, err)
+		}
+		r.MemoryLimit = &limit
+	}
+	if l.RunTimeout != nil {
+		v, err := lineDuration(l.runTimeoutField, *l.RunTimeout, true)
 		if err != nil {
 			return r, err
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // The command line of submit, split on NUL bytes: whatever it holds,
@@ -140,13 +141,15 @@ func FuzzSubmitPayloadAndLoad(f *testing.F) {
 	})
 }
 
-// A --batch line: never a panic, and a request it accepts has a type and
-// valid JSON for its payload.
+// A --batch line: never a panic, and a request it accepts came from a
+// UTF-8 line and has a type and valid JSON for its payload.
 func FuzzParseBatchLine(f *testing.F) {
 	for _, s := range []string{
 		`{"type":"encode","payload":{"file":"a"}}`,
 		`{"args":["echo","hi"],"load":2,"in":"90s"}`,
 		`{"type":"t","timeout":"-1s"}`,
+		`{"type":"t","run_timeout":"1m","timeout":"1m"}`,
+		"{\"args\":[\"echo\",\"\xff\"]}",
 		`{"type":"t"} {"type":"u"}`,
 		`{"type":"t","backoff":"1d"}`,
 		`{"parent_id":-1,"type":"t"}`,
@@ -155,9 +158,12 @@ func FuzzParseBatchLine(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
-		r, err := parseBatchLine(line, &SubmitOptions{MaxAttempts: 1})
+		r, _, err := parseBatchLine(line, &SubmitOptions{MaxAttempts: 1})
 		if err != nil {
 			return
+		}
+		if !utf8.Valid(line) {
+			t.Fatalf("%q: accepted a line that is not UTF-8", line)
 		}
 		if strings.TrimSpace(r.Type) == "" {
 			t.Fatalf("%q: accepted without a type", line)

@@ -15,9 +15,11 @@ type VerbOptions struct {
 	IO    *IOStreams
 	Store func(ctx context.Context) (engine.Store, error)
 
-	Verb   engine.Verb
-	IDs    []int64
-	Output outputOptions
+	Verb     engine.Verb
+	IDs      []int64
+	Priority int // requeue --priority; 0 keeps each job's
+	Output   outputOptions
+	Audit    auditOptions
 }
 
 // verbHelp is the help of each admin verb command.
@@ -30,6 +32,9 @@ paused or waiting job becomes CANCELLING while its node stops the process
 job also cancels its unfinished children.`,
 		example: `  # cancel two jobs
   jobctl cancel 41 42
+
+  # cancel one, saying why; 'jobctl show 41' then names you and the reason
+  jobctl cancel 41 --reason "input was the wrong file"
 
   # cancel everything queued of one type (none queued: nothing to do)
   jobctl list --state queued --type encode -q | jobctl cancel -`,
@@ -51,9 +56,14 @@ paused while running continues on its node (SIGCONT).`,
 	engine.VerbRequeue: {
 		short: "Run ended jobs again",
 		long: `Put ended jobs (FINISHED, WARNING, FAILED or CANCELLED) back in line as
-RESTART, ahead of queued jobs, with their previous result cleared.`,
+RESTART, ahead of queued jobs, with their previous result cleared.
+--priority gives them a new priority (1 to 100, higher first), which orders
+them among the other RESTART jobs and stays with them.`,
 		example: `  # retry a failed job
   jobctl requeue 42
+
+  # retry it before every other job waiting to run again
+  jobctl requeue --priority 100 42
 
   # retry every failed job; with xargs, -r keeps an empty list from running it
   jobctl list --state failed -q | jobctl requeue -
@@ -103,7 +113,7 @@ func newVerbCmds(f *Factory, runF func(context.Context, *VerbOptions) error) []*
 
 // NewCmdVerb builds the command of one admin verb: `jobctl cancel`, …
 func NewCmdVerb(f *Factory, verb engine.Verb, runF func(context.Context, *VerbOptions) error) *cobra.Command {
-	opts := &VerbOptions{IO: f.IO, Store: f.Store, Verb: verb}
+	opts := &VerbOptions{IO: f.IO, Store: f.Store, Verb: verb, Audit: newAudit(f)}
 	help := verbHelp[verb]
 	cmd := &cobra.Command{
 		ValidArgsFunction: completeJobIDs(f, verbCompletionStates[verb]...),
@@ -114,7 +124,9 @@ func NewCmdVerb(f *Factory, verb engine.Verb, runF func(context.Context, *VerbOp
 			"An ID of - reads ids from stdin, separated by blanks or newlines (as 'jobctl list -q'\n" +
 			"prints them); when stdin holds none, there is nothing to do and the command exits 0.\n\n" +
 			"Each job is printed as it ends up: \"ID<TAB>STATUS\" when piped, \"job ID: OLD → NEW\"\n" +
-			"on a terminal, and with -o json a JSON array of the jobs as 'jobctl show -o json' prints them.",
+			"on a terminal, and with -o json a JSON array of the jobs as 'jobctl show -o json' prints them.\n\n" +
+			"Each change is recorded as an event naming you (user@host) and, with --reason, why;\n" +
+			"'jobctl events --job ID' lists them" + verbEventsHelp(verb) + ".",
 		Example: help.example,
 		Args:    minArgs(1, "a job id, or - to read ids from stdin"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -132,8 +144,24 @@ func NewCmdVerb(f *Factory, verb engine.Verb, runF func(context.Context, *VerbOp
 			return verbRun(cmd.Context(), opts)
 		},
 	}
+	if verb == engine.VerbRequeue {
+		cmd.Flags().Var((*priorityValue)(&opts.Priority), "priority",
+			"the jobs' new priority, 1 to 100, higher first (default: each keeps its own)")
+	}
+	addReasonFlag(cmd, &opts.Audit)
 	addOutputFlags(cmd, &opts.Output, false)
 	return cmd
+}
+
+// verbEventsHelp adds to a verb's help what else its events tell.
+func verbEventsHelp(verb engine.Verb) string {
+	switch verb {
+	case engine.VerbCancel:
+		return ", each child cancelled with the job gets one too, and 'jobctl show ID' names\nwho cancelled a job and why"
+	case engine.VerbDelete:
+		return ", and 'jobctl show ID' names who deleted a job and why"
+	}
+	return ""
 }
 
 // verbIDs reads the ids a verb acts on: its arguments, where one "-"
@@ -195,7 +223,8 @@ func verbRun(ctx context.Context, opts *VerbOptions) error {
 	for i, id := range opts.IDs {
 		// A job already done is reported as it is (and a cancel still
 		// reaches children left unfinished).
-		j, err := engine.ApplyVerb(ctx, store, id, opts.Verb)
+		j, err := engine.ApplyVerbAs(ctx, store, id, opts.Verb, opts.Audit.actor(),
+			engine.VerbEvent{Verb: string(opts.Verb), Priority: opts.Priority})
 		if j != nil {
 			switch {
 			case opts.Output.Format == formatJSON:

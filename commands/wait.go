@@ -39,6 +39,9 @@ type WaitOptions struct {
 	// summary replaces the final table with one readable line per job
 	// (submit --wait on a terminal).
 	summary bool
+	// reasonTiming, when set, replaces how often the reason a job waits is
+	// read and how long it stands before it goes to a piped stderr (tests).
+	reasonTiming *[2]time.Duration
 }
 
 // NewCmdWait builds `jobctl wait`. runF replaces the action in tests.
@@ -54,9 +57,13 @@ Exits 0 when all ended FINISHED or WARNING, 4 when any ended FAILED,
 CANCELLED or DELETED, and 5 when --timeout passes first.
 
 While it waits on a terminal, one line on stderr shows how far the jobs
-are (the progress they report with 'jobctl:progress N'); it is cleared
-before the final states are printed, and never drawn when stderr is not
-a terminal.
+are (the progress they report with 'jobctl:progress N') and, while a job
+has no node yet, why it waits, as 'jobctl explain' would say it ("no node
+can take it now: 1 busy"); the line is cleared before the final states are
+printed. When stderr is not a terminal no line is drawn; instead, once a
+job has waited 10s with nothing changing, one line on stderr says why
+("jobctl: job 7 still QUEUED after 10s: ..."), and another whenever that
+changes.
 
 Inside a job, --children waits until every child of that job has ended
 (those submitted with 'jobctl submit --child'), with the same exit codes;
@@ -110,6 +117,7 @@ at once.`,
 	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 0, "give up after this long and exit 5 (default: wait as long as it takes)")
 	cmd.Flags().BoolVar(&opts.Children, "children", false, "inside a job: wait for every child of that job")
 	addOutputFlags(cmd, &opts.Output, true)
+	addHeaderFlags(cmd)
 	return cmd
 }
 
@@ -131,9 +139,17 @@ func waitRun(ctx context.Context, opts *WaitOptions) error {
 		defer cancel()
 	}
 	line := newProgressLine(opts.IO)
+	reasons := newWaitReasons(store, opts.IO, opts.Clock)
+	if opts.reasonTiming != nil {
+		reasons.every, reasons.quiet = opts.reasonTiming[0], opts.reasonTiming[1]
+	}
 	began := opts.Clock.Now()
 	jobs, err := waitForJobs(waitCtx, store, opts.IDs, func(jobs []*engine.Job) {
-		line.Show(waitProgress(jobs, opts.Clock.Now().Sub(began)))
+		text := waitProgress(jobs, opts.Clock.Now().Sub(began))
+		if why := reasons.update(waitCtx, jobs); why != "" {
+			text += " · " + why
+		}
+		line.Show(text)
 	})
 	line.Clear()
 	timedOut := errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -169,13 +170,88 @@ func TestWaitProgressOfSeveralJobs(t *testing.T) {
 	b := e.insert(t, engine.JobInsertParams{})
 	c := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning, engine.StatusFinished)
 	_, stderr, done := e.asyncRun(t, "wait", fmt.Sprint(a.ID), fmt.Sprint(b.ID), fmt.Sprint(c.ID), "--timeout", "1s")
-	want := fmt.Sprintf("\r\x1b[K1 of 3 jobs ended · %d RUNNING 40%% · %d QUEUED · 0s", a.ID, b.ID)
+	// b waits for a node, and no node is registered: the line says so,
+	// cut to the 80 columns of a terminal whose width is unknown.
+	want := fmt.Sprintf("\r\x1b[K1 of 3 jobs ended · %d RUNNING 40%% · %d QUEUED · 0s · job %d: no node can ever ru…", a.ID, b.ID, b.ID)
 	waitFor(t, "the progress line", func() bool { return strings.HasPrefix(stderr.String(), want) })
 	if err := <-done; !errors.As(err, new(*WaitTimeoutError)) {
 		t.Fatalf("wait: %v; want a timeout", err)
 	}
 	if got := stderr.String(); got != want+"\r\x1b[K" {
 		t.Errorf("stderr %q; want one line, drawn once and cleared", got)
+	}
+}
+
+// tickClock moves on by step at every reading, so what a command does
+// after so long happens after so many readings, whatever the machine's
+// speed.
+type tickClock struct {
+	mu   sync.Mutex
+	now  time.Time
+	step time.Duration
+}
+
+func (c *tickClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(c.step)
+	return c.now
+}
+
+func TestWaitSaysWhyAJobWaitsOnATerminal(t *testing.T) {
+	e := newTestEnv(t)
+	e.f.Clock = &tickClock{now: testNow, step: time.Second}
+	j := e.insert(t, engine.JobInsertParams{Type: engine.TypeSleep})
+	_, stderr, done := e.asyncRun(t, "wait", fmt.Sprint(j.ID), "--timeout", "20s")
+	waitFor(t, "the reason on the progress line", func() bool {
+		return regexp.MustCompile(fmt.Sprintf(`\r\x1b\[Kjob %d QUEUED · [0-9.]+s · no node can ever run this job: no node is registered$`, j.ID)).
+			MatchString(stderr.String())
+	})
+	// A node that offers the type comes: the line says where the job goes.
+	if _, err := e.store.NodeRegister(context.Background(), engine.NodeRegisterParams{Node: engine.Node{
+		Name: "n1", URL: "http://127.0.0.1:1", MaxLoad: 4, MaxJobs: 10, Weight: 100, State: engine.NodeOnline,
+		Services: []engine.NodeService{{Type: engine.TypeSleep}}}}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the new reason on the progress line", func() bool {
+		return strings.HasSuffix(stderr.String(), "· node n1 would be offered it first")
+	})
+	e.move(t, e.get(t, j.ID), engine.StatusDispatching, engine.StatusRunning, engine.StatusFinished)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestWaitSaysWhyAJobWaitsWhenPiped(t *testing.T) {
+	e := newTestEnv(t)
+	// Each reading of the clock is a second: the reason has stood for ten
+	// after a few polls.
+	e.f.Clock = &tickClock{now: testNow, step: time.Second}
+	j := e.insert(t, engine.JobInsertParams{Type: engine.TypeSleep})
+	counting := &countingStore{Store: e.store}
+	e.f.Store = func(context.Context) (engine.Store, error) { return counting, nil }
+	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	e.f.IO = &IOStreams{In: strings.NewReader(""), Out: stdout, ErrOut: stderr}
+	done := make(chan error, 1)
+	go func() {
+		root := NewRootCmd(e.f, "test")
+		root.SetArgs([]string{"wait", fmt.Sprint(j.ID)})
+		done <- root.ExecuteContext(context.Background())
+	}()
+	note := regexp.MustCompile(fmt.Sprintf(`^jobctl: job %d still QUEUED after 1[0-9]s: no node can ever run this job: no node is registered\n$`, j.ID))
+	waitFor(t, "the reason on stderr", func() bool { return note.MatchString(stderr.String()) })
+	// It is said once while nothing changes.
+	polls := counting.gets.Load()
+	waitFor(t, "more polls", func() bool { return counting.gets.Load() >= polls+3 })
+	if !note.MatchString(stderr.String()) {
+		t.Errorf("stderr %q; want the reason said once", stderr.String())
+	}
+	e.move(t, e.get(t, j.ID), engine.StatusDispatching, engine.StatusRunning, engine.StatusFinished)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !note.MatchString(stderr.String()) || !strings.HasPrefix(stdout.String(), fmt.Sprintf("%d\tFINISHED\t", j.ID)) {
+		t.Errorf("stdout %q, stderr %q; want the final row, and the reason said once", stdout.String(), stderr.String())
 	}
 }
 

@@ -20,6 +20,10 @@ func newCmdWatchdog(f *Factory) *cobra.Command {
 		Hidden: true,
 		Args:   exactArgs(0, "no arguments"),
 		RunE: func(*cobra.Command, []string) error {
+			// It kills jobs; no job may read or steer it.
+			if err := hideProcess(); err != nil {
+				return err
+			}
 			// It ends only when the node does (end of its stdin): a
 			// signal meant for the node, or a hang-up of its terminal,
 			// must not leave the node's jobs unguarded. A broken pipe

@@ -37,10 +37,12 @@ before it has ended. It is described in a YAML file:
       load: 1                   # optional; the service's load, else 1
       on_failure: stop          # stop (default) or continue
       max_attempts: 3           # optional, as 'jobctl submit --max-attempts'
-      timeout: 30m              # optional, as 'jobctl submit --timeout'
+      run_timeout: 30m          # optional, as 'jobctl submit --run-timeout'
+      memory: 2GiB              # optional, as 'jobctl submit --memory'
       payload: {level: 9}       # optional, the job's payload (any YAML)
 
 Unknown fields are an error naming their line, and nothing is created.
+"timeout", the old name of run_timeout, still works, with a warning.
 
 'jobctl workflow start' creates the workflow's first job, of type workflow
 (operation "start"); its id is the workflow's id. Every node runs workflow
@@ -90,12 +92,13 @@ type WorkflowStartOptions struct {
 	Spec    *workflow.Spec
 	Creator string
 	Output  outputOptions
+	Audit   auditOptions
 }
 
 // NewCmdWorkflowStart builds `jobctl workflow start`. runF replaces the
 // action in tests.
 func NewCmdWorkflowStart(f *Factory, runF func(context.Context, *WorkflowStartOptions) error) *cobra.Command {
-	opts := &WorkflowStartOptions{IO: f.IO, Store: f.Store}
+	opts := &WorkflowStartOptions{Audit: newAudit(f), IO: f.IO, Store: f.Store}
 	cmd := &cobra.Command{
 		Use:   "start FILE",
 		Short: "Start a workflow from a YAML file",
@@ -122,7 +125,10 @@ so a cluster with no node up holds the workflow, queued, until one is.
 			}
 			spec, err := readWorkflowFile(opts.File, opts.IO.In)
 			if err != nil {
-				return err
+				return &UsageError{Err: err, Command: cmd.CommandPath()}
+			}
+			for _, note := range spec.Deprecated {
+				fmt.Fprintf(opts.IO.ErrOut, "jobctl: warning: %s: %s\n", opts.File, note)
 			}
 			opts.Spec, opts.Creator = spec, creator()
 			if runF != nil {
@@ -132,11 +138,14 @@ so a cluster with no node up holds the workflow, queued, until one is.
 		},
 	}
 	addOutputFlags(cmd, &opts.Output, false)
+	addReasonFlag(cmd, &opts.Audit)
 	return cmd
 }
 
 // readWorkflowFile reads and checks a workflow file; a problem with its
-// content is an *engine.InvalidError (exit 2) naming the file.
+// content is an *engine.InvalidError naming the file. Either problem, a
+// file that cannot be read or one that is wrong, is a usage error (exit 2),
+// as for every command that reads a file it is given.
 func readWorkflowFile(path string, stdin io.Reader) (*workflow.Spec, error) {
 	var data []byte
 	var err error
@@ -165,7 +174,18 @@ func workflowStartRun(ctx context.Context, opts *WorkflowStartOptions) error {
 	if err != nil {
 		return err
 	}
-	root, err := workflow.Start(ctx, store, opts.Spec, opts.Creator)
+	var root *engine.Job
+	n := len(opts.Spec.Operations)
+	e := engine.EventAppendParams{Verb: engine.EventWorkflowStart,
+		Detail: fmt.Sprintf("%s: %d %s", opts.Spec.Name, n, plural(n, "operation", "operations"))}
+	err = engine.Recorded(ctx, store, opts.Audit.actor(), e, func(tx engine.TxStore, e *engine.EventAppendParams) error {
+		var err error
+		if root, err = workflow.Start(ctx, tx, opts.Spec, opts.Creator); err != nil {
+			return err
+		}
+		e.JobIDs = []int64{root.ID}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
@@ -246,6 +266,7 @@ them. -q prints the workflows' ids.`,
 	cmd.Flags().IntVar(&opts.Limit, "limit", defaultWorkflowLimit, "show at most this many of the newest workflows (0: all)")
 	_ = cmd.RegisterFlagCompletionFunc("limit", cobra.NoFileCompletions)
 	addOutputFlags(cmd, &opts.Output, true)
+	addHeaderFlags(cmd)
 	cmd.Flags().Lookup("quiet").Usage = "print only the workflows' ids, one per line"
 	return cmd
 }
@@ -358,6 +379,7 @@ Exit status: 0 when shown; 3 when ID is no workflow.`,
 		},
 	}
 	addOutputFlags(cmd, &opts.Output, true)
+	addHeaderFlags(cmd)
 	cmd.Flags().Lookup("quiet").Usage = "print only the operations' job ids, one per line"
 	return cmd
 }
@@ -479,12 +501,13 @@ type WorkflowCancelOptions struct {
 
 	IDs    []int64
 	Output outputOptions
+	Audit  auditOptions
 }
 
 // NewCmdWorkflowCancel builds `jobctl workflow cancel`. runF replaces the
 // action in tests.
 func NewCmdWorkflowCancel(f *Factory, runF func(context.Context, *WorkflowCancelOptions) error) *cobra.Command {
-	opts := &WorkflowCancelOptions{IO: f.IO, Store: f.Store}
+	opts := &WorkflowCancelOptions{Audit: newAudit(f), IO: f.IO, Store: f.Store}
 	cmd := &cobra.Command{
 		ValidArgsFunction: completeWorkflowIDs(f),
 		Use:               "cancel ID...",
@@ -520,6 +543,7 @@ cancelled all the same); 1 when a job could not be cancelled.`,
 		},
 	}
 	addOutputFlags(cmd, &opts.Output, false)
+	addReasonFlag(cmd, &opts.Audit)
 	return cmd
 }
 
@@ -532,7 +556,7 @@ func workflowCancelRun(ctx context.Context, opts *WorkflowCancelOptions) error {
 	var errs []error
 	views := []workflow.View{}
 	for _, id := range opts.IDs {
-		ids, err := workflow.Cancel(ctx, store, id)
+		ids, err := workflow.Cancel(ctx, store, id, opts.Audit.actor())
 		if err != nil {
 			errs = append(errs, err)
 			if errors.Is(err, engine.ErrNotFound) {

@@ -56,8 +56,11 @@ func TestWorkflowStartRefusesAndCreatesNothing(t *testing.T) {
 			t.Errorf("%q: %v, want one line with %q", c.text, err, c.want)
 		}
 	}
-	if err := e.run(t, "workflow", "start", filepath.Join(t.TempDir(), "missing.yaml")); err == nil || errors.Is(err, engine.ErrInvalid) {
-		t.Errorf("missing file: %v", err)
+	// A file that cannot be read is a usage error (exit 2), as a bad one is.
+	missing := filepath.Join(t.TempDir(), "missing.yaml")
+	var usage *UsageError
+	if err := e.run(t, "workflow", "start", missing); !errors.As(err, &usage) || !strings.Contains(err.Error(), missing) {
+		t.Errorf("missing file: %v; want a usage error naming it", err)
 	}
 	jobs, err := e.store.JobList(context.Background(), engine.JobListParams{})
 	if err != nil || len(jobs) != 0 {

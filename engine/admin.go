@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Verb is an operator's action on a job: `jobctl cancel`,
@@ -188,42 +189,116 @@ func refuse(j *Job, to Status, reason string) (JobUpdate, error) {
 	return JobUpdate{}, &TransitionError{ID: j.ID, From: j.Status, To: to, Reason: reason}
 }
 
-// ApplyVerb applies an admin verb to job id: it reads the job, computes the
-// guarded update and applies it, reading again and deciding anew when the
-// job changed in between (a lost race is never overwritten). Cancelling a
-// job also cancels its unfinished descendants; when some of them could not
-// be cancelled, ApplyVerb returns the cancelled job together with an error
-// naming them.
-func ApplyVerb(ctx context.Context, store Store, id int64, verb Verb) (*Job, error) {
-	j, err := applyOnce(ctx, store, id, verb)
+// VerbEvent says how the events of a verb applied for an operator read:
+// the command that applied it ("cancel", "workflow cancel", "nodes
+// drain"), and a note on why, beside each job's transition ("with workflow
+// 12").
+type VerbEvent struct {
+	Verb string
+	Note string
+	// Priority, on a requeue, is the job's new priority (0 keeps its
+	// own): the job goes back in line, where its priority counts. The
+	// event names it.
+	Priority int
+}
+
+// ApplyVerb applies an admin verb to job id for by: it reads the job,
+// computes the guarded update and applies it together with its event (see
+// Recorded), reading again and deciding anew when the job changed in
+// between (a lost race is never overwritten). Cancelling a job also
+// cancels its unfinished descendants, each with an event of its own; when
+// some of them could not be cancelled, ApplyVerb returns the cancelled job
+// together with an error naming them. A job the verb finds done already
+// (AlreadyDone) is left as it is, and no event is recorded for it.
+func ApplyVerb(ctx context.Context, store Store, id int64, verb Verb, by Actor) (*Job, error) {
+	return ApplyVerbAs(ctx, store, id, verb, by, VerbEvent{Verb: string(verb)})
+}
+
+// ApplyVerbAs is ApplyVerb with events that read as ev says.
+func ApplyVerbAs(ctx context.Context, store Store, id int64, verb Verb, by Actor, ev VerbEvent) (*Job, error) {
+	if err := validateActor(by); err != nil {
+		return nil, err
+	}
+	if ev.Priority != 0 && verb != VerbRequeue {
+		return nil, fmt.Errorf("%s takes no priority; a priority is given on submit or requeue", verb)
+	}
+	j, err := applyOnce(ctx, store, id, verb, by, ev)
 	if err != nil || verb != VerbCancel {
 		return j, err
 	}
-	if err := cancelDescendants(ctx, store, id, map[int64]bool{id: true}); err != nil {
+	children := VerbEvent{Verb: ev.Verb, Note: fmt.Sprintf("with job %d", id)}
+	if err := cancelDescendants(ctx, store, id, map[int64]bool{id: true}, by, children); err != nil {
 		return j, fmt.Errorf("job %d is %s, but not all its children were cancelled: %w", id, j.Status, err)
 	}
 	return j, nil
 }
 
+// UpdateRecorded applies one guarded update that an operator's command
+// computed itself (a drain stopping a job with a message of its own), with
+// its event for by, in one transaction: ErrConflict when the job changed
+// since it was read.
+func UpdateRecorded(ctx context.Context, store Store, u JobUpdate, by Actor, ev VerbEvent) (*Job, error) {
+	if err := validateActor(by); err != nil {
+		return nil, err
+	}
+	var out *Job
+	err := store.Tx(ctx, func(tx TxStore) error {
+		j, err := tx.JobUpdate(ctx, u)
+		if err != nil {
+			return err
+		}
+		out = j
+		return recordTransition(ctx, tx, by, ev, u.From, j)
+	})
+	return out, err
+}
+
+// recordTransition records the event of job j's move from status from;
+// the engine's own changes (an Actor without Who) record none.
+func recordTransition(ctx context.Context, tx TxStore, by Actor, ev VerbEvent, from Status, j *Job) error {
+	if by.Who == "" {
+		return nil
+	}
+	note := ev.Note
+	if ev.Priority != 0 {
+		note = strings.TrimPrefix(note+detailNoteSep+fmt.Sprintf("priority %d", ev.Priority), detailNoteSep)
+	}
+	return by.Record(ctx, tx, EventAppendParams{Verb: ev.Verb, JobIDs: []int64{j.ID},
+		Detail: transitionDetail(from, j.Status, note)})
+}
+
 // applyOnce is ApplyVerb for one job, without its children.
-func applyOnce(ctx context.Context, store Store, id int64, verb Verb) (*Job, error) {
+func applyOnce(ctx context.Context, store Store, id int64, verb Verb, by Actor, ev VerbEvent) (*Job, error) {
 	for range verbAttempts {
-		j, err := store.JobGet(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		if verb.AlreadyDone(j) {
-			return j, nil
-		}
-		u, err := verb.Update(j)
-		if err != nil {
-			return nil, err
-		}
-		j, err = store.JobUpdate(ctx, u)
+		var out *Job
+		err := store.Tx(ctx, func(tx TxStore) error {
+			j, err := tx.JobGet(ctx, id)
+			if err != nil {
+				return err
+			}
+			if verb.AlreadyDone(j) {
+				out = j
+				return nil
+			}
+			u, err := verb.Update(j)
+			if err != nil {
+				return err
+			}
+			if ev.Priority != 0 {
+				u.Priority = Ptr(ev.Priority)
+			}
+			if out, err = tx.JobUpdate(ctx, u); err != nil {
+				return err
+			}
+			return recordTransition(ctx, tx, by, ev, j.Status, out)
+		})
 		if errors.Is(err, ErrConflict) {
 			continue
 		}
-		return j, err
+		if err != nil {
+			return nil, err
+		}
+		return out, nil
 	}
 	return nil, fmt.Errorf("job %d kept changing while it was being %s; try again: %w", id, verb.PastTense(), ErrConflict)
 }
@@ -231,7 +306,7 @@ func applyOnce(ctx context.Context, store Store, id int64, verb Verb) (*Job, err
 // cancelDescendants cancels every unfinished job below parent. It goes on
 // past a child it cannot cancel, so one stuck child does not shield its
 // siblings, and returns what went wrong. seen guards against a parent cycle.
-func cancelDescendants(ctx context.Context, store Store, parent int64, seen map[int64]bool) error {
+func cancelDescendants(ctx context.Context, store Store, parent int64, seen map[int64]bool, by Actor, ev VerbEvent) error {
 	children, err := store.JobList(ctx, JobListParams{ParentID: &parent})
 	if err != nil {
 		return fmt.Errorf("listing the children of job %d: %w", parent, err)
@@ -244,12 +319,12 @@ func cancelDescendants(ctx context.Context, store Store, parent int64, seen map[
 		seen[c.ID] = true
 		if !c.Status.Terminal() && c.Status != StatusCancelling {
 			// A child that ended or started cancelling meanwhile needs nothing more.
-			if _, err := applyOnce(ctx, store, c.ID, VerbCancel); err != nil && !errors.Is(err, ErrInvalidTransition) {
+			if _, err := applyOnce(ctx, store, c.ID, VerbCancel, by, ev); err != nil && !errors.Is(err, ErrInvalidTransition) {
 				errs = append(errs, err)
 			}
 		}
 		// A child that has ended may still have running children of its own.
-		if err := cancelDescendants(ctx, store, c.ID, seen); err != nil {
+		if err := cancelDescendants(ctx, store, c.ID, seen, by, ev); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -282,7 +282,7 @@ func TestApplyVerbRoundTrip(t *testing.T) {
 		{engine.VerbDelete, engine.StatusDeleted},
 	}
 	for _, st := range steps {
-		got, err := engine.ApplyVerb(ctx, s, j.ID, st.verb)
+		got, err := engine.ApplyVerb(ctx, s, j.ID, st.verb, testActor)
 		if err != nil {
 			t.Fatalf("%s: %v", st.verb, err)
 		}
@@ -304,7 +304,7 @@ func TestApplyVerbRefusalChangesNothing(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t)
 	j := insertJob(t, s, nil)
-	_, err := engine.ApplyVerb(ctx, s, j.ID, engine.VerbDelete)
+	_, err := engine.ApplyVerb(ctx, s, j.ID, engine.VerbDelete, testActor)
 	if !errors.Is(err, engine.ErrInvalidTransition) {
 		t.Fatalf("delete of a queued job: %v; want ErrInvalidTransition", err)
 	}
@@ -319,7 +319,7 @@ func TestApplyVerbRefusalChangesNothing(t *testing.T) {
 
 func TestApplyVerbUnknownJob(t *testing.T) {
 	t.Parallel()
-	_, err := engine.ApplyVerb(context.Background(), newStore(t), 4242, engine.VerbCancel)
+	_, err := engine.ApplyVerb(context.Background(), newStore(t), 4242, engine.VerbCancel, testActor)
 	if !errors.Is(err, engine.ErrNotFound) {
 		t.Fatalf("cancel of an unknown job: %v; want ErrNotFound", err)
 	}
@@ -336,7 +336,7 @@ func TestApplyVerbCancelsDescendants(t *testing.T) {
 	grandchild := insertJob(t, s, &doneChild.ID)
 	unrelated := insertJob(t, s, nil)
 
-	got, err := engine.ApplyVerb(ctx, s, parent.ID, engine.VerbCancel)
+	got, err := engine.ApplyVerb(ctx, s, parent.ID, engine.VerbCancel, testActor)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,13 +370,38 @@ type conflictingStore struct {
 }
 
 func (s *conflictingStore) JobUpdate(ctx context.Context, u engine.JobUpdate) (*engine.Job, error) {
+	if s.lose() {
+		return nil, engine.ErrConflict
+	}
+	return s.Store.JobUpdate(ctx, u)
+}
+
+// lose reports whether the next update loses its race.
+func (s *conflictingStore) lose() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.conflicts > 0 {
 		s.conflicts--
+		return true
+	}
+	return false
+}
+
+// Tx loses the races of the updates in a transaction too.
+func (s *conflictingStore) Tx(ctx context.Context, fn func(tx engine.TxStore) error) error {
+	return s.Store.Tx(ctx, func(tx engine.TxStore) error { return fn(conflictingTx{TxStore: tx, s: s}) })
+}
+
+type conflictingTx struct {
+	engine.TxStore
+	s *conflictingStore
+}
+
+func (tx conflictingTx) JobUpdate(ctx context.Context, u engine.JobUpdate) (*engine.Job, error) {
+	if tx.s.lose() {
 		return nil, engine.ErrConflict
 	}
-	return s.Store.JobUpdate(ctx, u)
+	return tx.TxStore.JobUpdate(ctx, u)
 }
 
 func TestApplyVerbRetriesConflicts(t *testing.T) {
@@ -386,7 +411,7 @@ func TestApplyVerbRetriesConflicts(t *testing.T) {
 	j := insertJob(t, base, nil)
 
 	s := &conflictingStore{Store: base, conflicts: 3}
-	got, err := engine.ApplyVerb(ctx, s, j.ID, engine.VerbPause)
+	got, err := engine.ApplyVerb(ctx, s, j.ID, engine.VerbPause, testActor)
 	if err != nil {
 		t.Fatalf("after 3 lost races: %v; want success", err)
 	}
@@ -395,7 +420,7 @@ func TestApplyVerbRetriesConflicts(t *testing.T) {
 	}
 
 	s = &conflictingStore{Store: base, conflicts: 1000}
-	_, err = engine.ApplyVerb(ctx, s, j.ID, engine.VerbResume)
+	_, err = engine.ApplyVerb(ctx, s, j.ID, engine.VerbResume, testActor)
 	if !errors.Is(err, engine.ErrConflict) {
 		t.Fatalf("a job that never stops changing: %v; want ErrConflict", err)
 	}
@@ -414,7 +439,7 @@ func TestApplyVerbRaceOneWinner(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make([]error, operators)
 	for i := range operators {
-		wg.Go(func() { _, errs[i] = engine.ApplyVerb(ctx, s, j.ID, engine.VerbPause) })
+		wg.Go(func() { _, errs[i] = engine.ApplyVerb(ctx, s, j.ID, engine.VerbPause, testActor) })
 	}
 	wg.Wait()
 	for _, err := range errs {
@@ -430,3 +455,6 @@ func TestApplyVerbRaceOneWinner(t *testing.T) {
 		t.Errorf("job: %s version %d; want PAUSED version %d", got.Status, got.Version, j.Version+1)
 	}
 }
+
+// testActor is the operator of the tests' admin verbs and submits.
+var testActor = engine.Actor{Who: "tester@testhost"}

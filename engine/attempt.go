@@ -30,6 +30,12 @@ type Attempt struct {
 	// Message says how it ended, e.g. "exit code 3; retrying in 2s" or why
 	// its node was given up on.
 	Message string `json:"message"`
+	// Usage is what the attempt used, as its node measured it; nil while
+	// it runs and when it was not measured.
+	Usage *Usage `json:"usage"`
+	// Live is what its node last reported of the attempt running now
+	// (Node.RunningUsage), for a reader that looked it up; never stored.
+	Live *LiveUsage `json:"live,omitempty"`
 }
 
 // onNode reports whether j has a run on a node: a node-owned status, and
@@ -55,8 +61,8 @@ func EndsAttempt(before, after *Job) bool {
 // endedAt (the store's clock). The node and start are the run's (a
 // recovery clears the node); the exit code, ending and message are what
 // the ending transition left on the job. A new attempt starts with no exit
-// code (JobUpdate.IncrementAttempt clears it), so one that ends without
-// reporting one records none.
+// code and no usage (JobUpdate.IncrementAttempt clears them), so one that
+// ends without reporting them records none.
 func EndedAttempt(before, after *Job, endedAt time.Time) Attempt {
 	a := Attempt{
 		JobID: before.ID, Attempt: before.Attempt, Node: before.Node,
@@ -67,6 +73,9 @@ func EndedAttempt(before, after *Job, endedAt time.Time) Attempt {
 	}
 	if after.ExitCode != nil {
 		a.ExitCode = Ptr(*after.ExitCode)
+	}
+	if after.Usage != nil {
+		a.Usage = Ptr(*after.Usage)
 	}
 	return a
 }

@@ -21,21 +21,23 @@ const (
 // Job is one unit of work. Field names in JSON are the stable contract of
 // `jobctl show -o json`.
 type Job struct {
-	ID          int64           `json:"id"`
-	Type        string          `json:"type"`
-	Operation   string          `json:"operation"`
-	Args        []string        `json:"args"`
-	Payload     json.RawMessage `json:"payload"`
-	Load        float64         `json:"load"`
-	Status      Status          `json:"status"`
-	Node        string          `json:"node"`
-	Key         string          `json:"key"`
-	ParentID    *int64          `json:"parent_id"`
-	Attempt     int             `json:"attempt"`
-	MaxAttempts int             `json:"max_attempts"` // attempts allowed since submit or the last requeue
-	AttemptBase int             `json:"attempt_base"` // attempts made before the last requeue
-	Backoff     Duration        `json:"backoff"`
-	Rollback    string          `json:"rollback"`
+	ID        int64           `json:"id"`
+	Type      string          `json:"type"`
+	Operation string          `json:"operation"`
+	Args      []string        `json:"args"`
+	Payload   json.RawMessage `json:"payload"`
+	Load      float64         `json:"load"`
+	// Priority orders the queue: higher first (MinPriority to MaxPriority).
+	Priority    int      `json:"priority"`
+	Status      Status   `json:"status"`
+	Node        string   `json:"node"`
+	Key         string   `json:"key"`
+	ParentID    *int64   `json:"parent_id"`
+	Attempt     int      `json:"attempt"`
+	MaxAttempts int      `json:"max_attempts"` // attempts allowed since submit or the last requeue
+	AttemptBase int      `json:"attempt_base"` // attempts made before the last requeue
+	Backoff     Duration `json:"backoff"`
+	Rollback    string   `json:"rollback"`
 	// RollbackType is the type of the rollback job; "" is the job's own type.
 	RollbackType string `json:"rollback_type"`
 	// RollbackJobID is the rollback job created after the job's final
@@ -54,7 +56,15 @@ type Job struct {
 	ProgressMessage string     `json:"progress_message"`
 	ExitCode        *int       `json:"exit_code"`
 	Message         string     `json:"message"` // why it is in its state, e.g. "timed out after 1m"
-	Version         int64      `json:"version"`
+	// MemoryLimit is the most memory the job may hold, in bytes, on a
+	// node that enforces limits (serve --enforce); 0: none of its own.
+	MemoryLimit int64 `json:"memory_limit"`
+	// Usage is what the job's last ended attempt used, as its node
+	// measured it, until its next attempt starts (or it is requeued);
+	// nil when that attempt was not measured (an in-process builtin, a run
+	// cut short with its node) or none has ended.
+	Usage   *Usage `json:"usage"`
+	Version int64  `json:"version"`
 	// Dispatcher and LeaseTerm name the lease holder, and its term, that
 	// the current attempt was started under; empty before the first start.
 	Dispatcher string     `json:"dispatcher"`
@@ -73,12 +83,12 @@ func (j *Job) AttemptsLeft() int { return j.MaxAttempts - (j.Attempt - j.Attempt
 
 // Brief is the part of j a dispatcher plans with and guards its claim by,
 // as JobListDispatchable returns it: ID, Type, Load, Status, Version, Node,
-// Key, ParentID, Attempt, RunAfter and CreatedAt; Args is empty and every
+// Key, ParentID, Attempt, Priority, RunAfter and CreatedAt; Args is empty and every
 // other field zero. Reading a page of the queue this way spares decoding
 // what only the node that runs a job needs.
 func (j *Job) Brief() *Job {
 	b := &Job{ID: j.ID, Type: j.Type, Args: []string{}, Load: j.Load, Status: j.Status, Version: j.Version,
-		Node: j.Node, Key: j.Key, Attempt: j.Attempt, CreatedAt: j.CreatedAt}
+		Node: j.Node, Key: j.Key, Attempt: j.Attempt, Priority: j.Priority, CreatedAt: j.CreatedAt}
 	if j.ParentID != nil {
 		b.ParentID = Ptr(*j.ParentID)
 	}

@@ -17,15 +17,19 @@ import (
 // payload are LONGTEXT there and TEXT elsewhere, bounded here so one job
 // cannot fill a node's memory.
 const (
-	MaxNameLength      = 255       // type, operation, key, creator: characters
-	MaxArgs            = 10000     // how many args
-	MaxArgsBytes       = 256 << 10 // the args as JSON
-	MaxPayloadBytes    = 1 << 20   // the payload JSON
-	MaxRollbackBytes   = 60 << 10  // the rollback spec
-	MaxAttemptsLimit   = 1000
-	MaxJobLoad         = 1e9
-	MaxJobTimeout      = 366 * 24 * time.Hour
-	MaxJobBackoff      = MaxBackoff
+	MaxNameLength    = 255       // type, operation, key, creator: characters
+	MaxArgs          = 10000     // how many args
+	MaxArgsBytes     = 256 << 10 // the args as JSON
+	MaxPayloadBytes  = 1 << 20   // the payload JSON
+	MaxRollbackBytes = 60 << 10  // the rollback spec
+	MaxAttemptsLimit = 1000
+	MaxJobLoad       = 1e9
+	MaxJobTimeout    = 366 * 24 * time.Hour
+	MaxJobBackoff    = MaxBackoff
+	// A job's memory limit (submit --memory): 0 for none, else at least a
+	// mebibyte, below which no program starts, and at most a pebibyte.
+	MinMemoryLimit     = 1 << 20
+	MaxMemoryLimit     = 1 << 50
 	latestRunAfterYear = 9999
 )
 

@@ -40,6 +40,9 @@ type Node struct {
 	LastSeen        time.Time     `json:"last_seen"`
 	Lease           Duration      `json:"node_lease"` // silent this long, the node has stopped its runs
 	Process         NodeProcess   `json:"process"`    // the process that holds the name
+	// BeatMissedAt is when a dispatcher's heartbeat to the node first went
+	// unanswered in a row (database clock); nil while it answers.
+	BeatMissedAt *time.Time `json:"beat_missed_at"`
 
 	// Reported health, refreshed every touch; zero when unknown.
 	LoadAvg        float64 `json:"load_avg"`
@@ -47,6 +50,9 @@ type Node struct {
 	MemAvailable   int64   `json:"mem_available"`   // bytes
 	ReservedMemory int64   `json:"reserved_memory"` // overloaded with less free memory
 	Cores          int     `json:"cores"`
+	// RunningUsage is what the node measured of each job it runs, as of
+	// its last liveness report (LastSeen).
+	RunningUsage []LiveUsage `json:"running_usage"`
 
 	// Live figures, computed from the load-holding jobs, not stored.
 	Load       float64 `json:"load"`
@@ -172,6 +178,9 @@ type NodeService struct {
 	Type    string   `json:"type"`
 	Load    float64  `json:"load,omitempty"`
 	Timeout Duration `json:"timeout,omitempty"`
+	// Memory is the memory limit, in bytes, of the type's jobs that set
+	// none of their own, where the node enforces limits; 0: none.
+	Memory int64 `json:"memory,omitempty"`
 }
 
 // Offers reports whether the node runs jobs of the given type.
@@ -203,18 +212,19 @@ type Overload struct {
 	Reason string // "load average 9.1 above 4", "free memory 120MiB under reserve 1GiB"
 }
 
-// Overloaded reports whether the node's last health report puts it above
-// its load-average limit or under its memory reserve. Figures the node has
-// not reported (zero) are not held against it; a MaxLoadAvg of 0 means the
-// node has no load-average limit.
+// Overloaded reports whether the node's last health report puts it under
+// its memory reserve or above its load-average limit, the memory first: it
+// is the gate that holds (see placement.Filter). Figures the node has not
+// reported (zero) are not held against it; a MaxLoadAvg of 0 means the node
+// has no load-average limit.
 func (n *Node) Overloaded() Overload {
-	if n.MaxLoadAvg > 0 && n.LoadAvg > n.MaxLoadAvg {
-		return Overload{Kind: OverloadLoadAvg,
-			Reason: fmt.Sprintf("load average %s above %s", FormatNumber(n.LoadAvg), FormatNumber(n.MaxLoadAvg))}
-	}
 	if n.MemAvailable > 0 && n.ReservedMemory > 0 && n.MemAvailable < n.ReservedMemory {
 		return Overload{Kind: OverloadLowMemory,
 			Reason: fmt.Sprintf("free memory %s under reserve %s", FormatBytes(n.MemAvailable), FormatBytes(n.ReservedMemory))}
+	}
+	if n.MaxLoadAvg > 0 && n.LoadAvg > n.MaxLoadAvg {
+		return Overload{Kind: OverloadLoadAvg,
+			Reason: fmt.Sprintf("load average %s above %s", FormatNumber(n.LoadAvg), FormatNumber(n.MaxLoadAvg))}
 	}
 	return Overload{}
 }

@@ -28,8 +28,11 @@ type RunResult struct {
 	// Warning is the most recent warning the job reported, if any.
 	Warning string
 	// Reason is one line for operators: "exit code 3", "killed by SIGKILL",
-	// "timed out after 1m0s", "cancelled: <reason>".
+	// "timed out after 1m0s", "cancelled: <reason>", "killed: out of
+	// memory, limit 2GiB".
 	Reason string
+	// Usage is what the run used; nil when it was not measured.
+	Usage *Usage
 }
 
 // MaxBackoff caps the delay before a retry.
@@ -48,6 +51,9 @@ const MessageNodeStopped = "node stopped while the job ran"
 func OutcomeUpdate(job *Job, res RunResult, shutdown bool, random func() float64) JobUpdate {
 	u := guarded(job)
 	u.MarkFinished, u.Message = true, Ptr(res.Reason)
+	if res.Usage != nil {
+		u.Usage = Ptr(*res.Usage)
+	}
 	if res.ExitCode >= 0 {
 		u.ExitCode = Ptr(res.ExitCode)
 	}

@@ -231,9 +231,10 @@ func TestPruneInBatches(t *testing.T) {
 		if res.Removed != 7 {
 			t.Errorf("removed %d, want 7", res.Removed)
 		}
-		// 3, 3, 1, and an empty one that says there is no more.
-		if len(ps.purges) != 4 || pauses != 3 {
-			t.Errorf("%d purges with %d pauses, want 4 and 3", len(ps.purges), pauses)
+		// 3, 3, 1, and an empty one that says there is no more; then one
+		// batch of the events naming no job, after a pause of its own.
+		if len(ps.purges) != 4 || pauses != 4 {
+			t.Errorf("%d purges with %d pauses, want 4 and 4", len(ps.purges), pauses)
 		}
 		for _, p := range ps.purges {
 			if p.Limit != 3 || p.FinishedBefore == nil || !p.FinishedBefore.Equal(res.Cutoff) {

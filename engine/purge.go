@@ -28,9 +28,12 @@ type PruneParams struct {
 
 // PruneResult is what a prune did.
 type PruneResult struct {
-	Removed int       // jobs removed (or, on a dry run, that would be)
-	Cutoff  time.Time // jobs that ended before this went (database clock)
-	Stopped bool      // Between stopped it before the last batch
+	Removed int // jobs removed (or, on a dry run, that would be)
+	// EventsRemoved counts the events naming no job removed with them
+	// (or that would be); a job's own events go with the job, uncounted.
+	EventsRemoved int
+	Cutoff        time.Time // jobs that ended before this went (database clock)
+	Stopped       bool      // Between stopped it before the last batch
 }
 
 // Prune removes the ended jobs that finished more than p.OlderThan ago, with
@@ -41,7 +44,10 @@ type PruneResult struct {
 // where the one before stopped (JobPurgeParams.After), so the prune costs
 // the same per job however many it removes; a last sweep from the start
 // then takes what a batch had to leave (a parent whose children went in a
-// later batch). A dry run counts in one read and removes nothing.
+// later batch). A job's events and attempts go with it; a prune of every
+// ended status (no Statuses) then removes the events naming no job (nodes,
+// limits, schedules, the lease) recorded before the cutoff, in batches
+// too. A dry run counts in one read each and removes nothing.
 func Prune(ctx context.Context, s Store, p PruneParams) (PruneResult, error) {
 	if p.OlderThan <= 0 {
 		return PruneResult{}, &InvalidError{What: "prune", Problems: []string{fmt.Sprintf("older than %s: must be positive", p.OlderThan)}}
@@ -62,15 +68,26 @@ func Prune(ctx context.Context, s Store, p PruneParams) (PruneResult, error) {
 	}
 	res := PruneResult{Cutoff: now.Add(-p.OlderThan)}
 	purge := JobPurgeParams{Statuses: p.Statuses, FinishedBefore: &res.Cutoff, Limit: batch}
+	events := EventPurgeParams{Before: res.Cutoff, Limit: batch}
+	pruneEvents := len(p.Statuses) == 0
 	if p.DryRun {
 		purge.Limit, purge.DryRun = 0, true
 		r, err := s.JobPurge(ctx, purge)
-		res.Removed = r.Removed
+		if res.Removed = r.Removed; err != nil || !pruneEvents {
+			return res, err
+		}
+		events.Limit, events.DryRun = 0, true
+		res.EventsRemoved, err = s.EventPurge(ctx, events)
 		return res, err
 	}
-	sweep := false
-	for first := true; ; first = false {
-		if !first && p.Between != nil && !p.Between(ctx) {
+	first := true
+	between := func() bool {
+		stop := !first && p.Between != nil && !p.Between(ctx)
+		first = false
+		return stop
+	}
+	for sweep, done := false, false; !done; {
+		if between() {
 			res.Stopped = true
 			return res, nil
 		}
@@ -89,12 +106,30 @@ func Prune(ctx context.Context, s Store, p PruneParams) (PruneResult, error) {
 		case r.Removed == 0:
 			// A batch removes at least one job while any can go (it
 			// weighs every candidate when its window frees none).
-			return res, nil
+			done = true
 		}
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
 	}
+	for pruneEvents {
+		if between() {
+			res.Stopped = true
+			return res, nil
+		}
+		n, err := s.EventPurge(ctx, events)
+		res.EventsRemoved += n
+		if err != nil {
+			return res, err
+		}
+		if n < batch {
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
 }
 
 // PurgeStatuses validates a purge and returns the statuses it removes: the

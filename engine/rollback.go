@@ -88,7 +88,7 @@ var ErrInsertManyPlace = errors.New("key position and rollback of are set only b
 
 // RollbackInsert is the rollback job of a job that failed finally: it runs
 // the split spec once (max attempts 1) as the rollback type, with the same
-// key, place and load, so it runs after the failed job and before every
+// key, place, load and priority, so it runs after the failed job and before every
 // later job of the key. The job's timeout bounds its rollback too: undoing
 // work should take no longer than doing it.
 func RollbackInsert(f *Job) (JobInsertParams, error) {
@@ -101,7 +101,7 @@ func RollbackInsert(f *Job) (JobInsertParams, error) {
 		typ = f.Type
 	}
 	return JobInsertParams{
-		Type: typ, Operation: fmt.Sprintf("rollback of %d", f.ID), Args: args, Load: f.Load,
+		Type: typ, Operation: fmt.Sprintf("rollback of %d", f.ID), Args: args, Load: f.Load, Priority: f.Priority,
 		Status: StatusQueued, Key: f.Key, MaxAttempts: 1, Timeout: cmp.Or(time.Duration(f.Timeout), DefaultJobTimeout), Creator: f.Creator,
 		KeyPosition: Ptr(f.KeyPlace()), RollbackOf: Ptr(f.ID),
 	}, nil

@@ -55,15 +55,22 @@ func (s *Schedule) JobCreator() string { return ScheduleCreatorPrefix + s.Name }
 // would ask for it. A nil Load or Timeout takes the service's setting at
 // the time of the fire, as a submit without them does.
 type JobTemplate struct {
-	Type        string          `json:"type"`
-	Operation   string          `json:"operation"`
-	Args        []string        `json:"args"`
-	Payload     json.RawMessage `json:"payload"`
-	Load        *float64        `json:"load"`
-	Key         string          `json:"key"`
-	MaxAttempts int             `json:"max_attempts"`
-	Backoff     Duration        `json:"backoff"`
-	Timeout     *Duration       `json:"timeout"`
+	Type      string          `json:"type"`
+	Operation string          `json:"operation"`
+	Args      []string        `json:"args"`
+	Payload   json.RawMessage `json:"payload"`
+	Load      *float64        `json:"load"`
+	Key       string          `json:"key"`
+	// Priority is each job's (0: the default); templates stored before
+	// priorities read as 0.
+	Priority    int       `json:"priority,omitempty"`
+	MaxAttempts int       `json:"max_attempts"`
+	Backoff     Duration  `json:"backoff"`
+	Timeout     *Duration `json:"timeout"`
+	// Memory is each job's memory limit in bytes (submit --memory); nil:
+	// the service's, else none. Templates stored before it existed read
+	// as nil.
+	Memory *int64 `json:"memory,omitempty"`
 	// Rollback and RollbackType are each job's rollback, as submit takes
 	// them; templates stored before they existed read as none.
 	Rollback     string `json:"rollback,omitempty"`
@@ -74,8 +81,8 @@ type JobTemplate struct {
 func (t JobTemplate) Request(creator string) SubmitRequest {
 	r := SubmitRequest{
 		Type: t.Type, Operation: t.Operation, Args: t.Args, Payload: t.Payload, Load: t.Load, Key: t.Key,
-		MaxAttempts: t.MaxAttempts, Backoff: time.Duration(t.Backoff), Rollback: t.Rollback, RollbackType: t.RollbackType,
-		Creator: creator,
+		Priority: t.Priority, MaxAttempts: t.MaxAttempts, Backoff: time.Duration(t.Backoff), Rollback: t.Rollback, RollbackType: t.RollbackType,
+		Creator: creator, MemoryLimit: t.Memory,
 	}
 	if t.Timeout != nil {
 		r.Timeout = Ptr(time.Duration(*t.Timeout))

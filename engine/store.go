@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"time"
 )
 
@@ -31,13 +33,15 @@ type Store interface {
 	// database without the schema or with an older one: MigrationStatus
 	// then says more.
 	SchemaCurrent(ctx context.Context) (bool, error)
-	// JobSubmit creates one job as JobInsert does, in one statement where
-	// the backend allows: what p leaves to the services (ServiceLoad,
-	// ServiceTimeout) comes from the settings the registered nodes give
-	// the job's type, picked as ServiceDefaults picks them, and the result
-	// says whether any registered node offers the type. It returns the id;
-	// JobGet reads the job. Invalid fields are an *InvalidError, a
-	// ParentID that names no job a *NotFoundError, and nothing is written.
+	// JobSubmit creates one job as JobInsert does and records p.Event for
+	// it, in one statement where the backend allows, else in one
+	// transaction: what p leaves to the services (ServiceLoad,
+	// ServiceTimeout, ServiceMemory) comes from the settings the
+	// registered nodes give the job's type, picked as ServiceDefaults
+	// picks them, and the result says what the nodes offer the type. It
+	// returns the id; JobGet reads the job. Invalid fields or an invalid
+	// event are an *InvalidError, a ParentID that names no job a
+	// *NotFoundError, and nothing is written.
 	JobSubmit(ctx context.Context, p JobSubmitParams) (JobSubmitted, error)
 	Close() error
 
@@ -62,21 +66,15 @@ type Store interface {
 	// whether each transition applied: the results carry no Job, which
 	// spares reading every changed row back (a node recording results).
 	JobUpdateManyQuiet(ctx context.Context, us []JobUpdate) ([]JobUpdateResult, error)
-	// JobInsertMany creates many jobs in one transaction (all or none),
-	// each checked by ValidateJobInsert first: an invalid one is an
-	// *InvalidError naming its index, a ParentID that names no job a
-	// *NotFoundError, and nothing is written. The ids are in input order.
-	// It uses multi-row INSERTs (chunked), not one statement per job.
-	JobInsertMany(ctx context.Context, ps []JobInsertParams) ([]int64, error)
 	// JobCountByStatus counts the jobs matching p (Limit ignored) per
 	// status; statuses with none are absent.
 	JobCountByStatus(ctx context.Context, p JobListParams) (map[Status]int, error)
 	// JobPurge removes ended jobs (terminal statuses only, enforced)
-	// matching p and their logs, attempts and reservations, at most p.Limit
-	// of them (0: all). With a Limit it weighs the Limit candidates that
-	// ended first (ties by id; within a range of ids, MinID and MaxID, the
-	// lowest ids), after p.After when set, and returns how
-	// many it removed and where it stopped, for the next batch. A job whose
+	// matching p and their logs, attempts, events and reservations, at most
+	// p.Limit of them (0: all). With a Limit it weighs the Limit candidates
+	// that ended first (ties by id; within a range of ids, MinID and MaxID,
+	// the lowest ids), after p.After when set, and returns how many it
+	// removed and where it stopped, for the next batch. A job whose
 	// child (or any later descendant) stays, because it does not match or
 	// has not ended, stays too, so no job is left naming a parent that is
 	// gone; a parent goes only together with all its descendants, which
@@ -84,21 +82,46 @@ type Store interface {
 	// weighs every candidate instead, so a purge in batches always moves on.
 	// With DryRun it removes nothing and counts what it would have removed.
 	JobPurge(ctx context.Context, p JobPurgeParams) (JobPurgeResult, error)
-	// JobListDispatchable returns one page of jobs with the given status
-	// (QUEUED or RESTART) whose run_after has passed on the database clock
-	// and that their key does not block, oldest (lowest id) first, with ids
-	// above AfterID. A job with a key is blocked while any other job of that
-	// key is earlier in the key's order (Job.KeyBefore) and not terminal or
-	// waiting for its rollback job (Job.RollbackPending), or active whatever
-	// its place: in DISPATCHING, RUNNING, CANCELLING or WAITING, or PAUSED
-	// on a node. The second rule keeps a requeued old job from running
-	// beside a later job of its key. The jobs are brief: only what placement and a claim's
-	// guard need is read (ID, Type, Load, Status, Version, Node, Key,
-	// ParentID, Attempt, RunAfter, CreatedAt); other fields may be zero. A
-	// claim or start returns the full job.
+	// JobListDispatchable returns one page of one queue: the jobs of type
+	// Type with status Status (QUEUED or RESTART) whose run_after has
+	// passed on the database clock and that their key does not block, in
+	// dispatch order (QueuePlace: higher priority first, then lower id),
+	// after the place After, at most Limit of them, and of those only the
+	// ones whose load is in the range asked for (MaxLoad, LoadAbove) and,
+	// with FirstChildren, only children whose parent has no child holding
+	// load (Job.HoldsLoad). A job with a key is blocked while any other
+	// job of that key is earlier in the key's order (Job.KeyBefore) and
+	// not terminal or waiting for its rollback job (Job.RollbackPending),
+	// or active whatever its place: in DISPATCHING, RUNNING, CANCELLING or
+	// WAITING, or PAUSED on a node. The second rule keeps a requeued old
+	// job from running beside a later job of its key.
+	//
+	// A page costs what it returns and the jobs of the queue it passes
+	// over that cannot start now, never the jobs outside the load range:
+	// a dispatcher asks only for what can fit. The jobs are brief: only
+	// what placement and a claim's guard need is read (Job.Brief); other
+	// fields may be zero. The in-memory store returns its own jobs, not
+	// copies: the caller must not change them. A claim or start returns
+	// the full job.
 	JobListDispatchable(ctx context.Context, p JobDispatchableParams) ([]*Job, error)
+	// JobQueueLoads describes every non-empty queue (a dispatchable status
+	// and a type) at a cost that does not grow with its length: the
+	// lightest and heaviest load of its jobs and whether any has a parent.
+	// Every job that JobListDispatchable could list is counted; a job that
+	// cannot start now (its run_after, its key) may be counted too, so the
+	// figures bound what a page finds without promising it. Ordered by
+	// status (RESTART first) and type.
+	JobQueueLoads(ctx context.Context) ([]QueueLoads, error)
 
-	// JobLogAppend stores one chunk of a job's output.
+	// JobAttemptUsageList returns, for each job type (p.Types, or every
+	// type), the newest p.Runs ended attempts that were measured, with the
+	// type and load of their job, newest first within a type; types in no
+	// particular order. Named types cost one indexed read each; every type
+	// reads the whole table of attempts.
+	JobAttemptUsageList(ctx context.Context, p JobAttemptUsageParams) ([]AttemptUsage, error)
+
+	// JobLogAppend stores one chunk of a job's log, of one stream; a
+	// stream not of LogStreams is an *InvalidError.
 	JobLogAppend(ctx context.Context, p JobLogAppendParams) error
 	// JobLogList returns the chunks after AfterSeq, oldest first.
 	JobLogList(ctx context.Context, p JobLogListParams) ([]LogChunk, error)
@@ -115,27 +138,27 @@ type Store interface {
 	// it returns ErrNodeOnline, with a message naming the holder's host and
 	// pid and how long until the name is free.
 	NodeRegister(ctx context.Context, p NodeRegisterParams) (*Node, error)
-	// NodeRemove deletes a node's row and the reservations kept on it. It
-	// returns ErrNodeOnline while the node is live (not OFFLINE and seen
-	// within StaleAfter, as NodeRegister judges it) and a *NotFoundError
-	// for an unknown name. A gone node that still holds jobs (its name and
-	// a status of RecoverableStatuses) stays, with an error matching
-	// ErrConflict: the dispatcher recovers them through the node's row.
-	NodeRemove(ctx context.Context, p NodeRemoveParams) error
 	// NodeGet returns a *NotFoundError for an unknown name.
 	NodeGet(ctx context.Context, name string) (*Node, error)
 	// NodeList returns every node ordered by name, with live Load and Running filled in.
 	NodeList(ctx context.Context) ([]*Node, error)
 	// NodeTouch records that the node is alive, with its reported health;
-	// with p.Process only while the row names that process.
-	NodeTouch(ctx context.Context, p NodeTouchParams) error
+	// with p.Process only while the row names that process. It returns
+	// what the cluster says of the node, so a node learns it without
+	// another read. A SQL store runs it on a connection of its own, never
+	// behind the process's other work (a node's liveness must get
+	// through however busy the node is).
+	NodeTouch(ctx context.Context, p NodeTouchParams) (NodeTouched, error)
 	// NodeSetState records a node's health: ONLINE, OFFLINE or ERROR only
 	// (MAINTENANCE is an error: use NodeSetMaintenance). It never changes
 	// the maintenance flag. *NotFoundError for an unknown name.
 	NodeSetState(ctx context.Context, name string, state NodeState) error
-	// NodeSetMaintenance sets or clears a node's maintenance flag, leaving
-	// its health state alone; *NotFoundError for an unknown name.
-	NodeSetMaintenance(ctx context.Context, name string, on bool) error
+	// NodeSetBeatMissed records that a dispatcher's heartbeat to the node
+	// went unanswered (BeatMissedAt: the database's now at the first miss
+	// in a row, kept by later ones), or, with missed false, that it was
+	// answered. NodeSetState and NodeRegister clear it too. *NotFoundError
+	// for an unknown name.
+	NodeSetBeatMissed(ctx context.Context, name string, missed bool) error
 
 	// LeaseAcquire acquires or renews the lease for owner for ttl, with one
 	// conditional UPDATE judged on the database's clock: it takes the lease
@@ -143,26 +166,23 @@ type Store interface {
 	// owner holds now, or the zero LeaseTerm when another holds the lease.
 	// A renewal keeps the term; any other taking starts a new one.
 	LeaseAcquire(ctx context.Context, owner string, ttl time.Duration) (LeaseTerm, error)
-	// LeaseRelease gives the lease up if owner holds it; an empty owner
-	// releases it whoever holds it (operator override). True iff it changed.
-	LeaseRelease(ctx context.Context, owner string) (bool, error)
 	// LeaseGet reads the lease with the database's clock.
 	LeaseGet(ctx context.Context) (Lease, error)
 
 	// ClusterToken returns the cluster's dispatch token, creating it once.
 	ClusterToken(ctx context.Context) (string, error)
 
-	// TypeLimitSet sets or replaces the cluster-wide cap on running jobs of
-	// p.Type, after ValidateTypeLimitSet.
-	TypeLimitSet(ctx context.Context, p TypeLimitSetParams) error
 	// TypeLimitList returns every type limit, ordered by type (byte
 	// order), each with the number of jobs of its type running now
 	// (holding load on a node: Job.HoldsLoad), read in one statement, so
 	// the dispatcher can afford it every round.
 	TypeLimitList(ctx context.Context) ([]TypeLimit, error)
-	// TypeLimitDelete removes the limit of a type; a *NotFoundError when
-	// it has none.
-	TypeLimitDelete(ctx context.Context, typ string) error
+
+	// EventPurge removes the events naming no job (see EventPurgeParams)
+	// recorded before p.Before, oldest first, at most p.Limit of them (0:
+	// all), and returns how many it removed (with DryRun: would remove).
+	// The events of a job go with the job (JobPurge).
+	EventPurge(ctx context.Context, p EventPurgeParams) (int, error)
 }
 
 // JobChangeNotifier is a store that tells when work may have appeared (a
@@ -190,7 +210,10 @@ type TxStore interface {
 	JobInsert(ctx context.Context, p JobInsertParams) (*Job, error)
 	// JobGet returns a *NotFoundError for an unknown id.
 	JobGet(ctx context.Context, id int64) (*Job, error)
-	// JobList returns matching jobs ordered by id; with Limit, the newest Limit of them.
+	// JobList returns matching jobs ordered by id; with Limit, the newest
+	// Limit of them. With p.Sort.Field it returns them in the sort's order
+	// instead (see JobSort), every matching job sorted before Limit
+	// applies; an unknown field is an *InvalidError.
 	JobList(ctx context.Context, p JobListParams) ([]*Job, error)
 	// JobUpdate applies one guarded transition and returns the job as it is
 	// now. It returns ErrConflict when the job no longer has the expected
@@ -245,6 +268,42 @@ type TxStore interface {
 	// job yet, and bumps the version; ErrConflict otherwise (another
 	// holder created it, or the job was requeued or deleted).
 	JobRollbackSet(ctx context.Context, p JobRollbackSetParams) (*Job, error)
+
+	// JobInsertMany creates many jobs in one transaction (all or none),
+	// each checked by ValidateJobInsert first: an invalid one is an
+	// *InvalidError naming its index, a ParentID that names no job a
+	// *NotFoundError, and nothing is written. The ids are in input order.
+	// It uses multi-row INSERTs (chunked), not one statement per job.
+	JobInsertMany(ctx context.Context, ps []JobInsertParams) ([]int64, error)
+	// NodeRemove deletes a node's row and the reservations kept on it. It
+	// returns ErrNodeOnline while the node is live (not OFFLINE and seen
+	// within StaleAfter, as NodeRegister judges it) and a *NotFoundError
+	// for an unknown name. A gone node that still holds jobs (its name and
+	// a status of RecoverableStatuses) stays, with an error matching
+	// ErrConflict: the dispatcher recovers them through the node's row.
+	NodeRemove(ctx context.Context, p NodeRemoveParams) error
+	// NodeSetMaintenance sets or clears a node's maintenance flag, leaving
+	// its health state alone; *NotFoundError for an unknown name.
+	NodeSetMaintenance(ctx context.Context, name string, on bool) error
+	// LeaseRelease gives the lease up if owner holds it; an empty owner
+	// releases it whoever holds it (operator override). True iff it changed. Outside a transaction it
+	// runs on a connection of its own, so a busy pool never delays it.
+	LeaseRelease(ctx context.Context, owner string) (bool, error)
+	// TypeLimitSet sets or replaces the cluster-wide cap on running jobs of
+	// p.Type, after ValidateTypeLimitSet.
+	TypeLimitSet(ctx context.Context, p TypeLimitSetParams) error
+	// TypeLimitDelete removes the limit of a type; a *NotFoundError when
+	// it has none.
+	TypeLimitDelete(ctx context.Context, typ string) error
+
+	// EventAppend records the events of one change (see EventAppendParams)
+	// after ValidateEventAppend, at the database clock: an *InvalidError
+	// or, for a job id that names no job, a *NotFoundError, and nothing is
+	// written. Run it in the transaction that makes the change (Recorded).
+	EventAppend(ctx context.Context, p EventAppendParams) error
+	// EventList returns the matching events ordered by id (the order they
+	// were recorded in); with Limit, the newest Limit of them.
+	EventList(ctx context.Context, p EventListParams) ([]Event, error)
 }
 
 // JobRollbackSetParams name a failed job, the version read, and its new
@@ -285,6 +344,7 @@ type JobInsertParams struct {
 	Args        []string
 	Payload     json.RawMessage // nil means {}
 	Load        float64
+	Priority    int    // MinPriority to MaxPriority; 0 means DefaultPriority
 	Status      Status // QUEUED, or INSTANTIATED to hold it
 	Key         string
 	ParentID    *int64
@@ -296,6 +356,8 @@ type JobInsertParams struct {
 	Creator     string
 	// RollbackType is the type the rollback job gets; "" is the job's own.
 	RollbackType string
+	// MemoryLimit is the job's memory limit in bytes; 0: none of its own.
+	MemoryLimit int64
 	// KeyPosition and RollbackOf are for a rollback job (RollbackInsert),
 	// which JobInsert alone creates: JobInsertMany refuses them.
 	KeyPosition *int64
@@ -306,21 +368,35 @@ type JobInsertParams struct {
 // and what the store fills in itself.
 type JobSubmitParams struct {
 	JobInsertParams
-	// ServiceLoad and ServiceTimeout take the load and the timeout from
-	// the settings the registered nodes give the job's type, where they
-	// give one; Load and Timeout stand otherwise.
-	ServiceLoad, ServiceTimeout bool
+	// ServiceLoad, ServiceTimeout and ServiceMemory take the load, the
+	// timeout and the memory limit from the settings the registered nodes
+	// give the job's type, where they give one; Load, Timeout and
+	// MemoryLimit stand otherwise.
+	ServiceLoad, ServiceTimeout, ServiceMemory bool
 	// RunIn, when set, starts the job no earlier than this long from now
 	// on the database clock (instead of RunAfter).
 	RunIn *time.Duration
+	// Event is the submit's event, recorded with the job: one event naming
+	// the new job and carrying its type (the store fills in JobIDs and
+	// Type). Who and Verb are required.
+	Event EventAppendParams
 }
 
-// JobSubmitted is a job Store.JobSubmit created.
+// JobSubmitted is a job Store.JobSubmit created, with what the nodes
+// offer its type as they were when it was inserted.
 type JobSubmitted struct {
 	ID int64
+	// Load is the job's load as inserted: the service's, where it gave one.
+	Load float64
 	// Offered reports whether any registered node offers the job's type;
 	// when none does, the job waits until one registers.
 	Offered bool
+	// OnlineOffered reports whether an ONLINE node offers the type, and
+	// LargestMaxLoad is then the largest max load of those nodes: enough
+	// to know a job that fits one of them can run (the rules of
+	// dispatch.Feasible) without reading the nodes.
+	OnlineOffered  bool
+	LargestMaxLoad float64
 }
 
 // JobListParams filter a job listing; zero fields do not filter.
@@ -330,7 +406,9 @@ type JobListParams struct {
 	Node     string
 	Key      string
 	ParentID *int64
-	Creator  string // only jobs submitted by this creator
+	// ParentIDs keeps only the children of these jobs.
+	ParentIDs []int64
+	Creator   string // only jobs submitted by this creator
 	// CreatedAfter and CreatedBefore bound the creation time, both ends
 	// included: CreatedAt >= *CreatedAfter and CreatedAt <= *CreatedBefore.
 	// nil leaves that end open.
@@ -345,9 +423,19 @@ type JobListParams struct {
 	DoubleFault bool
 	// Roots keeps only jobs without a parent.
 	Roots bool
+	// PriorityMin and PriorityMax bound the priority, both ends included;
+	// 0 leaves that end open.
+	PriorityMin, PriorityMax int
 	// Brief reads only the fields of Job.Brief; the others are zero. A node
 	// checking its running jobs twice a second needs no more.
 	Brief bool
+	// OOMKilled keeps only jobs whose last ended attempt had a process
+	// killed at its memory limit (Job.Usage.OOMKilled).
+	OOMKilled bool
+	// Sort orders the listing before Limit applies; the zero JobSort keeps
+	// the order by id (Desc applies only with a Field). JobCountByStatus
+	// ignores it.
+	Sort JobSort
 }
 
 // JobPurgeParams select ended jobs to remove; zero fields do not filter.
@@ -400,11 +488,22 @@ type JobProgressParams struct {
 	Message  string
 }
 
-// JobDispatchableParams select one page of dispatchable jobs.
+// JobDispatchableParams select one page of one queue.
 type JobDispatchableParams struct {
-	Status  Status
-	AfterID int64
-	Limit   int
+	Status Status // QUEUED or RESTART
+	Type   string // required
+	// After is the place of the last job of the page before; the zero
+	// QueuePlace starts at the head of the queue.
+	After QueuePlace
+	Limit int
+	// MaxLoad keeps only the jobs whose load is at most *MaxLoad, and
+	// LoadAbove only those whose load is above *LoadAbove; nil leaves that
+	// end open.
+	MaxLoad, LoadAbove *float64
+	// FirstChildren keeps only children whose parent has no child holding
+	// load on a node: the first child of such a parent may queue ahead.
+	// Such a page starts at the head of the queue (After is zero).
+	FirstChildren bool
 	// Long is a hint: the caller expects more jobs than the page holds.
 	// A SQL backend then reads the page in index order whatever its
 	// statistics say, at the price of a few round trips; the page is the
@@ -412,10 +511,22 @@ type JobDispatchableParams struct {
 	Long bool
 }
 
+// QueueLoads describes one queue: a dispatchable status and a job type
+// (Store.JobQueueLoads).
+type QueueLoads struct {
+	Status   Status  `json:"status"`
+	Type     string  `json:"type"`
+	Lightest float64 `json:"lightest"`
+	Heaviest float64 `json:"heaviest"`
+	// Children: some job of the queue has a parent.
+	Children bool `json:"children"`
+}
+
 // JobLogAppendParams are one chunk of output of one attempt.
 type JobLogAppendParams struct {
 	JobID   int64
 	Attempt int
+	Stream  LogStream // whose the bytes are; "" is LogOutput
 	Data    []byte
 }
 
@@ -426,13 +537,45 @@ type JobLogListParams struct {
 	Limit    int // 0: all
 }
 
-// LogChunk is one stored piece of a job's output.
+// LogChunk is one stored piece of a job's log, all of one stream.
 type LogChunk struct {
 	Seq       int64     `json:"seq"`
 	JobID     int64     `json:"job_id"`
 	Attempt   int       `json:"attempt"`
+	Stream    LogStream `json:"stream"`
 	Data      []byte    `json:"data"`
 	CreatedAt time.Time `json:"created_at"`
+}
+
+// LogStream says whose the bytes of a log chunk are, so the job's own
+// output stays apart from what jobctl read or wrote beside it.
+type LogStream string
+
+const (
+	// LogOutput is what the job wrote to stdout and stderr, byte for
+	// byte, less its protocol lines.
+	LogOutput LogStream = "output"
+	// LogProtocol is the job's stdout lines that spoke to jobctl and took
+	// effect (jobctl:progress N, jobctl:warning), each whole, as written.
+	LogProtocol LogStream = "protocol"
+	// LogNote is jobctl's own lines about the run: paused, timed out and
+	// stopped, the log cut at its cap; one line each, without a prefix.
+	LogNote LogStream = "note"
+)
+
+// LogStreams are every stream, in the order above.
+var LogStreams = []LogStream{LogOutput, LogProtocol, LogNote}
+
+// ValidateLogStream refuses a stream not of LogStreams with an
+// *InvalidError; "" is LogOutput.
+func ValidateLogStream(s LogStream) (LogStream, error) {
+	if s == "" {
+		return LogOutput, nil
+	}
+	if !slices.Contains(LogStreams, s) {
+		return "", &InvalidError{What: "log chunk", Problems: []string{fmt.Sprintf("stream %q is none of output, protocol, note", s)}}
+	}
+	return s, nil
 }
 
 // NodeRegisterParams describe a starting node; Node.State, Maintenance,
@@ -452,12 +595,22 @@ type NodeTouchParams struct {
 	LoadAvg      float64
 	MemAvailable int64
 	Cores        int
+	// RunningUsage is what the node measured of each job it runs now.
+	RunningUsage []LiveUsage
 	// Process, when set, is the process that registered the row: the
 	// touch applies only while the row still names it, so a process whose
 	// name another took over (once its lease passed) cannot keep the row
 	// alive; it gets an error matching ErrNodeOnline and stops its runs
 	// when its lease runs out.
 	Process *NodeProcess
+}
+
+// NodeTouched is what a node learns from recording its liveness: its
+// health state (ONLINE, OFFLINE or ERROR: never MAINTENANCE) and its
+// maintenance flag as the cluster has them.
+type NodeTouched struct {
+	State       NodeState
+	Maintenance bool
 }
 
 // TypeLimit caps how many jobs of one type run at once across the cluster.

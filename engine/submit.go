@@ -45,6 +45,9 @@ func ValidateJobInsert(p JobInsertParams) error {
 	name("operation", p.Operation, false)
 	name("key", p.Key, false)
 	name("creator", p.Creator, false)
+	if problem := PriorityProblem(p.Priority); problem != "" {
+		problems = append(problems, problem)
+	}
 	switch {
 	case math.IsNaN(p.Load) || math.IsInf(p.Load, 0) || p.Load < 0:
 		bad("load %v is not a number >= 0", p.Load)
@@ -62,6 +65,10 @@ func ValidateJobInsert(p JobInsertParams) error {
 	}
 	if p.Timeout < 0 || p.Timeout > MaxJobTimeout {
 		bad("timeout %s is not between 0 and %s", p.Timeout, MaxJobTimeout)
+	}
+	if p.MemoryLimit != 0 && (p.MemoryLimit < MinMemoryLimit || p.MemoryLimit > MaxMemoryLimit) {
+		bad("memory limit %s is not between %s and %s (or 0 for none)", FormatSize(p.MemoryLimit),
+			FormatSize(MinMemoryLimit), FormatSize(MaxMemoryLimit))
 	}
 	if p.ParentID != nil && *p.ParentID <= 0 {
 		bad("parent id %d is not a job id", *p.ParentID)
@@ -110,13 +117,17 @@ func ValidateJobInsert(p JobInsertParams) error {
 // SubmitRequest is a job as an operator or a job asks for it; unset
 // optional fields take the defaults Submit documents.
 type SubmitRequest struct {
-	Type        string
-	Operation   string
-	Args        []string
-	Payload     json.RawMessage
-	Load        *float64       // nil: the service's configured load, else 1
-	Timeout     *time.Duration // nil: the service's configured timeout, else DefaultJobTimeout
-	Hold        bool           // created INSTANTIATED, until released
+	Type      string
+	Operation string
+	Args      []string
+	Payload   json.RawMessage
+	Load      *float64       // nil: the service's configured load, else 1
+	Priority  int            // 0: the parent's priority for a child, else DefaultPriority
+	Timeout   *time.Duration // nil: the service's configured timeout, else DefaultJobTimeout
+	// MemoryLimit in bytes; nil: the service's configured memory limit,
+	// else none.
+	MemoryLimit *int64
+	Hold        bool // created INSTANTIATED, until released
 	Key         string
 	ParentID    *int64
 	MaxAttempts int // 0 means 1
@@ -127,6 +138,10 @@ type SubmitRequest struct {
 	RunAt        *time.Time     // not before this time
 	RunIn        *time.Duration // not before this long from now on the database clock
 	Creator      string
+	// Check, when set, is shown the job as it would be inserted, its
+	// defaults filled in and valid, before anything is written; an error
+	// from it refuses the job.
+	Check func(*JobInsertParams) error
 }
 
 // Submitted is a job Submit created.
@@ -138,7 +153,7 @@ type Submitted struct {
 }
 
 // Submit creates a job: it fills in the defaults from the settings the
-// nodes give the job's type (load, timeout: an ONLINE node's first, else
+// nodes give the job's type (load, timeout, memory limit: an ONLINE node's first, else
 // any registered node's), validates every field, checks the parent (it must
 // exist and not have ended), and inserts the job. Nothing is written when
 // any check fails; an invalid field is an *InvalidError.
@@ -150,9 +165,11 @@ func Submit(ctx context.Context, s TxStore, nodes []*Node, r SubmitRequest) (Sub
 		return Submitted{}, err
 	}
 	if r.ParentID != nil {
-		if err := checkParent(ctx, s, *r.ParentID); err != nil {
+		parent, err := checkParent(ctx, s, *r.ParentID)
+		if err != nil {
 			return Submitted{}, err
 		}
+		p.Priority = inherit(r.Priority, parent)
 	}
 	if r.RunIn != nil {
 		// Every node judges run_after on the database's clock, so the
@@ -171,25 +188,70 @@ func Submit(ctx context.Context, s TxStore, nodes []*Node, r SubmitRequest) (Sub
 	return Submitted{Job: job, Offered: offered}, nil
 }
 
-// SubmitOne creates a job as Submit does, for a caller that has not read
-// the nodes (a command): the store picks the service's load and timeout in
-// the very statement that inserts the job (Store.JobSubmit), and counts a
-// delay (RunIn) from the database clock there too, so a plain submit costs
-// the database one statement. A parent is checked first, as Submit checks
-// it. Nothing is written when any check fails; an invalid field is an
-// *InvalidError.
-func SubmitOne(ctx context.Context, s Store, r SubmitRequest) (JobSubmitted, error) {
-	p, _, err := submitParams(nil, r)
+// SubmitOne creates a job as SubmitRecorded does, for a caller that has
+// not read the nodes (a command): the store picks the service's load,
+// timeout and memory limit in the very statement that inserts the job
+// (Store.JobSubmit), records the submit's event for by with it, and counts
+// a delay (RunIn) from the database clock there too, so a plain submit
+// costs the database one statement (a transaction of two or three where
+// an INSERT cannot carry another). A caller that read the nodes to judge
+// the job before anything is written (r.Check) passes them, and the
+// defaults come from them as Submit takes them; r.Check needs them. A
+// parent is read first and checked as Submit checks it, and a child that
+// asks for no priority takes its parent's. Nothing is written when any
+// check fails; an invalid field is an *InvalidError.
+func SubmitOne(ctx context.Context, s Store, nodes []*Node, r SubmitRequest, by Actor) (JobSubmitted, error) {
+	if err := validateActor(by); err != nil {
+		return JobSubmitted{}, err
+	}
+	if r.Check != nil && nodes == nil {
+		return JobSubmitted{}, errors.New("submit: a check of the job needs the nodes")
+	}
+	p, _, err := submitParams(nodes, r)
 	if err != nil {
 		return JobSubmitted{}, err
 	}
 	if r.ParentID != nil {
-		if err := checkParent(ctx, s, *r.ParentID); err != nil {
+		parent, err := checkParent(ctx, s, *r.ParentID)
+		if err != nil {
 			return JobSubmitted{}, err
 		}
+		p.Priority = inherit(r.Priority, parent)
 	}
-	return s.JobSubmit(ctx, JobSubmitParams{JobInsertParams: p, ServiceLoad: r.Load == nil,
-		ServiceTimeout: r.Timeout == nil, RunIn: r.RunIn})
+	fromStore := nodes == nil
+	return s.JobSubmit(ctx, JobSubmitParams{
+		JobInsertParams: p,
+		ServiceLoad:     fromStore && r.Load == nil,
+		ServiceTimeout:  fromStore && r.Timeout == nil,
+		ServiceMemory:   fromStore && r.MemoryLimit == nil,
+		RunIn:           r.RunIn,
+		Event: EventAppendParams{Who: by.Who, Reason: by.Reason, Verb: EventSubmit,
+			Detail: submitDetail(p.Status, p.ParentID)},
+	})
+}
+
+// SubmitRecorded is Submit for by, an operator or a job through its node,
+// with the submit's event in the same transaction.
+func SubmitRecorded(ctx context.Context, s Store, nodes []*Node, r SubmitRequest, by Actor) (Submitted, error) {
+	var sub Submitted
+	err := Recorded(ctx, s, by, EventAppendParams{Verb: EventSubmit}, func(tx TxStore, e *EventAppendParams) error {
+		var err error
+		if sub, err = Submit(ctx, tx, nodes, r); err != nil {
+			return err
+		}
+		e.JobIDs, e.Detail = []int64{sub.Job.ID}, submitDetail(sub.Job.Status, sub.Job.ParentID)
+		return nil
+	})
+	return sub, err
+}
+
+// submitDetail is the detail of a submit's event: how the job starts out.
+func submitDetail(status Status, parentID *int64) string {
+	s := string(status)
+	if parentID != nil {
+		s += fmt.Sprintf(", child of %d", *parentID)
+	}
+	return s
 }
 
 // submitParams turns a request into the job to insert, with the defaults
@@ -198,7 +260,7 @@ func SubmitOne(ctx context.Context, s Store, r SubmitRequest) (JobSubmitted, err
 func submitParams(nodes []*Node, r SubmitRequest) (p JobInsertParams, offered bool, err error) {
 	p = JobInsertParams{
 		Type: strings.TrimSpace(r.Type), Operation: r.Operation, Args: r.Args, Payload: r.Payload,
-		Load: 1, Status: StatusQueued, Key: r.Key, ParentID: r.ParentID, MaxAttempts: max(r.MaxAttempts, 1),
+		Load: 1, Priority: r.Priority, Status: StatusQueued, Key: r.Key, ParentID: r.ParentID, MaxAttempts: max(r.MaxAttempts, 1),
 		Backoff: r.Backoff, Rollback: r.Rollback, RollbackType: strings.TrimSpace(r.RollbackType), RunAfter: r.RunAt, Timeout: DefaultJobTimeout, Creator: r.Creator,
 	}
 	if r.MaxAttempts < 0 {
@@ -220,6 +282,12 @@ func submitParams(nodes []*Node, r SubmitRequest) (p JobInsertParams, offered bo
 	case svc.Timeout > 0:
 		p.Timeout = time.Duration(svc.Timeout)
 	}
+	switch {
+	case r.MemoryLimit != nil:
+		p.MemoryLimit = *r.MemoryLimit
+	case svc.Memory > 0:
+		p.MemoryLimit = svc.Memory
+	}
 	if r.RunAt != nil && r.RunIn != nil {
 		return p, false, &InvalidError{What: "job", Problems: []string{"both a start time and a delay are given"}}
 	}
@@ -235,20 +303,35 @@ func submitParams(nodes []*Node, r SubmitRequest) (p JobInsertParams, offered bo
 	if err := ValidateJobInsert(p); err != nil {
 		return p, false, err
 	}
+	if r.Check != nil {
+		if err := r.Check(&p); err != nil {
+			return p, false, err
+		}
+	}
 	return p, offered, nil
 }
 
-// checkParent refuses a parent that does not exist or has ended.
-func checkParent(ctx context.Context, s TxStore, id int64) error {
+// checkParent returns the parent, refusing one that does not exist or has
+// ended.
+func checkParent(ctx context.Context, s TxStore, id int64) (*Job, error) {
 	parent, err := s.JobGet(ctx, id)
 	if err != nil {
-		return fmt.Errorf("parent: %w", err)
+		return nil, fmt.Errorf("parent: %w", err)
 	}
 	if parent.Status.Terminal() {
-		return &InvalidError{What: "job", Problems: []string{
+		return nil, &InvalidError{What: "job", Problems: []string{
 			fmt.Sprintf("parent job %d has ended (%s); a child belongs to an unfinished job", parent.ID, parent.Status)}}
 	}
-	return nil
+	return parent, nil
+}
+
+// inherit is a child's priority: the one asked for, else its parent's, so
+// the work an urgent job fans out is urgent too.
+func inherit(asked int, parent *Job) int {
+	if asked != 0 {
+		return asked
+	}
+	return parent.Priority
 }
 
 // SubmitChunk is how many jobs SubmitMany inserts in one transaction.
@@ -280,11 +363,19 @@ func (e *BatchError) Unwrap() error { return e.Err }
 // batch never holds a writer's lock for long; should the database fail
 // part-way, the ids of the chunks already in are returned with the error.
 // A delay (RunIn) counts from one reading of the database clock for the
-// whole batch.
-func SubmitMany(ctx context.Context, s Store, nodes []*Node, rs []SubmitRequest) (SubmittedMany, error) {
+// whole batch. Each chunk's jobs are recorded for by, one submit event a
+// job, in the chunk's transaction.
+func SubmitMany(ctx context.Context, s Store, nodes []*Node, rs []SubmitRequest, by Actor) (SubmittedMany, error) {
+	if err := validateActor(by); err != nil {
+		return SubmittedMany{}, err
+	}
 	ps := make([]JobInsertParams, len(rs))
 	unoffered := map[string]bool{}
-	parentChecked := map[int64]error{}
+	type checked struct {
+		parent *Job
+		err    error
+	}
+	parents := map[int64]checked{}
 	var now time.Time
 	for i, r := range rs {
 		p, offered, err := submitParams(nodes, r)
@@ -295,14 +386,15 @@ func SubmitMany(ctx context.Context, s Store, nodes []*Node, rs []SubmitRequest)
 			unoffered[p.Type] = true
 		}
 		if r.ParentID != nil {
-			err, seen := parentChecked[*r.ParentID]
+			c, seen := parents[*r.ParentID]
 			if !seen {
-				err = checkParent(ctx, s, *r.ParentID)
-				parentChecked[*r.ParentID] = err
+				c.parent, c.err = checkParent(ctx, s, *r.ParentID)
+				parents[*r.ParentID] = c
 			}
-			if err != nil {
-				return SubmittedMany{}, &BatchError{Index: i, Err: err}
+			if c.err != nil {
+				return SubmittedMany{}, &BatchError{Index: i, Err: c.err}
 			}
+			p.Priority = inherit(r.Priority, c.parent)
 		}
 		if r.RunIn != nil {
 			if now.IsZero() {
@@ -317,13 +409,48 @@ func SubmitMany(ctx context.Context, s Store, nodes []*Node, rs []SubmitRequest)
 	}
 	out := SubmittedMany{IDs: make([]int64, 0, len(ps)), Unoffered: slices.Sorted(maps.Keys(unoffered))}
 	for chunk := range slices.Chunk(ps, SubmitChunk) {
-		ids, err := s.JobInsertMany(ctx, chunk)
+		var ids []int64
+		err := s.Tx(ctx, func(tx TxStore) error {
+			var err error
+			if ids, err = tx.JobInsertMany(ctx, chunk); err != nil {
+				return err
+			}
+			return by.Record(ctx, tx, EventAppendParams{Verb: EventSubmit, JobIDs: ids, Detail: fmt.Sprintf("one of a batch of %d", len(ps))})
+		})
 		if err != nil {
 			return out, fmt.Errorf("insert jobs %d to %d of %d: %w", len(out.IDs)+1, len(out.IDs)+len(chunk), len(ps), err)
 		}
 		out.IDs = append(out.IDs, ids...)
 	}
 	return out, nil
+}
+
+// SubmitDefaults is what Store.JobSubmit makes of p with the nodes as
+// they are, for a store that reads them in Go: the job to insert, the
+// service's settings in place where p asks for them, and what the nodes
+// offer its type (the result without its ID).
+func SubmitDefaults(nodes []*Node, p JobSubmitParams) (JobInsertParams, JobSubmitted) {
+	svc, offered := ServiceDefaults(nodes, p.Type)
+	ip := p.JobInsertParams
+	if p.ServiceLoad && svc.Load > 0 {
+		ip.Load = svc.Load
+	}
+	if p.ServiceTimeout && svc.Timeout > 0 {
+		ip.Timeout = time.Duration(svc.Timeout)
+	}
+	if p.ServiceMemory && svc.Memory > 0 {
+		ip.MemoryLimit = svc.Memory
+	}
+	out := JobSubmitted{Load: ip.Load, Offered: offered}
+	for _, n := range nodes {
+		if n.State == NodeOnline && n.Offers(p.Type) {
+			if !out.OnlineOffered || n.MaxLoad > out.LargestMaxLoad {
+				out.LargestMaxLoad = n.MaxLoad
+			}
+			out.OnlineOffered = true
+		}
+	}
+	return ip, out
 }
 
 // ServiceDefaults finds the settings the nodes give jobs of a type,

@@ -23,6 +23,21 @@ func (c *chunkCounter) JobInsertMany(ctx context.Context, ps []engine.JobInsertP
 	return c.Store.JobInsertMany(ctx, ps)
 }
 
+// Tx counts the inserts made in a transaction too.
+func (c *chunkCounter) Tx(ctx context.Context, fn func(tx engine.TxStore) error) error {
+	return c.Store.Tx(ctx, func(tx engine.TxStore) error { return fn(&txChunkCounter{TxStore: tx, c: c}) })
+}
+
+type txChunkCounter struct {
+	engine.TxStore
+	c *chunkCounter
+}
+
+func (tc *txChunkCounter) JobInsertMany(ctx context.Context, ps []engine.JobInsertParams) ([]int64, error) {
+	tc.c.chunks = append(tc.c.chunks, len(ps))
+	return tc.TxStore.JobInsertMany(ctx, ps)
+}
+
 func submitManyEnv(t *testing.T) (*chunkCounter, *engine.VirtualClock, []*engine.Node) {
 	t.Helper()
 	clock := engine.NewVirtualClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
@@ -56,7 +71,7 @@ func TestSubmitManyAsSubmit(t *testing.T) {
 		{Type: "nobody", ParentID: &parent.Job.ID, RunIn: engine.Ptr(time.Minute), MaxAttempts: 3, Backoff: time.Second},
 		{Type: engine.TypeExec, Args: []string{"echo", "hi"}, Payload: []byte(`{"a":1}`), Operation: "op", Creator: "ada"},
 	}
-	got, err := engine.SubmitMany(ctx, s, nodes, requests)
+	got, err := engine.SubmitMany(ctx, s, nodes, requests, testActor)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +113,7 @@ func TestSubmitManyRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := engine.ApplyVerb(ctx, s, ended.Job.ID, engine.VerbCancel); err != nil {
+	if _, err := engine.ApplyVerb(ctx, s, ended.Job.ID, engine.VerbCancel, testActor); err != nil {
 		t.Fatal(err)
 	}
 	ok := engine.SubmitRequest{Type: engine.TypeNoop}
@@ -117,7 +132,7 @@ func TestSubmitManyRefusals(t *testing.T) {
 			requests[i] = ok
 		}
 		requests[1200] = tt.bad
-		_, err := engine.SubmitMany(ctx, s, nodes, requests)
+		_, err := engine.SubmitMany(ctx, s, nodes, requests, testActor)
 		var batch *engine.BatchError
 		if !errors.As(err, &batch) || batch.Index != 1200 || !errors.Is(err, tt.target) {
 			t.Errorf("%s: got %v, want a *BatchError at index 1200 matching %v", name, err, tt.target)
@@ -140,7 +155,7 @@ func TestSubmitManyChunks(t *testing.T) {
 	for i := range requests {
 		requests[i] = engine.SubmitRequest{Type: engine.TypeNoop, Operation: fmt.Sprint(i)}
 	}
-	got, err := engine.SubmitMany(ctx, s, nodes, requests)
+	got, err := engine.SubmitMany(ctx, s, nodes, requests, testActor)
 	if err != nil {
 		t.Fatal(err)
 	}

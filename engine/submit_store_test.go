@@ -65,7 +65,7 @@ func TestSubmit(t *testing.T) {
 		}
 	}
 	ended, _ := engine.Submit(ctx, s, nodes, engine.SubmitRequest{Type: engine.TypeNoop})
-	if _, err := engine.ApplyVerb(ctx, s, ended.Job.ID, engine.VerbCancel); err != nil {
+	if _, err := engine.ApplyVerb(ctx, s, ended.Job.ID, engine.VerbCancel, testActor); err != nil {
 		t.Fatal(err)
 	}
 	_, err = engine.Submit(ctx, s, nodes, engine.SubmitRequest{Type: engine.TypeNoop, ParentID: &ended.Job.ID})

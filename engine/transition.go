@@ -16,16 +16,21 @@ type JobUpdate struct {
 	Version int64
 	To      Status
 
-	Node             *string  // "" clears the node
-	IncrementAttempt bool     // a new run starts, with no exit code yet (the last run's stays with its Attempt)
-	RebaseAttempts   bool     // a requeue: max attempts count again from the current attempt
-	ExitCode         *int     // set; ClearResult clears it
-	Message          *string  // why the job is in its new state
-	RunAfterSeconds  *float64 // run_after = database now + seconds
-	ClearResult      bool     // exit code, progress, finished_at and run_after reset (requeue)
-	MarkQueued       bool     // queued_at = database now
-	MarkStarted      bool     // started_at = database now
-	MarkFinished     bool     // finished_at = database now
+	Node             *string // "" clears the node
+	IncrementAttempt bool    // a new run starts, with no exit code or usage yet (the last run's stay with its Attempt)
+	RebaseAttempts   bool    // a requeue: max attempts count again from the current attempt
+	ExitCode         *int    // set; ClearResult clears it
+	// Usage is what the run that this transition ends used: kept on the
+	// job (Job.Usage) and with the attempt it ends. IncrementAttempt and
+	// ClearResult clear the job's.
+	Usage           *Usage
+	Message         *string  // why the job is in its new state
+	RunAfterSeconds *float64 // run_after = database now + seconds
+	ClearResult     bool     // exit code, usage, progress, finished_at and run_after reset (requeue)
+	MarkQueued      bool     // queued_at = database now
+	MarkStarted     bool     // started_at = database now
+	MarkFinished    bool     // finished_at = database now
+	Priority        *int     // the job's new priority (MinPriority to MaxPriority)
 
 	// StartedUnder, on the start of an attempt, records the dispatcher and
 	// its lease term on the job, and the transition applies only while that
@@ -76,11 +81,19 @@ func (u JobUpdate) Validate() error {
 	if !CanTransition(u.From, u.To) {
 		return &TransitionError{ID: u.ID, From: u.From, To: u.To}
 	}
+	if u.Priority != nil && (*u.Priority < MinPriority || *u.Priority > MaxPriority) {
+		return &TransitionError{ID: u.ID, From: u.From, To: u.To, Reason: PriorityProblem(*u.Priority)}
+	}
 	if t := u.StartedUnder; t != nil && (t.Owner == "" || t.Term <= 0) {
 		return &TransitionError{ID: u.ID, From: u.From, To: u.To, Reason: fmt.Sprintf("lease term %d of %q names no term", t.Term, t.Owner)}
 	}
 	return nil
 }
+
+// ErrBatchPriority refuses a priority in JobUpdateMany: the batches are the
+// hot path of dispatch, start and finish, which never change one; an
+// operator changes a job's priority through JobUpdate.
+var ErrBatchPriority = errors.New("a priority is changed one job at a time, not in a batch")
 
 // TransitionError is a transition the state machine refuses.
 type TransitionError struct {

@@ -66,11 +66,11 @@ func TestQueriesOverridePerDialect(t *testing.T) {
 	if sqlite["schema_migrations_create"] == pg["schema_migrations_create"] {
 		t.Error("a dialect's own file should replace the shared one")
 	}
-	if _, ok := sqlite["migrate_lock"]; ok {
+	if _, ok := sqlite["migrate_tx_lock"]; ok {
 		t.Error("postgres's own query leaked into sqlite")
 	}
-	if _, ok := pg["migrate_lock"]; !ok {
-		t.Error("postgres lacks its own migrate_lock")
+	if _, ok := pg["migrate_tx_lock"]; !ok {
+		t.Error("postgres lacks its own migrate_tx_lock")
 	}
 }
 

@@ -12,7 +12,8 @@ import (
 )
 
 // Header is the top two lines: where the data comes from, who dispatches,
-// how fast, and the jobs per state.
+// how fast, the jobs per state, and the first job type whose declared load
+// is far from what its runs use.
 type Header struct {
 	styles Styles
 	width  int
@@ -69,14 +70,40 @@ func (h Header) View() string {
 			counts = append(counts, h.styles.status(st)+" "+fmt.Sprint(n))
 		}
 	}
-	second := "no jobs"
+	return fit(first, h.width) + "\n" + fit(h.second(counts), h.width)
+}
+
+// second is the header's second line: the counts, and after them the
+// first job type whose declared load is far off, as far as the width
+// allows: the counts spaced, else tight; the note whole, else the type
+// alone, else nothing (the jobs pane marks the types too).
+func (h Header) second(counts []string) string {
+	s := h.snap
+	spaced, tight := "no jobs", "no jobs"
 	if len(counts) > 0 {
-		second = strings.Join(counts, "  ")
-		if ansi.StringWidth(second) > h.width {
-			second = strings.Join(counts, " ") // tighter rather than cut
+		spaced, tight = strings.Join(counts, "  "), strings.Join(counts, " ")
+	}
+	var notes []string
+	if len(s.LoadsOff) > 0 {
+		u, more, short := s.LoadsOff[0], "", ""
+		if n := len(s.LoadsOff) - 1; n > 0 {
+			more, short = fmt.Sprintf(" (+%d: jobctl stats)", n), fmt.Sprintf(" +%d", n)
+		}
+		notes = append(notes,
+			fmt.Sprintf("! %s: load %s, uses %s cores p95", u.Type, engine.FormatNumber(u.DeclaredLoad), engine.FormatNumber(u.CoresP95))+more,
+			"! "+u.Type+short)
+	}
+	for _, note := range notes {
+		for _, c := range []string{spaced, tight} {
+			if ansi.StringWidth(c)+2+ansi.StringWidth(note) <= h.width {
+				return c + "  " + h.styles.Warn.Render(note)
+			}
 		}
 	}
-	return fit(first, h.width) + "\n" + fit(second, h.width)
+	if ansi.StringWidth(spaced) > h.width {
+		return tight // tighter rather than cut
+	}
+	return spaced
 }
 
 // leaseText names the dispatcher and how long its lease has left.

@@ -40,12 +40,15 @@ func (h Help) View() string {
 	lines := []string{"Keys", ""}
 	lines = append(lines, splitLines(h.model.FullHelpView(h.keys.FullHelp()))...)
 	lines = append(lines, "",
-		"Destructive keys (c, r, m, d) ask first: y to go ahead, n or esc to leave it.",
-		"Filter: job states and types, as 'jobctl list --state/--type' take them.",
+		"c, r, m and d ask first: type a reason if you like (it is recorded with the",
+		"change, as --reason is), enter to go ahead, esc to leave it as it was.",
+		"Enter on a job: its detail and last log lines, following; l: its whole log.",
+		"s sorts the jobs by the next column, S the other way; / filters by state/type.",
 		"",
-		"Node states: MAINTENANCE takes no new jobs; OVERLOADED: its machine is too",
-		"busy (load average or free memory); WATCH: it is late recording that it is",
-		"alive, and heartbeats will mark it OFFLINE unless it answers.",
+		"Node states, as 'jobctl nodes' shows them: WATCH: a heartbeat went unanswered",
+		"or it is late recording that it is alive; LOST: silent past its node lease,",
+		"it has stopped its runs and they go back to the queue. MAINTENANCE: no new",
+		"jobs; OVERLOADED: its machine is busy (load average) or short of memory.",
 		"",
 		"esc or ? to close")
 	return joinLines(lines, h.height, h.width)

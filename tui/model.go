@@ -31,7 +31,12 @@ const (
 	stateConfirm              // asking before an action
 	stateHelp                 // the help screen
 	stateExplain              // an explanation
+	stateDetail               // one job's detail, following its log
+	stateLogs                 // one job's log, following
 )
+
+// statusTTL is how long an action's result stays on the status line.
+const statusTTL = 4 * time.Second
 
 // pane is where the movement keys move.
 type pane int
@@ -61,29 +66,43 @@ type (
 		e   *dispatch.Explanation
 		err error
 	}
+	// inspectMsg is a read of the job the detail or log view shows.
+	inspectMsg struct {
+		id  int64
+		in  *Inspection
+		err error
+	}
 )
 
 // Options configure a Model.
 type Options struct {
 	// Context bounds every fetch and action.
-	Context  context.Context
-	Fetch    FetchFunc
+	Context context.Context
+	Fetch   FetchFunc
+	// Inspect reads the job the detail and log views show.
+	Inspect  InspectFunc
 	Actions  Actions
 	Interval time.Duration // 0: DefaultInterval
 	Styles   Styles
 	Keys     *KeyMap // nil: DefaultKeyMap
+	// Clock says when an action's result has been on the status line
+	// long enough; nil: the system clock.
+	Clock engine.Clock
 }
 
 // Model is the dashboard.
 type Model struct {
 	ctx      context.Context
 	fetch    FetchFunc
+	inspect  InspectFunc
 	actions  Actions
 	interval time.Duration
 	styles   Styles
 	keys     KeyMap
+	clock    engine.Clock
 
 	state  state
+	back   state // where a dialog, the explanation or the help returns to
 	focus  pane
 	width  int
 	height int
@@ -95,14 +114,33 @@ type Model struct {
 	confirm Confirm
 	filter  Filter
 	explain ExplainView
+	detail  DetailView
+	logs    LogView
 
-	query    Query
-	fetching bool // a refresh is under way
-	refetch  bool // refresh again as soon as it is back
-	recount  bool // the next refresh counts the jobs afresh
-	tickSeq  int
-	message  string // the last action's result
-	err      error  // the last action's or refresh's error
+	query     Query
+	fetching  bool // a refresh is under way
+	refetch   bool // refresh again as soon as it is back
+	recount   bool // the next refresh counts the jobs afresh
+	tickSeq   int
+	message   string    // the last action's result
+	err       error     // the last action's or refresh's error
+	messageAt time.Time // when message or err was set, on the clock
+
+	// open is the job the detail or log view shows, nil while neither
+	// is open.
+	open *openJob
+}
+
+// openJob is what the detail and log views know of their job.
+type openJob struct {
+	id       int64
+	in       *Inspection
+	log      *logBuffer
+	err      error
+	fetching bool // a read is under way
+	// fromDetail: the log view was opened from the detail, which esc
+	// returns to.
+	fromDetail bool
 }
 
 // New returns the dashboard; Init starts its first refresh.
@@ -117,9 +155,12 @@ func New(o Options) Model {
 	if o.Keys != nil {
 		keys = *o.Keys
 	}
+	if o.Clock == nil {
+		o.Clock = engine.SystemClock{}
+	}
 	m := Model{
-		ctx: o.Context, fetch: o.Fetch, actions: o.Actions, interval: o.Interval,
-		styles: o.Styles, keys: keys,
+		ctx: o.Context, fetch: o.Fetch, inspect: o.Inspect, actions: o.Actions, interval: o.Interval,
+		styles: o.Styles, keys: keys, clock: o.Clock,
 		header:  NewHeader(o.Styles),
 		nodes:   NewNodesTable(o.Styles, keys),
 		jobs:    NewJobsPane(o.Styles, keys),
@@ -127,6 +168,8 @@ func New(o Options) Model {
 		confirm: NewConfirm(o.Styles, keys),
 		filter:  NewFilter(o.Styles, keys),
 		explain: NewExplainView(o.Styles, keys),
+		detail:  NewDetailView(o.Styles),
+		logs:    NewLogView(o.Styles, keys),
 	}
 	m.nodes.SetFocused(true)
 	m.setSize(80, 24)
@@ -178,6 +221,8 @@ func (m *Model) setSize(w, h int) {
 	m.confirm.SetSize(w, 1)
 	m.filter.SetSize(w, 1)
 	m.explain.SetSize(w, body)
+	m.detail.SetSize(w, body)
+	m.logs.SetSize(w, body)
 }
 
 // Update handles one message.
@@ -190,32 +235,61 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.seq != m.tickSeq {
 			return m, nil
 		}
-		return m, m.refresh()
+		m.expireStatus()
+		return m, tea.Batch(m.refresh(), m.inspectCmd())
 	case snapshotMsg:
 		return m.updateSnapshot(msg)
+	case inspectMsg:
+		m.updateInspection(msg)
+		return m, nil
 	case actionMsg:
-		m.message, m.err = msg.text, msg.err
+		m.setStatus(msg.text, msg.err)
 		m.recount = true
-		return m, m.refresh()
+		return m, tea.Batch(m.refresh(), m.inspectCmd())
 	case explainMsg:
 		if msg.err != nil {
-			m.message, m.err = "", msg.err
+			m.setStatus("", msg.err)
 			return m, nil
 		}
-		m.message, m.err = "", nil
+		m.setStatus("", nil)
 		m.explain.Show(msg.e)
-		m.state = stateExplain
+		m.back, m.state = m.bodyState(), stateExplain
 		return m, nil
 	case tea.KeyPressMsg:
 		return m.updateKey(msg)
 	}
-	if m.state == stateFilter {
-		var cmd tea.Cmd
-		m.filter, cmd = m.filter.Update(msg) // the cursor's own messages
-		return m, cmd
+	// The cursors' own messages.
+	var cmd tea.Cmd
+	switch m.state {
+	case stateFilter:
+		m.filter, cmd = m.filter.Update(msg)
+	case stateConfirm:
+		m.confirm, cmd = m.confirm.Update(msg)
 	}
-	return m, nil
+	return m, cmd
 }
+
+// setStatus puts an action's result, or its error, on the status line
+// until statusTTL has passed.
+func (m *Model) setStatus(text string, err error) {
+	m.message, m.err, m.messageAt = text, err, m.clock.Now()
+}
+
+// expireStatus clears an action's result once it has been shown for
+// statusTTL; a refresh's error stays while the database does not answer.
+func (m *Model) expireStatus() {
+	if m.message == "" && (m.err == nil || isRefreshError(m.err)) {
+		return
+	}
+	if m.clock.Now().Sub(m.messageAt) >= statusTTL {
+		m.message = ""
+		if m.err != nil && !isRefreshError(m.err) {
+			m.err = nil
+		}
+	}
+}
+
+func isRefreshError(err error) bool { return strings.HasPrefix(err.Error(), "refresh: ") }
 
 func (m Model) updateSnapshot(msg snapshotMsg) (tea.Model, tea.Cmd) {
 	m.fetching = false
@@ -225,7 +299,7 @@ func (m Model) updateSnapshot(msg snapshotMsg) (tea.Model, tea.Cmd) {
 		}
 		m.err = fmt.Errorf("refresh: %w", msg.err)
 	} else {
-		if m.err != nil && strings.HasPrefix(m.err.Error(), "refresh: ") {
+		if m.err != nil && isRefreshError(m.err) {
 			m.err = nil // the database answers again
 		}
 		m.header, _ = m.header.Update(msg)
@@ -233,11 +307,87 @@ func (m Model) updateSnapshot(msg snapshotMsg) (tea.Model, tea.Cmd) {
 		m.jobs, _ = m.jobs.Update(msg)
 		m.setSize(m.width, m.height) // the nodes pane fits its rows
 	}
+	m.expireStatus()
 	if m.refetch {
 		m.refetch = false
 		return m, m.refresh()
 	}
 	return m, m.tickCmd()
+}
+
+// openView opens the detail or log view on job id and reads it.
+func (m *Model) openView(id int64, st state) tea.Cmd {
+	if m.open == nil || m.open.id != id {
+		m.open = &openJob{id: id, log: newLogBuffer()}
+		m.detail.Show(id)
+		m.logs.Show(id)
+	}
+	m.state = st
+	m.showOpen()
+	return m.inspectCmd()
+}
+
+// closeView leaves the detail or log view.
+func (m *Model) closeView() {
+	m.open = nil
+	m.state = stateBrowse
+}
+
+// inspectCmd reads the open job, unless no view is open or a read is
+// under way: each refresh reads it once.
+func (m *Model) inspectCmd() tea.Cmd {
+	o := m.open
+	if o == nil || o.fetching || m.inspect == nil {
+		return nil
+	}
+	o.fetching = true
+	ctx, inspect := m.ctx, m.inspect
+	q := InspectQuery{ID: o.id, AfterSeq: o.log.afterSeq, Explain: m.bodyState() == stateDetail}
+	return func() tea.Msg {
+		in, err := inspect(ctx, q)
+		return inspectMsg{id: q.ID, in: in, err: err}
+	}
+}
+
+func (m *Model) updateInspection(msg inspectMsg) {
+	o := m.open
+	if o == nil || o.id != msg.id {
+		return // a read for a view closed since
+	}
+	o.fetching = false
+	o.err = msg.err
+	if msg.err == nil {
+		if msg.in.Explanation == nil && o.in != nil {
+			msg.in.Explanation = o.in.Explanation // read while the detail was shown
+		}
+		o.in = msg.in
+		o.log.add(msg.in.Log)
+	}
+	m.showOpen()
+}
+
+// showOpen hands the open job to its views.
+func (m *Model) showOpen() {
+	o := m.open
+	if o == nil {
+		return
+	}
+	lines := o.log.Lines()
+	m.detail.SetData(o.in, lines, o.err)
+	var job *engine.Job
+	if o.in != nil {
+		job = o.in.Job
+	}
+	m.logs.SetData(job, lines)
+}
+
+// bodyState is what the screen's body shows under a dialog.
+func (m Model) bodyState() state {
+	switch m.state {
+	case stateConfirm, stateFilter, stateExplain, stateHelp:
+		return m.back
+	}
+	return m.state
 }
 
 func (m Model) updateKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
@@ -255,25 +405,69 @@ func (m Model) updateKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case stateConfirm:
 		m.confirm, cmd = m.confirm.Update(msg)
 		if !m.confirm.IsOpen() {
-			m.state = stateBrowse
+			m.state = m.back
 			if cmd == nil {
-				m.message, m.err = "left as it was", nil
+				m.setStatus("left as it was", nil)
 			}
 		}
 		return m, cmd
 	case stateExplain:
 		m.explain, cmd = m.explain.Update(msg)
 		if !m.explain.IsOpen() {
-			m.state = stateBrowse
+			m.state = m.back
 		}
 		return m, cmd
 	case stateHelp:
 		if key.Matches(msg, m.keys.Help) || key.Matches(msg, m.keys.Back) {
-			m.state = stateBrowse
+			m.state = m.back
 		}
 		return m, nil
+	case stateDetail, stateLogs:
+		return m.updateView(msg)
 	}
 	return m.updateBrowse(msg)
+}
+
+// updateView handles the keys of the detail and log views: the job's
+// actions act on the job they show.
+func (m Model) updateView(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+	k := m.keys
+	switch {
+	case msg.String() == "ctrl+c":
+		return m, tea.Quit
+	case key.Matches(msg, k.Back):
+		if m.state == stateLogs && m.open.fromDetail {
+			m.state, m.open.fromDetail = stateDetail, false
+			return m, m.inspectCmd() // with the explanation again
+		}
+		m.closeView()
+	case key.Matches(msg, k.Logs) && m.state == stateDetail:
+		m.state, m.open.fromDetail = stateLogs, true
+	case key.Matches(msg, k.Help):
+		m.back, m.state = m.state, stateHelp
+	case m.state == stateLogs && key.Matches(msg, k.Up):
+		m.logs.Scroll(1, false)
+	case m.state == stateLogs && key.Matches(msg, k.Down):
+		m.logs.Scroll(-1, false)
+	case m.state == stateLogs && key.Matches(msg, k.PageUp):
+		m.logs.Scroll(m.logs.Page(), false)
+	case m.state == stateLogs && key.Matches(msg, k.PageDown):
+		m.logs.Scroll(-m.logs.Page(), false)
+	case m.state == stateLogs && key.Matches(msg, k.End):
+		m.logs.Scroll(0, true)
+	case key.Matches(msg, k.Cancel), key.Matches(msg, k.Requeue), key.Matches(msg, k.Pause), key.Matches(msg, k.Explain):
+		return m.jobKey(msg, m.openedJob())
+	}
+	return m, nil
+}
+
+// openedJob is the job the detail or log view shows, as last read; nil
+// before the first read.
+func (m Model) openedJob() *engine.Job {
+	if m.open == nil || m.open.in == nil {
+		return nil
+	}
+	return m.open.in.Job
 }
 
 func (m Model) updateBrowse(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
@@ -282,7 +476,7 @@ func (m Model) updateBrowse(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case key.Matches(msg, k.Quit):
 		return m, tea.Quit
 	case key.Matches(msg, k.Help):
-		m.state = stateHelp
+		m.back, m.state = stateBrowse, stateHelp
 	case key.Matches(msg, k.Tab):
 		m.setFocus(1 - m.focus)
 	case key.Matches(msg, k.Up), key.Matches(msg, k.Down):
@@ -291,6 +485,22 @@ func (m Model) updateBrowse(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		} else {
 			m.jobs, _ = m.jobs.Update(msg)
 		}
+	case key.Matches(msg, k.Sort), key.Matches(msg, k.SortReverse):
+		m.jobs.SetFocused(true) // the sort keys work from either pane
+		m.jobs, _ = m.jobs.Update(msg)
+		m.jobs.SetFocused(m.focus == paneJobs)
+	case m.focus == paneJobs && key.Matches(msg, k.Open):
+		j := m.jobs.Selected()
+		if j == nil {
+			return m.noSelection("job")
+		}
+		return m, m.openView(j.ID, stateDetail)
+	case key.Matches(msg, k.Logs):
+		j := m.jobs.Selected()
+		if j == nil {
+			return m.noSelection("job")
+		}
+		return m, m.openView(j.ID, stateLogs)
 	case key.Matches(msg, k.Scope):
 		n := m.nodes.Selected()
 		if n == nil || m.focus != paneNodes {
@@ -310,20 +520,8 @@ func (m Model) updateBrowse(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case key.Matches(msg, k.Filter):
 		m.state = stateFilter
 		return m, m.filter.Open()
-	case key.Matches(msg, k.Cancel):
-		return m.askJob(engine.VerbCancel, "Cancel %s?")
-	case key.Matches(msg, k.Requeue):
-		return m.askJob(engine.VerbRequeue, "Requeue %s, to run again?")
-	case key.Matches(msg, k.Pause):
-		j := m.jobs.Selected()
-		if j == nil {
-			return m.noSelection("job")
-		}
-		verb := engine.VerbPause
-		if j.Status == engine.StatusPaused {
-			verb = engine.VerbResume
-		}
-		return m, m.verbCmd(j.ID, verb)
+	case key.Matches(msg, k.Cancel), key.Matches(msg, k.Requeue), key.Matches(msg, k.Pause), key.Matches(msg, k.Explain):
+		return m.jobKey(msg, m.jobs.Selected())
 	case key.Matches(msg, k.Maintenance):
 		n := m.nodes.Selected()
 		if n == nil {
@@ -333,19 +531,41 @@ func (m Model) updateBrowse(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		if n.Maintenance {
 			prompt = fmt.Sprintf("Take node %s out of maintenance (it takes jobs again)?", n.Name)
 		}
-		m.ask(prompt, m.maintenanceCmd(n.Name, !n.Maintenance))
+		name, on := n.Name, !n.Maintenance
+		return m, m.ask(prompt, func(reason string) tea.Cmd { return m.maintenanceCmd(name, on, reason) })
 	case key.Matches(msg, k.Drain):
 		n := m.nodes.Selected()
 		if n == nil {
 			return m.noSelection("node")
 		}
-		m.ask(fmt.Sprintf("Drain node %s: no new jobs, its %d running go on?", n.Name, n.Running), m.drainCmd(n.Name))
-	case key.Matches(msg, k.Explain):
-		j := m.jobs.Selected()
-		if j == nil {
-			return m.noSelection("job")
+		name := n.Name
+		return m, m.ask(fmt.Sprintf("Drain node %s: no new jobs, its %d running go on?", n.Name, n.Running),
+			func(reason string) tea.Cmd { return m.drainCmd(name, reason) })
+	}
+	return m, nil
+}
+
+// jobKey carries out a job's action key on j: cancel and requeue ask
+// first (with a reason to give), pause and resume do not, explain shows
+// the dispatcher's verdict.
+func (m Model) jobKey(msg tea.KeyPressMsg, j *engine.Job) (tea.Model, tea.Cmd) {
+	if j == nil {
+		return m.noSelection("job")
+	}
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.Cancel):
+		return m.askJob(j, engine.VerbCancel, "Cancel %s?")
+	case key.Matches(msg, k.Requeue):
+		return m.askJob(j, engine.VerbRequeue, "Requeue %s, to run again?")
+	case key.Matches(msg, k.Pause):
+		verb := engine.VerbPause
+		if j.Status == engine.StatusPaused {
+			verb = engine.VerbResume
 		}
-		m.message, m.err = fmt.Sprintf("explaining job %d…", j.ID), nil
+		return m, m.verbCmd(j.ID, verb, "")
+	case key.Matches(msg, k.Explain):
+		m.setStatus(fmt.Sprintf("explaining job %d…", j.ID), nil)
 		return m, m.explainCmd(j.ID)
 	}
 	return m, nil
@@ -357,22 +577,22 @@ func (m *Model) setFocus(p pane) {
 	m.jobs.SetFocused(p == paneJobs)
 }
 
-func (m *Model) ask(prompt string, action tea.Cmd) {
-	m.confirm.Open(prompt, action)
+// ask opens the confirm dialog over what the screen shows; action makes
+// the change's command from the reason typed.
+func (m *Model) ask(prompt string, action func(reason string) tea.Cmd) tea.Cmd {
+	m.back = m.state
 	m.state = stateConfirm
+	return m.confirm.Open(prompt, action)
 }
 
-func (m Model) askJob(verb engine.Verb, prompt string) (tea.Model, tea.Cmd) {
-	j := m.jobs.Selected()
-	if j == nil {
-		return m.noSelection("job")
-	}
-	m.ask(fmt.Sprintf(prompt, describeJob(j)), m.verbCmd(j.ID, verb))
-	return m, nil
+func (m Model) askJob(j *engine.Job, verb engine.Verb, prompt string) (tea.Model, tea.Cmd) {
+	id := j.ID
+	cmd := m.ask(fmt.Sprintf(prompt, describeJob(j)), func(reason string) tea.Cmd { return m.verbCmd(id, verb, reason) })
+	return m, cmd
 }
 
 func (m Model) noSelection(what string) (tea.Model, tea.Cmd) {
-	m.message, m.err = "", fmt.Errorf("no %s selected", what)
+	m.setStatus("", fmt.Errorf("no %s selected", what))
 	return m, nil
 }
 
@@ -383,10 +603,10 @@ func (m *Model) applyFilter() tea.Cmd {
 	return m.refresh()
 }
 
-func (m Model) verbCmd(id int64, verb engine.Verb) tea.Cmd {
+func (m Model) verbCmd(id int64, verb engine.Verb, reason string) tea.Cmd {
 	ctx, a := m.ctx, m.actions
 	return func() tea.Msg {
-		j, err := a.JobVerb(ctx, id, verb)
+		j, err := a.JobVerb(ctx, id, verb, reason)
 		if err != nil {
 			return actionMsg{err: err}
 		}
@@ -394,10 +614,10 @@ func (m Model) verbCmd(id int64, verb engine.Verb) tea.Cmd {
 	}
 }
 
-func (m Model) maintenanceCmd(name string, on bool) tea.Cmd {
+func (m Model) maintenanceCmd(name string, on bool, reason string) tea.Cmd {
 	ctx, a := m.ctx, m.actions
 	return func() tea.Msg {
-		if err := a.NodeMaintenance(ctx, name, on); err != nil {
+		if err := a.NodeMaintenance(ctx, name, on, reason); err != nil {
 			return actionMsg{err: err}
 		}
 		if on {
@@ -407,10 +627,10 @@ func (m Model) maintenanceCmd(name string, on bool) tea.Cmd {
 	}
 }
 
-func (m Model) drainCmd(name string) tea.Cmd {
+func (m Model) drainCmd(name, reason string) tea.Cmd {
 	ctx, a := m.ctx, m.actions
 	return func() tea.Msg {
-		active, err := a.NodeDrain(ctx, name)
+		active, err := a.NodeDrain(ctx, name, reason)
 		if err != nil {
 			return actionMsg{err: err}
 		}
@@ -439,9 +659,15 @@ func plural(n int, one, many string) string {
 // View draws the whole screen.
 func (m Model) View() tea.View {
 	v := tea.NewView(m.render())
-	if m.state == stateFilter {
+	switch m.state {
+	case stateFilter:
 		if c := m.filter.Cursor(); c != nil {
 			c.Y = m.height - 2 // the status line
+			v.Cursor = c
+		}
+	case stateConfirm:
+		if c := m.confirm.Cursor(); c != nil {
+			c.Y = m.height - 1 // the line under the question
 			v.Cursor = c
 		}
 	}
@@ -456,15 +682,27 @@ func (m Model) render() string {
 		return joinLines([]string{fmt.Sprintf("terminal %dx%d: top needs %dx%d", m.width, m.height, minWidth, minHeight)}, m.height, m.width)
 	}
 	parts := []string{m.header.View()}
-	switch m.state {
+	body := m.state
+	if m.state == stateConfirm || m.state == stateFilter {
+		body = m.bodyState()
+	}
+	switch body {
 	case stateHelp:
 		parts = append(parts, m.help.View())
 	case stateExplain:
 		parts = append(parts, m.explain.View())
+	case stateDetail:
+		parts = append(parts, m.detail.View())
+	case stateLogs:
+		parts = append(parts, m.logs.View())
 	default:
 		parts = append(parts, m.nodes.View(), m.jobs.View())
 	}
-	parts = append(parts, m.statusLine(), m.help.ShortView())
+	foot := m.help.ShortView()
+	if m.state == stateConfirm {
+		foot = m.confirm.InputView()
+	}
+	parts = append(parts, m.statusLine(), foot)
 	return strings.Join(parts, "\n")
 }
 

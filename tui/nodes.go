@@ -12,30 +12,26 @@ import (
 	"github.com/jobctl/jobctl/engine/placement"
 )
 
-// Node states the dashboard shows besides the stored ones.
-const (
-	// stateOverloaded: the node's machine is too busy for new work (load
-	// average above its limit, or free memory under its reserve).
-	stateOverloaded = "OVERLOADED"
-	// stateWatch: the node has not recorded that it is alive for longer
-	// than its node lease (engine.Node.LeaseOf), after which it stops its
-	// own runs. The heartbeat's own watch list lives in
-	// the memory of the nodes that send heartbeats; what the database shows
-	// is this: a node late with its liveness record, which heartbeats will
-	// mark OFFLINE unless it answers.
-	stateWatch = "WATCH"
-)
+// stateOverloaded styles a live node whose machine holds it back: its
+// label ends in OVERLOADED (engine.NodeStatus.Label).
+const stateOverloaded = "OVERLOADED"
 
-// nodeState is what the STATE column says of a node at time now.
-func nodeState(n *engine.Node, now time.Time) string {
-	live := n.State == engine.NodeOnline || n.State == engine.NodeMaintenance
+// nodeStatus is what the STATE column says of a node at now, the database's
+// clock: what 'jobctl nodes' says, computed by the same engine.StatusOf.
+func nodeStatus(n *engine.Node, now time.Time) engine.NodeStatus { return engine.StatusOf(n, now) }
+
+// stateStyle names the style of a status: its liveness, or for a live node
+// what holds it back.
+func stateStyle(st engine.NodeStatus) string {
 	switch {
-	case live && !n.LastSeen.IsZero() && now.Sub(n.LastSeen) > n.LeaseOf():
-		return stateWatch
-	case n.State == engine.NodeOnline && n.Overloaded().Kind != "":
+	case st.State != engine.NodeOnline:
+		return string(st.State)
+	case st.Overload.Kind != "":
 		return stateOverloaded
+	case st.Maintenance:
+		return string(engine.NodeMaintenance)
 	}
-	return string(n.State)
+	return string(st.State)
 }
 
 // NodesTable is one row per node: state, a load bar, running jobs against
@@ -86,7 +82,12 @@ func (t NodesTable) Update(msg tea.Msg) (NodesTable, tea.Cmd) {
 		if n := t.Selected(); n != nil {
 			name = n.Name
 		}
+		// Nodes are judged on the database's clock, as 'jobctl nodes'
+		// judges them; the lease is read with it.
 		t.nodes, t.at = msg.snap.Nodes, msg.snap.At
+		if !msg.snap.Lease.Now.IsZero() {
+			t.at = msg.snap.Lease.Now
+		}
 		t.cursor = min(t.cursor, max(0, len(t.nodes)-1))
 		for i, n := range t.nodes {
 			if n.Name == name {
@@ -124,7 +125,7 @@ func (t *NodesTable) scroll() {
 
 // Column widths; the name and the bar share what is left.
 const (
-	nodeStateW   = 11 // MAINTENANCE
+	nodeStateW   = 11 // MAINTENANCE, the widest stored state (explain's STATE)
 	nodeLoadW    = 9  // 12.5/16
 	nodeJobsW    = 7  // 200/200
 	nodeWeightW  = 7  // 37/100 while warming up
@@ -134,14 +135,21 @@ const (
 )
 
 func (t NodesTable) widths() []int {
-	fixed := 2 + nodeStateW + nodeLoadW + nodeJobsW + nodeWeightW + nodeLoadAvgW + nodeFreeW + nodeSeenW + 8
+	// STATE is as wide as the widest label shown, ONLINE at least and
+	// ONLINE,MAINTENANCE at most (longer ones are cut), so the common case
+	// leaves the name and the bar their room.
+	state := len(engine.NodeOnline)
+	for _, n := range t.nodes {
+		state = max(state, min(len(nodeStatus(n, t.at).Label()), len("ONLINE,MAINTENANCE")))
+	}
+	fixed := 2 + state + nodeLoadW + nodeJobsW + nodeWeightW + nodeLoadAvgW + nodeFreeW + nodeSeenW + 8
 	rest := max(0, t.width-fixed)
 	name := 4
 	for _, n := range t.nodes {
 		name = max(name, len(n.Name))
 	}
 	name = max(4, min(name, 20, rest-6))
-	return []int{1, name, nodeStateW, max(0, rest-name), nodeLoadW, nodeJobsW, nodeWeightW, nodeLoadAvgW, nodeFreeW, nodeSeenW}
+	return []int{1, name, state, max(0, rest-name), nodeLoadW, nodeJobsW, nodeWeightW, nodeLoadAvgW, nodeFreeW, nodeSeenW}
 }
 
 // View renders the title, the column heads and the visible rows.
@@ -165,7 +173,7 @@ func (t NodesTable) View() string {
 
 func (t NodesTable) rowView(i int, w []int) string {
 	n := t.nodes[i]
-	state := nodeState(n, t.at)
+	st := nodeStatus(n, t.at)
 	factor := 0.0
 	if n.MaxLoad > 0 {
 		factor = n.Load / n.MaxLoad
@@ -191,7 +199,7 @@ func (t NodesTable) rowView(i int, w []int) string {
 	cells := []string{
 		marker(i == t.cursor, t.focused),
 		n.Name,
-		t.styles.NodeState[state].Render(state),
+		t.styles.NodeState[stateStyle(st)].Render(st.Label()),
 		bar(factor, w[3], t.styles.loadColor(factor), t.styles.BarEmpty),
 		fitRight(engine.FormatNumber(n.Load)+"/"+engine.FormatNumber(n.MaxLoad), w[4]),
 		fitRight(jobs, w[5]),
@@ -203,14 +211,18 @@ func (t NodesTable) rowView(i int, w []int) string {
 	return selectRow(t.styles, row(cells, w), i == t.cursor && t.focused)
 }
 
-// freeMemory is a memory size in at most seven cells: 812MiB, 22.3GiB.
+// freeMemory is a memory size in at most seven cells: 812MiB, 22.3GiB,
+// 640KiB;
+// free memory of a node, and the memory a job holds.
 func freeMemory(b int64) string {
-	const mib, gib = 1 << 20, 1 << 30
+	const kib, mib, gib = 1 << 10, 1 << 20, 1 << 30
 	switch {
 	case b >= 100*gib:
 		return strconv.FormatInt(b/gib, 10) + "GiB"
 	case b >= gib:
 		return strconv.FormatFloat(float64(b)/gib, 'f', 1, 64) + "GiB"
+	case b < mib:
+		return strconv.FormatInt(b/kib, 10) + "KiB"
 	}
 	return strconv.FormatInt(b/mib, 10) + "MiB"
 }

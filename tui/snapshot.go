@@ -72,6 +72,45 @@ type Snapshot struct {
 	// Matching is how many jobs the query selects in all, or -1 where that
 	// would need a count of its own (one node's jobs, a type filter).
 	Matching int
+	// LoadsOff are the job types whose declared load is far from what
+	// their latest runs used (engine.TypeUsage.Note is set), as measured
+	// at CountsAt.
+	LoadsOff []engine.TypeUsage
+}
+
+// loadOff is the measured use of jobType when its declared load is far
+// from it.
+func (s *Snapshot) loadOff(jobType string) (engine.TypeUsage, bool) {
+	if s == nil {
+		return engine.TypeUsage{}, false
+	}
+	for _, u := range s.LoadsOff {
+		if u.Type == jobType {
+			return u, true
+		}
+	}
+	return engine.TypeUsage{}, false
+}
+
+// runKey names one attempt of one job.
+type runKey struct {
+	job     int64
+	attempt int
+}
+
+// live is what the nodes last reported of the runs they run, by job and
+// attempt (a node may still report a run it has just lost).
+func (s *Snapshot) live() map[runKey]engine.LiveUsage {
+	out := map[runKey]engine.LiveUsage{}
+	if s == nil {
+		return out
+	}
+	for _, n := range s.Nodes {
+		for _, u := range n.RunningUsage {
+			out[runKey{u.JobID, u.Attempt}] = u
+		}
+	}
+	return out
 }
 
 // dequeued is how many jobs have left the queue in the cluster's history as
@@ -119,11 +158,13 @@ type Source struct {
 	mu       sync.Mutex
 	counts   map[engine.Status]int
 	countsAt time.Time
+	loadsOff []engine.TypeUsage
 }
 
 // jobCounts returns the counts per state, recounted when older than
-// CountsEvery.
-func (s *Source) jobCounts(ctx context.Context, now time.Time, recount bool) (map[engine.Status]int, time.Time, error) {
+// CountsEvery, and the types whose loads are far off, judged again with
+// them from the latest runs of the types the nodes offer.
+func (s *Source) jobCounts(ctx context.Context, now time.Time, recount bool, nodes []*engine.Node) (map[engine.Status]int, time.Time, []engine.TypeUsage, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if recount {
@@ -136,11 +177,42 @@ func (s *Source) jobCounts(ctx context.Context, now time.Time, recount bool) (ma
 	if s.counts == nil || now.Sub(s.countsAt) >= every || now.Before(s.countsAt) {
 		counts, err := s.Store.JobCountByStatus(ctx, engine.JobListParams{})
 		if err != nil {
-			return nil, time.Time{}, err
+			return nil, time.Time{}, nil, err
 		}
-		s.counts, s.countsAt = counts, now
+		off, err := loadsOff(ctx, s.Store, nodes)
+		if err != nil {
+			return nil, time.Time{}, nil, err
+		}
+		s.counts, s.countsAt, s.loadsOff = counts, now, off
 	}
-	return s.counts, s.countsAt, nil
+	return s.counts, s.countsAt, s.loadsOff, nil
+}
+
+// loadsOff judges the declared loads of the types the nodes offer by their
+// latest measured runs, and returns those far off.
+func loadsOff(ctx context.Context, store engine.Store, nodes []*engine.Node) ([]engine.TypeUsage, error) {
+	var types []string
+	for _, n := range nodes {
+		for _, svc := range n.Services {
+			if !slices.Contains(types, svc.Type) {
+				types = append(types, svc.Type)
+			}
+		}
+	}
+	if len(types) == 0 {
+		return nil, nil
+	}
+	attempts, err := store.JobAttemptUsageList(ctx, engine.JobAttemptUsageParams{Types: types, Runs: engine.DefaultUsageRuns})
+	if err != nil {
+		return nil, fmt.Errorf("read the measured runs: %w", err)
+	}
+	var off []engine.TypeUsage
+	for _, u := range engine.SummarizeUsage(attempts) {
+		if u.Note != "" {
+			off = append(off, u)
+		}
+	}
+	return off, nil
 }
 
 // The jobs pane's tiers, read in this order until the page is full: the
@@ -165,7 +237,7 @@ func (s *Source) Fetch(ctx context.Context, q Query) (*Snapshot, error) {
 	if snap.Nodes, err = s.Store.NodeList(ctx); err != nil {
 		return nil, fmt.Errorf("list nodes: %w", err)
 	}
-	if snap.Counts, snap.CountsAt, err = s.jobCounts(ctx, snap.At, q.Recount); err != nil {
+	if snap.Counts, snap.CountsAt, snap.LoadsOff, err = s.jobCounts(ctx, snap.At, q.Recount, snap.Nodes); err != nil {
 		return nil, fmt.Errorf("count jobs: %w", err)
 	}
 	params := engine.JobListParams{Node: q.Node, Types: q.Types}

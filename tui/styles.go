@@ -22,6 +22,7 @@ type Styles struct {
 	ColumnHead  lipgloss.Style
 	Selected    lipgloss.Style // the selected row of the focused pane
 	Dim         lipgloss.Style
+	Warn        lipgloss.Style
 	Message     lipgloss.Style // an action's result
 	Error       lipgloss.Style
 	Prompt      lipgloss.Style // the confirm dialog
@@ -45,7 +46,7 @@ func NewStyles(colored bool) Styles {
 	none := lipgloss.NoColor{}
 	s := Styles{
 		Color: colored, Title: plain, PaneTitle: plain, PaneFocused: plain, ColumnHead: plain,
-		Selected: plain, Dim: plain, Message: plain, Error: plain, Prompt: plain,
+		Selected: plain, Dim: plain, Warn: plain, Message: plain, Error: plain, Prompt: plain,
 		JobStatus: map[engine.Status]lipgloss.Style{}, NodeState: map[string]lipgloss.Style{},
 		LoadLow: none, LoadMid: none, LoadHigh: none, Progress: none, BarEmpty: none,
 		Help: help.Styles{
@@ -69,6 +70,7 @@ func NewStyles(colored bool) Styles {
 	s.ColumnHead = plain.Bold(true)
 	s.Selected = plain.Reverse(true)
 	s.Dim = plain.Foreground(gray)
+	s.Warn = plain.Foreground(yellow)
 	s.Message = plain.Foreground(green)
 	s.Error = plain.Foreground(red).Bold(true)
 	s.Prompt = plain.Foreground(yellow).Bold(true)
@@ -84,7 +86,7 @@ func NewStyles(colored bool) Styles {
 	for st, c := range map[string]color.Color{
 		string(engine.NodeOnline): green, string(engine.NodeMaintenance): yellow,
 		string(engine.NodeOffline): gray, string(engine.NodeError): red,
-		stateOverloaded: red, stateWatch: yellow,
+		stateOverloaded: red, string(engine.NodeWatch): yellow, string(engine.NodeLost): red,
 	} {
 		s.NodeState[st] = plain.Foreground(c)
 	}

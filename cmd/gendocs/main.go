@@ -2,7 +2,8 @@
 // completions into completions/, generated from the command tree so they
 // never drift from the code. Besides what cobra writes from a command's
 // help, every page gets an EXIT STATUS section and jobctl(1) ENVIRONMENT,
-// FILES and JOB PROTOCOL, from the help topics of the same names. The
+// FILES, JOB PROTOCOL and MEASURED USE, from the help topics of the same
+// names (usage for the last). The
 // output is reproducible: the date in the pages comes from
 // SOURCE_DATE_EPOCH, else a fixed date.
 //
@@ -113,16 +114,22 @@ const filesHelp = `  $XDG_STATE_HOME/jobctl/jobctl.db, ~/.local/state/jobctl/job
       node NAME's state directory (serve --state-dir): results/ keeps
       the results of finished jobs the database has not taken yet
   $XDG_CONFIG_HOME/jobctl/config.yaml, ~/.config/jobctl/config.yaml
-      the user's config file: db names the database when neither --db
-      nor JOBCTL_DB does; it has the format of jobctl serve --config
+      the user's config file: db names the database when nothing before
+      it does; it has the format of jobctl serve --config
+  /etc/jobctl/db
+      the packaged service's database, one line, root's alone (0600);
+      the unit hands it to the node as the systemd credential jobctl-db
   /etc/jobctl/jobctl.env
-      the packaged service's environment: its database (JOBCTL_DB) and
-      the flags of jobctl serve (JOBCTL_SERVE_FLAGS)
+      the packaged service's environment, root's alone (0600): the flags
+      of jobctl serve (JOBCTL_SERVE_FLAGS), and JOBCTL_DB if set
   /usr/lib/systemd/system/jobctl.service
       the packaged systemd unit that runs jobctl serve as the user jobctl
+      and its jobs as the user jobctl-job
   /var/lib/jobctl
-      the service's state directory: its default SQLite database and the
-      working directory of its jobs`
+      the service's state directory, jobctl's alone (0700): its default
+      SQLite database and the node's state
+  /var/lib/jobctl-job
+      the home of the user jobctl-job, where the service's jobs start`
 
 // manSections says which extra sections each page gets, by command path:
 // "" for every page.
@@ -146,12 +153,22 @@ func manSections(root *cobra.Command) (map[string][]manSection, error) {
 	if err != nil {
 		return nil, err
 	}
+	audit, err := topic(commands.TopicAudit)
+	if err != nil {
+		return nil, err
+	}
+	usage, err := topic(commands.TopicUsage)
+	if err != nil {
+		return nil, err
+	}
 	files := manSection{"FILES", filesHelp}
 	jobProtocol := manSection{"JOB PROTOCOL", protocol}
+	measured := manSection{"MEASURED USE", usage}
 	return map[string][]manSection{
-		"":                            {{"EXIT STATUS", exit}},
-		root.CommandPath():            {{"ENVIRONMENT", env}, files, jobProtocol},
-		root.CommandPath() + " serve": {files, jobProtocol},
+		"":                             {{"EXIT STATUS", exit}},
+		root.CommandPath():             {{"ENVIRONMENT", env}, files, jobProtocol, measured},
+		root.CommandPath() + " serve":  {files, jobProtocol, measured},
+		root.CommandPath() + " events": {{"AUDIT TRAIL", audit}},
 	}, nil
 }
 

@@ -111,23 +111,24 @@ func TestManPagesHaveExtraSections(t *testing.T) {
 	}
 
 	root := pages["jobctl.1"]
-	want := []string{"NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "EXIT STATUS", "ENVIRONMENT", "FILES", "JOB PROTOCOL", "EXAMPLE", "SEE ALSO"}
+	want := []string{"NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "EXIT STATUS", "ENVIRONMENT", "FILES", "JOB PROTOCOL", "MEASURED USE", "EXAMPLE", "SEE ALSO"}
 	if got := sectionTitles(root); !slices.Equal(got, want) {
 		t.Errorf("jobctl.1 sections are %q; want %q", got, want)
 	}
 	for _, w := range []string{
-		"\nJOBCTL_DB       the database when \\-\\-db is not given",
+		"\nJOBCTL_DB       the database when neither \\-\\-db nor \\-\\-db\\-file is given",
 		"\n/etc/jobctl/jobctl.env\n",
 		"\njobctl:progress N [text]",
 		"\nJOBCTL_JOB_ID     the job's id\n",
 		`\-\-cancel\-grace`,
+		`killed: out of memory, limit 2GiB`,
 	} {
 		if !strings.Contains(root, w) {
 			t.Errorf("jobctl.1 lacks %q", w)
 		}
 	}
 	serve := sectionTitles(pages["jobctl-serve.1"])
-	for _, w := range []string{"EXIT STATUS", "FILES", "JOB PROTOCOL"} {
+	for _, w := range []string{"EXIT STATUS", "FILES", "JOB PROTOCOL", "MEASURED USE"} {
 		if !slices.Contains(serve, w) {
 			t.Errorf("jobctl-serve.1 has no %s section: %q", w, serve)
 		}

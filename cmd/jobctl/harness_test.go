@@ -220,6 +220,8 @@ type nodeView struct {
 	ReservedMemory int64   `json:"reserved_memory"`
 	Overloaded     bool    `json:"overloaded"`
 	OverloadReason string  `json:"overload_reason"`
+	Maintenance    bool    `json:"maintenance"`
+	Note           string  `json:"note"`
 }
 
 func (c *cluster) nodes() []nodeView {
@@ -311,12 +313,46 @@ func (c *cluster) serve(name string, args ...string) *node {
 // address of a proxy in front of it, say).
 func (c *cluster) serveDB(dsn, name string, args ...string) *node {
 	c.t.Helper()
+	return c.serveWith(name, withDB(dsn), args...)
+}
+
+// withDB prepares a node's command to work on the database dsn.
+func withDB(dsn string) func(*exec.Cmd) {
+	return func(cmd *exec.Cmd) { cmd.Env = append(os.Environ(), "JOBCTL_DB="+dsn) }
+}
+
+// serveWith starts a node whose command prepare sets up: its environment
+// (the database) at least, and maybe its user. The load-average gate is
+// off: the tests that are not about it must not depend on how busy this
+// machine is.
+func (c *cluster) serveWith(name string, prepare func(*exec.Cmd), args ...string) *node {
+	c.t.Helper()
+	return c.startNode(name, prepare, append([]string{"--max-load-avg", "off"}, args...))
+}
+
+// serveGated starts a node with the load-average gate as serve sets it by
+// default, for the tests about it; loadavg is the load average the node
+// reads, written to a file in the format of /proc/loadavg, so the test does
+// not depend on how busy this machine is.
+func (c *cluster) serveGated(name string, loadavg float64, args ...string) *node {
+	c.t.Helper()
+	file := filepath.Join(c.t.TempDir(), "loadavg")
+	if err := os.WriteFile(file, fmt.Appendf(nil, "%.2f %.2f %.2f 3/812 4711\n", loadavg, loadavg, loadavg), 0o600); err != nil {
+		c.t.Fatal(err)
+	}
+	return c.startNode(name, withDB(c.dsn), append([]string{"--loadavg-file", file}, args...))
+}
+
+// startNode starts a node with the test settings and args, its command set
+// up by prepare.
+func (c *cluster) startNode(name string, prepare func(*exec.Cmd), args []string) *node {
+	c.t.Helper()
 	addr := "127.0.0.1:" + freePort(c.t)
 	all := append([]string{"serve", "--node", name, "--listen", addr,
 		"--dispatch-interval", "200ms", "--heartbeat-interval", "1s", "--poll-interval", "100ms",
-		"--max-load-avg", "off", "--log-level", "debug"}, args...)
+		"--log-level", "debug"}, args...)
 	cmd := exec.Command(binary, all...)
-	cmd.Env = append(os.Environ(), "JOBCTL_DB="+dsn)
+	prepare(cmd)
 	n := &node{name: name, addr: addr, cmd: cmd, log: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = n.log, n.log
 	if err := cmd.Start(); err != nil {

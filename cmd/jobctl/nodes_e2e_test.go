@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -43,7 +44,7 @@ func TestDrainDeadlineMovesWhatRunsToAnotherNode(t *testing.T) {
 		!strings.HasSuffix(r.stderr, "node a is drained: no job is active on it\n") {
 		t.Errorf("drain stderr:\n%s", r.stderr)
 	}
-	if !strings.Contains(r.stdout, `"name": "a"`) || !strings.Contains(r.stdout, `"state": "MAINTENANCE"`) {
+	if !strings.Contains(r.stdout, `"name": "a"`) || !strings.Contains(r.stdout, `"state": "ONLINE"`) || !strings.Contains(r.stdout, `"maintenance": true`) {
 		t.Errorf("drain -o json printed %s; want node a in maintenance", r.stdout)
 	}
 	// The job runs again on the other node, and only once its first run
@@ -91,4 +92,45 @@ func TestRemoveANodeThatWasKilled(t *testing.T) {
 			t.Errorf("node doomed is still listed: %+v", nv)
 		}
 	}
+}
+
+// A node killed with SIGKILL shows LOST once its node lease has passed on
+// the database's clock, saying its job goes back to the queue, long before
+// heartbeats (here a minute apart) could mark it OFFLINE; the table and -o
+// json say the same, and its last health report is no longer shown.
+func TestAKilledNodeShowsLostOnceItsLeasePassed(t *testing.T) {
+	t.Parallel()
+	c := sqliteCluster(t)
+	c.serve("keeper", "--exec", "--heartbeat-interval", "60s")
+	c.ok("nodes", "maintenance", "keeper", "on") // the job must land on the victim
+	victim := c.serve("victim", "--exec", "--heartbeat-interval", "60s", "--node-lease", "3s", "--dispatch-interval", "0")
+	g := newGate(t)
+	id := c.submit("--", "sh", "-c", g.script())
+	if j := c.waitStatus(id, "RUNNING", 30*time.Second); j.Node != "victim" {
+		t.Fatalf("the job runs on %q, want victim", j.Node)
+	}
+	victim.stop(t, syscall.SIGKILL)
+	killed := time.Now()
+	var v nodeView
+	c.eventually(30*time.Second, "the killed node to show LOST", func() bool {
+		for _, n := range c.nodes() {
+			if n.Name == "victim" {
+				v = n
+			}
+		}
+		return v.State == "LOST"
+	})
+	if time.Since(killed) > 25*time.Second {
+		t.Errorf("LOST %s after the kill; want it soon after its 3s node lease", time.Since(killed))
+	}
+	if !strings.HasPrefix(v.Note, "silent for ") || !strings.Contains(v.Note, "past its node lease 3s: it has stopped its runs") || v.Overloaded {
+		t.Errorf("victim %+v; want a note that it is silent past its lease, and no stale health", v)
+	}
+	out := c.ok("nodes")
+	if !regexp.MustCompile(`(?m)^victim\tLOST\t.*\tsilent for [0-9.]+s, past its node lease 3s: it has stopped its runs`).MatchString(out) {
+		t.Errorf("nodes printed\n%s\nwant victim LOST with why", out)
+	}
+	c.ok("nodes", "maintenance", "keeper", "off")
+	g.open(t)
+	c.waitStatus(id, "FINISHED", 60*time.Second)
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -109,27 +110,41 @@ func TestTopInATerminal(t *testing.T) {
 	tm.waitFor("job " + id + " resumed")
 	c.waitStatus(id, "RUNNING", 10*time.Second)
 
-	// Cancel asks first; n leaves the job alone, y cancels it.
+	// Cancel asks first, with a reason to give; esc leaves the job alone,
+	// enter cancels it. The result clears from the status line.
 	tm.keys("c")
 	tm.waitFor("Cancel job " + id)
-	tm.keys("n")
+	tm.keys("Escape")
 	tm.waitFor("left as it was")
 	if st := c.show(id).Status; st != "RUNNING" {
-		t.Fatalf("n changed the job to %s", st)
+		t.Fatalf("esc changed the job to %s", st)
 	}
+	tm.waitUntil("the status line cleared", func(s string) bool { return !strings.Contains(s, "left as it was") })
 	tm.keys("c")
-	tm.waitFor("[y/n]")
-	tm.keys("y")
+	tm.waitFor("enter: go ahead", "reason (optional):")
+	tm.keys("-l", "ran into the backup window")
+	tm.keys("Enter")
 	tm.waitFor("job " + id + " cancelled")
 	c.waitStatus(id, "CANCELLED", 30*time.Second)
+
+	// Enter on the job opens its detail, which says who cancelled it and
+	// why; the command line says the same.
+	who := operatorName(t)
+	tm.keys("Enter")
+	tm.waitFor("Job "+id+" · sleep", "cancelled by "+who+": ran into the backup window", "Log · last lines")
+	tm.keys("Escape")
+	tm.waitFor("Nodes (1)")
+	if out := c.ok("show", id); !strings.Contains(out, "cancelled by "+who+": ran into the backup window") {
+		t.Errorf("show %s after the cancel from top:\n%s", id, out)
+	}
 
 	// Maintenance on the node, from the nodes pane.
 	tm.keys("Tab")
 	tm.keys("m")
 	tm.waitFor("Put node node-a in maintenance")
-	tm.keys("y")
-	tm.waitFor("MAINTENANCE", "node node-a is in maintenance")
-	c.eventually(10*time.Second, "node-a in maintenance", func() bool { return c.nodes()[0].State == "MAINTENANCE" })
+	tm.keys("Enter")
+	tm.waitFor("ONLINE,MAINTENANCE", "node node-a is in maintenance")
+	c.eventually(10*time.Second, "node-a in maintenance", func() bool { return c.nodes()[0].Maintenance })
 
 	// Help, then a smaller terminal.
 	tm.keys("?")
@@ -139,7 +154,7 @@ func TestTopInATerminal(t *testing.T) {
 	tm.cmd("resize-window", "-t", tm.session, "-x", "80", "-y", "24")
 	tm.waitUntil("the dashboard redrawn at 80x24", func(s string) bool {
 		lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-		return len(lines) == 24 && strings.Contains(lines[23], "↑/k up") &&
+		return len(lines) == 24 && strings.Contains(lines[23], "? more • q quit") &&
 			strings.Contains(s, "Nodes (1)") && strings.Contains(s, "SEEN")
 	})
 
@@ -159,4 +174,36 @@ func TestTopRefusesAPipe(t *testing.T) {
 	if r.code != 2 || !strings.Contains(r.stderr, "jobctl top needs a terminal; to follow jobs from a script use 'jobctl list -w'") || r.stdout != "" {
 		t.Errorf("top on a pipe: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
+}
+
+// TestTopShowsWhatJobsUse: the jobs pane shows the cores and memory a
+// running job's node last reported for it, and top flags a type whose
+// measured runs are far from the load they declared.
+func TestTopShowsWhatJobsUse(t *testing.T) {
+	tm := newTmux(t)
+	c := sqliteCluster(t)
+	c.serve("node-a", "--exec", "--max-load", "8")
+	// Five runs of load 4 that use next to no CPU: the declared load is
+	// far above the use.
+	var idle []string
+	for range 5 {
+		idle = append(idle, c.submit("--load", "4", "--", "sleep", "0.2"))
+	}
+	for _, id := range idle {
+		c.waitStatus(id, "FINISHED", 60*time.Second)
+	}
+	busy := c.submit("--type", "exec", "--load", "1", "--", "sh", "-c", "while :; do :; done")
+	c.waitStatus(busy, "RUNNING", 30*time.Second)
+
+	script := "JOBCTL_DB='" + c.dsn + "' '" + binary + "' top --interval 200ms"
+	tm.cmd("new-session", "-d", "-s", tm.session, "-x", "140", "-y", "30", "sh", "-c", script)
+	row := regexp.MustCompile(busy + ` +RUNNING +exec! +node-a +1 +(\d+(\.\d+)?) +(\d+(\.\d+)?[KMG]iB)`)
+	s := tm.waitUntil("the busy job with the cores and memory it uses, its type flagged", func(s string) bool {
+		m := row.FindStringSubmatch(s)
+		return m != nil && m[1] != "0"
+	})
+	if !regexp.MustCompile(`! exec: load 4, uses 0(\.\d+)? cores p95`).MatchString(s) {
+		t.Errorf("the header does not flag exec's load:\n%s", s)
+	}
+	c.ok("cancel", busy)
 }

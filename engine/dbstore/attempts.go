@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 
 	"github.com/jmoiron/sqlx"
 
@@ -13,8 +14,10 @@ import (
 // qJobAttemptList reads the rows the trigger of migration 009 writes when
 // an attempt ends; qJobPurgeAttempts removes those of purged jobs.
 const (
-	qJobAttemptList   = "job_attempt_list"
-	qJobPurgeAttempts = "job_purge_attempts"
+	qJobAttemptList      = "job_attempt_list"
+	qJobAttemptUsageList = "job_attempt_usage_list"
+	qJobAttemptUsageType = "job_attempt_usage_type"
+	qJobPurgeAttempts    = "job_purge_attempts"
 )
 
 type attemptRow struct {
@@ -25,6 +28,7 @@ type attemptRow struct {
 	ExitCode  sql.NullInt64 `db:"exit_code"`
 	Ending    string        `db:"ending"`
 	Message   string        `db:"message"`
+	usageColumns
 }
 
 // JobAttemptList returns the ended attempts of a job, oldest first; see
@@ -38,13 +42,55 @@ func (s *Store) JobAttemptList(ctx context.Context, jobID int64) ([]engine.Attem
 	for i, r := range rows {
 		out[i] = engine.Attempt{
 			JobID: jobID, Attempt: r.Attempt, Node: r.Node, StartedAt: r.StartedAt.ptr(), EndedAt: r.EndedAt.ptr(),
-			Ending: engine.Status(r.Ending), Message: r.Message,
+			Ending: engine.Status(r.Ending), Message: r.Message, Usage: r.usage(),
 		}
 		if r.ExitCode.Valid {
 			out[i].ExitCode = engine.Ptr(int(r.ExitCode.Int64))
 		}
 	}
 	return out, nil
+}
+
+// JobAttemptUsageList returns the newest measured attempts of each type;
+// see engine.Store.
+func (s *Store) JobAttemptUsageList(ctx context.Context, p engine.JobAttemptUsageParams) ([]engine.AttemptUsage, error) {
+	if p.Runs < 1 {
+		return nil, fmt.Errorf("list attempt usage: runs %d is not at least 1", p.Runs)
+	}
+	var rows []attemptUsageRow
+	if len(p.Types) == 0 {
+		a := args{"runs": p.Runs}
+		if err := s.selectRows(ctx, s.q, &rows, qJobAttemptUsageList, a, false); err != nil {
+			return nil, fmt.Errorf("list attempt usage: %w", err)
+		}
+	}
+	// Named types: one read down the index each, however long the table.
+	for _, typ := range slices.Compact(slices.Sorted(slices.Values(p.Types))) {
+		var some []attemptUsageRow
+		if err := s.selectRows(ctx, s.q, &some, qJobAttemptUsageType, args{"job_type": typ, "runs": p.Runs}, false); err != nil {
+			return nil, fmt.Errorf("list attempt usage of type %s: %w", typ, err)
+		}
+		rows = append(rows, some...)
+	}
+	out := make([]engine.AttemptUsage, 0, len(rows))
+	for _, r := range rows {
+		u := r.usage()
+		if u == nil {
+			continue
+		}
+		out = append(out, engine.AttemptUsage{JobID: r.JobID, Attempt: r.Attempt, Type: r.Type, Load: r.Load,
+			EndedAt: r.EndedAt.Time, Usage: *u})
+	}
+	return out, nil
+}
+
+type attemptUsageRow struct {
+	JobID   int64   `db:"job_id"`
+	Attempt int     `db:"attempt"`
+	Type    string  `db:"job_type"`
+	Load    float64 `db:"job_load"`
+	EndedAt dbTime  `db:"ended_at"`
+	usageColumns
 }
 
 // purgeAttempts removes the attempts of the jobs of ids that a purge has

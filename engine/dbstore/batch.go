@@ -140,7 +140,10 @@ func checkJobUpdate(u engine.JobUpdate) error {
 	if u.Message != nil && !storableText(*u.Message) {
 		return refuse("message %q is not valid UTF-8 text", *u.Message)
 	}
-	return nil
+	if u.Priority != nil {
+		return refuse("%s", engine.ErrBatchPriority)
+	}
+	return engine.CheckUsage(u)
 }
 
 func storableText(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }

@@ -29,6 +29,9 @@ func jobUpdateArrays(us []engine.JobUpdate) args {
 		started, finished = make(pq.BoolArray, n), make(pq.BoolArray, n)
 		owners            = make([]sql.NullString, n)
 		terms             = make([]sql.NullInt64, n)
+		cpu, walls        = make([]sql.NullFloat64, n), make([]sql.NullFloat64, n)
+		peaks             = make([]sql.NullInt64, n)
+		ooms              = make(pq.BoolArray, n)
 	)
 	for i, u := range us {
 		ids[i], versions[i] = u.ID, u.Version
@@ -52,6 +55,12 @@ func jobUpdateArrays(us []engine.JobUpdate) args {
 			owners[i] = sql.NullString{String: t.Owner, Valid: true}
 			terms[i] = sql.NullInt64{Int64: t.Term, Valid: true}
 		}
+		if us := u.Usage; us != nil {
+			cpu[i] = sql.NullFloat64{Float64: us.CPUSeconds, Valid: true}
+			peaks[i] = sql.NullInt64{Int64: us.PeakMemory, Valid: true}
+			walls[i] = sql.NullFloat64{Float64: us.WallSeconds, Valid: true}
+			ooms[i] = us.OOMKilled
+		}
 	}
 	return args{
 		"ids":                ids,
@@ -70,6 +79,10 @@ func jobUpdateArrays(us []engine.JobUpdate) args {
 		"mark_finished":      finished,
 		"lease_owners":       pq.GenericArray{A: owners},
 		"lease_terms":        pq.GenericArray{A: terms},
+		"cpu_seconds":        pq.GenericArray{A: cpu},
+		"peak_memory":        pq.GenericArray{A: peaks},
+		"wall_seconds":       pq.GenericArray{A: walls},
+		"oom_killed":         ooms,
 	}
 }
 
@@ -90,6 +103,8 @@ func jobInsertArrays(rows []args) args {
 		parents           = make([]sql.NullInt64, n)
 		runAfters         = make([]sql.NullString, n)
 		queued            = make(pq.BoolArray, n)
+		priorities        = make(pq.Int64Array, n)
+		memoryLimits      = make(pq.Int64Array, n)
 	)
 	for i, a := range rows {
 		types[i], operations[i] = a["type"].(string), a["operation"].(string)
@@ -107,6 +122,8 @@ func jobInsertArrays(rows []args) args {
 			runAfters[i] = sql.NullString{String: t.UTC().Format(time.RFC3339Nano), Valid: true}
 		}
 		queued[i] = a["queued"].(bool)
+		priorities[i] = int64(a["priority"].(int))
+		memoryLimits[i] = a["memory_limit"].(int64)
 	}
 	return args{
 		"types": types, "operations": operations, "args": argv, "payloads": payloads,
@@ -114,6 +131,8 @@ func jobInsertArrays(rows []args) args {
 		"parent_ids": pq.GenericArray{A: parents}, "max_attempts": maxAttempts,
 		"backoff_seconds": backoffs, "rollbacks": rollbacks, "run_afters": pq.GenericArray{A: runAfters},
 		"timeout_seconds": timeouts, "creators": creators, "queued": queued, "rollback_types": rollbackTypes,
+		"priorities":    priorities,
+		"memory_limits": memoryLimits,
 	}
 }
 
@@ -155,6 +174,19 @@ func jobUpdatesJSON(us []engine.JobUpdate) string {
 			b = appendJSONString(b, t.Owner)
 			b = append(b, `,"lease_term":`...)
 			b = strconv.AppendInt(b, t.Term, 10)
+		}
+		if us := u.Usage; us != nil {
+			b = append(b, `,"cpu_seconds":`...)
+			b = strconv.AppendFloat(b, us.CPUSeconds, 'g', -1, 64)
+			b = append(b, `,"peak_memory":`...)
+			b = strconv.AppendInt(b, us.PeakMemory, 10)
+			b = append(b, `,"wall_seconds":`...)
+			b = strconv.AppendFloat(b, us.WallSeconds, 'g', -1, 64)
+			if us.OOMKilled {
+				b = append(b, `,"oom_killed":1`...)
+			} else {
+				b = append(b, `,"oom_killed":0`...)
+			}
 		}
 		// Flags are 1 when on, not true: every backend reads a JSON number
 		// as an integer the same way.
@@ -231,11 +263,23 @@ func jobUpdateTuplesJSON(us []engine.JobUpdate) string {
 		}
 		b = append(b, ',', flag(u.IncrementAttempt), ',', flag(u.RebaseAttempts), ',', flag(u.ClearResult),
 			',', flag(u.MarkQueued), ',', flag(u.MarkStarted), ',', flag(u.MarkFinished))
-		if t := u.StartedUnder; t != nil {
+		switch t := u.StartedUnder; {
+		case t != nil:
 			b = append(b, ',')
 			b = appendJSONString(b, t.Owner)
 			b = append(b, ',')
 			b = strconv.AppendInt(b, t.Term, 10)
+		case u.Usage != nil:
+			b = append(b, ",null,null"...)
+		}
+		if us := u.Usage; us != nil {
+			b = append(b, ',')
+			b = strconv.AppendFloat(b, us.CPUSeconds, 'g', -1, 64)
+			b = append(b, ',')
+			b = strconv.AppendInt(b, us.PeakMemory, 10)
+			b = append(b, ',')
+			b = strconv.AppendFloat(b, us.WallSeconds, 'g', -1, 64)
+			b = append(b, ',', flag(us.OOMKilled))
 		}
 		b = append(b, ']')
 	}

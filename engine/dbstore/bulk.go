@@ -450,35 +450,35 @@ func (s *Store) JobPurge(ctx context.Context, p engine.JobPurgeParams) (engine.J
 }
 
 // purgeChunk deletes the jobs of ids that are still ended, with their
-// attempts, and returns how many went. Where a DELETE returns the rows it
-// removed, the attempts deleted are exactly theirs, found by the primary
-// key of job_attempts; elsewhere job_purge_attempts checks each job is gone.
+// attempts and events, and returns how many went. Where a DELETE returns
+// the rows it removed, the attempts and events deleted are exactly theirs,
+// found by the indexes on job_id; elsewhere job_purge_attempts and
+// job_purge_events check each job is gone.
 func (s *Store) purgeChunk(ctx context.Context, tx *sqlx.Tx, ids []int64) (int, error) {
+	var removed int
 	if s.dialect.deleteReturns {
 		var gone []int64
 		if err := s.selectRows(ctx, tx, &gone, qJobPurgeDelete, args{"ids": ids}, true); err != nil {
 			return 0, err
 		}
-		if len(gone) > 0 {
-			if err := s.purgeAttempts(ctx, tx, gone); err != nil {
-				return 0, err
-			}
+		if len(gone) == 0 {
+			return 0, nil
 		}
-		return len(gone), nil
+		ids, removed = gone, len(gone)
+	} else {
+		n, err := s.execIn(ctx, tx, qJobPurgeDelete, args{"ids": ids})
+		if err != nil {
+			return 0, err
+		}
+		removed = int(n)
 	}
-	query, params, err := s.bind(tx, qJobPurgeDelete, args{"ids": ids}, true)
-	if err != nil {
+	if err := s.purgeAttempts(ctx, tx, ids); err != nil {
 		return 0, err
 	}
-	res, err := tx.ExecContext(ctx, query, params...)
-	if err != nil {
+	if err := s.purgeEvents(ctx, tx, ids); err != nil {
 		return 0, err
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0, err
-	}
-	return int(n), s.purgeAttempts(ctx, tx, ids)
+	return removed, nil
 }
 
 // NodeRemove deletes a node that is gone and the reservations kept on it;

@@ -29,6 +29,11 @@ type dialect struct {
 	// insertReturnsID: INSERT … RETURNING id gives the new id; otherwise
 	// the driver's LastInsertId does.
 	insertReturnsID bool
+	// insertInWith: a WITH clause may hold an INSERT (a data-modifying
+	// common table expression), so job_submit inserts a job and its event
+	// in one statement; otherwise the store records the event in a second,
+	// in one transaction.
+	insertInWith bool
 	// oneWriter: the database takes one write at a time, so the process's
 	// own writes queue for it in Go (Store.writing). A writer SQLite finds
 	// busy sleeps in steps (1, 2, 5, 10 … ms) before it looks again, well
@@ -43,14 +48,24 @@ type dialect struct {
 	// of transitions is one statement; otherwise the batch locks its rows,
 	// updates and reads them back in one transaction.
 	updateReturns bool
-	// migrationLock: Migrate holds the migrate_lock query's lock around its
-	// work on one connection. Without it, each migration's transaction must
-	// itself exclude other writers (SQLite's BEGIN IMMEDIATE).
-	migrationLock bool
+	// migrationLock: Migrate holds the migrate_lock query's lock, a
+	// session's, around its work on one connection.
+	// migrationTxLock: each of Migrate's transactions takes the
+	// migrate_tx_lock query's lock first, which the transaction's end
+	// releases: no session state, so it holds behind a transaction pooler.
+	// With neither, each migration's transaction must itself exclude other
+	// writers (SQLite's BEGIN IMMEDIATE).
+	migrationLock   bool
+	migrationTxLock bool
 	// notifiesJobChanges: migration 003's trigger sends a notification on
 	// every job change that may wake the dispatcher, and JobChanges listens
 	// for it, so changes made by other processes are reported too.
 	notifiesJobChanges bool
+
+	// binaryCollation follows a text column in an ORDER BY so that it
+	// sorts byte by byte, as Go compares strings: "" where the column's
+	// own collation does already (SQLite's BINARY, MySQL's utf8mb4_bin).
+	binaryCollation string
 
 	// pageInIndexOrder, where set, runs before the dispatch page's query
 	// in its transaction, so the planner reads the page in index order.
@@ -66,9 +81,6 @@ type dialect struct {
 	purgeByIndex string
 	// deleteReturns: DELETE … RETURNING gives the deleted rows.
 	deleteReturns bool
-	// maxOpenConns is the main pool's default size (see the package doc);
-	// a DSN may set another with pool_max_conns.
-	maxOpenConns int
 }
 
 // sqliteTimeLayout is the text form of SQLite timestamps: the form
@@ -92,11 +104,10 @@ var sqliteDialect = &dialect{
 	updateReturns:   true,
 	deleteReturns:   true,
 	migrationLock:   false,
-	// WAL lets readers run beside the one writer; writers queue on the
-	// database lock, so more connections would only queue there. A few
-	// let reads go on beside a write.
-	maxOpenConns: 4,
-	oneWriter:    true,
+	// WAL lets readers run beside the one writer; writers take turns in
+	// Go (Store.writing), so more connections only let reads go on beside
+	// a write.
+	oneWriter: true,
 }
 
 var postgresDialect = &dialect{
@@ -113,11 +124,12 @@ var postgresDialect = &dialect{
 	insertsArrays:      true,
 	updateReturns:      true,
 	deleteReturns:      true,
-	migrationLock:      true,
+	insertInWith:       true,
+	migrationTxLock:    true,
 	notifiesJobChanges: true,
+	binaryCollation:    ` COLLATE "C"`,
 	pageInIndexOrder:   "SET LOCAL enable_bitmapscan = off; SET LOCAL enable_seqscan = off",
 	purgeByIndex:       "SET LOCAL enable_bitmapscan = off; SET LOCAL enable_seqscan = off",
-	maxOpenConns:       8,
 }
 
 var mysqlDialect = &dialect{
@@ -134,5 +146,4 @@ var mysqlDialect = &dialect{
 	insertReturnsID: false,
 	updateReturns:   false,
 	migrationLock:   true,
-	maxOpenConns:    8,
 }

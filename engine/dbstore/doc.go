@@ -12,22 +12,38 @@
 //
 // # Connections
 //
-// A Store holds a bounded number of connections, so a cluster of N nodes
-// needs at most N times that many from the server:
+// A Store holds at most its connection budget, all pools together, so a
+// cluster of N nodes needs at most N times that many from the server. The
+// budget is DefaultMaxConns (6) unless the DSN parameter pool_max_conns=N
+// (PostgreSQL and MySQL, taken out before the driver sees the DSN) or
+// OpenOptions.MaxConns (serve --db-max-conns) says otherwise, from
+// MinMaxConns (3) to MaxMaxConns (1000). It is shared out as:
 //
-//   - the main pool, for every query: 4 connections on SQLite, where
-//     writers take turns on the file's one write lock and more would only
-//     queue there; 8 on PostgreSQL and MySQL;
-//   - one more for the lease, opened on the first lease call, so a renewal
-//     never waits behind a main pool that job work has exhausted;
-//   - on PostgreSQL one more for JobChanges, opened on its first call: the
-//     listening connection for job change notifications.
+//   - the control connection, opened on first use (control.go): a node's
+//     liveness writes and the lease's statements and nothing else, so they
+//     never wait for a connection behind job work; on SQLite their writes
+//     also go ahead of every write queued in the process (writeTurn);
+//   - on PostgreSQL, unless reached through a transaction pooler, the
+//     listening connection for job change notifications, open only while
+//     JobChanges has a subscriber (the lease holder's dispatch loop);
+//   - the main pool, for everything else, with what the two leave. A
+//     connection unused for 5 seconds is closed, so a process that has
+//     little to do soon holds few: an idle node that does not dispatch
+//     keeps its control connection alone.
 //
-// So a node on PostgreSQL uses at most 8 + 1 + 1 = 10 connections, and a
-// command such as jobctl list at most 8 (in practice one or two). The DSN
-// parameter pool_max_conns=N sets the main pool's size on PostgreSQL and
-// MySQL (1 to 1000), for a server that allows fewer connections or a node
-// that wants more; jobctl takes it out before the driver sees the DSN.
+// PostgreSQL knows each connection by application_name, which OpenOptions
+// sets (the command, or "jobctl serve NODE") unless the DSN does.
+//
+// # Transaction poolers
+//
+// With the DSN parameter pooler=transaction, the Store expects a
+// PostgreSQL server behind a pooler that hands out a server connection per
+// transaction (PgBouncer's pool_mode=transaction), and relies on no state
+// of a server session: statements travel as one exchange each
+// (binary_parameters=yes, required), migrations lock with a transaction's
+// advisory lock (as they always do), there is no LISTEN, and a DSN that
+// sets search_path or options at connection start is refused. Such a DSN
+// needs a database of its own for the cluster.
 //
 // # Wake-ups
 //

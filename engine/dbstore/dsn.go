@@ -29,7 +29,11 @@ type target struct {
 	driverDSN  string
 	display    string
 	sqlitePath string // the database file, for SQLite
-	maxConns   int    // the main pool's size
+	maxConns   int    // the process's connection budget: pool_max_conns, else DefaultMaxConns
+	// pooled: the server is reached through a transaction pooler
+	// (pooler=transaction), so no connection keeps session state and
+	// LISTEN cannot pass.
+	pooled bool
 }
 
 // DefaultPath is where the SQLite database lives when no DSN names one:
@@ -132,7 +136,7 @@ func parseSQLite(path string) (*target, error) {
 		driverDSN:  path + "?" + params.Encode(),
 		display:    "sqlite:" + path,
 		sqlitePath: path,
-		maxConns:   sqliteDialect.maxOpenConns,
+		maxConns:   DefaultMaxConns,
 	}, nil
 }
 
@@ -144,7 +148,11 @@ func parsePostgres(dsn string) (*target, error) {
 	if u.Host == "" && u.Query().Get("host") == "" {
 		return nil, fmt.Errorf("database %s: no host; %s", redact(dsn), validForms)
 	}
-	maxConns, err := takePoolMaxConns(u, postgresDialect)
+	maxConns, err := takePoolMaxConns(u)
+	if err != nil {
+		return nil, err
+	}
+	pooled, err := takePooler(u)
 	if err != nil {
 		return nil, err
 	}
@@ -159,8 +167,27 @@ func parsePostgres(dsn string) (*target, error) {
 	// saves a round trip on every statement. It changes how []byte travels
 	// (as binary, which bytea takes as is); the store sends no []byte to a
 	// column of another type.
+	//
+	// It is also what makes lib/pq safe behind a transaction pooler: a
+	// statement with parameters travels as one Parse/Bind/Execute/Sync
+	// exchange on the unnamed statement, which the pooler keeps on one
+	// server connection. Without it lib/pq prepares first, in an exchange
+	// of its own, and the pooler may run the two on different servers.
 	if !q.Has("binary_parameters") {
 		q.Set("binary_parameters", "yes")
+	}
+	if pooled {
+		if err := checkPooledParams(u, q); err != nil {
+			return nil, err
+		}
+	}
+	// lib/pq reads PGPASSWORD anew on every connection; taken into the
+	// address now, it can leave the environment: serve removes it once the
+	// database is open, so nothing it starts inherits it.
+	if _, has := u.User.Password(); !has && !q.Has("password") {
+		if pw := os.Getenv("PGPASSWORD"); pw != "" {
+			q.Set("password", pw)
+		}
 	}
 	u.RawQuery = q.Encode()
 	return &target{
@@ -168,7 +195,68 @@ func parsePostgres(dsn string) (*target, error) {
 		driverDSN: u.String(),
 		display:   redactURL(u),
 		maxConns:  maxConns,
+		pooled:    pooled,
 	}, nil
+}
+
+// poolerParam tells jobctl that a PostgreSQL server is reached through a
+// transaction pooler such as PgBouncer with pool_mode=transaction; like
+// pool_max_conns it is jobctl's own and never reaches the driver.
+const poolerParam = "pooler"
+
+// takePooler removes pooler from u and reports whether it names a
+// transaction pooler. A session pooler keeps a server connection per client,
+// which is what jobctl sees without a pooler: it needs no parameter.
+func takePooler(u *url.URL) (bool, error) {
+	q := u.Query()
+	values, ok := q[poolerParam]
+	if !ok {
+		return false, nil
+	}
+	if len(values) > 1 || values[0] != "transaction" {
+		return false, &engine.InvalidError{What: "database " + redactURL(u), Problems: []string{fmt.Sprintf(
+			"%s=%s: give it once, as %s=transaction, for a pooler that hands out a server connection per transaction (PgBouncer's pool_mode=transaction); leave it out for a direct connection or a session pooler",
+			poolerParam, strings.Join(values, ","), poolerParam)}}
+	}
+	q.Del(poolerParam)
+	u.RawQuery = q.Encode()
+	return true, nil
+}
+
+// checkPooledParams refuses, behind a transaction pooler, the parameters
+// that would need one server connection per client: lib/pq's two-step
+// prepared statements, and settings given at connection start, which a
+// pooler either refuses or drops (PgBouncer passes neither search_path
+// nor options on, unless told to ignore them, and then they are lost).
+func checkPooledParams(u *url.URL, q url.Values) error {
+	var problems []string
+	if v := q.Get("binary_parameters"); v != "yes" {
+		problems = append(problems, fmt.Sprintf(
+			"binary_parameters=%s: behind a transaction pooler it must stay yes, so that every statement is one exchange the pooler keeps on one server connection", v))
+	}
+	for _, name := range []string{"search_path", "options"} {
+		if q.Has(name) {
+			problems = append(problems, fmt.Sprintf(
+				"%s: a setting made when a connection starts does not survive a transaction pooler; give the cluster a database of its own instead of a schema", name))
+		}
+	}
+	if len(problems) > 0 {
+		return &engine.InvalidError{What: "database " + redactURL(u) + " (" + poolerParam + "=transaction)", Problems: problems}
+	}
+	return nil
+}
+
+// DSNHasPassword reports whether dsn carries a password, in its user part
+// or as a password parameter.
+func DSNHasPassword(dsn string) bool {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return false
+	}
+	if _, has := u.User.Password(); has {
+		return true
+	}
+	return u.Query().Has("password")
 }
 
 // redactURL names the database for messages: scheme, user, host and
@@ -238,9 +326,13 @@ func parseMySQL(dsn string) (*target, error) {
 	if dbName == "" || strings.Contains(dbName, "/") {
 		return nil, fmt.Errorf("database %s: name one database, as in mysql://USER@HOST/DATABASE; %s", redactURL(u), validForms)
 	}
-	maxConns, err := takePoolMaxConns(u, mysqlDialect)
+	maxConns, err := takePoolMaxConns(u)
 	if err != nil {
 		return nil, err
+	}
+	if u.Query().Has(poolerParam) {
+		return nil, &engine.InvalidError{What: "database " + redactURL(u), Problems: []string{
+			poolerParam + ": a transaction pooler is supported for PostgreSQL only"}}
 	}
 	// The driver's own DSN syntax cannot carry every password; let it
 	// parse only the parameters and set who and where directly.
@@ -274,28 +366,36 @@ func parseMySQL(dsn string) (*target, error) {
 	}, nil
 }
 
-// poolMaxConnsParam sizes the main pool in a PostgreSQL or MySQL DSN (see
-// the package doc). It is jobctl's own: taken out before the driver, which
-// would refuse it or send it to the server as a setting, sees the DSN.
+// A process's connection budget: every connection it holds to the
+// database, whatever for (see the package doc). DefaultMaxConns is what a
+// process holds at most unless told otherwise; the budget is at least
+// MinMaxConns (the control connection, the listener and one for the rest)
+// and at most MaxMaxConns.
 const (
-	poolMaxConnsParam = "pool_max_conns"
-	poolMaxConnsLimit = 1000
+	DefaultMaxConns = 6
+	MinMaxConns     = 3
+	MaxMaxConns     = 1000
 )
 
-// takePoolMaxConns removes pool_max_conns from u and returns the main
-// pool's size it sets, else d's default. A bad value is an
-// *engine.InvalidError: the command line is wrong, not the database.
-func takePoolMaxConns(u *url.URL, d *dialect) (int, error) {
+// poolMaxConnsParam sets the budget in a PostgreSQL or MySQL DSN. It is
+// jobctl's own: taken out before the driver, which would refuse it or send
+// it to the server as a setting, sees the DSN.
+const poolMaxConnsParam = "pool_max_conns"
+
+// takePoolMaxConns removes pool_max_conns from u and returns the budget it
+// sets, else DefaultMaxConns. A bad value is an *engine.InvalidError: the
+// command line is wrong, not the database.
+func takePoolMaxConns(u *url.URL) (int, error) {
 	q := u.Query()
 	values, ok := q[poolMaxConnsParam]
 	if !ok {
-		return d.maxOpenConns, nil
+		return DefaultMaxConns, nil
 	}
 	n, err := strconv.Atoi(values[0])
-	if len(values) > 1 || err != nil || n < 1 || n > poolMaxConnsLimit {
+	if len(values) > 1 || err != nil || n < MinMaxConns || n > MaxMaxConns {
 		return 0, &engine.InvalidError{What: "database " + redactURL(u), Problems: []string{fmt.Sprintf(
-			"%s=%s: give the main pool's size once, a whole number of connections from 1 to %d",
-			poolMaxConnsParam, strings.Join(values, ","), poolMaxConnsLimit)}}
+			"%s=%s: give the most connections this process may hold once, a whole number from %d to %d",
+			poolMaxConnsParam, strings.Join(values, ","), MinMaxConns, MaxMaxConns)}}
 	}
 	q.Del(poolMaxConnsParam)
 	u.RawQuery = q.Encode()

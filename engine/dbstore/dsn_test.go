@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/lib/pq"
 
 	"github.com/jobctl/jobctl/engine"
 )
@@ -145,19 +146,19 @@ func TestMySQLDriverReadsPassword(t *testing.T) {
 	}
 }
 
-// TestParseDSNPoolMaxConns: pool_max_conns sizes the main pool, is taken out
-// of what the driver sees, and a bad value is a usage error (exit 2) that
-// does not show the password.
+// TestParseDSNPoolMaxConns: pool_max_conns sets the process's connection
+// budget, is taken out of what the driver sees, and a bad value is a usage
+// error (exit 2) that does not show the password.
 func TestParseDSNPoolMaxConns(t *testing.T) {
 	t.Setenv("PGSSLMODE", "")
 	for _, tc := range []struct {
 		dsn  string
 		want int
 	}{
-		{"sqlite:x.db", sqliteDialect.maxOpenConns},
-		{"postgres://u@db/jobs", postgresDialect.maxOpenConns},
+		{"sqlite:x.db", DefaultMaxConns},
+		{"postgres://u@db/jobs", DefaultMaxConns},
 		{"postgres://u@db/jobs?pool_max_conns=3&sslmode=require", 3},
-		{"mysql://u@db/jobs", mysqlDialect.maxOpenConns},
+		{"mysql://u@db/jobs", DefaultMaxConns},
 		{"mysql://u@db/jobs?tls=skip-verify&pool_max_conns=1000", 1000},
 	} {
 		got, err := parseDSN(tc.dsn)
@@ -174,6 +175,7 @@ func TestParseDSNPoolMaxConns(t *testing.T) {
 	}
 	for _, dsn := range []string{
 		"postgres://u:secret@db/jobs?pool_max_conns=0",
+		"postgres://u:secret@db/jobs?pool_max_conns=2",
 		"postgres://u:secret@db/jobs?pool_max_conns=-1",
 		"postgres://u:secret@db/jobs?pool_max_conns=",
 		"postgres://u:secret@db/jobs?pool_max_conns=ten",
@@ -186,11 +188,92 @@ func TestParseDSNPoolMaxConns(t *testing.T) {
 			t.Errorf("%s: error %v, want an invalid-input error", dsn, err)
 			continue
 		}
-		if !strings.Contains(err.Error(), "pool_max_conns") || !strings.Contains(err.Error(), "1 to 1000") {
+		if !strings.Contains(err.Error(), "pool_max_conns") || !strings.Contains(err.Error(), "3 to 1000") {
 			t.Errorf("%s: error %q does not say what pool_max_conns takes", dsn, err)
 		}
 		if strings.Contains(err.Error(), "secret") {
 			t.Errorf("%s: error %q shows the password", dsn, err)
+		}
+	}
+}
+
+// TestParseDSNPooler: pooler=transaction marks a PostgreSQL server reached
+// through a transaction pooler and never reaches the driver; what cannot
+// pass such a pooler is refused, each with a line saying why, without the
+// password.
+func TestParseDSNPooler(t *testing.T) {
+	t.Setenv("PGSSLMODE", "")
+	for _, tc := range []struct {
+		dsn    string
+		pooled bool
+	}{
+		{"postgres://u@db/jobs", false},
+		{"postgres://u@db:6432/jobs?pooler=transaction", true},
+		{"postgres://u@db:6432/jobs?pooler=transaction&binary_parameters=yes&application_name=x", true},
+	} {
+		got, err := parseDSN(tc.dsn)
+		if err != nil {
+			t.Errorf("%s: %v", tc.dsn, err)
+			continue
+		}
+		if got.pooled != tc.pooled {
+			t.Errorf("%s: pooled %v, want %v", tc.dsn, got.pooled, tc.pooled)
+		}
+		if strings.Contains(got.driverDSN, "pooler") {
+			t.Errorf("%s: driver DSN %q still has pooler", tc.dsn, got.driverDSN)
+		}
+		if !strings.Contains(got.driverDSN, "binary_parameters=yes") {
+			t.Errorf("%s: driver DSN %q lacks binary_parameters=yes", tc.dsn, got.driverDSN)
+		}
+	}
+	for dsn, want := range map[string]string{
+		"postgres://u:secret@db/jobs?pooler=session":                               "pooler=transaction",
+		"postgres://u:secret@db/jobs?pooler=":                                      "pooler=transaction",
+		"postgres://u:secret@db/jobs?pooler=transaction&pooler=transaction":        "give it once",
+		"postgres://u:secret@db/jobs?pooler=transaction&binary_parameters=no":      "binary_parameters=no",
+		"postgres://u:secret@db/jobs?pooler=transaction&search_path=jobs":          "database of its own",
+		"postgres://u:secret@db/jobs?pooler=transaction&options=-csearch_path%3Dx": "options",
+		"mysql://u:secret@db/jobs?pooler=transaction":                              "PostgreSQL only",
+	} {
+		_, err := parseDSN(dsn)
+		if !errors.Is(err, engine.ErrInvalid) {
+			t.Errorf("%s: error %v, want an invalid-input error", dsn, err)
+			continue
+		}
+		if !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "secret") {
+			t.Errorf("%s: error %q, want one that says %q and hides the password", dsn, err, want)
+		}
+	}
+}
+
+// PGPASSWORD, which lib/pq would read on every connection, is taken into an
+// address without a password once, so serve may drop it from its
+// environment. Not parallel: it sets the process's environment.
+func TestPostgresTakesPGPASSWORDIntoTheAddress(t *testing.T) {
+	t.Setenv("PGPASSWORD", "s3cr&t")
+	for dsn, want := range map[string]string{
+		"postgres://jobctl@db/jobctl":                   "s3cr&t",
+		"postgres://jobctl:own@db/jobctl":               "own",
+		"postgres://jobctl@db/jobctl?password=in-query": "in-query",
+	} {
+		tgt, err := parseDSN(dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("PGPASSWORD", "")
+		cfg, err := pq.NewConfig(tgt.driverDSN)
+		t.Setenv("PGPASSWORD", "s3cr&t")
+		if err != nil || cfg.Password != want {
+			t.Errorf("%s: the driver's password without PGPASSWORD is %q (%v), want %q", dsn, cfg.Password, err, want)
+		}
+		if strings.Contains(tgt.display, "s3cr") {
+			t.Errorf("%s: its name %q shows the password", dsn, tgt.display)
+		}
+	}
+	for dsn, want := range map[string]bool{"postgres://u:p@h/d": true, "postgres://u@h/d?password=p": true,
+		"postgres://u@h/d": false, "mysql://u:p@h/d": true, "sqlite:/x.db": false} {
+		if DSNHasPassword(dsn) != want {
+			t.Errorf("DSNHasPassword(%q) = %v", dsn, !want)
 		}
 	}
 }

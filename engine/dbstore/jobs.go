@@ -1,7 +1,9 @@
 package dbstore
 
 import (
+	"cmp"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -59,9 +61,10 @@ func (s *Store) JobInsert(ctx context.Context, p engine.JobInsertParams) (*engin
 }
 
 // JobSubmit creates one job with the service defaults of its type in the
-// statement that inserts it (job_submit); see engine.Store. MySQL, which
-// returns no rows from an INSERT, asks in a second statement whether a
-// node offers the type.
+// statement that inserts it (job_submit) and records its event; see
+// engine.Store. On PostgreSQL that is one statement; SQLite records the
+// event in a second, and MySQL, whose INSERT returns no rows, reads what
+// the nodes offer in a third, each in one transaction.
 func (s *Store) JobSubmit(ctx context.Context, p engine.JobSubmitParams) (engine.JobSubmitted, error) {
 	if p.KeyPosition != nil || p.RollbackOf != nil {
 		return engine.JobSubmitted{}, engine.ErrInsertManyPlace
@@ -70,75 +73,115 @@ func (s *Store) JobSubmit(ctx context.Context, p engine.JobSubmitParams) (engine
 	if err != nil {
 		return engine.JobSubmitted{}, err
 	}
-	a["service_load"], a["service_timeout"] = p.ServiceLoad, p.ServiceTimeout
+	ev := p.Event
+	ev.JobIDs, ev.Type = nil, ""
+	if err := engine.ValidateEventAppend(ev); err != nil {
+		return engine.JobSubmitted{}, err
+	}
+	a["service_load"], a["service_timeout"], a["service_memory"] = p.ServiceLoad, p.ServiceTimeout, p.ServiceMemory
 	a["run_in"], a["run_in_seconds"] = p.RunIn != nil, 0.0
 	if p.RunIn != nil {
 		a["run_in_seconds"] = p.RunIn.Seconds()
 	}
-	if p.ParentID != nil {
-		if err := s.jobMustExist(ctx, s.q, *p.ParentID); err != nil {
-			return engine.JobSubmitted{}, fmt.Errorf("parent %w", err)
-		}
-	}
+	a["no_parent"] = p.ParentID == nil
+	a["who"], a["verb"], a["node"], a["schedule"], a["detail"], a["reason"] = ev.Who, ev.Verb, ev.Node, ev.Schedule, ev.Detail, ev.Reason
 	out, inserted, err := s.jobSubmit(ctx, a)
 	if err != nil {
 		return engine.JobSubmitted{}, fmt.Errorf("insert job: %w", err)
 	}
 	if !inserted {
+		if p.ParentID != nil {
+			if err := s.jobMustExist(ctx, s.q, *p.ParentID); err != nil {
+				return engine.JobSubmitted{}, fmt.Errorf("parent %w", err)
+			}
+		}
 		// A node of a release that stored its service's timeout as text
 		// alone: the defaults are read in Go, as from any release.
-		return s.jobSubmitFromNodes(ctx, p)
+		return s.jobSubmitFromNodes(ctx, p, ev)
 	}
 	s.jobChanged(p.Status)
 	return out, nil
 }
 
-// jobSubmit runs job_submit; inserted is false when it inserted nothing.
+// submittedRow is what job_submit returns.
+type submittedRow struct {
+	ID             int64           `db:"id"`
+	Load           float64         `db:"job_load"`
+	Offered        bool            `db:"offered"`
+	LargestMaxLoad sql.NullFloat64 `db:"largest_max_load"`
+}
+
+func (r submittedRow) submitted() engine.JobSubmitted {
+	return engine.JobSubmitted{ID: r.ID, Load: r.Load, Offered: r.Offered,
+		OnlineOffered: r.LargestMaxLoad.Valid, LargestMaxLoad: r.LargestMaxLoad.Float64}
+}
+
+// jobSubmit runs job_submit and records the event; inserted is false when
+// it inserted nothing.
 func (s *Store) jobSubmit(ctx context.Context, a args) (out engine.JobSubmitted, inserted bool, err error) {
-	defer s.writing()()
-	if s.dialect.insertReturnsID {
-		var row struct {
-			ID      int64 `db:"id"`
-			Offered bool  `db:"offered"`
-		}
+	if s.dialect.insertInWith {
+		defer s.writing(false)()
+		var row submittedRow
 		err := s.get(ctx, s.q, &row, qJobSubmit, a)
 		if isNoRows(err) {
 			return out, false, nil
 		}
-		return engine.JobSubmitted{ID: row.ID, Offered: row.Offered}, err == nil, err
+		return row.submitted(), err == nil, err
 	}
-	query, params, err := s.bind(s.q, qJobSubmit, a, false)
-	if err != nil {
-		return out, false, err
-	}
-	res, err := s.q.ExecContext(ctx, query, params...)
-	if err != nil {
-		return out, false, err
-	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return out, false, err
-	}
-	if out.ID, err = res.LastInsertId(); err != nil {
-		return out, false, err
-	}
-	err = s.get(ctx, s.q, &out.Offered, qJobSubmitOffered, a)
-	return out, true, err
+	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
+		inserted = false
+		var row submittedRow
+		if s.dialect.insertReturnsID {
+			if err := s.get(ctx, tx, &row, qJobSubmit, a); err != nil {
+				if isNoRows(err) {
+					return nil
+				}
+				return err
+			}
+		} else {
+			query, params, err := s.bind(tx, qJobSubmit, a, false)
+			if err != nil {
+				return err
+			}
+			res, err := tx.ExecContext(ctx, query, params...)
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err != nil || n == 0 {
+				return err
+			}
+			if row.ID, err = res.LastInsertId(); err != nil {
+				return err
+			}
+		}
+		ev := args{"ids": []int64{row.ID}}
+		for _, k := range []string{"who", "verb", "node", "schedule", "detail", "reason"} {
+			ev[k] = a[k]
+		}
+		if n, err := s.execIn(ctx, tx, qEventAppendJobs, ev); err != nil || n != 1 {
+			return cmp.Or(err, fmt.Errorf("recorded %d events for job %d", n, row.ID))
+		}
+		if !s.dialect.insertReturnsID {
+			id := row.ID
+			if err := s.get(ctx, tx, &row, qJobSubmitOffered, args{"id": id, "type": a["type"]}); err != nil {
+				return err
+			}
+			row.ID = id
+		}
+		out, inserted = row.submitted(), true
+		return nil
+	})
+	return out, inserted, err
 }
 
-// jobSubmitFromNodes is JobSubmit with the defaults read from NodeList.
-func (s *Store) jobSubmitFromNodes(ctx context.Context, p engine.JobSubmitParams) (engine.JobSubmitted, error) {
+// jobSubmitFromNodes is JobSubmit with the defaults read from NodeList,
+// the job and its event in one transaction.
+func (s *Store) jobSubmitFromNodes(ctx context.Context, p engine.JobSubmitParams, ev engine.EventAppendParams) (engine.JobSubmitted, error) {
 	nodes, err := s.NodeList(ctx)
 	if err != nil {
 		return engine.JobSubmitted{}, err
 	}
-	svc, offered := engine.ServiceDefaults(nodes, p.Type)
-	ip := p.JobInsertParams
-	if p.ServiceLoad && svc.Load > 0 {
-		ip.Load = svc.Load
-	}
-	if p.ServiceTimeout && svc.Timeout > 0 {
-		ip.Timeout = time.Duration(svc.Timeout)
-	}
+	ip, out := engine.SubmitDefaults(nodes, p)
 	if p.RunIn != nil {
 		now, err := s.Now(ctx)
 		if err != nil {
@@ -147,11 +190,19 @@ func (s *Store) jobSubmitFromNodes(ctx context.Context, p engine.JobSubmitParams
 		at := now.Add(*p.RunIn)
 		ip.RunAfter = &at
 	}
-	job, err := s.JobInsert(ctx, ip)
+	err = s.Tx(ctx, func(tx engine.TxStore) error {
+		job, err := tx.JobInsert(ctx, ip)
+		if err != nil {
+			return err
+		}
+		ev.JobIDs = []int64{job.ID}
+		out.ID = job.ID
+		return tx.EventAppend(ctx, ev)
+	})
 	if err != nil {
 		return engine.JobSubmitted{}, err
 	}
-	return engine.JobSubmitted{ID: job.ID, Offered: offered}, nil
+	return out, nil
 }
 
 // jobInsertArgs validates a new job and turns it into query parameters.
@@ -199,6 +250,8 @@ func (s *Store) jobInsertArgs(p engine.JobInsertParams) (args, error) {
 		"timeout_seconds": timeout.Seconds(),
 		"creator":         p.Creator,
 		"queued":          p.Status == engine.StatusQueued,
+		"priority":        engine.PriorityOr(p.Priority),
+		"memory_limit":    p.MemoryLimit,
 	}, nil
 }
 
@@ -231,24 +284,26 @@ func (s *Store) jobMustExist(ctx context.Context, q querier, id int64) error {
 }
 
 // JobList returns the matching jobs ordered by id; with Limit, the newest
-// Limit of them (still oldest first).
+// Limit of them (still oldest first). With a sort, the first Limit in its
+// order.
 func (s *Store) JobList(ctx context.Context, p engine.JobListParams) ([]*engine.Job, error) {
+	if p.Sort.Field != "" {
+		if _, err := engine.JobSortFieldNamed(p.Sort.Field); err != nil {
+			return nil, err
+		}
+	}
 	a := s.jobListArgs(p)
 	a["limit"] = limitOrAll(p.Limit)
-	query := qJobList
-	if len(p.Statuses) > 0 && !slices.ContainsFunc(p.Statuses, engine.Status.Terminal) {
-		// Live jobs are few: look them up by status. Ended ones may be
-		// millions, read newest first until the limit.
-		query = qJobListLive
-	}
-	if p.Brief {
-		query = map[string]string{qJobList: qJobListBrief, qJobListLive: qJobListLiveBrief}[query]
-	}
+	// Live jobs are few: look them up by status. Ended ones may be
+	// millions, read newest first until the limit.
+	live := len(p.Statuses) > 0 && !slices.ContainsFunc(p.Statuses, engine.Status.Terminal)
 	var rows []jobRow
-	if err := s.selectRows(ctx, s.q, &rows, query, a, true); err != nil {
+	if err := s.selectRows(ctx, s.q, &rows, jobListQueryName(p.Sort, live, p.Brief), a, true); err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
 	}
-	slices.Reverse(rows) // the query reads newest first so LIMIT keeps the newest
+	if p.Sort.Field == "" {
+		slices.Reverse(rows) // the query reads newest first so LIMIT keeps the newest
+	}
 	return jobsFromRows(rows)
 }
 
@@ -271,6 +326,10 @@ func (s *Store) jobListArgs(p engine.JobListParams) args {
 	if p.ParentID != nil {
 		parentID = *p.ParentID
 	}
+	parentIDs := p.ParentIDs
+	if len(parentIDs) == 0 {
+		parentIDs = []int64{0}
+	}
 	return args{
 		"all_statuses": len(p.Statuses) == 0,
 		"statuses":     statuses,
@@ -281,6 +340,8 @@ func (s *Store) jobListArgs(p engine.JobListParams) args {
 		"any_parent":   p.ParentID == nil,
 		"roots":        p.Roots,
 		"parent_id":    parentID,
+		"any_parents":  len(p.ParentIDs) == 0,
+		"parent_ids":   parentIDs,
 		"creator":      p.Creator,
 		// An open end of the creation window is switched off by its flag;
 		// its value only has to bind.
@@ -291,6 +352,11 @@ func (s *Store) jobListArgs(p engine.JobListParams) args {
 		"double_fault":       p.DoubleFault,
 		"min_id":             p.MinID,
 		"max_id":             maxIDArg(p.MaxID),
+		"any_priority_min":   p.PriorityMin == 0,
+		"priority_min":       p.PriorityMin,
+		"any_priority_max":   p.PriorityMax == 0,
+		"priority_max":       p.PriorityMax,
+		"oom_killed":         p.OOMKilled,
 	}
 }
 
@@ -333,6 +399,9 @@ func (s *Store) JobUpdate(ctx context.Context, u engine.JobUpdate) (*engine.Job,
 	if u.RunAfterSeconds != nil && (math.IsNaN(*u.RunAfterSeconds) || math.IsInf(*u.RunAfterSeconds, 0)) {
 		return nil, fmt.Errorf("update job %d: run after %v seconds is not a number", u.ID, *u.RunAfterSeconds)
 	}
+	if err := engine.CheckUsage(u); err != nil {
+		return nil, err
+	}
 	a := args{
 		"id":                u.ID,
 		"from":              string(u.From),
@@ -352,12 +421,22 @@ func (s *Store) JobUpdate(ctx context.Context, u engine.JobUpdate) (*engine.Job,
 		"mark_queued":       u.MarkQueued,
 		"mark_started":      u.MarkStarted,
 		"mark_finished":     u.MarkFinished,
+		"set_usage":         u.Usage != nil,
+		"cpu_seconds":       0.0,
+		"peak_memory":       int64(0),
+		"wall_seconds":      0.0,
+		"oom_killed":        false,
 		"set_lease":         u.StartedUnder != nil,
 		"dispatcher":        "",
 		"lease_term":        int64(0),
+		"set_priority":      u.Priority != nil,
+		"priority":          deref(u.Priority),
 	}
 	if t := u.StartedUnder; t != nil {
 		a["dispatcher"], a["lease_term"] = t.Owner, t.Term
+	}
+	if us := u.Usage; us != nil {
+		a["cpu_seconds"], a["peak_memory"], a["wall_seconds"], a["oom_killed"] = us.CPUSeconds, us.PeakMemory, us.WallSeconds, us.OOMKilled
 	}
 	if u.IncrementAttempt {
 		a["attempt_increment"] = 1
@@ -412,22 +491,41 @@ func (s *Store) JobProgressSet(ctx context.Context, p engine.JobProgressParams) 
 	return fmt.Errorf("job %d attempt %d is no longer running on %q: %w", p.ID, p.Attempt, p.Node, engine.ErrConflict)
 }
 
-// JobListDispatchable returns one page of jobs in p.Status (QUEUED or
-// RESTART) whose run_after has passed on the database clock and that no
-// earlier unfinished job with the same key blocks, lowest id first, with ids
-// above p.AfterID. Limit 0 means no limit.
+// JobListDispatchable returns one page of one queue; see engine.Store.
+// With p.Long on PostgreSQL the page is read in index order whatever the
+// planner's statistics say.
 func (s *Store) JobListDispatchable(ctx context.Context, p engine.JobDispatchableParams) ([]*engine.Job, error) {
-	if !p.Status.Dispatchable() {
-		return nil, fmt.Errorf("list dispatchable jobs: status %q is neither QUEUED nor RESTART", p.Status)
+	if err := engine.CheckDispatchable(p); err != nil {
+		return nil, err
 	}
-	a := args{"status": string(p.Status), "after_id": p.AfterID, "limit": limitOrAll(p.Limit)}
+	a := args{"status": string(p.Status), "type": p.Type, "limit": limitOrAll(p.Limit),
+		"after_priority": p.After.Priority, "after_id": p.After.ID,
+		// An open end of the load range binds a bound no load reaches
+		// (engine.MaxJobLoad), so one statement serves every range.
+		"max_load": 2 * engine.MaxJobLoad, "load_above": -1.0}
+	if p.After == (engine.QueuePlace{}) {
+		a["after_priority"] = engine.MaxPriority + 1
+	}
+	if p.MaxLoad != nil {
+		a["max_load"] = *p.MaxLoad
+	}
+	if p.LoadAbove != nil {
+		a["load_above"] = *p.LoadAbove
+	}
+	query := qJobListDispatchable
+	switch {
+	case p.FirstChildren:
+		query = qJobListFirstChildren
+	case p.After != engine.QueuePlace{}:
+		query = qJobListDispatchableAfter
+	}
 	var rows []jobRow
-	read := func(q querier) error { return s.selectRows(ctx, q, &rows, qJobListDispatchable, a, false) }
+	read := func(q querier) error { return s.selectRows(ctx, q, &rows, query, a, false) }
 	var err error
 	if p.Long && s.dialect.pageInIndexOrder != "" && s.tx == nil {
 		// The queue's statistics are rarely right: it fills and drains
 		// between two looks of autovacuum. Believing a long queue short, the
-		// planner reads every entry of the status through a bitmap and
+		// planner reads every entry of the queue through a bitmap and
 		// sorts them, instead of the first page in index order: 95 ms for
 		// a page of 1000 out of 100,000 instead of 2.5 ms. A short queue
 		// is read fast either way, without the transaction's round trips.
@@ -444,6 +542,31 @@ func (s *Store) JobListDispatchable(ctx context.Context, p engine.JobDispatchabl
 		return nil, fmt.Errorf("list dispatchable jobs: %w", err)
 	}
 	return jobsFromRows(rows)
+}
+
+// queueLoadsRow is a row of job_queue_loads.
+type queueLoadsRow struct {
+	Status   string  `db:"status"`
+	Type     string  `db:"type"`
+	Lightest float64 `db:"lightest"`
+	Heaviest float64 `db:"heaviest"`
+	Children int     `db:"children"`
+}
+
+// JobQueueLoads describes every non-empty queue in one statement of index
+// steps; see engine.Store.
+func (s *Store) JobQueueLoads(ctx context.Context) ([]engine.QueueLoads, error) {
+	var rows []queueLoadsRow
+	if err := s.selectRows(ctx, s.q, &rows, qJobQueueLoads, args{}, false); err != nil {
+		return nil, fmt.Errorf("describe the queues: %w", err)
+	}
+	out := make([]engine.QueueLoads, len(rows))
+	for i, r := range rows {
+		out[i] = engine.QueueLoads{Status: engine.Status(r.Status), Type: r.Type, Lightest: r.Lightest,
+			Heaviest: r.Heaviest, Children: r.Children > 0}
+	}
+	slices.SortFunc(out, engine.CompareQueues)
+	return out, nil
 }
 
 // isDomainError reports the errors callers branch on, which go out as they

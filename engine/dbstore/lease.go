@@ -2,10 +2,10 @@ package dbstore
 
 import (
 	"context"
-
 	"fmt"
-	"github.com/jmoiron/sqlx"
 	"time"
+
+	"github.com/jmoiron/sqlx"
 
 	"github.com/jobctl/jobctl/engine"
 )
@@ -21,7 +21,7 @@ func (s *Store) LeaseAcquire(ctx context.Context, owner string, ttl time.Duratio
 	if err := engine.ValidateLeaseAcquire(owner, ttl); err != nil {
 		return engine.LeaseTerm{}, err
 	}
-	pool, err := s.leasePool()
+	pool, err := s.controlPool()
 	if err != nil {
 		return engine.LeaseTerm{}, fmt.Errorf("acquire lease for %s: %w", owner, err)
 	}
@@ -29,7 +29,7 @@ func (s *Store) LeaseAcquire(ctx context.Context, owner string, ttl time.Duratio
 	var rows []leaseTermRow
 	if s.dialect.updateReturns {
 		err = func() error {
-			defer s.writing()()
+			defer s.writing(true)()
 			return s.selectRows(ctx, pool, &rows, qLeaseAcquire, a, false)
 		}()
 	} else {
@@ -54,11 +54,22 @@ func (s *Store) LeaseAcquire(ctx context.Context, owner string, ttl time.Duratio
 // it, so a successor takes over at once. An empty owner releases it whoever
 // holds it (operator override). It reports whether anything changed.
 func (s *Store) LeaseRelease(ctx context.Context, owner string) (bool, error) {
-	pool, err := s.leasePool()
-	if err != nil {
-		return false, fmt.Errorf("release lease: %w", err)
+	// In a transaction (an operator's release, recorded with its event)
+	// the transaction's connection does it; else the control connection,
+	// ahead of queued work.
+	var (
+		n   int64
+		err error
+	)
+	if s.tx != nil {
+		n, err = s.exec(ctx, s.q, qLeaseRelease, args{"owner": owner})
+	} else {
+		var pool *sqlx.DB
+		if pool, err = s.controlPool(); err != nil {
+			return false, fmt.Errorf("release lease: %w", err)
+		}
+		n, err = s.execUrgent(ctx, pool, qLeaseRelease, args{"owner": owner})
 	}
-	n, err := s.exec(ctx, pool, qLeaseRelease, args{"owner": owner})
 	if err != nil {
 		return false, fmt.Errorf("release lease: %w", err)
 	}

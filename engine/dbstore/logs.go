@@ -13,11 +13,15 @@ import (
 // that, so the chunks of one job are appended one after another, not
 // concurrently. An unknown job is a *NotFoundError.
 func (s *Store) JobLogAppend(ctx context.Context, p engine.JobLogAppendParams) error {
+	stream, err := engine.ValidateLogStream(p.Stream)
+	if err != nil {
+		return err
+	}
 	data := p.Data
 	if data == nil {
 		data = []byte{} // the column is NOT NULL; an empty chunk is still a chunk
 	}
-	a := args{"job_id": p.JobID, "attempt": p.Attempt, "data": data}
+	a := args{"job_id": p.JobID, "attempt": p.Attempt, "stream": string(stream), "data": data}
 	if _, err := s.exec(ctx, s.q, qJobLogAppend, a); err != nil {
 		// The foreign key refused it, most likely: say which job is missing
 		// rather than quoting the constraint.
@@ -43,7 +47,8 @@ func (s *Store) JobLogList(ctx context.Context, p engine.JobLogListParams) ([]en
 		if data == nil {
 			data = []byte{}
 		}
-		chunks[i] = engine.LogChunk{Seq: r.Seq, JobID: r.JobID, Attempt: r.Attempt, Data: data, CreatedAt: r.CreatedAt.Time}
+		chunks[i] = engine.LogChunk{Seq: r.Seq, JobID: r.JobID, Attempt: r.Attempt, Stream: engine.LogStream(r.Stream),
+			Data: data, CreatedAt: r.CreatedAt.Time}
 	}
 	return chunks, nil
 }

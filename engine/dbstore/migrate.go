@@ -16,8 +16,10 @@ import (
 
 // Migrate applies the pending migrations, each in its own transaction
 // together with its schema_migrations row. Processes starting together do
-// not race: on PostgreSQL they queue on an advisory lock; on SQLite every
-// migration transaction holds the write lock from its start and checks again
+// not race: every migration transaction first excludes the others (on
+// PostgreSQL a transaction-level advisory lock, which also holds behind a
+// transaction pooler; on MySQL a named lock around the whole run; on SQLite
+// the write lock, from the transaction's start) and then checks again
 // whether its migration is still pending. Applying twice is a no-op.
 func (s *Store) Migrate(ctx context.Context) error {
 	migrations, err := jobsql.Migrations(s.dialect.name)
@@ -26,7 +28,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 	}
 	err = s.withMigrationConn(ctx, func(conn *sqlx.Conn) error {
 		for _, m := range migrations {
-			err := runTx(ctx, conn, func(tx *sqlx.Tx) error {
+			err := s.migrationTx(ctx, conn, func(tx *sqlx.Tx) error {
 				applied, err := s.migrationApplied(ctx, tx, m.Version)
 				if err != nil || applied {
 					return err
@@ -74,7 +76,7 @@ func (s *Store) MigrateDown(ctx context.Context, target int) error {
 			if m.Version <= target {
 				break
 			}
-			err := runTx(ctx, conn, func(tx *sqlx.Tx) error {
+			err := s.migrationTx(ctx, conn, func(tx *sqlx.Tx) error {
 				applied, err := s.migrationApplied(ctx, tx, m.Version)
 				if err != nil || !applied {
 					return err
@@ -151,11 +153,16 @@ func (s *Store) SchemaCurrent(ctx context.Context) (bool, error) {
 	if err := s.get(ctx, s.q, &version, qSchemaVersion, nil); err != nil {
 		return false, fmt.Errorf("read schema version: %w", err)
 	}
-	return version.Valid && int(version.Int64) >= len(migrations), nil
+	newest := 0
+	for _, m := range migrations {
+		newest = max(newest, m.Version)
+	}
+	return version.Valid && int(version.Int64) >= newest, nil
 }
 
-// withMigrationConn runs fn on one dedicated connection holding the
-// dialect's migration lock, after making sure schema_migrations exists.
+// withMigrationConn runs fn on one dedicated connection, holding the
+// dialect's migration lock where it is a session's, after making sure
+// schema_migrations exists.
 func (s *Store) withMigrationConn(ctx context.Context, fn func(conn *sqlx.Conn) error) (err error) {
 	conn, err := s.db.Connx(ctx)
 	if err != nil {
@@ -181,7 +188,7 @@ func (s *Store) withMigrationConn(ctx context.Context, fn func(conn *sqlx.Conn) 
 			}
 		}()
 	}
-	err = runTx(ctx, conn, func(tx *sqlx.Tx) error {
+	err = s.migrationTx(ctx, conn, func(tx *sqlx.Tx) error {
 		_, err := s.exec(ctx, tx, qSchemaMigrationsCreate, nil)
 		return err
 	})
@@ -189,6 +196,21 @@ func (s *Store) withMigrationConn(ctx context.Context, fn func(conn *sqlx.Conn) 
 		return fmt.Errorf("create schema_migrations: %w", err)
 	}
 	return fn(conn)
+}
+
+// migrationTx runs fn in one transaction on conn, which first takes the
+// migration lock where the dialect's lock is a transaction's
+// (dialect.migrationTxLock).
+func (s *Store) migrationTx(ctx context.Context, conn *sqlx.Conn, fn func(tx *sqlx.Tx) error) error {
+	return runTx(ctx, conn, func(tx *sqlx.Tx) error {
+		if s.dialect.migrationTxLock {
+			var locked int
+			if err := s.get(ctx, tx, &locked, qMigrateTxLock, nil); err != nil {
+				return fmt.Errorf("take the migration lock: %w", err)
+			}
+		}
+		return fn(tx)
+	})
 }
 
 func (s *Store) migrationApplied(ctx context.Context, q querier, version int) (bool, error) {

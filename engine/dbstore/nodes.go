@@ -160,26 +160,67 @@ func (s *Store) NodeList(ctx context.Context) ([]*engine.Node, error) {
 
 // NodeTouch sets last_seen to the database's now and records the node's
 // reported health; a *NotFoundError for an unknown node, and an error
-// matching engine.ErrNodeOnline when p.Process no longer holds the row. It leaves the
-// state alone: marking a node OFFLINE or back is the heartbeat's decision.
-func (s *Store) NodeTouch(ctx context.Context, p engine.NodeTouchParams) error {
+// matching engine.ErrNodeOnline when p.Process no longer holds the row. It
+// leaves the state alone: marking a node OFFLINE or back is the heartbeat's
+// decision. With its health it stores what the node measured of the jobs it
+// runs (p.RunningUsage). It returns the node's stored state and maintenance
+// flag.
+//
+// It runs on the control connection (controlPool), as an urgent write, so
+// a node's liveness gets through however busy its main pool is; the
+// statement waits for no lock that job work holds (nothing else writes a
+// node's row but operators and heartbeats, in one short statement each).
+func (s *Store) NodeTouch(ctx context.Context, p engine.NodeTouchParams) (engine.NodeTouched, error) {
+	running := p.RunningUsage
+	if running == nil {
+		running = []engine.LiveUsage{}
+	}
+	usage, err := json.Marshal(running)
+	if err != nil {
+		return engine.NodeTouched{}, fmt.Errorf("touch node %s: %w", p.Name, err)
+	}
+	pool, err := s.controlPool()
+	if err != nil {
+		return engine.NodeTouched{}, fmt.Errorf("touch node %s: %w", p.Name, err)
+	}
 	a := args{"name": p.Name, "load_avg": p.LoadAvg, "mem_available": p.MemAvailable, "cores": p.Cores,
-		"by_process": p.Process != nil, "host_id": "", "pid": 0, "proc_start": int64(0)}
+		"by_process": p.Process != nil, "host_id": "", "pid": 0, "proc_start": int64(0),
+		"running_usage": string(usage)}
 	if pr := p.Process; pr != nil {
 		a["host_id"], a["pid"], a["proc_start"] = pr.Host, pr.PID, pr.StartTime
 	}
-	n, err := s.exec(ctx, s.q, qNodeTouch, a)
+	var rows []nodeTouchedRow
+	if s.dialect.updateReturns {
+		err = func() error {
+			defer s.writing(true)()
+			return s.selectRows(ctx, pool, &rows, qNodeTouch, a, false)
+		}()
+	} else {
+		err = runTx(ctx, pool, func(tx *sqlx.Tx) error {
+			n, err := s.exec(ctx, tx, qNodeTouch, a)
+			if err != nil || n == 0 {
+				return err
+			}
+			return s.selectRows(ctx, tx, &rows, qNodeTouched, a, false)
+		})
+	}
 	if err != nil {
-		return fmt.Errorf("touch node %s: %w", p.Name, err)
+		return engine.NodeTouched{}, fmt.Errorf("touch node %s: %w", p.Name, err)
 	}
-	if n == 0 {
-		held, err := s.NodeGet(ctx, p.Name)
+	if len(rows) == 0 {
+		held, err := s.nodeGet(ctx, pool, p.Name)
 		if err != nil {
-			return err
+			return engine.NodeTouched{}, err
 		}
-		return engine.NodeTakenError(held)
+		return engine.NodeTouched{}, engine.NodeTakenError(held)
 	}
-	return nil
+	return engine.NodeTouched{State: engine.NodeState(rows[0].State), Maintenance: rows[0].Maintenance}, nil
+}
+
+// nodeTouchedRow is what node_touch returns (node_touched reads on MySQL).
+type nodeTouchedRow struct {
+	State       string `db:"state"`
+	Maintenance bool   `db:"maintenance"`
 }
 
 // NodeSetState records a node's health, ONLINE, OFFLINE or ERROR, and
@@ -204,6 +245,20 @@ func (s *Store) NodeSetMaintenance(ctx context.Context, name string, on bool) er
 	n, err := s.exec(ctx, s.q, qNodeSetMaintenance, args{"name": name, "maintenance": on})
 	if err != nil {
 		return fmt.Errorf("set maintenance of node %s: %w", name, err)
+	}
+	if n == 0 {
+		return nodeNotFound(name)
+	}
+	return nil
+}
+
+// NodeSetBeatMissed records that a heartbeat to the node went unanswered
+// (keeping the time of the first miss in a row) or clears that; a
+// *NotFoundError for an unknown node.
+func (s *Store) NodeSetBeatMissed(ctx context.Context, name string, missed bool) error {
+	n, err := s.exec(ctx, s.q, qNodeSetBeatMissed, args{"name": name, "missed": missed})
+	if err != nil {
+		return fmt.Errorf("record the heartbeat of node %s: %w", name, err)
 	}
 	if n == 0 {
 		return nodeNotFound(name)

@@ -221,13 +221,26 @@ func TestJobChangesSkipNonWakingWrites(t *testing.T) {
 }
 
 // TestPostgresLiveIndexesLeaveOutExactlyTheEndedJobs: the partial indexes of
-// migration 003 name the ended states by hand; they must be exactly
-// engine.TerminalStatuses, or a live job would be missing from the index
-// the dispatcher reads its queue through.
+// migrations 003, 010 and 015 name the states they leave out, or keep, by
+// hand; they must be exactly the engine's sets, or a live job would be
+// missing from the index the dispatcher reads its queue through: the live
+// indexes leave out engine.TerminalStatuses (jobs_status_id the
+// dispatchable ones too, which the queue indexes hold), the queue indexes
+// keep exactly engine.DispatchableStatuses, and the index of ended jobs,
+// which a purge reads, exactly engine.TerminalStatuses.
 func TestPostgresLiveIndexesLeaveOutExactlyTheEndedJobs(t *testing.T) {
 	t.Parallel()
 	s := migrated(t, openStore(t, postgresSchemaDSN(t)))
-	for _, name := range []string{"jobs_status_id", "jobs_node_status", "jobs_live_key_id"} {
+	named := map[string]func(engine.Status) bool{
+		"jobs_status_id":      func(st engine.Status) bool { return st.Terminal() || st.Dispatchable() },
+		"jobs_node_status":    engine.Status.Terminal,
+		"jobs_live_key_id":    engine.Status.Terminal,
+		"jobs_queue":          engine.Status.Dispatchable,
+		"jobs_queue_load":     engine.Status.Dispatchable,
+		"jobs_queue_children": engine.Status.Dispatchable,
+		"jobs_ended":          engine.Status.Terminal,
+	}
+	for name, wantNamed := range named {
 		var def string
 		err := s.db.GetContext(t.Context(), &def,
 			`SELECT pg_get_indexdef(i.indexrelid) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
@@ -236,8 +249,8 @@ func TestPostgresLiveIndexesLeaveOutExactlyTheEndedJobs(t *testing.T) {
 			t.Fatalf("read index %s: %v", name, err)
 		}
 		for _, st := range engine.AllStatuses {
-			if got := strings.Contains(def, "'"+string(st)+"'"); got != st.Terminal() {
-				t.Errorf("index %s leaves out %s: %v, but %s.Terminal() is %v\n%s", name, st, got, st, st.Terminal(), def)
+			if got, want := strings.Contains(def, "'"+string(st)+"'"), wantNamed(st); got != want {
+				t.Errorf("index %s names %s: %v, want %v\n%s", name, st, got, want, def)
 			}
 		}
 	}

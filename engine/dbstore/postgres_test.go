@@ -62,6 +62,40 @@ func postgresSchemaDSN(t testing.TB) string {
 	return u.String()
 }
 
+// postgresDatabaseDSN creates a fresh database, dropped when the test
+// ends, and returns a DSN for it: for what a schema cannot do, such as
+// work behind a transaction pooler.
+func postgresDatabaseDSN(t testing.TB) string {
+	t.Helper()
+	base := postgresBaseDSN()
+	admin, err := sqlx.Open("postgres", base)
+	if err != nil {
+		t.Fatalf("PostgreSQL test DSN (JOBCTL_TEST_POSTGRES): %v", err)
+	}
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	name := "jobctl_test_" + hex.EncodeToString(b)
+	if _, err := admin.ExecContext(t.Context(), "CREATE DATABASE "+pq.QuoteIdentifier(name)); err != nil {
+		_ = admin.Close()
+		t.Fatalf("PostgreSQL at %s: create database: %v (set JOBCTL_TEST_POSTGRES)", redact(base), err)
+	}
+	t.Cleanup(func() {
+		defer admin.Close()
+		if _, err := admin.Exec("DROP DATABASE " + pq.QuoteIdentifier(name) + " WITH (FORCE)"); err != nil {
+			t.Errorf("drop database %s: %v", name, err)
+		}
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + name
+	if u.RawQuery == "" {
+		u.RawQuery = "sslmode=prefer"
+	}
+	return u.String()
+}
+
 func TestPostgresConformance(t *testing.T) {
 	t.Parallel()
 	storetest.RunWith(t, func(t *testing.T) engine.Store {
@@ -120,13 +154,17 @@ func TestPostgresLeaseRenewsWithTheMainPoolExhausted(t *testing.T) {
 	}
 }
 
-// TestPostgresPoolMaxConns: the main pool holds at most pool_max_conns
-// connections, and the server never sees the parameter.
+// TestPostgresPoolMaxConns: pool_max_conns is the store's connection
+// budget, of which the main pool has what the control connection and the
+// listener leave, and the server never sees the parameter.
 func TestPostgresPoolMaxConns(t *testing.T) {
 	t.Parallel()
 	s := migrated(t, openStore(t, postgresSchemaDSN(t)+"&pool_max_conns=3"))
-	if got := s.db.Stats().MaxOpenConnections; got != 3 {
-		t.Errorf("main pool of %d, want 3", got)
+	if got := s.MaxConns(); got != 3 {
+		t.Errorf("budget of %d, want 3", got)
+	}
+	if got := s.db.Stats().MaxOpenConnections; got != 1 {
+		t.Errorf("main pool of %d, want 1", got)
 	}
 	if _, err := s.JobInsert(t.Context(), engine.JobInsertParams{Type: engine.TypeNoop, Status: engine.StatusQueued}); err != nil {
 		t.Fatalf("a store opened with pool_max_conns does not work: %v", err)

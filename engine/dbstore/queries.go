@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"text/template"
 
 	"github.com/jmoiron/sqlx"
@@ -14,54 +15,57 @@ import (
 
 // Query names: the files of sql/queries without ".sql".
 const (
-	qDBNow                  = "db_now"
-	qJobInsert              = "job_insert"
-	qJobGet                 = "job_get"
-	qJobExists              = "job_exists"
-	qJobList                = "job_list"
-	qJobListLive            = "job_list_live"
-	qJobListBrief           = "job_list_brief"
-	qJobListLiveBrief       = "job_list_live_brief"
-	qJobUpdate              = "job_update"
-	qJobUpdateMany          = "job_update_many"
-	qJobUpdateManyLock      = "job_update_many_lock"
-	qJobUpdateManyRead      = "job_update_many_read"
-	qJobUpdateManyIDs       = "job_update_many_ids"
-	qJobProgressSet         = "job_progress_set"
-	qJobListDispatchable    = "job_list_dispatchable"
-	qJobInsertArrays        = "job_insert_arrays"
-	qJobLoadsByNode         = "job_loads_by_node"
-	qJobLogAppend           = "job_log_append"
-	qJobLogList             = "job_log_list"
-	qNodeInsertAbsent       = "node_insert_absent"
-	qNodeTakeover           = "node_takeover"
-	qNodeGet                = "node_get"
-	qNodeList               = "node_list"
-	qNodeTouch              = "node_touch"
-	qNodeSetState           = "node_set_state"
-	qNodeSetMaintenance     = "node_set_maintenance"
-	qLeaseAcquire           = "lease_acquire"
-	qLeaseRelease           = "lease_release"
-	qLeaseGet               = "lease_get"
-	qLeaseTermGet           = "lease_term_get"
-	qLeaseTermCurrent       = "lease_term_current"
-	qSettingGet             = "setting_get"
-	qSettingInsertAbsent    = "setting_insert_absent"
-	qSchemaMigrationsCreate = "schema_migrations_create"
-	qSchemaMigrationsExists = "schema_migrations_exists"
-	qSchemaMigrationsList   = "schema_migrations_list"
-	qSchemaMigrationApplied = "schema_migration_applied"
-	qSchemaMigrationInsert  = "schema_migration_insert"
-	qSchemaMigrationDelete  = "schema_migration_delete"
-	qSchemaVersion          = "schema_version"
-	qJobSubmit              = "job_submit"
-	qJobSubmitOffered       = "job_submit_offered"
-	qReservationList        = "reservation_list"
-	qReservationNodeHolder  = "reservation_node_holder"
-	qReservationDelete      = "reservation_delete"
-	qReservationInsert      = "reservation_insert"
-	qMigrateLock            = "migrate_lock"
-	qMigrateUnlock          = "migrate_unlock"
+	qDBNow                    = "db_now"
+	qJobInsert                = "job_insert"
+	qJobGet                   = "job_get"
+	qJobExists                = "job_exists"
+	qJobList                  = "job_list" // rendered per shape: see jobListQueryName
+	qJobUpdate                = "job_update"
+	qJobUpdateMany            = "job_update_many"
+	qJobUpdateManyLock        = "job_update_many_lock"
+	qJobUpdateManyRead        = "job_update_many_read"
+	qJobUpdateManyIDs         = "job_update_many_ids"
+	qJobProgressSet           = "job_progress_set"
+	qJobListDispatchable      = "job_list_dispatchable"
+	qJobListDispatchableAfter = "job_list_dispatchable_after"
+	qJobListFirstChildren     = "job_list_first_children"
+	qJobQueueLoads            = "job_queue_loads"
+	qJobInsertArrays          = "job_insert_arrays"
+	qJobLoadsByNode           = "job_loads_by_node"
+	qJobLogAppend             = "job_log_append"
+	qJobLogList               = "job_log_list"
+	qNodeInsertAbsent         = "node_insert_absent"
+	qNodeTakeover             = "node_takeover"
+	qNodeGet                  = "node_get"
+	qNodeList                 = "node_list"
+	qNodeTouch                = "node_touch"
+	qNodeSetState             = "node_set_state"
+	qNodeSetMaintenance       = "node_set_maintenance"
+	qLeaseAcquire             = "lease_acquire"
+	qLeaseRelease             = "lease_release"
+	qLeaseGet                 = "lease_get"
+	qLeaseTermGet             = "lease_term_get"
+	qLeaseTermCurrent         = "lease_term_current"
+	qSettingGet               = "setting_get"
+	qSettingInsertAbsent      = "setting_insert_absent"
+	qSchemaMigrationsCreate   = "schema_migrations_create"
+	qSchemaMigrationsExists   = "schema_migrations_exists"
+	qSchemaMigrationsList     = "schema_migrations_list"
+	qSchemaMigrationApplied   = "schema_migration_applied"
+	qSchemaMigrationInsert    = "schema_migration_insert"
+	qSchemaMigrationDelete    = "schema_migration_delete"
+	qSchemaVersion            = "schema_version"
+	qJobSubmit                = "job_submit"
+	qJobSubmitOffered         = "job_submit_offered"
+	qReservationList          = "reservation_list"
+	qReservationNodeHolder    = "reservation_node_holder"
+	qReservationDelete        = "reservation_delete"
+	qReservationInsert        = "reservation_insert"
+	qMigrateLock              = "migrate_lock"
+	qMigrateUnlock            = "migrate_unlock"
+	qNodeTouched              = "node_touched"
+	qMigrateTxLock            = "migrate_tx_lock"
+	qNodeSetBeatMissed        = "node_set_beat_missed"
 
 	qJobInsertMany         = "job_insert_many"
 	qJobInsertRow          = "job_insert_row"
@@ -87,9 +91,9 @@ const (
 // requiredQueries are the queries every dialect must have; loading fails
 // without one, so a missing file shows at Open, not deep in a dispatch round.
 var requiredQueries = []string{
-	qDBNow, qJobInsert, qJobGet, qJobExists, qJobList, qJobListLive, qJobUpdate, qJobProgressSet,
-	qJobListDispatchable, qJobLoadsByNode, qJobLogAppend, qJobLogList, qNodeInsertAbsent, qNodeTakeover, qNodeGet,
-	qNodeList, qNodeTouch, qNodeSetState, qNodeSetMaintenance, qLeaseAcquire, qLeaseRelease, qLeaseGet, qLeaseTermGet,
+	qDBNow, qJobInsert, qJobGet, qJobExists, qJobList, qJobUpdate, qJobProgressSet,
+	qJobListDispatchable, qJobListDispatchableAfter, qJobListFirstChildren, qJobQueueLoads, qJobLoadsByNode, qJobLogAppend, qJobLogList, qNodeInsertAbsent, qNodeTakeover, qNodeGet,
+	qNodeList, qNodeTouch, qNodeSetState, qNodeSetMaintenance, qNodeSetBeatMissed, qLeaseAcquire, qLeaseRelease, qLeaseGet, qLeaseTermGet,
 	qSettingGet,
 	qSettingInsertAbsent, qSchemaMigrationsCreate, qSchemaMigrationsExists, qSchemaMigrationsList,
 	qSchemaMigrationApplied, qSchemaMigrationInsert, qSchemaMigrationDelete, qSchemaVersion, qJobSubmit,
@@ -98,13 +102,14 @@ var requiredQueries = []string{
 	qJobPurgeChildrenOf, qJobPurgeDelete, qNodeRemove, qNodeJobsHeld, qReservationDeleteNode,
 	qJobUpdateMany,
 	qTypeLimitSet, qTypeLimitList, qTypeLimitDelete,
-	qJobAttemptList, qJobPurgeAttempts,
+	qJobAttemptList, qJobAttemptUsageList, qJobAttemptUsageType, qJobPurgeAttempts,
 	qJobListRollbackPending, qJobRollbackSet,
 }
 
 // loadQueries renders every query of the dialect: the .sql files are
 // templates in which {{now}} and {{nowPlus ":param"}} become the dialect's
-// clock and {{template "name"}} includes another file.
+// clock and {{template "name"}} includes another file. job_list is
+// rendered once per shape (renderJobLists).
 func loadQueries(d *dialect) (map[string]string, error) {
 	files, err := jobsql.Queries(d.name)
 	if err != nil {
@@ -126,6 +131,19 @@ func loadQueries(d *dialect) (map[string]string, error) {
 	slices.Sort(names)
 	out := make(map[string]string, len(files))
 	for _, name := range names {
+		if name == qJobList {
+			lists, err := renderJobLists(root, d)
+			if err != nil {
+				return nil, err
+			}
+			for n, q := range lists {
+				if err := checkColons(q); err != nil {
+					return nil, fmt.Errorf("sql/queries %s (%s): %w", n, d.name, err)
+				}
+				out[n] = q
+			}
+			continue
+		}
 		var b strings.Builder
 		if err := root.ExecuteTemplate(&b, name, nil); err != nil {
 			return nil, fmt.Errorf("sql/queries %s (%s): %w", name, d.name, err)
@@ -150,13 +168,17 @@ func loadQueries(d *dialect) (map[string]string, error) {
 		}
 	}
 	required := append(slices.Clip(requiredQueries), scheduleQueries...)
+	required = append(required, eventQueries...)
 	if d.migrationLock {
 		required = append(slices.Clip(required), qMigrateLock, qMigrateUnlock)
+	}
+	if d.migrationTxLock {
+		required = append(slices.Clip(required), qMigrateTxLock)
 	}
 	if d.updateReturns {
 		required = append(slices.Clip(required), qJobUpdateManyIDs)
 	} else {
-		required = append(slices.Clip(required), qJobUpdateManyLock, qJobUpdateManyRead, qLeaseTermCurrent)
+		required = append(slices.Clip(required), qJobUpdateManyLock, qJobUpdateManyRead, qLeaseTermCurrent, qNodeTouched)
 	}
 	if !d.insertReturnsID {
 		required = append(slices.Clip(required), qJobSubmitOffered)
@@ -257,6 +279,32 @@ type boundQuery struct {
 	text     string   // positional, in the driver's placeholder form
 	question string   // positional with '?', for sqlx.In to expand lists in
 	names    []string // the named parameter of each placeholder, in order
+}
+
+// compiled holds each dialect's queries, rendered and compiled once per
+// process (see dialectQueries).
+var compiled sync.Map // *dialect → *compiledQueries
+
+type compiledQueries struct {
+	once    sync.Once
+	queries map[string]*boundQuery
+	err     error
+}
+
+// dialectQueries renders and compiles the dialect's queries the first
+// time a store of it opens: they depend on the dialect alone, and stores
+// only read them, so every store of the process shares them.
+func dialectQueries(d *dialect) (map[string]*boundQuery, error) {
+	v, _ := compiled.LoadOrStore(d, &compiledQueries{})
+	c := v.(*compiledQueries)
+	c.once.Do(func() {
+		texts, err := loadQueries(d)
+		if err == nil {
+			c.queries, err = bindQueries(texts, sqlx.BindType(d.driver))
+		}
+		c.err = err
+	})
+	return c.queries, c.err
 }
 
 // bindQueries compiles every rendered query for bindType (sqlx.BindType of

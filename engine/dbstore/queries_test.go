@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/jmoiron/sqlx"
+
+	"github.com/jobctl/jobctl/engine"
 )
 
 func TestQueriesLoadForEveryDialect(t *testing.T) {
@@ -75,5 +77,41 @@ func TestBindQuery(t *testing.T) {
 	bq, _ := bindQuery("SELECT :a, :b", sqlx.QUESTION)
 	if _, err := bq.values(args{"a": 1}); err == nil || !strings.Contains(err.Error(), ":b") {
 		t.Errorf("a missing value: got %v, want an error naming :b", err)
+	}
+}
+
+// TestJobListShapes: job_list is rendered for every sort field of the
+// engine, both directions, brief or full, any status or live ones, each
+// ordered by that field's column and then id.
+func TestJobListShapes(t *testing.T) {
+	for _, d := range []*dialect{sqliteDialect, postgresDialect, mysqlDialect} {
+		qs, err := loadQueries(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range engine.JobSortFields {
+			for _, desc := range []bool{false, true} {
+				for _, live := range []bool{false, true} {
+					for _, brief := range []bool{false, true} {
+						name := jobListQueryName(engine.JobSort{Field: f.Name, Desc: desc}, live, brief)
+						q, ok := qs[name]
+						if !ok {
+							t.Fatalf("%s: no statement %s", d.name, name)
+						}
+						order := q[strings.Index(q, "ORDER BY"):]
+						if !strings.HasPrefix(order, "ORDER BY "+orderClause(d, f, desc)+"\nLIMIT :limit") ||
+							!strings.Contains(order, f.Column) || !strings.HasSuffix(order, "id "+strings.ToUpper(direction(desc))+"\nLIMIT :limit") {
+							t.Errorf("%s %s: %s", d.name, name, order)
+						}
+						if live != strings.Contains(q, "WHERE status IN (:statuses)") {
+							t.Errorf("%s %s: live %v, but %s", d.name, name, live, q)
+						}
+					}
+				}
+			}
+		}
+		if q := qs[qJobList]; !strings.HasSuffix(q, "ORDER BY id DESC\nLIMIT :limit") {
+			t.Errorf("%s: the unsorted listing reads %s", d.name, q)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package dbstore
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -98,6 +99,27 @@ type jobRow struct {
 	RollbackType    string  `db:"rollback_type"`
 	RollbackJobID   *int64  `db:"rollback_job_id"`
 	RollbackOf      *int64  `db:"rollback_of"`
+	Priority        int     `db:"priority"`
+	MemoryLimit     int64   `db:"memory_limit"`
+	usageColumns
+}
+
+// usageColumns are the measured use of a run as jobs and job_attempts
+// store it: all NULL when the run was not measured.
+type usageColumns struct {
+	CPUSeconds  sql.NullFloat64 `db:"cpu_seconds"`
+	PeakMemory  sql.NullInt64   `db:"peak_memory"`
+	WallSeconds sql.NullFloat64 `db:"wall_seconds"`
+	OOMKilled   bool            `db:"oom_killed"`
+}
+
+// usage is the stored use, nil when the run was not measured.
+func (u usageColumns) usage() *engine.Usage {
+	if !u.CPUSeconds.Valid {
+		return nil
+	}
+	return &engine.Usage{CPUSeconds: u.CPUSeconds.Float64, PeakMemory: u.PeakMemory.Int64,
+		WallSeconds: u.WallSeconds.Float64, OOMKilled: u.OOMKilled}
 }
 
 // jobColumns are the columns of job_columns.sql, in its order.
@@ -105,7 +127,8 @@ var jobColumns = []string{"id", "type", "operation", "args", "payload", "job_loa
 	"parent_id", "attempt", "max_attempts", "attempt_base", "backoff_seconds", "rollback", "run_after",
 	"timeout_seconds", "progress", "progress_message", "exit_code", "message", "version", "creator",
 	"created_at", "queued_at", "started_at", "finished_at", "dispatcher", "lease_term", "key_position",
-	"rollback_type", "rollback_job_id", "rollback_of"}
+	"rollback_type", "rollback_job_id", "rollback_of", "priority", "memory_limit", "cpu_seconds", "peak_memory",
+	"wall_seconds", "oom_killed"}
 
 // fields are r's fields in the order of jobColumns.
 func (r *jobRow) fields() []any {
@@ -113,18 +136,19 @@ func (r *jobRow) fields() []any {
 		&r.ParentID, &r.Attempt, &r.MaxAttempts, &r.AttemptBase, &r.BackoffSeconds, &r.Rollback, &r.RunAfter,
 		&r.TimeoutSeconds, &r.Progress, &r.ProgressMessage, &r.ExitCode, &r.Message, &r.Version, &r.Creator,
 		&r.CreatedAt, &r.QueuedAt, &r.StartedAt, &r.FinishedAt, &r.Dispatcher, &r.LeaseTerm, &r.KeyPosition,
-		&r.RollbackType, &r.RollbackJobID, &r.RollbackOf}
+		&r.RollbackType, &r.RollbackJobID, &r.RollbackOf, &r.Priority, &r.MemoryLimit, &r.CPUSeconds, &r.PeakMemory,
+		&r.WallSeconds, &r.OOMKilled}
 }
 
 // jobBriefColumns are the columns of job_columns_brief.sql, in its order:
 // what the dispatcher plans a job with and guards its claim by.
 var jobBriefColumns = []string{"id", "type", "job_load", "status", "node", "job_key", "parent_id", "attempt",
-	"version", "run_after", "created_at"}
+	"version", "run_after", "created_at", "priority"}
 
 // briefFields are r's fields in the order of jobBriefColumns.
 func (r *jobRow) briefFields() []any {
 	return []any{&r.ID, &r.Type, &r.Load, &r.Status, &r.Node, &r.Key, &r.ParentID, &r.Attempt, &r.Version,
-		&r.RunAfter, &r.CreatedAt}
+		&r.RunAfter, &r.CreatedAt, &r.Priority}
 }
 
 // selectJobRows runs a query of job rows into dest. Rows with exactly
@@ -193,6 +217,9 @@ func (r *jobRow) job() (*engine.Job, error) {
 		RollbackType:    r.RollbackType,
 		RollbackJobID:   r.RollbackJobID,
 		RollbackOf:      r.RollbackOf,
+		Priority:        r.Priority,
+		MemoryLimit:     r.MemoryLimit,
+		Usage:           r.usage(),
 	}
 	if r.Payload == "" { // a brief row
 		j.Payload = nil
@@ -249,6 +276,8 @@ type nodeRow struct {
 	Hostname        string  `db:"hostname"`
 	PID             int     `db:"pid"`
 	ProcStart       int64   `db:"proc_start"`
+	BeatMissedAt    dbTime  `db:"beat_missed_at"`
+	RunningUsage    string  `db:"running_usage"`
 	TotalLoad       float64 `db:"total_load"`
 	Running         int     `db:"running"`
 	Dispatcher      int     `db:"dispatcher"`
@@ -278,12 +307,19 @@ func (r *nodeRow) node() (*engine.Node, error) {
 		Dispatcher:      r.Dispatcher != 0,
 		Lease:           engine.Duration(time.Duration(r.LeaseMS) * time.Millisecond),
 		Process:         engine.NodeProcess{Host: r.HostID, Hostname: r.Hostname, PID: r.PID, StartTime: r.ProcStart},
+		BeatMissedAt:    r.BeatMissedAt.ptr(),
 	}
 	if err := json.Unmarshal([]byte(r.Services), &n.Services); err != nil {
 		return nil, fmt.Errorf("node %s: stored services are not a JSON list: %w", r.Name, err)
 	}
 	if n.Services == nil {
 		n.Services = []engine.NodeService{}
+	}
+	if err := json.Unmarshal([]byte(r.RunningUsage), &n.RunningUsage); err != nil {
+		return nil, fmt.Errorf("node %s: stored running usage is not a JSON list: %w", r.Name, err)
+	}
+	if n.RunningUsage == nil {
+		n.RunningUsage = []engine.LiveUsage{}
 	}
 	return n, nil
 }
@@ -304,6 +340,7 @@ type logRow struct {
 	Seq       int64  `db:"seq"`
 	JobID     int64  `db:"job_id"`
 	Attempt   int    `db:"attempt"`
+	Stream    string `db:"stream"`
 	Data      []byte `db:"data"`
 	CreatedAt dbTime `db:"created_at"`
 }

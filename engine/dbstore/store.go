@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"strconv"
 	"sync"
@@ -40,25 +41,31 @@ type conn struct {
 	queries  map[string]*boundQuery
 	location string
 
-	// writes is held by a write of this process while it runs, where the
-	// dialect takes one writer at a time (dialect.oneWriter).
-	writes sync.Mutex
+	// writes hands the turn to write to this process's writes one at a
+	// time, where the dialect takes one writer at a time
+	// (dialect.oneWriter).
+	writes writeTurn
 
-	// The lease is acquired and released on a pool of its own, so a node
-	// whose main pool is busy with job work still renews in time.
-	driverDSN string
-	leaseOnce sync.Once
-	leaseDB   *sqlx.DB
-	leaseErr  error
+	// The control connection: a pool of one, of its own, for a node's
+	// liveness writes and the lease's statements (control.go), so that
+	// neither ever waits for a connection behind job work.
+	driverDSN   string
+	controlOnce sync.Once
+	controlDB   *sqlx.DB
+	controlErr  error
 
 	// Jobs this process inserted in bulk, and the count at which the
 	// statistics are refreshed next (analyzeDue).
 	bulkInserted, nextAnalyze atomic.Int64
 
 	// Job changes for JobChanges: this process's own, and on PostgreSQL
-	// those of every process, through a listener (notify.go).
+	// those of every process, through a listener (notify.go) unless the
+	// server is reached through a transaction pooler (pooled).
 	changes  engine.JobChangeFeed
 	listener changeListener
+	pooled   bool
+	// maxConns is the process's connection budget, all pools together.
+	maxConns int
 }
 
 var _ engine.Store = (*Store)(nil)
@@ -81,11 +88,25 @@ type OpenOptions struct {
 	// Warn is told, as one line, of a database file that was found
 	// readable by other users and made private. Nil: stderr.
 	Warn func(msg string)
+	// MaxConns is the most connections the Store holds, all pools
+	// together, from MinMaxConns to MaxMaxConns; 0: the DSN's
+	// pool_max_conns, else DefaultMaxConns.
+	MaxConns int
+	// AppName names this process to a PostgreSQL server
+	// (application_name, as pg_stat_activity shows it), unless the DSN
+	// names one.
+	AppName string
 	// driver, where set, is the database/sql driver the main pool connects
 	// with in place of the dialect's own: one that wraps it, so a test can
 	// count the statements the store sends.
 	driver string
 }
+
+// idleConnTime is how long a connection of the main pool may stay unused
+// before it is closed: long enough that a dispatcher's rounds, every
+// dispatch interval, keep theirs, short enough that a node left idle soon
+// holds its control connection alone.
+const idleConnTime = 5 * time.Second
 
 // OpenWith is Open with options.
 func OpenWith(ctx context.Context, dsn string, o OpenOptions) (*Store, error) {
@@ -93,11 +114,7 @@ func OpenWith(ctx context.Context, dsn string, o OpenOptions) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	texts, err := loadQueries(t.dialect)
-	if err != nil {
-		return nil, err
-	}
-	queries, err := bindQueries(texts, sqlx.BindType(t.dialect.driver))
+	queries, err := dialectQueries(t.dialect)
 	if err != nil {
 		return nil, err
 	}
@@ -114,6 +131,17 @@ func OpenWith(ctx context.Context, dsn string, o OpenOptions) (*Store, error) {
 			return nil, fmt.Errorf("cannot open sqlite database %s: %w", t.sqlitePath, err)
 		}
 	}
+	maxConns := t.maxConns
+	if o.MaxConns != 0 {
+		if o.MaxConns < MinMaxConns || o.MaxConns > MaxMaxConns {
+			return nil, &engine.InvalidError{What: "connection budget", Problems: []string{fmt.Sprintf(
+				"%d connections: give a whole number from %d to %d", o.MaxConns, MinMaxConns, MaxMaxConns)}}
+		}
+		maxConns = o.MaxConns
+	}
+	if o.AppName != "" && t.dialect == postgresDialect {
+		t.driverDSN = withDefaultParam(t.driverDSN, "application_name", o.AppName)
+	}
 	driverName := t.dialect.driver
 	if o.driver != "" {
 		driverName = o.driver
@@ -124,40 +152,51 @@ func OpenWith(ctx context.Context, dsn string, o OpenOptions) (*Store, error) {
 	}
 	// Bound the dialect's way whichever driver connects.
 	db := sqlx.NewDb(sqlDB, t.dialect.driver)
-	db.SetMaxOpenConns(t.maxConns)
-	db.SetMaxIdleConns(t.maxConns)
-	db.SetConnMaxIdleTime(5 * time.Minute)
+	s := &Store{conn: &conn{db: db, dialect: t.dialect, queries: queries, location: t.display,
+		driverDSN: t.driverDSN, pooled: t.pooled, maxConns: maxConns}, q: db}
+	// The main pool has what the control connection and the listener
+	// leave of the budget, whether or not they are open: a command never
+	// opens them, but its pool does not need the room either.
+	mainConns := maxConns - 1
+	if s.listens() {
+		mainConns--
+	}
+	db.SetMaxOpenConns(mainConns)
+	db.SetMaxIdleConns(mainConns)
+	db.SetConnMaxIdleTime(idleConnTime)
 	if err := ping(ctx, db); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("cannot connect to %s database %s: %w", t.dialect.name, t.display, err)
 	}
-	return &Store{conn: &conn{db: db, dialect: t.dialect, queries: queries, location: t.display, driverDSN: t.driverDSN}, q: db}, nil
+	return s, nil
 }
+
+// withDefaultParam sets a URL parameter of dsn unless dsn has it.
+func withDefaultParam(dsn, name, value string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return dsn // parseDSN built it; it parses
+	}
+	q := u.Query()
+	if q.Has(name) {
+		return dsn
+	}
+	q.Set(name, value)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// MaxConns is the most connections the Store holds to the database, all
+// pools together.
+func (s *Store) MaxConns() int { return s.maxConns }
 
 // Close closes the database connections.
 func (s *Store) Close() error {
 	err := errors.Join(s.listener.close(), s.db.Close())
-	if s.leaseDB != nil {
-		err = errors.Join(err, s.leaseDB.Close())
+	if s.controlDB != nil {
+		err = errors.Join(err, s.controlDB.Close())
 	}
 	return err
-}
-
-// leasePool returns the lease's own one-connection pool, opened on first use
-// (most commands never touch the lease).
-func (s *Store) leasePool() (*sqlx.DB, error) {
-	s.leaseOnce.Do(func() {
-		db, err := sqlx.Open(s.dialect.driver, s.driverDSN)
-		if err != nil {
-			s.leaseErr = err
-			return
-		}
-		db.SetMaxOpenConns(1)
-		db.SetMaxIdleConns(1)
-		db.SetConnMaxIdleTime(5 * time.Minute)
-		s.leaseDB = db
-	})
-	return s.leaseDB, s.leaseErr
 }
 
 // Location names the database for people: the SQLite DSN with its path, or
@@ -233,12 +272,22 @@ func (s *Store) selectRows(ctx context.Context, q querier, dest any, name string
 
 // exec runs a statement and returns how many rows it changed.
 func (s *Store) exec(ctx context.Context, q querier, name string, arg args) (int64, error) {
+	return s.execAs(ctx, q, name, arg, false)
+}
+
+// execUrgent is exec for a write that goes ahead of the queued ones
+// (writing): one of the control connection's.
+func (s *Store) execUrgent(ctx context.Context, q querier, name string, arg args) (int64, error) {
+	return s.execAs(ctx, q, name, arg, true)
+}
+
+func (s *Store) execAs(ctx context.Context, q querier, name string, arg args, urgent bool) (int64, error) {
 	query, params, err := s.bind(q, name, arg, false)
 	if err != nil {
 		return 0, err
 	}
 	if _, inTx := q.(*sqlx.Tx); !inTx {
-		defer s.writing()()
+		defer s.writing(urgent)()
 	}
 	res, err := q.ExecContext(ctx, query, params...)
 	if err != nil {
@@ -248,14 +297,16 @@ func (s *Store) exec(ctx context.Context, q querier, name string, arg args) (int
 }
 
 // writing queues for the database's one writer where the dialect has one
-// (dialect.oneWriter) and returns the release. A write inside a
-// transaction of this Store's needs no place: the transaction has it.
-func (s *Store) writing() func() {
+// (dialect.oneWriter) and returns the release. An urgent write (liveness,
+// the lease) goes next, ahead of every write queued before it. A write
+// inside a transaction of this Store's needs no place: the transaction has
+// it.
+func (s *Store) writing(urgent bool) func() {
 	if !s.dialect.oneWriter || s.tx != nil {
 		return func() {}
 	}
-	s.writes.Lock()
-	return s.writes.Unlock
+	s.writes.take(urgent)
+	return s.writes.release
 }
 
 // inTx runs fn in a transaction and commits it if fn succeeds. On SQLite the
@@ -281,7 +332,7 @@ func (s *Store) retryDeadlock(ctx context.Context, fn func() error) error {
 	if s.tx != nil {
 		return fn()
 	}
-	defer s.writing()()
+	defer s.writing(false)()
 	for attempt := 1; ; attempt++ {
 		err := fn()
 		if err == nil || attempt == 5 || !isDeadlock(err) || ctx.Err() != nil {

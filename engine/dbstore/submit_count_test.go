@@ -218,22 +218,26 @@ func countingDriverName(t *testing.T, d *dialect) string {
 }
 
 // A plain `jobctl submit` costs the database one statement besides the
-// schema check every command makes (MySQL, whose INSERT returns no rows,
-// one more to learn whether a node offers the type), and no transaction
-// of its own. The count is of what the store sends through a fresh
-// process's pool, as the command's factory opens it: the schema check
-// (SchemaCurrent) and the submit (engine.SubmitOne). Should it grow, the
-// failure lists the statements.
+// schema check every command makes, and no transaction of its own, where
+// the INSERT can carry the submit's event (PostgreSQL). SQLite records the
+// event in a second statement, and MySQL, whose INSERT returns no rows,
+// asks in a third what the nodes offer the type, each in one transaction.
+// A child's submit reads its parent first, one statement more. The count
+// is of what the store sends through a fresh process's pool, as the
+// command's factory opens it: the schema check (SchemaCurrent) and the
+// submit (engine.SubmitOne). Should it grow, the failure lists the
+// statements.
 func TestPlainSubmitStatements(t *testing.T) {
 	backends := []struct {
-		name string
-		dsn  func(t *testing.T) string
-		want int64
+		name                     string
+		dsn                      func(t *testing.T) string
+		statements, transactions int64
 	}{
-		{"sqlite", func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "jobctl.db") }, 2},
-		{"postgres", func(t *testing.T) string { return postgresSchemaDSN(t) }, 2},
-		{"mysql", func(t *testing.T) string { return mysqlDatabaseDSN(t) }, 3},
+		{"sqlite", func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "jobctl.db") }, 3, 1},
+		{"postgres", func(t *testing.T) string { return postgresSchemaDSN(t) }, 2, 0},
+		{"mysql", func(t *testing.T) string { return mysqlDatabaseDSN(t) }, 4, 1},
 	}
+	by := engine.Actor{Who: "me@host"}
 	// The counts of the backends share one wrapper; run them one at a time.
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
@@ -241,8 +245,8 @@ func TestPlainSubmitStatements(t *testing.T) {
 			dsn := b.dsn(t)
 			setup := migrated(t, openStore(t, dsn))
 			// A registered node offering the type, whose defaults apply.
-			if _, err := setup.NodeRegister(ctx, engine.NodeRegisterParams{Node: engine.Node{Name: "n1",
-				Services: []engine.NodeService{{Type: "encode", Load: 2, Timeout: engine.Duration(time.Hour)}}},
+			if _, err := setup.NodeRegister(ctx, engine.NodeRegisterParams{Node: engine.Node{Name: "n1", MaxLoad: 4,
+				Services: []engine.NodeService{{Type: "encode", Load: 2, Timeout: engine.Duration(time.Hour), Memory: 1 << 30}}},
 				ProcessGone: func(engine.NodeProcess) bool { return false }}); err != nil {
 				t.Fatal(err)
 			}
@@ -255,27 +259,53 @@ func TestPlainSubmitStatements(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = s.Close() })
+			count := func(what string, statements, transactions int64) {
+				t.Helper()
+				gotStatements, gotTransactions := countingTotal.statements.Load(), countingTotal.transactions.Load()
+				countingTotal.mu.Lock()
+				texts := strings.Join(countingTotal.texts, "\n  ")
+				countingTotal.mu.Unlock()
+				if gotStatements != statements || gotTransactions != transactions {
+					t.Errorf("%s sent %d statements in %d transactions; want %d in %d:\n  %s",
+						what, gotStatements, gotTransactions, statements, transactions, texts)
+				}
+				countingTotal.reset()
+			}
 			countingTotal.reset()
 
 			current, err := s.SchemaCurrent(ctx)
 			if err != nil || !current {
 				t.Fatalf("SchemaCurrent = %v, %v; want true", current, err)
 			}
-			sub, err := engine.SubmitOne(ctx, s, engine.SubmitRequest{Type: "encode", Creator: "me@host"})
+			sub, err := engine.SubmitOne(ctx, s, nil, engine.SubmitRequest{Type: "encode", Creator: "me@host"}, by)
 			if err != nil {
 				t.Fatal(err)
 			}
-			statements, transactions := countingTotal.statements.Load(), countingTotal.transactions.Load()
-			countingTotal.mu.Lock()
-			texts := strings.Join(countingTotal.texts, "\n  ")
-			countingTotal.mu.Unlock()
-			if statements != b.want || transactions != 0 {
-				t.Errorf("a plain submit sent %d statements in %d transactions; want %d in none:\n  %s",
-					statements, transactions, b.want, texts)
-			}
+			count("a plain submit", b.statements, b.transactions)
 			j, err := setup.JobGet(ctx, sub.ID)
-			if err != nil || !sub.Offered || j.Load != 2 || time.Duration(j.Timeout) != time.Hour {
-				t.Errorf("submitted %+v (offered %v), %v; want load 2 and timeout 1h from n1's service", j, sub.Offered, err)
+			if err != nil || !sub.Offered || !sub.OnlineOffered || sub.LargestMaxLoad != 4 || sub.Load != 2 ||
+				j.Load != 2 || time.Duration(j.Timeout) != time.Hour || j.MemoryLimit != 1<<30 || j.Priority != engine.DefaultPriority {
+				t.Errorf("submitted %+v (%+v), %v; want load 2, timeout 1h and memory limit 1GiB from n1's service, the default priority",
+					j, sub, err)
+			}
+			events, err := setup.EventList(ctx, engine.EventListParams{JobID: &sub.ID})
+			if err != nil || len(events) != 1 || events[0].Who != by.Who || events[0].Verb != engine.EventSubmit {
+				t.Errorf("the job's events: %+v, %v; want its submit by %s", events, err, by.Who)
+			}
+
+			// A child takes its parent's priority, read with the parent.
+			parent, err := setup.JobInsert(ctx, engine.JobInsertParams{Type: "encode", Load: 1, Status: engine.StatusQueued, Priority: 80})
+			if err != nil {
+				t.Fatal(err)
+			}
+			countingTotal.reset()
+			sub, err = engine.SubmitOne(ctx, s, nil, engine.SubmitRequest{Type: "encode", ParentID: &parent.ID}, by)
+			if err != nil {
+				t.Fatal(err)
+			}
+			count("a child's submit", b.statements, b.transactions)
+			if j, err := setup.JobGet(ctx, sub.ID); err != nil || j.Priority != 80 || j.ParentID == nil || *j.ParentID != parent.ID {
+				t.Errorf("child %+v, %v; want the parent's priority 80", j, err)
 			}
 		})
 	}

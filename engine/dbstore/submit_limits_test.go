@@ -67,7 +67,7 @@ func TestSubmitLimitsAgreeOnEveryBackend(t *testing.T) {
 				continue
 			}
 			messages[err.Error()] = append(messages[err.Error()], backend)
-			_, err = engine.SubmitMany(t.Context(), s, nil, []engine.SubmitRequest{{Type: engine.TypeNoop}, r})
+			_, err = engine.SubmitMany(t.Context(), s, nil, []engine.SubmitRequest{{Type: engine.TypeNoop}, r}, testActor)
 			var batch *engine.BatchError
 			if !errors.As(err, &batch) || batch.Index != 1 || !errors.Is(err, engine.ErrInvalid) {
 				t.Errorf("%s in a batch on %s: got %v, want the second request refused", name, backend, err)
@@ -87,3 +87,6 @@ func TestSubmitLimitsAgreeOnEveryBackend(t *testing.T) {
 		}
 	}
 }
+
+// testActor is the operator of the tests' admin verbs and submits.
+var testActor = engine.Actor{Who: "tester@testhost"}

@@ -110,30 +110,38 @@ func explain(ctx context.Context, tx *sqlx.Tx, dialect, query string, params []a
 
 // A service a release before this one stored, with its timeout as text
 // only, still gives its defaults: the one statement inserts nothing for
-// it, and the store reads the nodes instead.
+// it, and the store reads the nodes instead, and records the event with
+// the job all the same.
 func TestJobSubmitServiceOfAnOlderRelease(t *testing.T) {
 	everyBackend(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
-		if _, err := s.NodeRegister(ctx, engine.NodeRegisterParams{Node: engine.Node{Name: "old"},
+		if _, err := s.NodeRegister(ctx, engine.NodeRegisterParams{Node: engine.Node{Name: "old", MaxLoad: 3},
 			ProcessGone: func(engine.NodeProcess) bool { return false }}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.db.ExecContext(ctx, s.db.Rebind("UPDATE nodes SET services = ? WHERE name = 'old'"),
-			`[{"type":"encode","load":2,"timeout":"1h30m0s"}]`); err != nil {
+			`[{"type":"encode","load":2,"timeout":"1h30m0s","memory":1073741824}]`); err != nil {
 			t.Fatal(err)
 		}
 		sub, err := s.JobSubmit(ctx, engine.JobSubmitParams{JobInsertParams: engine.JobInsertParams{Type: "encode",
-			Load: 1, Status: engine.StatusQueued, Timeout: time.Minute}, ServiceLoad: true, ServiceTimeout: true})
+			Load: 1, Status: engine.StatusQueued, Timeout: time.Minute}, ServiceLoad: true, ServiceTimeout: true,
+			ServiceMemory: true, Event: engine.EventAppendParams{Who: "me@host", Verb: engine.EventSubmit}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		j, err := s.JobGet(ctx, sub.ID)
-		if err != nil || !sub.Offered || j.Load != 2 || time.Duration(j.Timeout) != 90*time.Minute {
-			t.Errorf("job %+v (offered %v), %v; want load 2 and timeout 1h30m from the old service", j, sub.Offered, err)
+		want := engine.JobSubmitted{ID: sub.ID, Load: 2, Offered: true, OnlineOffered: true, LargestMaxLoad: 3}
+		if err != nil || sub != want || j.Load != 2 || time.Duration(j.Timeout) != 90*time.Minute || j.MemoryLimit != 1<<30 {
+			t.Errorf("job %+v (%+v), %v; want load 2, timeout 1h30m and memory limit 1GiB from the old service, and %+v",
+				j, sub, err, want)
 		}
 		jobs, err := s.JobList(ctx, engine.JobListParams{})
 		if err != nil || len(jobs) != 1 {
 			t.Errorf("%d jobs, %v; want the one", len(jobs), err)
+		}
+		events, err := s.EventList(ctx, engine.EventListParams{JobID: &sub.ID})
+		if err != nil || len(events) != 1 || events[0].Verb != engine.EventSubmit {
+			t.Errorf("the job's events: %+v, %v; want its submit", events, err)
 		}
 	})
 }

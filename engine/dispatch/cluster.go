@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
@@ -105,31 +106,38 @@ func (c *cluster) node(name string) *engine.Node {
 	return nil
 }
 
+// learnSiblings reads whether any child of job's parent holds load on a
+// node, unless that is known already (a round learns it for a whole slice
+// at once).
+func (c *cluster) learnSiblings(ctx context.Context, job *engine.Job) error {
+	if job.ParentID == nil {
+		return nil
+	}
+	if _, ok := c.siblingsRunning[*job.ParentID]; ok {
+		return nil
+	}
+	sibs, err := c.store.JobList(ctx, engine.JobListParams{ParentID: job.ParentID, Statuses: engine.LoadHoldingStatuses, Brief: true})
+	if err != nil {
+		return err
+	}
+	c.siblingsRunning[*job.ParentID] = slices.ContainsFunc(sibs, (*engine.Job).HoldsLoad)
+	return nil
+}
+
 // firstChild reports whether job is the first non-workflow child of a parent
 // none of whose children run yet; such a job may queue ahead on any node.
-func (c *cluster) firstChild(ctx context.Context, job *engine.Job) (bool, error) {
+// What is known of the parent's children was learned before.
+func (c *cluster) firstChild(job *engine.Job) bool {
 	if job.ParentID == nil || job.Type == engine.TypeWorkflow {
-		return false, nil
+		return false
 	}
-	running, ok := c.siblingsRunning[*job.ParentID]
-	if !ok {
-		sibs, err := c.store.JobList(ctx, engine.JobListParams{ParentID: job.ParentID, Statuses: engine.LoadHoldingStatuses, Limit: 1})
-		if err != nil {
-			return false, err
-		}
-		running = len(sibs) > 0
-		c.siblingsRunning[*job.ParentID] = running
-	}
-	return !running, nil
+	return !c.siblingsRunning[*job.ParentID]
 }
 
 // candidates fills p with job's placement; verdicts asks for one verdict
 // per node. It reports whether the job was judged as a first child.
-func (c *cluster) candidates(ctx context.Context, p *placement.Placement, job *engine.Job, verdicts bool) (bool, error) {
-	first, err := c.firstChild(ctx, job)
-	if err != nil {
-		return false, err
-	}
+func (c *cluster) candidates(p *placement.Placement, job *engine.Job, verdicts bool) bool {
+	first := c.firstChild(job)
 	placement.FilterInto(p, job, c.nodes, placement.FilterOptions{FirstChild: first, Reserved: c.heldFor, Now: c.now, Verdicts: verdicts})
-	return first, nil
+	return first
 }

@@ -67,6 +67,12 @@ func conclude(e *Explanation) string {
 	if e.AtLimit {
 		s = e.limitHeld(s)
 	}
+	switch {
+	case e.AheadHigher == 1:
+		s += "; 1 queued job of a higher priority goes first"
+	case e.AheadHigher > 1:
+		s += fmt.Sprintf("; %d queued jobs of a higher priority go first", e.AheadHigher)
+	}
 	if !e.Dispatchable {
 		return "not dispatched: " + e.HoldReason + "; were it dispatchable, " + s
 	}
@@ -108,4 +114,32 @@ func (e *Explanation) outCauses() string {
 		parts[i] = fmt.Sprintf("%d %s", counts[c], c)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// Feasibility is whether the cluster as it is could ever run a job, by the
+// rules a dispatch round applies: what submit warns about.
+type Feasibility struct {
+	// Offered: some registered node offers the job's type.
+	Offered bool
+	// Never says why no node of the cluster can ever run the job, and Hint
+	// what would change that; "" when some node can.
+	Never, Hint string
+	// Oversized: the job's load is above every ONLINE node's max load, so
+	// it runs only alone on one of the largest nodes (LargestMaxLoad),
+	// which is kept for it and takes no other work until then.
+	Oversized      bool
+	LargestMaxLoad float64
+}
+
+// Feasible judges whether the nodes could ever run job, whatever they run
+// now: only their state, the types they offer, their max load and whether
+// they take jobs above it count.
+func Feasible(job *engine.Job, nodes []*engine.Node) Feasibility {
+	p := placement.Filter(job, nodes, placement.FilterOptions{})
+	f := Feasibility{Oversized: p.Oversized, LargestMaxLoad: p.LargestMaxLoad}
+	f.Offered = slices.ContainsFunc(nodes, func(n *engine.Node) bool { return n.Offers(job.Type) })
+	if p.NeverRunnable() {
+		f.Never, f.Hint = neverRunnable(job, nodes, &p)
+	}
+	return f
 }

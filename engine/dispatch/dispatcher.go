@@ -68,12 +68,9 @@ type Dispatcher struct {
 	// every node at once, so a simulation replays exactly.
 	sequential bool
 
-	// long: the last round read a full first page of the status, so the
-	// queue is likely long (JobDispatchableParams.Long). Guarded by mu.
-	long map[engine.Status]bool
-	// quiet are silent nodes found with no job left to recover, by the
-	// last-seen time they had then (recoverSilentNodes). Guarded by mu.
-	quiet map[string]time.Time
+	// long: the last page read of a queue was full, so the queue is likely
+	// long (JobDispatchableParams.Long). Guarded by mu.
+	long map[queueKey]bool
 
 	// mu keeps rounds one at a time: they share the selector's rotation.
 	mu sync.Mutex
@@ -86,8 +83,7 @@ func NewDispatcher(store engine.Store, offerer Offerer, selector placement.Selec
 		store: store, offerer: offerer, local: local, selector: selector, clock: clock, log: log,
 		pageSize: DefaultPageSize,
 		summary:  NewSummaryLog(log, clock, DefaultSummaryInterval),
-		long:     map[engine.Status]bool{},
-		quiet:    map[string]time.Time{},
+		long:     map[queueKey]bool{},
 	}
 }
 

@@ -39,6 +39,9 @@ type Explanation struct {
 	// nodes say.
 	TypeLimit *engine.TypeLimit `json:"type_limit,omitempty"`
 	AtLimit   bool              `json:"at_limit"`
+	// AheadHigher counts the queued jobs (QUEUED or RESTART) of a higher
+	// priority than a queued job's: a node's room goes to them first.
+	AheadHigher int `json:"ahead_higher_priority"`
 	// Nodes has every node's verdict, in the order the store lists them.
 	Nodes []NodeVerdict `json:"nodes"`
 	// NeverRunnable: no node of the cluster as it is can ever run the job;
@@ -48,6 +51,11 @@ type Explanation struct {
 	Hint          string `json:"hint,omitempty"`
 	// Conclusion is the one line that sums it all up.
 	Conclusion string `json:"conclusion"`
+	// LoadCheck is what the latest measured runs of the job's type used
+	// beside the load they declared (see engine.JudgeLoad); nil when the
+	// type has no measured run. Its Note is set when the declared load is
+	// far from the use: the dispatcher places by a load that is not true.
+	LoadCheck *engine.TypeUsage `json:"load_check"`
 }
 
 // NodeVerdict is one node's verdict for the job and its place in the
@@ -100,17 +108,21 @@ func Explain(ctx context.Context, store engine.Store, jobID int64, selector plac
 	if err != nil {
 		return nil, err
 	}
-	var p placement.Placement
-	first, err := c.candidates(ctx, &p, job, true)
+	if err := c.learnSiblings(ctx, job); err != nil {
+		return nil, err
+	}
+	ahead, err := aheadHigher(ctx, store, job)
 	if err != nil {
 		return nil, err
 	}
+	var p placement.Placement
+	first := c.candidates(&p, job, true)
 	e := &Explanation{
 		Job: job, Now: now, Hold: hold, Dispatchable: hold.Dispatchable(), HoldReason: hold.Reason(now),
 		FirstChild: first, ParentRule: parentRule(job, first),
 		Oversized: p.Oversized, LargestMaxLoad: p.LargestMaxLoad, KeptNode: c.keptBy[job.ID],
 		Selector: selector.Name(), NeverRunnable: p.NeverRunnable(),
-		TypeLimit: limit, AtLimit: limit != nil && limit.Running >= limit.MaxRunning,
+		TypeLimit: limit, AtLimit: limit != nil && limit.Running >= limit.MaxRunning, AheadHigher: ahead,
 	}
 	if e.KeptNode == "" && len(p.Eligible) == 0 {
 		if n := p.Keep(job, c.nodes, c.heldFor); n != nil {
@@ -131,7 +143,32 @@ func Explain(ctx context.Context, store engine.Store, jobID int64, selector plac
 		e.Never, e.Hint = neverRunnable(job, c.nodes, &p)
 	}
 	e.Conclusion = conclude(e)
+	attempts, err := store.JobAttemptUsageList(ctx, engine.JobAttemptUsageParams{Types: []string{job.Type}, Runs: engine.DefaultUsageRuns})
+	if err != nil {
+		return nil, err
+	}
+	if usage := engine.SummarizeUsage(attempts); len(usage) == 1 {
+		e.LoadCheck = &usage[0]
+	}
 	return e, nil
+}
+
+// aheadHigher counts the queued jobs of a higher priority than job's, when
+// job is queued itself.
+func aheadHigher(ctx context.Context, store engine.Store, job *engine.Job) (int, error) {
+	if !job.Status.QueuedLike() || job.Priority >= engine.MaxPriority {
+		return 0, nil
+	}
+	counts, err := store.JobCountByStatus(ctx, engine.JobListParams{Statuses: engine.DispatchableStatuses,
+		PriorityMin: job.Priority + 1})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, c := range counts {
+		n += c
+	}
+	return n, nil
 }
 
 // countChildren fills in the children a WAITING job waits for.

@@ -126,7 +126,7 @@ func TestExplainSaysWhyAJobIsNotDispatchable(t *testing.T) {
 			t.Fatal(err)
 		}
 		if i < 2 {
-			if _, err := engine.ApplyVerb(ctx, s, c.ID, engine.VerbCancel); err != nil {
+			if _, err := engine.ApplyVerb(ctx, s, c.ID, engine.VerbCancel, testActor); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -143,7 +143,7 @@ func TestExplainRanksNodesAndNamesTheKeptNode(t *testing.T) {
 	addNode(t, s, "a", 4)
 	addNode(t, s, "b", 8)
 	addNodeAs(t, s, "hot", 4, func(n *engine.Node) { n.MaxLoadAvg = 2 })
-	if err := s.NodeTouch(context.Background(), engine.NodeTouchParams{Name: "hot", LoadAvg: 3, Cores: 1}); err != nil {
+	if _, err := s.NodeTouch(context.Background(), engine.NodeTouchParams{Name: "hot", LoadAvg: 3, Cores: 1}); err != nil {
 		t.Fatal(err)
 	}
 	e := explain(t, s, addJob(t, s, engine.TypeSleep, 1).ID)
@@ -151,7 +151,7 @@ func TestExplainRanksNodesAndNamesTheKeptNode(t *testing.T) {
 	for _, v := range e.Nodes {
 		got[v.Node] = v
 	}
-	if got["b"].Rank != 1 || got["a"].Rank != 2 || got["hot"].Rank != 0 || got["hot"].Reason != "overloaded: load average 3 above 2" {
+	if got["b"].Rank != 1 || got["a"].Rank != 2 || got["hot"].Rank != 0 || got["hot"].Reason != "overloaded: load average 3 above 2; it gets work only when no node under its limit can take it" {
 		t.Errorf("verdicts %+v", e.Nodes)
 	}
 	if e.Conclusion != "node b would be offered it first (then a)" {
@@ -180,3 +180,6 @@ func TestExplainRanksNodesAndNamesTheKeptNode(t *testing.T) {
 		t.Errorf("a small job with b kept: %q", e.Conclusion)
 	}
 }
+
+// testActor is the operator of the tests' admin verbs and submits.
+var testActor = engine.Actor{Who: "tester@testhost"}

@@ -146,7 +146,7 @@ func jobOf(t *testing.T, s engine.Store, id int64) *engine.Job {
 
 // addNodeAs registers a node built from the defaults of addNode, changed
 // by edit.
-func addNodeAs(t *testing.T, s engine.Store, name string, maxLoad float64, edit func(*engine.Node)) {
+func addNodeAs(t testing.TB, s engine.Store, name string, maxLoad float64, edit func(*engine.Node)) {
 	t.Helper()
 	n := engine.Node{
 		Name: name, URL: "http://" + name, MaxLoad: maxLoad, MaxJobs: 200, Weight: 100,

@@ -27,7 +27,9 @@ func HeartbeatTimeout(interval time.Duration) time.Duration {
 // Monitor sends heartbeats to the other nodes: one missed beat puts a node on
 // the watch list, the second in a row marks it OFFLINE, which keeps new
 // work off it. Its jobs are recovered only once it is silent in the store
-// past its node lease (recoverSilentNodes), not by heartbeats.
+// past its node lease (recoverSilentNodes), not by heartbeats. The watch is
+// recorded in the store too (NodeSetBeatMissed), so 'jobctl nodes' and the
+// dashboard show it, and the next answered beat clears it.
 type Monitor struct {
 	store   engine.Store
 	self    string
@@ -81,6 +83,11 @@ func (m *Monitor) record(ctx context.Context, n *engine.Node, err error) {
 	if err == nil {
 		delete(m.watched, n.Name)
 		m.mu.Unlock()
+		if n.BeatMissedAt != nil {
+			if err := m.store.NodeSetBeatMissed(ctx, n.Name, false); err != nil {
+				m.log.Warn("cannot record that a node answered its heartbeat", "peer", n.Name, "err", err)
+			}
+		}
 		return
 	}
 	m.watched[n.Name]++
@@ -88,6 +95,9 @@ func (m *Monitor) record(ctx context.Context, n *engine.Node, err error) {
 	m.mu.Unlock()
 	if missed < 2 {
 		m.log.Warn("node missed a heartbeat; watching it", "peer", n.Name, "err", err)
+		if err := m.store.NodeSetBeatMissed(ctx, n.Name, true); err != nil {
+			m.log.Warn("cannot record the missed heartbeat", "peer", n.Name, "err", err)
+		}
 		return
 	}
 	if err := m.store.NodeSetState(ctx, n.Name, engine.NodeOffline); err != nil {

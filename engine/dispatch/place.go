@@ -36,44 +36,34 @@ type planned struct {
 	slot bool
 }
 
-// placeAll places a batch of dispatchable jobs.
+// placeAll places a batch of dispatchable jobs: it plans them in memory
+// (plan), then applies the plan (apply), and plans and applies again what
+// nodes declined, until every job is placed or waits.
 func (r *round) placeAll(jobs []*engine.Job) error {
-	var plan []*planned
+	if len(jobs) == 0 {
+		return nil
+	}
+	if err := r.learnSiblings(jobs); err != nil {
+		return err
+	}
+	plan := make([]*planned, 0, len(jobs))
 	for _, job := range jobs {
 		r.stats.Considered++
-		if r.quotas.exhausted(job.Type) {
-			r.heldAtLimit(job)
-			continue
-		}
 		p := &planned{job: job}
-		if _, kept := r.keptBy[job.ID]; !kept && r.full(job) {
-			r.stats.wait(string(placement.CauseBusy))
-			r.stats.Skipped++
-			continue
-		}
-		ok, err := r.plan(p)
-		if err != nil {
-			return err
-		}
-		if ok {
+		if r.plan(p) {
 			plan = append(plan, p)
 		}
 	}
 	var err error
 	for len(plan) > 0 && err == nil {
 		var retry []*planned
-		if retry, err = r.commit(plan); err != nil {
-			plan = nil // commit took them off the books
+		if retry, err = r.apply(plan); err != nil {
+			plan = nil // apply took them off the books
 			break
 		}
 		plan = plan[:0]
 		for _, p := range retry {
-			ok, perr := r.plan(p)
-			if perr != nil {
-				err = perr
-				continue
-			}
-			if ok {
+			if r.plan(p) {
 				plan = append(plan, p)
 			}
 		}
@@ -82,23 +72,24 @@ func (r *round) placeAll(jobs []*engine.Job) error {
 	for _, p := range plan {
 		r.unbook(p)
 	}
+	if err == nil {
+		err = r.applyKeeps()
+	}
 	return err
 }
 
 // plan chooses the node p's job is offered to next, among its candidates
 // that have not declined or failed to answer this round, and books the job
 // there in memory. With none left it counts why the job waits and has it
-// keep a node if it is oversized.
-func (r *round) plan(p *planned) (bool, error) {
+// keep a node if it is oversized. It reads nothing: what it knows of a
+// parent's children the round learned before (learnSiblings).
+func (r *round) plan(p *planned) bool {
 	job := p.job
 	if r.quotas.exhausted(job.Type) {
 		r.heldAtLimit(job)
-		return false, nil
+		return false
 	}
-	first, err := r.candidates(r.ctx, &r.p, job, false)
-	if err != nil {
-		return false, err
-	}
+	first := r.candidates(&r.p, job, false)
 	had := len(r.p.Eligible)
 	r.p.Eligible = r.open(r.p.Eligible)
 	if len(r.p.Eligible) == 0 {
@@ -112,7 +103,8 @@ func (r *round) plan(p *planned) (bool, error) {
 		default:
 			r.stats.wait(string(r.p.WaitCause()))
 		}
-		return false, r.keep(job)
+		r.keep(job)
+		return false
 	}
 	now := r.clock.Now()
 	var n *engine.Node
@@ -125,14 +117,13 @@ func (r *round) plan(p *planned) (bool, error) {
 	n.Load += job.Load
 	n.Running++
 	r.quotas.take(p)
-	r.room.changed()
 	if first {
 		// Its siblings later in the queue need room of their own: they are
 		// no longer first children, unless this one is not taken.
 		p.first = true
 		r.siblingsRunning[*job.ParentID] = true
 	}
-	return true, nil
+	return true
 }
 
 // open drops the nodes that declined or did not answer this round, in place.
@@ -159,21 +150,24 @@ func (r *round) unbook(p *planned) {
 	p.node.Running--
 	p.node = nil
 	r.quotas.release(p)
-	r.room.changed()
 	if p.first {
 		p.first = false
 		r.siblingsRunning[*p.job.ParentID] = r.acceptedChild[*p.job.ParentID]
 	}
 }
 
-// commit offers a planned batch and settles the verdicts. It returns the
-// jobs to plan again (declined, or their node did not answer). Nothing is
-// written before the offers: each job is offered as the round read it, and
-// the node that takes it starts it guarded by that status and version, so
-// its start is the claim. A job no node takes stays where it was.
-func (r *round) commit(plan []*planned) ([]*planned, error) {
+// apply records the nodes the plan keeps, offers a planned batch and
+// settles the verdicts. It returns the jobs to plan again (declined, or
+// their node did not answer). No job is written before the offers: each
+// job is offered as the round read it, and the node that takes it starts
+// it guarded by that status and version, so its start is the claim. A job
+// no node takes stays where it was.
+func (r *round) apply(plan []*planned) ([]*planned, error) {
 	if !r.trusted() {
 		return nil, r.abandon(plan, ErrUntrusted)
+	}
+	if err := r.applyKeeps(); err != nil {
+		return nil, r.abandon(plan, err)
 	}
 	verdicts := r.offerAll(plan)
 	var retry, refused []*planned

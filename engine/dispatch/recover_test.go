@@ -21,6 +21,7 @@ type leaseSetup struct {
 	store   engine.Store
 	holder  *dispatch.LeaseHolder
 	d       *dispatch.Dispatcher
+	h       *dispatch.Housekeeper
 	running *engine.Job
 }
 
@@ -41,28 +42,41 @@ func newLeaseSetup(t *testing.T) *leaseSetup {
 	holder := dispatch.NewLeaseHolder(s, "me", time.Hour, clock, quietLog())
 	d := dispatch.NewDispatcher(s, dispatch.OfferFunc((&fakeNodes{store: s}).Offer), placement.LoadFactor{}, clock, quietLog())
 	d.SetLease(holder)
-	return &leaseSetup{clock: clock, store: s, holder: holder, d: d, running: running}
+	h := dispatch.NewHousekeeper(s, holder, quietLog())
+	return &leaseSetup{clock: clock, store: s, holder: holder, d: d, h: h, running: running}
 }
 
 // advance moves the clock on; "live" touches the store as a live node does.
 func (l *leaseSetup) advance(t *testing.T, by time.Duration) {
 	t.Helper()
 	l.clock.Advance(by)
-	if err := l.store.NodeTouch(context.Background(), engine.NodeTouchParams{Name: "live"}); err != nil {
+	if _, err := l.store.NodeTouch(context.Background(), engine.NodeTouchParams{Name: "live"}); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func (l *leaseSetup) round(t *testing.T) dispatch.RoundStats {
+// roundResult is what a pass of housekeeping and then a round did.
+type roundResult struct {
+	dispatch.RoundStats
+	Recovered int
+}
+
+// round runs a pass of housekeeping, then a dispatch round, as the lease
+// holder does.
+func (l *leaseSetup) round(t *testing.T) roundResult {
 	t.Helper()
 	if !l.holder.Renew(context.Background()) {
 		t.Fatal("the holder lost the lease")
+	}
+	house, err := l.h.Step(context.Background())
+	if err != nil {
+		t.Fatal(err)
 	}
 	stats, err := l.d.Round(context.Background(), l.holder.Trusted)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return stats
+	return roundResult{RoundStats: stats, Recovered: house.Recovered}
 }
 
 func TestSilentNodesJobsRestartOnlyPastItsLeaseAndMargin(t *testing.T) {
@@ -77,7 +91,7 @@ func TestSilentNodesJobsRestartOnlyPastItsLeaseAndMargin(t *testing.T) {
 	if err := l.store.NodeSetState(ctx, "dead", engine.NodeOffline); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.store.NodeTouch(ctx, engine.NodeTouchParams{Name: "dead"}); err != nil {
+	if _, err := l.store.NodeTouch(ctx, engine.NodeTouchParams{Name: "dead"}); err != nil {
 		t.Fatal(err)
 	}
 	l.advance(t, deadLease+engine.NodeLeaseMargin/2)
@@ -125,17 +139,17 @@ func TestNewLeaseHolderWaitsOneNodeLeaseBeforeRecovering(t *testing.T) {
 	}
 }
 
-func TestDispatcherWithoutATermRecoversNothing(t *testing.T) {
+func TestHousekeeperWithoutATermRecoversNothing(t *testing.T) {
 	t.Parallel()
 	l := newLeaseSetup(t)
-	d := dispatch.NewDispatcher(l.store, dispatch.OfferFunc((&fakeNodes{store: l.store}).Offer), placement.LoadFactor{}, l.clock, quietLog())
+	h := dispatch.NewHousekeeper(l.store, nil, quietLog())
 	l.advance(t, time.Hour)
-	stats, err := d.Round(context.Background(), always)
+	stats, err := h.Step(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if stats.Recovered != 0 {
-		t.Fatalf("a dispatcher without a lease term recovered %d jobs", stats.Recovered)
+		t.Fatalf("housekeeping without a lease term recovered %d jobs", stats.Recovered)
 	}
 }
 
@@ -234,21 +248,19 @@ func TestANodeThatSpokeSinceTheRoundReadItKeepsItsJobs(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.advance(t, deadLease+2*engine.NodeLeaseMargin)
-	if err := l.store.NodeTouch(ctx, engine.NodeTouchParams{Name: "dead"}); err != nil {
+	if _, err := l.store.NodeTouch(ctx, engine.NodeTouchParams{Name: "dead"}); err != nil {
 		t.Fatal(err)
 	}
-	d := dispatch.NewDispatcher(staleNodes{Store: l.store, nodes: old}, dispatch.OfferFunc((&fakeNodes{store: l.store}).Offer),
-		placement.LoadFactor{}, l.clock, quietLog())
-	d.SetLease(l.holder)
+	h := dispatch.NewHousekeeper(staleNodes{Store: l.store, nodes: old}, l.holder, quietLog())
 	if !l.holder.Renew(ctx) {
 		t.Fatal("no lease")
 	}
-	stats, err := d.Round(ctx, l.holder.Trusted)
+	stats, err := h.Step(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if stats.Recovered != 0 {
-		t.Fatalf("recovered %d jobs of a node that touched the store after the round read it", stats.Recovered)
+		t.Fatalf("recovered %d jobs of a node that touched the store after housekeeping read it", stats.Recovered)
 	}
 	if j := jobOf(t, l.store, l.running.ID); j.Status != engine.StatusRunning || j.Node != "dead" || j.Attempt != 1 {
 		t.Fatalf("job is %s on %q attempt %d, want left RUNNING on dead", j.Status, j.Node, j.Attempt)

@@ -32,8 +32,8 @@ func TestANeverRunnableOversizedJobKeepsNoNode(t *testing.T) {
 	if rs := reservations(t, s); len(rs) != 0 {
 		t.Fatalf("reservations %v; a never-runnable job must keep no node", rs)
 	}
-	if stats.Waiting[dispatch.WaitNeverRunnable] != 1 {
-		t.Errorf("waiting = %v; want the oversized job counted never-runnable", stats.Waiting)
+	if !unreadFor(stats, engine.TypeSleep, dispatch.WaitNeverRunnable) {
+		t.Errorf("unread = %+v; want the oversized job's queue told never-runnable", stats.Unread)
 	}
 	e, err := dispatch.Explain(context.Background(), s, huge.ID, placement.LoadFactor{})
 	if err != nil {
@@ -65,8 +65,8 @@ func TestAReservationOutlivesItsDispatcher(t *testing.T) {
 	if j := jobOf(t, s, small.ID); j.Status != engine.StatusQueued {
 		t.Fatalf("small job = %s on %q; the new dispatcher gave away a kept node", j.Status, j.Node)
 	}
-	if stats.Waiting[string(placement.CauseReserved)] != 1 {
-		t.Errorf("waiting = %v; want the small job counted as waiting for a reserved node", stats.Waiting)
+	if !unreadFor(stats, engine.TypeSleep, string(placement.CauseReserved)) {
+		t.Errorf("unread = %+v; want the small job's queue waiting for a reserved node", stats.Unread)
 	}
 	finish(t, s, busy.ID)
 	round(t, second)

@@ -85,7 +85,7 @@ func (r *Retainer) Step(ctx context.Context) bool {
 	case err != nil && ctx.Err() == nil:
 		r.log.Warn("pruning ended jobs failed", "err", err, "removed", res.Removed, "retain", r.retain)
 	case err == nil:
-		r.log.Info("pruned ended jobs", "removed", res.Removed, "retain", r.retain,
+		r.log.Info("pruned ended jobs", "removed", res.Removed, "events_removed", res.EventsRemoved, "retain", r.retain,
 			"finished_before", res.Cutoff, "complete", !res.Stopped)
 	}
 	return true

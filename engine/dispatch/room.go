@@ -6,114 +6,100 @@ import (
 	"github.com/jobctl/jobctl/engine"
 )
 
-// loadSlack matches placement's tolerance for float rounding, so the rule
-// below never skips a job that placement would fit exactly.
+// loadSlack matches placement's tolerance for float rounding, so a page
+// never leaves out a job that placement would fit exactly.
 const loadSlack = 1e-9
 
-// room is what a round knows of the capacity left, so that once the cluster
-// is full it counts the rest of the queue as waiting for room without
-// filtering every node for every job.
-//
-// A job is counted so, as Waiting["busy"] and Skipped, only when all of
-// these hold, and then filtering would find no node for it either:
-//
-//  1. it cannot be a first child (it has no parent, or a sibling is known to
-//     run this round): a first child needs no headroom;
-//  2. some ONLINE node offering its type has a max load of at least the
-//     job's load: the job is not oversized (an oversized job waits for an
-//     idle node and must keep one) and not one no node offers (which is
-//     reported never runnable instead);
-//  3. no ONLINE node is overloaded or short of memory (see room.overloaded);
-//  4. its load is above the most free load of any open node: ONLINE, not
-//     overloaded, under its max jobs and not kept for an oversized job.
-//     Every other node fails an earlier check of Filter. A job that would
-//     fit a kept node is filtered all the same, so it is counted as waiting
-//     for that node ("reserved") rather than for room.
-type room struct {
-	nodes   []*engine.Node
-	healthy []bool // per node: ONLINE and not overloaded, fixed for the round
-	// free is the most free load of an open node, -Inf when none is open;
-	// stale when dirty.
+// typeRoom is the room the open nodes offering one job type have left, as
+// a round has booked them so far: what bounds which of the type's jobs a
+// page reads, and how many.
+type typeRoom struct {
+	// free is the most free load of one such node; -Inf when none is open.
 	free float64
-	// keptFree is the same over the healthy nodes kept for oversized jobs.
-	keptFree float64
-	dirty    bool
-	// overloaded: some ONLINE node is overloaded or short of memory. Then
-	// the rule is off, so every waiting job is filtered and counted with
-	// the cause that really holds it back, naming those nodes: a node held
-	// back by its health must never pass for a full cluster.
-	overloaded bool
-	// largest caches per job type the largest max load of the ONLINE nodes
-	// offering it (0: none).
-	largest map[string]float64
+	// slots is how many more jobs they take, by their max jobs and by how
+	// many of the lightest job's load fit each one's free load.
+	slots int
+	// nodes counts them.
+	nodes int
 }
 
-func (rm *room) reset(nodes []*engine.Node) {
-	rm.nodes, rm.dirty, rm.largest = nodes, true, map[string]float64{}
-	rm.healthy = make([]bool, len(nodes))
-	rm.overloaded = false
-	for i, n := range nodes {
-		online := n.State == engine.NodeOnline
-		rm.healthy[i] = online && n.Overloaded().Kind == ""
-		rm.overloaded = rm.overloaded || (online && !rm.healthy[i])
-	}
-}
-
-// changed marks the free capacity stale: a job was placed or a node kept.
-func (rm *room) changed() { rm.dirty = true }
-
-// full reports whether job may be counted without filtering (rules above).
-func (r *round) full(job *engine.Job) bool {
-	rm := &r.room
-	if rm.overloaded || (job.ParentID != nil && !r.siblingsRunning[*job.ParentID]) {
+// openAt reports whether the round may still offer node i work that needs
+// room: healthy (ONLINE, not short of memory, heard from within its node
+// lease), not declined or unreachable this round, and not kept for an
+// oversized job.
+func (r *round) openAt(i int) bool {
+	n := r.nodes[i]
+	if !r.healthy[i] || r.closed[n.Name] || r.unreachable[n.Name] {
 		return false
 	}
-	largest, ok := rm.largest[job.Type]
-	if !ok {
-		for _, n := range rm.nodes {
-			if n.State == engine.NodeOnline && n.MaxLoad > largest && n.Offers(job.Type) {
-				largest = n.MaxLoad
-			}
-		}
-		rm.largest[job.Type] = largest
-	}
-	if largest <= 0 || job.Load > largest+loadSlack {
-		return false
-	}
-	if rm.dirty {
-		rm.free, rm.keptFree = math.Inf(-1), math.Inf(-1)
-		for i, n := range rm.nodes {
-			if !rm.healthy[i] || (n.MaxJobs > 0 && n.Running >= n.MaxJobs) {
-				continue
-			}
-			if _, kept := r.heldFor[n.Name]; kept {
-				rm.keptFree = max(rm.keptFree, n.MaxLoad-n.Load)
-			} else {
-				rm.free = max(rm.free, n.MaxLoad-n.Load)
-			}
-		}
-		rm.dirty = false
-	}
-	return job.Load > rm.free+loadSlack && job.Load > rm.keptFree+loadSlack
+	_, kept := r.heldFor[n.Name]
+	return !kept
 }
 
-// noRoom reports whether no node the round may still offer to has room
-// for more work: every healthy node not kept for an oversized job is at its
-// max jobs or has no load left, or declined or did not answer. The round
-// then stops reading the queue. A job of load 0, or a first child, could
-// still be placed on such a node, but it waits its turn in the queue like
-// any other: room frees as jobs end.
-func (r *round) noRoom() bool {
+// roomFor is the room the open nodes offering typ have left now, for jobs
+// of the type none lighter than lightest.
+func (r *round) roomFor(typ string, lightest float64) typeRoom {
+	room := typeRoom{free: math.Inf(-1)}
 	for i, n := range r.nodes {
-		if !r.room.healthy[i] || r.closed[n.Name] || r.unreachable[n.Name] {
+		if !r.openAt(i) || !n.Offers(typ) {
 			continue
 		}
-		if _, kept := r.heldFor[n.Name]; kept {
+		slots := r.pageSize
+		if n.MaxJobs > 0 {
+			slots = n.MaxJobs - n.Running
+		}
+		if slots <= 0 {
 			continue
 		}
-		if (n.MaxJobs <= 0 || n.Running < n.MaxJobs) && n.MaxLoad-n.Load > loadSlack {
-			return false
+		free := n.MaxLoad - n.Load
+		if lightest > 0 {
+			slots = min(slots, max(int((free+loadSlack)/lightest), 0))
+		}
+		room.slots += slots
+		room.nodes++
+		room.free = max(room.free, free)
+	}
+	return room
+}
+
+// largestMaxLoad is the largest max load of the ONLINE nodes offering typ,
+// as placement judges a job oversized by (0: none offers it), and how many
+// of those largest nodes take jobs above their max load: the most
+// oversized jobs of the type a round can place or keep a node for.
+func (r *round) largestMaxLoad(typ string) (largest float64, takers int) {
+	for _, n := range r.nodes {
+		if n.State != engine.NodeOnline || !n.Offers(typ) {
+			continue
+		}
+		switch {
+		case n.MaxLoad > largest+loadSlack:
+			largest, takers = n.MaxLoad, 0
+			if n.AcceptExceeding {
+				takers = 1
+			}
+		case n.MaxLoad >= largest-loadSlack && n.AcceptExceeding:
+			takers++
 		}
 	}
-	return true
+	return largest, takers
+}
+
+// judgeHealth records, once a round, which nodes are healthy (see openAt),
+// and which ONLINE nodes their own machine holds back, for the summary. A
+// node above its load-average limit counts as healthy here: the gate only
+// shifts work to calmer nodes, and takes the job itself when none of them
+// has room (placement.Filter), so its room is room a page may fill. A node
+// short of memory takes nothing.
+func (r *round) judgeHealth() {
+	r.healthy = make([]bool, len(r.nodes))
+	for i, n := range r.nodes {
+		if n.State != engine.NodeOnline {
+			continue
+		}
+		o := n.Overloaded()
+		if o.Kind != "" {
+			r.stats.Overloaded = append(r.stats.Overloaded, NodeOverload{Node: n.Name, Kind: o.Kind, Reason: o.Reason})
+		}
+		r.healthy[i] = o.Kind != engine.OverloadLowMemory && r.now.Sub(n.LastSeen) <= n.LeaseOf()
+	}
 }

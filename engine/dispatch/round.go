@@ -2,21 +2,37 @@ package dispatch
 
 import (
 	"context"
-	"errors"
-	"sync"
+	"slices"
 
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/placement"
 )
 
+// A round is snapshot, plan, apply. It reads a snapshot of the cluster
+// (the nodes with their loads and the nodes kept for oversized jobs, the
+// type limits, and what each queue holds); then, a slice at a time, it
+// reads the jobs that fit (queue.go), plans them onto nodes in memory
+// without reading the store (plan), and applies the plan: the nodes kept
+// for oversized jobs are recorded and each node is offered its share in
+// one request (commit). Before every slice it asks whether the lease may
+// still be trusted, renewing it when due, so however much a round places
+// it never outlasts its trust. Housekeeping (reclaiming stale dispatches,
+// recovering silent nodes' jobs, creating rollback jobs, dropping lapsed
+// reservations) is not a round's: the lease holder runs it apart
+// (Housekeeper).
+
 // round is the state of one dispatch round.
 type round struct {
 	*Dispatcher
 	*cluster
-	ctx     context.Context
+	ctx context.Context
+	// trusted is asked before every slice and every offer; it renews the
+	// lease when due.
 	trusted func() bool
 	// term is the lease term the round works under, read at its start.
 	term engine.LeaseTerm
+	// healthy marks, per node, those the round may offer work (judgeHealth).
+	healthy []bool
 	// unreachable are nodes whose endpoint did not answer this round: they
 	// get no more offers until the next one.
 	unreachable map[string]bool
@@ -31,80 +47,24 @@ type round struct {
 	// done are the jobs placed ahead of the queue (those kept a node),
 	// which the pages skip.
 	done map[int64]bool
+	// queues are what the store holds in each queue, read at the start.
+	queues []engine.QueueLoads
 	// p is reused for every job of the round.
 	p     placement.Placement
-	room  room
 	stats RoundStats
 	// quotas are what the round may still start of each limited type.
 	quotas quotas
+	// keeps are the nodes the plan keeps for oversized jobs, which the
+	// apply step records in the store.
+	keeps []engine.Reservation
 }
 
 func (r *round) run() error {
-	// The reclaim, the cluster's reads and the first page of each queue are
-	// independent: they go to the database at once, which saves round trips
-	// of every round, as a job waiting in a short queue feels. A reclaim or
-	// recovery that moved jobs changed the nodes' loads and the queues, so
-	// those are read again then (rare: only an interrupted round or a dead
-	// node leaves any).
-	var (
-		wg                           sync.WaitGroup
-		c                            *cluster
-		kept                         []*engine.Job
-		stale                        []int64
-		reclaimErr, loadErr, pageErr error
-		limitErr, rollbackErr        error
-		rollbacks                    []*engine.Job
-		first                        = make([][]*engine.Job, len(engine.DispatchableStatuses))
-		pageErrs                     = make([]error, len(engine.DispatchableStatuses))
-	)
-	wg.Go(func() { reclaimErr = r.reclaimStaleDispatches() })
-	wg.Go(func() { c, kept, stale, loadErr = loadCluster(r.ctx, r.Dispatcher.store) })
-	wg.Go(func() { r.quotas, limitErr = readQuotas(r.ctx, r.Dispatcher.store) })
-	// A job that failed finally gets its rollback job here, on the lease
-	// holder; the new job is queued, which wakes the next round for it.
-	wg.Go(func() { rollbacks, rollbackErr = engine.SpawnRollbacks(r.ctx, r.Dispatcher.store) })
-	for i, status := range engine.DispatchableStatuses {
-		wg.Go(func() { first[i], pageErrs[i] = r.page(status, 0) })
-	}
-	wg.Wait()
-	pageErr = errors.Join(pageErrs...)
-	r.stats.Rollbacks = len(rollbacks)
-	for _, job := range rollbacks {
-		r.log.Info("rollback job created", "job", job.ID, "rollback_of", *job.RollbackOf, "key", job.Key)
-	}
-	if rollbackErr != nil {
-		// One spec that cannot become a job must not stop dispatch: its
-		// key stays held, and explain says why.
-		r.log.Warn("rollback jobs", "error", rollbackErr)
-	}
-	if err := errors.Join(reclaimErr, loadErr, pageErr, limitErr); err != nil {
+	kept, err := r.snapshot()
+	if err != nil {
 		return err
 	}
-	if r.stats.Recovered > 0 {
-		var err error
-		if c, kept, stale, err = loadCluster(r.ctx, r.Dispatcher.store); err != nil {
-			return err
-		}
-	}
-	r.cluster = c
-	if err := r.recoverSilentNodes(); err != nil {
-		return err
-	}
-	if r.stats.Recovered > 0 {
-		clear(first)
-		// The jobs taken back no longer run: count the types again.
-		var err error
-		if r.quotas, err = readQuotas(r.ctx, r.Dispatcher.store); err != nil {
-			return err
-		}
-	}
-	for _, id := range stale {
-		if err := r.Dispatcher.store.ReservationDelete(r.ctx, id); err != nil {
-			return err
-		}
-	}
-	r.noteOverloads()
-	r.room.reset(r.nodes)
+	r.judgeHealth()
 	// Jobs that keep a node go first: the node was drained for them.
 	r.done = make(map[int64]bool, len(kept))
 	for _, job := range kept {
@@ -113,69 +73,98 @@ func (r *round) run() error {
 	if err := r.placeAll(kept); err != nil {
 		return err
 	}
-	var workflows []*engine.Job
-	batch := make([]*engine.Job, 0, r.pageSize)
-	for i, status := range engine.DispatchableStatuses {
-		var after int64
-		for {
-			page := first[i]
-			if after > 0 || page == nil {
-				var err error
-				if page, err = r.page(status, after); err != nil {
-					return err
-				}
-			}
-			if after == 0 {
-				r.long[status] = len(page) == r.pageSize
-			}
-			batch = batch[:0]
-			for _, job := range page {
-				after = job.ID
-				switch {
-				case r.done[job.ID]:
-				case job.Type == engine.TypeWorkflow:
-					workflows = append(workflows, job)
-				default:
-					batch = append(batch, job)
-				}
-			}
-			if err := r.placeAll(batch); err != nil {
+	// RESTART before QUEUED; workflow steps last, so the work they stand
+	// for is placed first.
+	for _, workflows := range []bool{false, true} {
+		for _, status := range engine.DispatchableStatuses {
+			if err := r.drain(status, workflows); err != nil {
 				return err
 			}
-			if len(page) < r.pageSize {
-				break
-			}
-			if r.noRoom() {
-				// The rest of the queue would only be counted as waiting.
-				r.stats.More = true
-				break
-			}
 		}
 	}
-	// Workflow steps go last, so the work they stand for is placed first.
-	return r.placeAll(workflows)
+	return nil
 }
 
-// page reads the page of the status queue after the job after: never nil,
-// so an empty first page is told from one not read yet.
-func (r *round) page(status engine.Status, after int64) ([]*engine.Job, error) {
-	page, err := r.Dispatcher.store.JobListDispatchable(r.ctx, engine.JobDispatchableParams{
-		Status: status, AfterID: after, Limit: r.pageSize, Long: after > 0 || r.long[status]})
-	if page == nil && err == nil {
-		page = []*engine.Job{}
+// snapshot reads what the round plans against: the nodes and the
+// reservations that still stand, the type limits, and the queues. The
+// reads go one after another, on one connection: a round works within the
+// lease holder's share of its node's connection budget.
+func (r *round) snapshot() (kept []*engine.Job, err error) {
+	store := r.Dispatcher.store
+	if r.cluster, kept, _, err = loadCluster(r.ctx, store); err != nil {
+		return nil, err
 	}
-	return page, err
+	if r.quotas, err = readQuotas(r.ctx, store); err != nil {
+		return nil, err
+	}
+	if r.queues, err = store.JobQueueLoads(r.ctx); err != nil {
+		return nil, err
+	}
+	return kept, nil
 }
 
-// noteOverloads records the ONLINE nodes their own machine holds back, for
-// the round's summary.
-func (r *round) noteOverloads() {
-	for _, n := range r.nodes {
-		if n.State != engine.NodeOnline {
-			continue
+// drain places the jobs of the queues of status, the workflow steps' or
+// every other type's, a slice at a time, until nothing more fits. The jobs
+// read beyond the room (oversized ones, first children) join the slice
+// that reaches their place in their queue, so every slice is planned in
+// dispatch order.
+func (r *round) drain(status engine.Status, workflows bool) error {
+	readers := r.readers(status, workflows)
+	var beyond []*engine.Job
+	for _, rd := range readers {
+		page, err := r.readBeyondRoom(rd)
+		if err != nil {
+			return err
 		}
-		if o := n.Overloaded(); o.Kind != "" {
-			r.stats.Overloaded = append(r.stats.Overloaded, NodeOverload{Node: n.Name, Kind: o.Kind, Reason: o.Reason})
+		beyond = append(beyond, page...)
+	}
+	for {
+		if !r.trusted() {
+			return ErrUntrusted
+		}
+		var slice []*engine.Job
+		for _, rd := range readers {
+			page, err := r.readFitting(rd)
+			if err != nil {
+				return err
+			}
+			slice = append(slice, page...)
+		}
+		var later []*engine.Job
+		for _, j := range beyond {
+			if rd := readerOf(readers, j.Type); rd.done || engine.PlaceOf(j).Before(rd.after) {
+				slice = append(slice, j)
+			} else {
+				later = append(later, j)
+			}
+		}
+		beyond = later
+		if len(slice) == 0 {
+			return nil
+		}
+		slices.SortFunc(slice, byPlace)
+		if err := r.learnSiblings(slice); err != nil {
+			return err
+		}
+		placed := r.stats.Dispatched
+		if err := r.placeAll(slice); err != nil {
+			return err
+		}
+		if r.stats.Dispatched == placed {
+			// Nothing of a slice that fitted the room was taken: every
+			// node that had room declined or did not answer.
+			r.stats.More = r.stats.More || slices.ContainsFunc(readers, func(rd *reader) bool { return !rd.done })
+			return nil
 		}
 	}
+}
+
+// readerOf is the reader of typ's queue among readers.
+func readerOf(readers []*reader, typ string) *reader {
+	for _, rd := range readers {
+		if rd.q.Type == typ {
+			return rd
+		}
+	}
+	return nil
 }

@@ -19,29 +19,35 @@ func TestRoundStatsCountWaitingJobsByCause(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
 	ctx := context.Background()
-	addNodeAs(t, s, "a", 4, func(n *engine.Node) { n.MaxLoadAvg = 4 })
-	if err := s.NodeTouch(ctx, engine.NodeTouchParams{Name: "a", LoadAvg: 9.1, Cores: 2}); err != nil {
+	addNodeAs(t, s, "a", 4, func(n *engine.Node) { n.ReservedMemory = 1 << 30 })
+	if _, err := s.NodeTouch(ctx, engine.NodeTouchParams{Name: "a", MemAvailable: 100 << 20, Cores: 2}); err != nil {
 		t.Fatal(err)
 	}
 	addNode(t, s, "b", 4, engine.TypeNoop)
 	nodes := &fakeNodes{store: s, answer: func(string, engine.DispatchOffer) engine.OfferResult {
 		return engine.OfferResult{Verdict: engine.OfferDeclined, Reason: "busy"}
 	}}
-	addJob(t, s, engine.TypeSleep, 1) // only a offers sleep: overloaded
+	addJob(t, s, engine.TypeSleep, 1) // only a offers sleep: short of memory
 	addJob(t, s, engine.TypeNoop, 1)  // b declines
 	addJob(t, s, "x", 1)              // nobody offers x
 	stats := round(t, newDispatcher(s, nodes))
-	want := map[string]int{string(placement.CauseOverloaded): 1, dispatch.WaitDeclined: 1, dispatch.WaitNeverRunnable: 1}
-	if !maps.Equal(stats.Waiting, want) {
-		t.Errorf("waiting = %v, want %v", stats.Waiting, want)
+	// Only the noop job is read: no node could take the others, and their
+	// queues are left unread with the cause that holds them back.
+	want := map[string]int{dispatch.WaitDeclined: 1}
+	if !maps.Equal(stats.Waiting, want) || stats.Read != 1 {
+		t.Errorf("waiting = %v after reading %d, want %v after reading 1", stats.Waiting, stats.Read, want)
 	}
-	const summary = "3 jobs wait: 1 declined, 1 never-runnable, 1 overloaded (node a: load average 9.1 above 4)"
+	if !unreadFor(stats, engine.TypeSleep, string(placement.CauseLowMemory)) || !unreadFor(stats, "x", dispatch.WaitNeverRunnable) {
+		t.Errorf("unread = %+v, want sleep low-memory and x never-runnable", stats.Unread)
+	}
+	const summary = "1 or more jobs wait: declined; queues not read: type sleep (QUEUED) low-memory (node a: free memory 100MiB under reserve 1GiB); " +
+		"type x (QUEUED) never-runnable, no ONLINE node offers it"
 	if got := stats.Summary(); got != summary {
 		t.Errorf("summary = %q\n      want %q", got, summary)
 	}
 }
 
-func TestAFullClusterCountsTheRestOfTheQueueAsWaitingForRoom(t *testing.T) {
+func TestAFullClusterLeavesTheRestOfTheQueueUnread(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
 	addNode(t, s, "n", 2)
@@ -49,10 +55,12 @@ func TestAFullClusterCountsTheRestOfTheQueueAsWaitingForRoom(t *testing.T) {
 		addJob(t, s, engine.TypeSleep, 1)
 	}
 	stats := round(t, newDispatcher(s, &fakeNodes{store: s}))
-	if stats.Dispatched != 2 || stats.Waiting["busy"] != 3 || stats.Skipped != 3 || stats.Considered != 5 {
-		t.Errorf("stats = %+v; want 2 dispatched and 3 counted busy without filtering", stats)
+	// It reads only the two the node has room for; the rest wait unread.
+	if stats.Dispatched != 2 || stats.Considered != 2 || !unreadFor(stats, engine.TypeSleep, "busy") {
+		t.Errorf("stats = %+v; want 2 read and dispatched and the rest unread", stats)
 	}
-	if got, want := stats.Summary(), "3 jobs wait: busy"; got != want {
+	want := "jobs wait unread: type sleep (QUEUED) busy, its lightest job needs 1 and the most room on a node is 0"
+	if got := stats.Summary(); got != want {
 		t.Errorf("summary = %q, want %q", got, want)
 	}
 }
@@ -125,39 +133,93 @@ func TestTheSummaryIsLoggedOncePerMinuteUnlessItChanges(t *testing.T) {
 	round(t, d) // the same: not logged again
 	clock.Advance(59 * time.Second)
 	round(t, d)
-	if got := logged.summaries(); len(got) != 1 || got[0] != "dispatch: 1 job waits: busy" {
+	const busy = "dispatch: jobs wait unread: type sleep (QUEUED) busy, its lightest job needs 1 and the most room on a node is 0"
+	if got := logged.summaries(); len(got) != 1 || got[0] != busy {
 		t.Fatalf("summaries within a minute = %q; want one", got)
 	}
 	clock.Advance(time.Second)
 	round(t, d) // a minute on: said again
-	addJob(t, s, engine.TypeSleep, 1)
+	addJob(t, s, "x", 1)
 	round(t, d) // changed: said at once
 	finish(t, s, first.ID)
-	round(t, d) // one more placed, one still waits: changed again
-	want := []string{"dispatch: 1 job waits: busy", "dispatch: 1 job waits: busy", "dispatch: 2 jobs wait: busy", "dispatch: 1 job waits: busy"}
+	round(t, d) // the other sleep job placed: changed again
+	want := []string{busy, busy, busy + "; type x (QUEUED) never-runnable, no ONLINE node offers it",
+		"dispatch: jobs wait unread: type x (QUEUED) never-runnable, no ONLINE node offers it"}
 	if got := logged.summaries(); !slices.Equal(got, want) {
 		t.Errorf("summaries = %q\n      want %q", got, want)
 	}
 }
 
-// A cluster whose only node is overloaded is not a full cluster: the jobs
-// are counted as held back by the overload, and the summary names the node.
-func TestAnOverloadedNodeNeverPassesForAFullCluster(t *testing.T) {
+// A cluster whose only node is short of memory is not a full cluster: the
+// jobs are counted as held back by the memory reserve, and the summary names
+// the node.
+func TestANodeShortOfMemoryNeverPassesForAFullCluster(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
-	addNodeAs(t, s, "a", 4, func(n *engine.Node) { n.MaxLoadAvg = 4 })
-	if err := s.NodeTouch(context.Background(), engine.NodeTouchParams{Name: "a", LoadAvg: 5.5, Cores: 2}); err != nil {
+	addNodeAs(t, s, "a", 4, func(n *engine.Node) { n.ReservedMemory = 1 << 30 })
+	if _, err := s.NodeTouch(context.Background(), engine.NodeTouchParams{Name: "a", MemAvailable: 512 << 20, Cores: 2}); err != nil {
 		t.Fatal(err)
 	}
 	for range 3 {
 		addJob(t, s, engine.TypeSleep, 1)
 	}
 	stats := round(t, newDispatcher(s, &fakeNodes{store: s}))
-	if stats.Dispatched != 0 || stats.Skipped != 0 || stats.Waiting[string(placement.CauseOverloaded)] != 3 {
-		t.Errorf("stats = %+v; want all 3 counted overloaded, none skipped", stats)
+	if stats.Dispatched != 0 || !unreadFor(stats, engine.TypeSleep, string(placement.CauseLowMemory)) {
+		t.Errorf("stats = %+v; want the queue held back by the memory reserve", stats)
 	}
-	const summary = "3 jobs wait: overloaded (node a: load average 5.5 above 4)"
+	const summary = "jobs wait unread: type sleep (QUEUED) low-memory (node a: free memory 512MiB under reserve 1GiB)"
 	if got := stats.Summary(); got != summary {
 		t.Errorf("summary = %q\n      want %q", got, summary)
 	}
+}
+
+// The load-average gate shifts work, it never stops it: a lone node above
+// its limit runs the queue as far as its room goes, and in a cluster the
+// calm node takes what fits on it before the hot one gets any.
+func TestTheLoadAverageGateOnlyShiftsWork(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	hot := func(t *testing.T, s engine.Store, name string) {
+		addNodeAs(t, s, name, 2, func(n *engine.Node) { n.MaxLoadAvg = 4 })
+		if _, err := s.NodeTouch(ctx, engine.NodeTouchParams{Name: name, LoadAvg: 16.58, Cores: 2}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Run("alone", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		hot(t, s, "lone")
+		for range 3 {
+			addJob(t, s, engine.TypeSleep, 1)
+		}
+		stats := round(t, newDispatcher(s, &fakeNodes{store: s}))
+		if stats.Dispatched != 2 || !unreadFor(stats, engine.TypeSleep, "busy") {
+			t.Errorf("stats = %+v; want 2 dispatched to the hot node and the rest waiting for room", stats)
+		}
+	})
+	t.Run("beside a calm node", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		hot(t, s, "hot")
+		addNode(t, s, "calm", 2)
+		var ids []int64
+		for range 3 {
+			ids = append(ids, addJob(t, s, engine.TypeSleep, 1).ID)
+		}
+		stats := round(t, newDispatcher(s, &fakeNodes{store: s}))
+		if stats.Dispatched != 3 {
+			t.Fatalf("stats = %+v; want all 3 dispatched", stats)
+		}
+		on := map[string]int{}
+		for _, id := range ids {
+			j, err := s.JobGet(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			on[j.Node]++
+		}
+		if on["calm"] != 2 || on["hot"] != 1 {
+			t.Errorf("jobs per node %v; want the calm node filled (2) before the hot one got its 1", on)
+		}
+	})
 }

@@ -52,6 +52,16 @@ func (q quotas) exhausted(typ string) bool {
 	return ok && t.left <= 0
 }
 
+// left is how many more jobs of typ the round may start, and whether typ
+// has a limit at all.
+func (q quotas) left(typ string) (int, bool) {
+	t, ok := q[typ]
+	if !ok {
+		return 0, false
+	}
+	return max(t.left, 0), true
+}
+
 // take counts p's job against its type's limit, as planned onto a node.
 func (q quotas) take(p *planned) {
 	if t, ok := q[p.job.Type]; ok {
@@ -91,10 +101,15 @@ func (e *Explanation) limitHeld(s string) string {
 // heldAtLimit counts a job its type's limit holds back.
 func (r *round) heldAtLimit(job *engine.Job) {
 	r.stats.wait(WaitTypeLimit)
-	if r.stats.AtLimit == nil {
-		r.stats.AtLimit = map[string]int{}
+	r.stats.atLimit(job.Type, r.quotas[job.Type].limit.MaxRunning)
+}
+
+// atLimit records that typ's limit of max held jobs back.
+func (s *RoundStats) atLimit(typ string, max int) {
+	if s.AtLimit == nil {
+		s.AtLimit = map[string]int{}
 	}
-	r.stats.AtLimit[job.Type] = r.quotas[job.Type].limit.MaxRunning
+	s.AtLimit[typ] = max
 }
 
 // limitDetail names the types held back at their limit, in order.

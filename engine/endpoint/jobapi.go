@@ -115,13 +115,17 @@ type ChildRequest struct {
 	Args        []string        `json:"args,omitempty"`
 	Payload     json.RawMessage `json:"payload,omitempty"`
 	Load        *float64        `json:"load,omitempty"`
+	Priority    int             `json:"priority,omitempty"` // 0: the parent's
 	Key         string          `json:"key,omitempty"`
 	MaxAttempts int             `json:"max_attempts,omitempty"`
 	Backoff     string          `json:"backoff,omitempty"`
 	Timeout     string          `json:"timeout,omitempty"`
-	At          *time.Time      `json:"at,omitempty"`
-	In          string          `json:"in,omitempty"`
-	Hold        bool            `json:"hold,omitempty"`
+	// Memory is the child's memory limit as submit --memory takes it
+	// ("64MiB", "2GiB"); "" leaves it to the service.
+	Memory string     `json:"memory,omitempty"`
+	At     *time.Time `json:"at,omitempty"`
+	In     string     `json:"in,omitempty"`
+	Hold   bool       `json:"hold,omitempty"`
 	// Rollback is a command line run once as its own job after the
 	// child's final failure; RollbackType its type ("" the child's own).
 	Rollback     string `json:"rollback,omitempty"`
@@ -132,7 +136,7 @@ type ChildRequest struct {
 // that cannot be read.
 func (r ChildRequest) SubmitRequest() (engine.SubmitRequest, error) {
 	s := engine.SubmitRequest{Type: r.Type, Operation: r.Operation, Args: r.Args, Payload: r.Payload,
-		Load: r.Load, Key: r.Key, MaxAttempts: r.MaxAttempts, RunAt: r.At, Hold: r.Hold,
+		Load: r.Load, Priority: r.Priority, Key: r.Key, MaxAttempts: r.MaxAttempts, RunAt: r.At, Hold: r.Hold,
 		Rollback: r.Rollback, RollbackType: r.RollbackType}
 	duration := func(field, v string) (*time.Duration, error) {
 		if v == "" {
@@ -156,6 +160,13 @@ func (r ChildRequest) SubmitRequest() (engine.SubmitRequest, error) {
 	}
 	if s.Timeout != nil && *s.Timeout <= 0 {
 		return s, fmt.Errorf("timeout %s is not positive", *s.Timeout)
+	}
+	if r.Memory != "" {
+		limit, err := engine.ParseMemoryLimit(r.Memory)
+		if err != nil {
+			return s, fmt.Errorf("memory: %v", err)
+		}
+		s.MemoryLimit = &limit
 	}
 	if s.RunIn, err = duration("in", r.In); err != nil {
 		return s, err

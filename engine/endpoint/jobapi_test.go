@@ -344,6 +344,34 @@ func TestChildRequestRollback(t *testing.T) {
 	}
 }
 
+func TestChildRequestMemory(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		body string
+		want *int64
+		err  string
+	}{
+		{`{"type":"encode","memory":"64MiB"}`, engine.Ptr(int64(64 << 20)), ""},
+		{`{"type":"encode","memory":"0"}`, engine.Ptr(int64(0)), ""},
+		{`{"type":"encode"}`, nil, ""},
+		{`{"type":"encode","memory":"lots"}`, nil, `memory: "lots" is not a size`},
+	} {
+		var r ChildRequest
+		if err := json.Unmarshal([]byte(tc.body), &r); err != nil {
+			t.Fatal(err)
+		}
+		s, err := r.SubmitRequest()
+		switch {
+		case tc.err != "":
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s: %v, want an error saying %q", tc.body, err, tc.err)
+			}
+		case err != nil || (tc.want == nil) != (s.MemoryLimit == nil) || (tc.want != nil && *tc.want != *s.MemoryLimit):
+			t.Errorf("%s: memory %v, %v; want %v", tc.body, s.MemoryLimit, err, tc.want)
+		}
+	}
+}
+
 // A job of a node serving HTTPS under a certificate no public CA signed
 // reaches it by trusting that certificate, and only then.
 func TestJobClientTrustsItsNodesCertificate(t *testing.T) {

@@ -1,7 +1,9 @@
 package memstore
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 	"slices"
 
 	"github.com/jobctl/jobctl/engine"
@@ -61,6 +63,42 @@ func (tx *txStore) JobAttemptList(_ context.Context, jobID int64) ([]engine.Atte
 		out[i].StartedAt = clonePtr(a.StartedAt)
 		out[i].EndedAt = clonePtr(a.EndedAt)
 		out[i].ExitCode = clonePtr(a.ExitCode)
+		out[i].Usage = clonePtr(a.Usage)
+	}
+	return out, nil
+}
+
+// JobAttemptUsageList returns the newest measured attempts of each type;
+// see engine.Store. Each attempt's type and load are its job's, as the SQL
+// store's trigger copies them when the attempt ends: a job's type and
+// load never change.
+func (s *Store) JobAttemptUsageList(_ context.Context, p engine.JobAttemptUsageParams) ([]engine.AttemptUsage, error) {
+	if p.Runs < 1 {
+		return nil, fmt.Errorf("list attempt usage: runs %d is not at least 1", p.Runs)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	byType := map[string][]engine.AttemptUsage{}
+	for id, list := range s.attempts {
+		j := s.jobs.byID[id]
+		if j == nil || (len(p.Types) > 0 && !slices.Contains(p.Types, j.Type)) {
+			continue
+		}
+		for _, a := range list {
+			if a.Usage == nil {
+				continue
+			}
+			byType[j.Type] = append(byType[j.Type], engine.AttemptUsage{JobID: id, Attempt: a.Attempt, Type: j.Type,
+				Load: j.Load, EndedAt: *a.EndedAt, Usage: *a.Usage})
+		}
+	}
+	var out []engine.AttemptUsage
+	for _, list := range byType {
+		// Newest first, as the SQL store's window orders them.
+		slices.SortFunc(list, func(a, b engine.AttemptUsage) int {
+			return cmp.Or(b.EndedAt.Compare(a.EndedAt), cmp.Compare(b.JobID, a.JobID), cmp.Compare(b.Attempt, a.Attempt))
+		})
+		out = append(out, list[:min(len(list), p.Runs)]...)
 	}
 	return out, nil
 }

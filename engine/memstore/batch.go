@@ -14,6 +14,10 @@ func (s *Store) JobUpdateMany(ctx context.Context, us []engine.JobUpdate) ([]eng
 	defer s.mu.Unlock()
 	out := make([]engine.JobUpdateResult, len(us))
 	for i, u := range us {
+		if u.Priority != nil {
+			out[i].Err = &engine.TransitionError{ID: u.ID, From: u.From, To: u.To, Reason: engine.ErrBatchPriority.Error()}
+			continue
+		}
 		job, err := s.direct.JobUpdate(ctx, u)
 		if errors.Is(err, engine.ErrNotFound) {
 			err = engine.ErrConflict

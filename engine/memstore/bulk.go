@@ -9,9 +9,24 @@ import (
 	"github.com/jobctl/jobctl/engine"
 )
 
-// JobInsertMany validates every job and checks every parent, then inserts
-// them all under one lock: all or none, as one transaction of the SQL store.
+// JobInsertMany inserts every job in one transaction: all or none.
 func (s *Store) JobInsertMany(ctx context.Context, ps []engine.JobInsertParams) ([]int64, error) {
+	var ids []int64
+	err := s.Tx(ctx, func(tx engine.TxStore) error {
+		var err error
+		ids, err = tx.JobInsertMany(ctx, ps)
+		return err
+	})
+	return ids, err
+}
+
+// JobInsertMany validates every job and checks every parent, then inserts
+// them all. An error leaves the jobs inserted before it to the
+// transaction's rollback: the Store's own JobInsertMany runs it in one.
+func (tx *txStore) JobInsertMany(ctx context.Context, ps []engine.JobInsertParams) ([]int64, error) {
+	if err := tx.check(); err != nil {
+		return nil, err
+	}
 	for i, p := range ps {
 		if err := engine.ValidateJobInsert(p); err != nil {
 			return nil, atIndex(err, i)
@@ -20,24 +35,19 @@ func (s *Store) JobInsertMany(ctx context.Context, ps []engine.JobInsertParams) 
 			return nil, atIndex(engine.ErrInsertManyPlace, i)
 		}
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	for _, p := range ps {
-		if p.ParentID != nil && s.jobs.byID[*p.ParentID] == nil {
+		if p.ParentID != nil && tx.s.jobs.byID[*p.ParentID] == nil {
 			return nil, fmt.Errorf("insert jobs: parent %w", jobNotFound(*p.ParentID))
 		}
 	}
-	tx := &txStore{s: s, logging: true}
 	ids := make([]int64, len(ps))
 	for i, p := range ps {
 		j, err := tx.JobInsert(ctx, p)
 		if err != nil {
-			tx.rollback()
 			return nil, atIndex(err, i)
 		}
 		ids[i] = j.ID
 	}
-	tx.signalCommitted()
 	return ids, nil
 }
 
@@ -54,10 +64,11 @@ func atIndex(err error, i int) error {
 func (s *Store) JobCountByStatus(_ context.Context, p engine.JobListParams) (map[engine.Status]int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p.Limit = 0
+	p.Limit, p.Sort = 0, engine.JobSort{}
 	out := map[engine.Status]int{}
-	if len(p.Statuses) == 0 && len(p.Types) == 0 && p.Node == "" && p.Key == "" && p.ParentID == nil && p.Creator == "" &&
-		p.CreatedAfter == nil && p.CreatedBefore == nil && p.MinID == 0 && p.MaxID == 0 && !p.DoubleFault {
+	if len(p.Statuses) == 0 && len(p.Types) == 0 && p.Node == "" && p.Key == "" && p.ParentID == nil && len(p.ParentIDs) == 0 && p.Creator == "" &&
+		p.CreatedAfter == nil && p.CreatedBefore == nil && p.MinID == 0 && p.MaxID == 0 && !p.DoubleFault && !p.Roots &&
+		p.PriorityMin == 0 && p.PriorityMax == 0 && !p.OOMKilled {
 		// The common case, every job: the status index has the counts.
 		for st, set := range s.jobs.byStatus {
 			out[st] = set.Len()
@@ -70,8 +81,8 @@ func (s *Store) JobCountByStatus(_ context.Context, p engine.JobListParams) (map
 	return out, nil
 }
 
-// JobPurge removes ended jobs, their logs and their reservations; see
-// engine.Store for which.
+// JobPurge removes ended jobs, their logs, attempts, events and
+// reservations; see engine.Store for which.
 func (s *Store) JobPurge(_ context.Context, p engine.JobPurgeParams) (engine.JobPurgeResult, error) {
 	statuses, err := engine.PurgeStatuses(p)
 	if err != nil {
@@ -137,6 +148,7 @@ func (s *Store) JobPurge(_ context.Context, p engine.JobPurgeParams) (engine.Job
 		delete(s.logs, id)
 		delete(s.attempts, id)
 		s.reserved.drop(id)
+		s.events.dropJob(id)
 	}
 	return res, nil
 }
@@ -178,9 +190,19 @@ func (t *jobTable) purgePinned(candidates []engine.PurgeCandidate) []int64 {
 // jobs (with its name and a status of engine.RecoverableStatuses) stays,
 // with an error matching engine.ErrConflict: the dispatcher recovers a gone
 // node's jobs through its row.
-func (s *Store) NodeRemove(_ context.Context, p engine.NodeRemoveParams) error {
+func (s *Store) NodeRemove(ctx context.Context, p engine.NodeRemoveParams) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.direct.NodeRemove(ctx, p)
+}
+
+// NodeRemove deletes a node that is gone and the reservations kept on it;
+// see Store.NodeRemove.
+func (tx *txStore) NodeRemove(ctx context.Context, p engine.NodeRemoveParams) error {
+	if err := tx.check(); err != nil {
+		return err
+	}
+	s := tx.s
 	n := s.nodes[p.Name]
 	if n == nil {
 		return nodeNotFound(p.Name)
@@ -203,8 +225,9 @@ func (s *Store) NodeRemove(_ context.Context, p engine.NodeRemoveParams) error {
 			p.Name, held, engine.ErrConflict)
 	}
 	delete(s.nodes, p.Name)
+	tx.onUndo(func() { s.nodes[p.Name] = n })
 	if jobID, ok := s.reserved.byNode[p.Name]; ok {
-		s.reserved.drop(jobID)
+		return tx.ReservationDelete(ctx, jobID)
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ func cloneJob(j *engine.Job) *engine.Job {
 	c.ParentID = clonePtr(j.ParentID)
 	c.RunAfter = clonePtr(j.RunAfter)
 	c.ExitCode = clonePtr(j.ExitCode)
+	c.Usage = clonePtr(j.Usage)
 	c.QueuedAt = clonePtr(j.QueuedAt)
 	c.StartedAt = clonePtr(j.StartedAt)
 	c.FinishedAt = clonePtr(j.FinishedAt)
@@ -48,6 +49,13 @@ func cloneNode(n *engine.Node) *engine.Node {
 	c.Services = slices.Clone(n.Services)
 	if c.Services == nil {
 		c.Services = []engine.NodeService{}
+	}
+	c.RunningUsage = slices.Clone(n.RunningUsage)
+	if c.RunningUsage == nil {
+		c.RunningUsage = []engine.LiveUsage{}
+	}
+	if n.BeatMissedAt != nil {
+		c.BeatMissedAt = engine.Ptr(*n.BeatMissedAt)
 	}
 	return &c
 }

@@ -71,14 +71,21 @@ type jobTable struct {
 	keyLive     map[string]*slotSet
 	keyActive   map[string]*idSet // jobs that hold their key (Job.HoldsKey)
 	loadHolding map[string]*idSet // jobs that count against a node (Job.HoldsLoad)
+	// childrenHolding counts, per parent, its children that hold load.
+	childrenHolding map[int64]int
+	// nodeLoads sums, per node, the load and count of its load-holding
+	// jobs, so a node's live figures cost no walk of its jobs.
+	nodeLoads map[string]*engine.NodeLoad
 
-	// ready holds, per dispatchable status, the only jobs that can be
-	// dispatchable: those without a key, and the head of each key (its
-	// first job in keyLive). Every other job of a key has an earlier job
-	// of keyLive, which blocks it. So a page of
-	// dispatchable jobs reads this set, not every queued job.
-	ready map[engine.Status]*idSet
-	heads map[string]int64 // key → its head
+	// queues hold, per dispatchable status and type, the only jobs that
+	// can be dispatchable: those without a key, and the head of each key
+	// (its first job in keyLive). Every other job of a key has an earlier
+	// job of keyLive, which blocks it. So a page of dispatchable jobs
+	// reads a queue, not every queued job; queued says where each job in
+	// one stands.
+	queues map[queueKey]*queue
+	queued map[int64]queued
+	heads  map[string]int64 // key → its head
 }
 
 func newJobTable() *jobTable {
@@ -93,8 +100,12 @@ func newJobTable() *jobTable {
 		keyLive:     map[string]*slotSet{},
 		keyActive:   map[string]*idSet{},
 		loadHolding: map[string]*idSet{},
-		ready:       map[engine.Status]*idSet{},
-		heads:       map[string]int64{},
+
+		childrenHolding: map[int64]int{},
+		nodeLoads:       map[string]*engine.NodeLoad{},
+		queues:          map[queueKey]*queue{},
+		queued:          map[int64]queued{},
+		heads:           map[string]int64{},
 	}
 }
 
@@ -162,6 +173,14 @@ func (t *jobTable) indexState(j *engine.Job, add bool) {
 	}
 	if j.HoldsLoad() {
 		update(t.loadHolding, j.Node, j.ID)
+		t.countLoad(j, add)
+		if j.ParentID != nil {
+			if add {
+				t.childrenHolding[*j.ParentID]++
+			} else if t.childrenHolding[*j.ParentID]--; t.childrenHolding[*j.ParentID] <= 0 {
+				delete(t.childrenHolding, *j.ParentID)
+			}
+		}
 	}
 	if j.Key == "" {
 		return
@@ -207,17 +226,16 @@ func (t *jobTable) refreshHead(key string) {
 	t.syncReady(head)
 }
 
-// syncReady puts job id into the ready set of its status, or takes it out.
+// syncReady puts job id into the queue of its status and type, or takes it
+// out.
 func (t *jobTable) syncReady(id int64) {
 	if id == 0 {
 		return
 	}
-	for _, st := range engine.DispatchableStatuses {
-		removeFrom(t.ready, st, id)
-	}
+	t.dequeue(id)
 	j := t.byID[id]
 	if j != nil && j.Status.Dispatchable() && (j.Key == "" || t.heads[j.Key] == id) {
-		addTo(t.ready, j.Status, id)
+		t.enqueue(j)
 	}
 }
 
@@ -248,4 +266,24 @@ func (t *jobTable) keyRivals(j *engine.Job) []*engine.Job {
 		})
 	}
 	return out
+}
+
+// countLoad adds a load-holding job to its node's sums, or takes it off.
+// A node with none left sums to exactly 0, whatever rounding the adding
+// and taking off of fractional loads left.
+func (t *jobTable) countLoad(j *engine.Job, add bool) {
+	sum := t.nodeLoads[j.Node]
+	if sum == nil {
+		sum = &engine.NodeLoad{}
+		t.nodeLoads[j.Node] = sum
+	}
+	if add {
+		sum.Load += j.Load
+		sum.Running++
+		return
+	}
+	sum.Load -= j.Load
+	if sum.Running--; sum.Running <= 0 {
+		delete(t.nodeLoads, j.Node)
+	}
 }

@@ -22,12 +22,18 @@ func (s *Store) JobInsert(ctx context.Context, p engine.JobInsertParams) (*engin
 }
 
 // JobSubmit creates one job, with the service defaults the registered
-// nodes give its type where p asks for them; see engine.Store.
+// nodes give its type where p asks for them, and records its event; see
+// engine.Store.
 func (s *Store) JobSubmit(ctx context.Context, p engine.JobSubmitParams) (engine.JobSubmitted, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if p.KeyPosition != nil || p.RollbackOf != nil {
 		return engine.JobSubmitted{}, engine.ErrInsertManyPlace
+	}
+	ev := p.Event
+	ev.JobIDs, ev.Type = nil, ""
+	if err := engine.ValidateEventAppend(ev); err != nil {
+		return engine.JobSubmitted{}, err
 	}
 	now := s.now()
 	nodes := make([]*engine.Node, 0, len(s.nodes))
@@ -35,23 +41,27 @@ func (s *Store) JobSubmit(ctx context.Context, p engine.JobSubmitParams) (engine
 		nodes = append(nodes, s.liveNode(n, now))
 	}
 	slices.SortFunc(nodes, func(a, b *engine.Node) int { return strings.Compare(a.Name, b.Name) })
-	svc, offered := engine.ServiceDefaults(nodes, p.Type)
-	ip := p.JobInsertParams
-	if p.ServiceLoad && svc.Load > 0 {
-		ip.Load = svc.Load
-	}
-	if p.ServiceTimeout && svc.Timeout > 0 {
-		ip.Timeout = time.Duration(svc.Timeout)
-	}
+	ip, out := engine.SubmitDefaults(nodes, p)
 	if p.RunIn != nil {
 		at := now.Add(*p.RunIn)
 		ip.RunAfter = &at
 	}
-	job, err := s.direct.JobInsert(ctx, ip)
+	// The job and its event together, or neither: a transaction, as Tx
+	// runs one, under the lock already held.
+	tx := &txStore{s: s, logging: true}
+	job, err := tx.JobInsert(ctx, ip)
+	if err == nil {
+		ev.JobIDs = []int64{job.ID}
+		err = tx.EventAppend(ctx, ev)
+	}
+	tx.done = true
 	if err != nil {
+		tx.rollback()
 		return engine.JobSubmitted{}, err
 	}
-	return engine.JobSubmitted{ID: job.ID, Offered: offered}, nil
+	tx.signalCommitted()
+	out.ID = job.ID
+	return out, nil
 }
 
 // JobGet returns a job or a *NotFoundError.
@@ -110,6 +120,7 @@ func (tx *txStore) JobInsert(_ context.Context, p engine.JobInsertParams) (*engi
 		Args:         slices.Clone(p.Args),
 		Payload:      []byte(payload),
 		Load:         p.Load,
+		Priority:     engine.PriorityOr(p.Priority),
 		Status:       p.Status,
 		Key:          p.Key,
 		ParentID:     clonePtr(p.ParentID),
@@ -119,6 +130,7 @@ func (tx *txStore) JobInsert(_ context.Context, p engine.JobInsertParams) (*engi
 		RollbackType: p.RollbackType,
 		KeyPosition:  clonePtr(p.KeyPosition),
 		RollbackOf:   clonePtr(p.RollbackOf),
+		MemoryLimit:  p.MemoryLimit,
 		Timeout:      engine.Duration(timeout),
 		Version:      1,
 		Creator:      p.Creator,
@@ -153,10 +165,16 @@ func (tx *txStore) JobGet(_ context.Context, id int64) (*engine.Job, error) {
 
 // JobList reads the narrowest index the filters allow (parent, node, key,
 // then the smaller of the status and the type sets), newest first so a
-// Limit stops early, and returns the jobs oldest first.
+// Limit stops early, and returns the jobs oldest first; with p.Sort.Field,
+// every match in the sort's order.
 func (tx *txStore) JobList(_ context.Context, p engine.JobListParams) ([]*engine.Job, error) {
 	if err := tx.check(); err != nil {
 		return nil, err
+	}
+	if p.Sort.Field != "" {
+		if _, err := engine.JobSortFieldNamed(p.Sort.Field); err != nil {
+			return nil, err
+		}
 	}
 	found := tx.s.jobs.list(p)
 	if p.Brief {
@@ -175,6 +193,8 @@ func (t *jobTable) list(p engine.JobListParams) []*engine.Job {
 	switch {
 	case p.ParentID != nil:
 		sources = append(sources, t.byParent[*p.ParentID])
+	case len(p.ParentIDs) > 0:
+		sources = union(t.byParent, p.ParentIDs)
 	case p.Node != "":
 		sources = append(sources, t.byNode[p.Node])
 	case p.Key != "":
@@ -198,13 +218,20 @@ func (t *jobTable) list(p engine.JobListParams) []*engine.Job {
 			(p.Node == "" || j.Node == p.Node) &&
 			(p.Key == "" || j.Key == p.Key) &&
 			(p.ParentID == nil || (j.ParentID != nil && *j.ParentID == *p.ParentID)) &&
+			(len(p.ParentIDs) == 0 || (j.ParentID != nil && slices.Contains(p.ParentIDs, *j.ParentID))) &&
 			(!p.Roots || j.ParentID == nil) &&
 			(p.Creator == "" || j.Creator == p.Creator) &&
+			(p.PriorityMin == 0 || j.Priority >= p.PriorityMin) &&
+			(p.PriorityMax == 0 || j.Priority <= p.PriorityMax) &&
 			(p.CreatedAfter == nil || !j.CreatedAt.Before(*p.CreatedAfter)) &&
 			(p.CreatedBefore == nil || !j.CreatedAt.After(*p.CreatedBefore)) &&
 			inIDRange(j.ID, p.MinID, p.MaxID) &&
-			(!p.DoubleFault || t.doubleFault(j))
+			(!p.DoubleFault || t.doubleFault(j)) &&
+			(!p.OOMKilled || (j.Usage != nil && j.Usage.OOMKilled))
 	}
+	// Sorted by another field, every match counts before the limit;
+	// by id, each source can stop at the newest Limit of its own.
+	sorted := p.Sort.Field != ""
 	var found []*engine.Job
 	for _, src := range sources {
 		if src == nil {
@@ -220,13 +247,20 @@ func (t *jobTable) list(p engine.JobListParams) []*engine.Job {
 				found = append(found, j)
 				n++
 			}
-			return p.Limit <= 0 || n < p.Limit
+			return sorted || p.Limit <= 0 || n < p.Limit
 		}
 		if p.MaxID > 0 {
 			src.DescendLessOrEqual(p.MaxID, visit)
 		} else {
 			src.Descend(visit)
 		}
+	}
+	if sorted {
+		slices.SortFunc(found, p.Sort.Compare)
+		if p.Limit > 0 && len(found) > p.Limit {
+			found = found[:p.Limit]
+		}
+		return found
 	}
 	slices.SortFunc(found, func(a, b *engine.Job) int { return compareID(a.ID, b.ID) })
 	if p.Limit > 0 && len(found) > p.Limit {
@@ -293,6 +327,9 @@ func (tx *txStore) JobUpdate(_ context.Context, u engine.JobUpdate) (*engine.Job
 	if err := u.Validate(); err != nil {
 		return nil, err
 	}
+	if err := engine.CheckUsage(u); err != nil {
+		return nil, err
+	}
 	var runAfter time.Duration
 	if u.RunAfterSeconds != nil {
 		sec := *u.RunAfterSeconds
@@ -333,6 +370,12 @@ func (tx *txStore) JobUpdate(_ context.Context, u engine.JobUpdate) (*engine.Job
 	case u.ClearResult || u.IncrementAttempt:
 		j.ExitCode = nil
 	}
+	switch {
+	case u.Usage != nil:
+		j.Usage = engine.Ptr(*u.Usage)
+	case u.ClearResult || u.IncrementAttempt:
+		j.Usage = nil
+	}
 	if u.Message != nil {
 		j.Message = *u.Message
 	}
@@ -361,6 +404,9 @@ func (tx *txStore) JobUpdate(_ context.Context, u engine.JobUpdate) (*engine.Job
 	if t := u.StartedUnder; t != nil {
 		j.Dispatcher, j.LeaseTerm = t.Owner, t.Term
 	}
+	if u.Priority != nil {
+		j.Priority = *u.Priority
+	}
 	s.jobs.put(&j)
 	tx.onUndo(func() { s.jobs.put(old) })
 	tx.recordAttempt(old, &j)
@@ -388,30 +434,62 @@ func (s *Store) JobProgressSet(_ context.Context, p engine.JobProgressParams) er
 	return nil
 }
 
-// JobListDispatchable returns one page of dispatchable jobs in p.Status,
-// judged by engine.DispatchHold at the store's now. It reads only the ready
-// set (jobs without a key and the heads of keys) above p.AfterID, so a page
-// costs the jobs it skips for their run_after and the active jobs of the
-// keys it meets, however many jobs wait behind those heads. The jobs are
-// brief (engine.Job.Brief), as every store's are.
+// JobListDispatchable returns one page of one queue, judged by
+// engine.DispatchHold at the store's now; see engine.Store. It reads only
+// the queue's jobs that can be dispatchable (jobs without a key and the
+// heads of keys) from p.After on, and passes over the ones outside the
+// load range by their entry alone, so a page costs the jobs it skips for
+// their run_after and the active jobs of the keys it meets, however many
+// jobs wait behind those heads. It returns the stored jobs, not copies.
 func (s *Store) JobListDispatchable(_ context.Context, p engine.JobDispatchableParams) ([]*engine.Job, error) {
-	if !p.Status.Dispatchable() {
-		return nil, fmt.Errorf("list dispatchable jobs: status %q is neither QUEUED nor RESTART", p.Status)
+	if err := engine.CheckDispatchable(p); err != nil {
+		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
 	out := []*engine.Job{}
-	ready := s.jobs.ready[p.Status]
-	if ready == nil || p.AfterID == math.MaxInt64 {
+	q := s.jobs.queues[queueKey{status: p.Status, typ: p.Type}]
+	if q == nil {
 		return out, nil
 	}
-	ready.AscendGreaterOrEqual(p.AfterID+1, func(id int64) bool {
-		j := s.jobs.byID[id]
+	set := q.byPlace
+	if p.FirstChildren {
+		set = q.children
+	}
+	visit := func(e queueEntry) bool {
+		if (p.MaxLoad != nil && e.load > *p.MaxLoad) || (p.LoadAbove != nil && e.load <= *p.LoadAbove) {
+			return true
+		}
+		j := s.jobs.byID[e.place.ID]
+		if p.FirstChildren && s.jobs.childrenHolding[*j.ParentID] > 0 {
+			return true
+		}
 		if engine.DispatchHold(j, now, s.jobs.keyRivals(j)).Dispatchable() {
-			out = append(out, j.Brief())
+			out = append(out, j)
 		}
 		return p.Limit <= 0 || len(out) < p.Limit
-	})
+	}
+	if p.After == (engine.QueuePlace{}) {
+		set.Ascend(visit)
+	} else {
+		set.AscendGreaterOrEqual(queueEntry{place: engine.QueuePlace{Priority: p.After.Priority, ID: p.After.ID + 1}}, visit)
+	}
+	return out, nil
+}
+
+// JobQueueLoads describes every non-empty queue; see engine.Store. Each
+// figure is the first or last entry of an index.
+func (s *Store) JobQueueLoads(_ context.Context) ([]engine.QueueLoads, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]engine.QueueLoads, 0, len(s.jobs.queues))
+	for k, q := range s.jobs.queues {
+		lightest, _ := q.byLoad.Min()
+		heaviest, _ := q.byLoad.Max()
+		out = append(out, engine.QueueLoads{Status: k.status, Type: k.typ, Lightest: lightest.load,
+			Heaviest: heaviest.load, Children: q.children.Len() > 0})
+	}
+	slices.SortFunc(out, engine.CompareQueues)
 	return out, nil
 }

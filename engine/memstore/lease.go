@@ -40,13 +40,25 @@ func (s *Store) termCurrent(t engine.LeaseTerm, now time.Time) bool {
 
 // LeaseRelease frees the lease if owner holds it, or whoever holds it for
 // an empty owner; it reports whether anything changed.
-func (s *Store) LeaseRelease(_ context.Context, owner string) (bool, error) {
+func (s *Store) LeaseRelease(ctx context.Context, owner string) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.direct.LeaseRelease(ctx, owner)
+}
+
+// LeaseRelease frees the lease if owner holds it, or whoever holds it for
+// an empty owner; it reports whether anything changed.
+func (tx *txStore) LeaseRelease(_ context.Context, owner string) (bool, error) {
+	if err := tx.check(); err != nil {
+		return false, err
+	}
+	s := tx.s
 	if s.lease.Owner == "" || (owner != "" && s.lease.Owner != owner) {
 		return false, nil
 	}
+	was := s.lease
 	s.lease.Owner, s.lease.ExpiresAt = "", s.now()
+	tx.onUndo(func() { s.lease = was })
 	return true, nil
 }
 

@@ -9,17 +9,37 @@ import (
 )
 
 // TypeLimitSet sets or replaces the limit of p.Type.
-func (s *Store) TypeLimitSet(_ context.Context, p engine.TypeLimitSetParams) error {
+func (s *Store) TypeLimitSet(ctx context.Context, p engine.TypeLimitSetParams) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.direct.TypeLimitSet(ctx, p)
+}
+
+// TypeLimitSet sets or replaces the limit of p.Type.
+func (tx *txStore) TypeLimitSet(_ context.Context, p engine.TypeLimitSetParams) error {
+	if err := tx.check(); err != nil {
+		return err
+	}
 	if err := engine.ValidateTypeLimitSet(p); err != nil {
 		return err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s := tx.s
 	if s.typeLimits == nil {
 		s.typeLimits = map[string]engine.TypeLimit{}
 	}
+	was, had := s.typeLimits[p.Type]
 	s.typeLimits[p.Type] = engine.TypeLimit{Type: p.Type, MaxRunning: p.MaxRunning, UpdatedAt: s.now()}
+	tx.onUndo(func() { tx.restoreTypeLimit(p.Type, was, had) })
 	return nil
+}
+
+// restoreTypeLimit puts back the limit of typ as it was, or none.
+func (tx *txStore) restoreTypeLimit(typ string, was engine.TypeLimit, had bool) {
+	if had {
+		tx.s.typeLimits[typ] = was
+	} else {
+		delete(tx.s.typeLimits, typ)
+	}
 }
 
 // TypeLimitList returns every limit with its type's running jobs, ordered
@@ -50,12 +70,22 @@ func (s *Store) TypeLimitList(context.Context) ([]engine.TypeLimit, error) {
 }
 
 // TypeLimitDelete removes the limit of typ; a *NotFoundError when it has none.
-func (s *Store) TypeLimitDelete(_ context.Context, typ string) error {
+func (s *Store) TypeLimitDelete(ctx context.Context, typ string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.typeLimits[typ]; !ok {
+	return s.direct.TypeLimitDelete(ctx, typ)
+}
+
+// TypeLimitDelete removes the limit of typ; a *NotFoundError when it has none.
+func (tx *txStore) TypeLimitDelete(_ context.Context, typ string) error {
+	if err := tx.check(); err != nil {
+		return err
+	}
+	was, ok := tx.s.typeLimits[typ]
+	if !ok {
 		return engine.TypeLimitNotFound(typ)
 	}
-	delete(s.typeLimits, typ)
+	delete(tx.s.typeLimits, typ)
+	tx.onUndo(func() { tx.restoreTypeLimit(typ, was, true) })
 	return nil
 }

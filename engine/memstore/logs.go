@@ -11,6 +11,10 @@ import (
 // JobLogAppend stores one chunk of a job's output under the next sequence
 // number of the store; a *NotFoundError for an unknown job.
 func (s *Store) JobLogAppend(_ context.Context, p engine.JobLogAppendParams) error {
+	stream, err := engine.ValidateLogStream(p.Stream)
+	if err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.jobs.byID[p.JobID] == nil {
@@ -22,7 +26,7 @@ func (s *Store) JobLogAppend(_ context.Context, p engine.JobLogAppendParams) err
 		data = []byte{}
 	}
 	s.logs[p.JobID] = append(s.logs[p.JobID], engine.LogChunk{
-		Seq: s.nextSeq, JobID: p.JobID, Attempt: p.Attempt, Data: data, CreatedAt: s.now(),
+		Seq: s.nextSeq, JobID: p.JobID, Attempt: p.Attempt, Stream: stream, Data: data, CreatedAt: s.now(),
 	})
 	return nil
 }

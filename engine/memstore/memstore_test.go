@@ -54,15 +54,16 @@ func BenchmarkDispatchablePage(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			var after int64
+			var after engine.QueuePlace
 			for b.Loop() {
-				page, err := s.JobListDispatchable(b.Context(), engine.JobDispatchableParams{Status: engine.StatusQueued, AfterID: after, Limit: 100})
+				page, err := s.JobListDispatchable(b.Context(), engine.JobDispatchableParams{Status: engine.StatusQueued,
+					Type: engine.TypeNoop, After: after, Limit: 100})
 				if err != nil {
 					b.Fatal(err)
 				}
-				after = 0 // past the end of the queue: start again
+				after = engine.QueuePlace{} // past the end of the queue: start again
 				if len(page) == 100 {
-					after = page[len(page)-1].ID
+					after = engine.PlaceOf(page[len(page)-1])
 				}
 			}
 		})

@@ -33,8 +33,9 @@ func (s *Store) NodeRegister(_ context.Context, p engine.NodeRegisterParams) (*e
 	}
 	stored := cloneNode(&n)
 	stored.State, stored.Maintenance = engine.NodeOnline, maintenance
-	stored.StartedAt, stored.LastSeen = now, now
+	stored.StartedAt, stored.LastSeen, stored.BeatMissedAt = now, now, nil
 	stored.Load, stored.Running, stored.Dispatcher = 0, 0, false
+	stored.RunningUsage = []engine.LiveUsage{} // the new process runs nothing yet
 	s.nodes[n.Name] = stored
 	return s.liveNode(stored, now), nil
 }
@@ -49,18 +50,14 @@ func (s *Store) shownState(n *engine.Node) engine.NodeState {
 	return n.State
 }
 
-// liveNode copies a stored node out with its live figures: the load of its
-// load-holding jobs (summed in id order, so the sum is the same every
-// time) and whether it holds the lease now.
+// liveNode copies a stored node out with its live figures: the load and
+// count of its load-holding jobs and whether it holds the lease now.
 func (s *Store) liveNode(stored *engine.Node, now time.Time) *engine.Node {
 	n := cloneNode(stored)
 	n.State = s.shownState(stored)
-	if holding := s.jobs.loadHolding[n.Name]; holding != nil {
-		holding.Ascend(func(id int64) bool {
-			n.Load += s.jobs.byID[id].Load
-			n.Running++
-			return true
-		})
+	n.Load, n.Running = 0, 0
+	if sum := s.jobs.nodeLoads[n.Name]; sum != nil {
+		n.Load, n.Running = sum.Load, sum.Running
 	}
 	n.Dispatcher = s.lease.Owner == n.Name && s.lease.ExpiresAt.After(now)
 	return n
@@ -90,20 +87,25 @@ func (s *Store) NodeList(context.Context) ([]*engine.Node, error) {
 	return out, nil
 }
 
-// NodeTouch records that the node is alive, with its reported health.
-func (s *Store) NodeTouch(_ context.Context, p engine.NodeTouchParams) error {
+// NodeTouch records that the node is alive, with its reported health, and
+// returns its state and maintenance flag.
+func (s *Store) NodeTouch(_ context.Context, p engine.NodeTouchParams) (engine.NodeTouched, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := s.nodes[p.Name]
 	if n == nil {
-		return nodeNotFound(p.Name)
+		return engine.NodeTouched{}, nodeNotFound(p.Name)
 	}
 	if p.Process != nil && !p.Process.Same(n.Process) {
-		return engine.NodeTakenError(s.liveNode(n, s.now()))
+		return engine.NodeTouched{}, engine.NodeTakenError(s.liveNode(n, s.now()))
 	}
 	n.LastSeen = s.now()
 	n.LoadAvg, n.MemAvailable, n.Cores = p.LoadAvg, p.MemAvailable, p.Cores
-	return nil
+	n.RunningUsage = slices.Clone(p.RunningUsage)
+	if n.RunningUsage == nil {
+		n.RunningUsage = []engine.LiveUsage{}
+	}
+	return engine.NodeTouched{State: n.State, Maintenance: n.Maintenance}, nil
 }
 
 // NodeSetState records a node's health: ONLINE, OFFLINE or ERROR.
@@ -117,18 +119,46 @@ func (s *Store) NodeSetState(_ context.Context, name string, state engine.NodeSt
 	if n == nil {
 		return nodeNotFound(name)
 	}
-	n.State = state
+	n.State, n.BeatMissedAt = state, nil
 	return nil
 }
 
-// NodeSetMaintenance sets or clears the operator's maintenance flag.
-func (s *Store) NodeSetMaintenance(_ context.Context, name string, on bool) error {
+// NodeSetBeatMissed records a missed heartbeat, keeping the first of a
+// row, or clears it.
+func (s *Store) NodeSetBeatMissed(_ context.Context, name string, missed bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := s.nodes[name]
 	if n == nil {
 		return nodeNotFound(name)
 	}
+	switch {
+	case !missed:
+		n.BeatMissedAt = nil
+	case n.BeatMissedAt == nil:
+		n.BeatMissedAt = engine.Ptr(s.now())
+	}
+	return nil
+}
+
+// NodeSetMaintenance sets or clears the operator's maintenance flag.
+func (s *Store) NodeSetMaintenance(ctx context.Context, name string, on bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.direct.NodeSetMaintenance(ctx, name, on)
+}
+
+// NodeSetMaintenance sets or clears the operator's maintenance flag.
+func (tx *txStore) NodeSetMaintenance(_ context.Context, name string, on bool) error {
+	if err := tx.check(); err != nil {
+		return err
+	}
+	n := tx.s.nodes[name]
+	if n == nil {
+		return nodeNotFound(name)
+	}
+	was := n.Maintenance
 	n.Maintenance = on
+	tx.onUndo(func() { n.Maintenance = was })
 	return nil
 }

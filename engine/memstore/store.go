@@ -43,6 +43,9 @@ type Store struct {
 
 	// typeLimits by type; nil until the first is set.
 	typeLimits map[string]engine.TypeLimit
+
+	// events is the audit trail.
+	events eventLog
 }
 
 var _ engine.Store = (*Store)(nil)

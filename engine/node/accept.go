@@ -18,6 +18,7 @@ type activeRun struct {
 	run     *runner.Run
 	out     *jobOutput // nil when the run never started
 	refused bool       // its spec is invalid: it ends FAILED, never retried
+	tempDir string     // its own TMPDIR, removed when it ends; "": none
 
 	// Guarded by Runtime.mu.
 	paused     bool

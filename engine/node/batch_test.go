@@ -140,7 +140,7 @@ func TestACompletionBatchLeavesChangedJobsToTheSinglePath(t *testing.T) {
 		}
 	}
 	plain, paused, fenced, recovered := offers[0].JobID, offers[1].JobID, offers[2].JobID, offers[3].JobID
-	if _, err := engine.ApplyVerb(ctx, s, paused, engine.VerbPause); err != nil {
+	if _, err := engine.ApplyVerb(ctx, s, paused, engine.VerbPause, testActor); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []int64{fenced, recovered} {
@@ -355,3 +355,6 @@ func TestAQueuedJobOfferedToTwoNodesStartsOnOne(t *testing.T) {
 		winner.runsDone.Wait()
 	}
 }
+
+// testActor is the operator of the tests' admin verbs and submits.
+var testActor = engine.Actor{Who: "tester@testhost"}

@@ -329,7 +329,7 @@ func (n *Runtime) keepResult(c *completion) {
 		n.mu.Unlock()
 		return spoolRecord{Format: spoolFormat, JobID: c.run.job.ID, Attempt: c.run.attempt, Node: n.cfg.Name,
 			ExitCode: c.result.ExitCode, Outcome: c.result.Outcome, Warning: c.result.Warning, Reason: c.result.Reason,
-			Shutdown: shutdown, Refused: c.run.refused, EndedAt: c.endedAt}
+			Shutdown: shutdown, Refused: c.run.refused, EndedAt: c.endedAt, Usage: c.result.Usage}
 	})
 }
 

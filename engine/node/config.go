@@ -48,8 +48,12 @@ type Config struct {
 	NodeLease         time.Duration // a node silent in the store this long stops its runs
 	StateDir          string        // where the node keeps what must outlive it (results not yet recorded)
 	PassEnv           []string      // names of the node's environment variables its jobs get
+	JobUser           string        // USER[:GROUP] every job process runs as; "": the node's own user
 	MetricsAuth       bool          // /metrics asks for the cluster token too
-	TLS               endpoint.TLS
+	// Enforce holds each job's process tree, in its own cgroup, to a CPU
+	// share from its load and to its memory limit (serve --enforce).
+	Enforce bool
+	TLS     endpoint.TLS
 }
 
 // Service maps a job type to the command that runs it.
@@ -58,6 +62,10 @@ type Service struct {
 	Argv    []string
 	Load    float64       // default load of jobs of this type; 0: 1.0
 	Timeout time.Duration // default timeout; 0: engine.DefaultJobTimeout
+	User    string        // USER[:GROUP] its jobs run as; "": the node's --job-user
+	// Memory is the memory limit, in bytes, of the type's jobs that set
+	// none of their own; 0: none.
+	Memory int64
 }
 
 // Defaults returns the configuration of a node with nothing set.
@@ -224,6 +232,8 @@ type FileConfig struct {
 //	    command: ["/usr/local/bin/transcode", "--fast"]   # or one string, split into words
 //	    load: 2.5
 //	    timeout: 1h
+//	    user: media          # USER[:GROUP] its jobs run as, instead of serve --job-user
+//	    memory: 2GiB         # limit of its jobs that set none, under serve --enforce
 //	preferred:
 //	  transcode:
 //	    nodes: [big1, big2]
@@ -234,6 +244,8 @@ type fileConfig struct {
 		Command yaml.Node `yaml:"command"`
 		Load    float64   `yaml:"load"`
 		Timeout string    `yaml:"timeout"`
+		User    string    `yaml:"user"`
+		Memory  string    `yaml:"memory"`
 	} `yaml:"services"`
 	Preferred map[string]struct {
 		Nodes     []string `yaml:"nodes"`
@@ -262,7 +274,7 @@ func LoadConfigFile(path string) (FileConfig, error) {
 		if problem := engine.NameProblem("the type", typ, true); problem != "" {
 			return out, fmt.Errorf("%s: service %q: %s", path, typ, problem)
 		}
-		s := Service{Type: typ, Load: sc.Load}
+		s := Service{Type: typ, Load: sc.Load, User: sc.User}
 		switch sc.Command.Kind {
 		case yaml.ScalarNode:
 			s.Argv, err = shellwords.Parse(sc.Command.Value)
@@ -285,6 +297,14 @@ func LoadConfigFile(path string) (FileConfig, error) {
 		if sc.Timeout != "" {
 			if s.Timeout, err = time.ParseDuration(sc.Timeout); err != nil || s.Timeout <= 0 || s.Timeout > engine.MaxJobTimeout {
 				return out, fmt.Errorf("%s: service %q: timeout %q is not a positive duration of at most %s", path, typ, sc.Timeout, engine.MaxJobTimeout)
+			}
+		}
+		if s.User != "" && !validUserSpec(s.User) {
+			return out, fmt.Errorf("%s: service %q: user %q: want USER or USER:GROUP", path, typ, s.User)
+		}
+		if sc.Memory != "" {
+			if s.Memory, err = engine.ParseMemoryLimit(sc.Memory); err != nil {
+				return out, fmt.Errorf("%s: service %q: memory: %v", path, typ, err)
 			}
 		}
 		out.Services = append(out.Services, s)

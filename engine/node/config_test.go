@@ -21,12 +21,16 @@ func TestServiceConfiguration(t *testing.T) {
 	}
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.yaml")
-	writeFile(t, good, "services:\n  transcode:\n    command: [\"/usr/bin/tc\", \"--fast\"]\n    load: 2.5\n    timeout: 1h\n  thumbs:\n    command: /usr/bin/thumbs -q\n"+
+	writeFile(t, good, "services:\n  transcode:\n    command: [\"/usr/bin/tc\", \"--fast\"]\n    load: 2.5\n    timeout: 1h\n    user: media:video\n    memory: 2GiB\n  thumbs:\n    command: /usr/bin/thumbs -q\n"+
 		"preferred:\n  transcode:\n    nodes: [big1, big2]\n    threshold: 0.8\n  thumbs:\n    nodes: [small]\n")
 	fc, err := LoadConfigFile(good)
 	svcs := fc.Services
-	if err != nil || len(svcs) != 2 || svcs[0].Type != "thumbs" || svcs[1].Load != 2.5 || svcs[1].Timeout != time.Hour || len(svcs[0].Argv) != 2 {
+	if err != nil || len(svcs) != 2 || svcs[0].Type != "thumbs" || svcs[1].Load != 2.5 || svcs[1].Timeout != time.Hour || len(svcs[0].Argv) != 2 ||
+		svcs[1].Memory != 2<<30 || svcs[0].Memory != 0 {
 		t.Fatalf("LoadConfigFile = %+v, %v", svcs, err)
+	}
+	if svcs[1].User != "media:video" || svcs[0].User != "" {
+		t.Errorf("service users = %q and %q, want media:video and none", svcs[1].User, svcs[0].User)
 	}
 	if p := fc.Preferred; len(p) != 2 || p[0].Type != "thumbs" || p[0].Threshold != DefaultPreferThreshold ||
 		p[1].Threshold != 0.8 || len(p[1].Nodes) != 2 || p[1].Nodes[1] != "big2" {
@@ -36,8 +40,12 @@ func TestServiceConfiguration(t *testing.T) {
 		"unknown-field.yaml": "services:\n  x:\n    command: a\n    lod: 1\n",
 		"no-command.yaml":    "services:\n  x:\n    load: 1\n",
 		"bad-timeout.yaml":   "services:\n  x:\n    command: a\n    timeout: soon\n",
+		"bad-memory.yaml":    "services:\n  x:\n    command: a\n    memory: plenty\n",
+		"tiny-memory.yaml":   "services:\n  x:\n    command: a\n    memory: 100KiB\n",
 		"builtin.yaml":       "services:\n  sleep:\n    command: a\n",
 		"prefer-nobody.yaml": "preferred:\n  x:\n    threshold: 0.5\n",
+		"user-no-group.yaml": "services:\n  x:\n    command: a\n    user: 'media:'\n",
+		"user-blank.yaml":    "services:\n  x:\n    command: a\n    user: 'me dia'\n",
 	} {
 		p := filepath.Join(dir, name)
 		writeFile(t, p, body)

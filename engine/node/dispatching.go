@@ -13,8 +13,9 @@ import (
 
 // startDispatching runs what a dispatch candidate does beside its own
 // work: the lease election with dispatch rounds while it holds the lease,
-// pruning old jobs (with --retain) while it holds it, and the heartbeats to
-// the other nodes.
+// and, while it holds it, housekeeping, firing schedules and pruning old
+// jobs (with --retain), each paced on its own; and the heartbeats to the
+// other nodes.
 func (n *Runtime) startDispatching(ctx context.Context, wg *sync.WaitGroup) error {
 	selector, err := placement.ParseSelector(n.cfg.Selector)
 	if err != nil {
@@ -35,6 +36,10 @@ func (n *Runtime) startDispatching(ctx context.Context, wg *sync.WaitGroup) erro
 	d := dispatch.NewDispatcher(n.store, &offerer{self: n, client: client}, selector, n.clock, n.log)
 	d.SetLease(n.holder)
 	wg.Go(func() { n.dispatchLoop(ctx, d) })
+	house := dispatch.NewHousekeeper(n.store, n.holder, n.log)
+	wg.Go(func() {
+		every(ctx, min(dispatch.HousekeepingInterval, n.cfg.DispatchInterval), func() { n.housekeep(ctx, house) })
+	})
 	if n.cfg.Retain > 0 {
 		r := dispatch.NewRetainer(n.store, n.cfg.Retain, n.holder.Trusted, n.clock, n.log)
 		wg.Go(func() { every(ctx, dispatch.RetainCheck, func() { r.Step(ctx) }) })
@@ -64,19 +69,28 @@ type jobChanges interface {
 // dispatchLoop runs rounds while the node holds the lease. A round starts
 // when the pause after the last one is over (dispatch.NextRound) or, sooner,
 // when the store reports a change; the interval poll stays the fallback,
-// as a notification may be lost.
+// as a notification may be lost, or never come (a transaction pooler lets
+// no LISTEN through). Only the lease holder listens for changes: a node
+// that does not hold the lease holds no listening connection.
 func (n *Runtime) dispatchLoop(ctx context.Context, d *dispatch.Dispatcher) {
-	var wake <-chan struct{}
-	if c, ok := n.store.(jobChanges); ok {
-		ch, err := c.JobChanges(ctx)
-		if err != nil {
-			n.log.Warn("no wake-ups from the database; dispatching every interval", "err", err)
-		} else {
-			wake = ch
+	var wake *wakeUps // nil while the lease is not held
+	defer func() {
+		if wake != nil {
+			wake.stop()
 		}
-	}
+	}()
 	for {
 		pause, gap, held := n.dispatchOnce(ctx, d)
+		switch {
+		case held && wake == nil:
+			wake = n.listen(ctx)
+			// A change between the round's reads and the subscription
+			// would wait for the poll: look once more at once.
+			continue
+		case !held && wake != nil:
+			wake.stop()
+			wake = nil
+		}
 		if !held {
 			if !sleep(ctx, pause) {
 				return
@@ -92,10 +106,36 @@ func (n *Runtime) dispatchLoop(ctx context.Context, d *dispatch.Dispatcher) {
 			t.Stop()
 			return
 		case <-t.C:
-		case <-wake:
+		case <-wake.changes:
 			t.Stop()
 		}
 	}
+}
+
+// wakeUps is the lease holder's subscription to the store's job changes.
+type wakeUps struct {
+	changes <-chan struct{} // never delivers when the store cannot report changes
+	stop    context.CancelFunc
+}
+
+// listen subscribes to the store's job changes until ctx ends or the
+// subscription is stopped. A store that cannot report them, or whose
+// listener cannot connect, gives a subscription that never delivers: the
+// rounds then come at the interval.
+func (n *Runtime) listen(ctx context.Context) *wakeUps {
+	ctx, stop := context.WithCancel(ctx)
+	w := &wakeUps{changes: make(chan struct{}), stop: stop}
+	c, ok := n.store.(jobChanges)
+	if !ok {
+		return w
+	}
+	ch, err := c.JobChanges(ctx)
+	if err != nil {
+		n.log.Warn("no wake-ups from the database; dispatching every interval", "err", err)
+		return w
+	}
+	w.changes = ch
+	return w
 }
 
 // dispatchOnce renews the lease and, while it is held, runs one round. It
@@ -105,22 +145,51 @@ func (n *Runtime) dispatchLoop(ctx context.Context, d *dispatch.Dispatcher) {
 // under load, reuse the last renewal, which with the default TTL of three
 // intervals still leaves at least 1.75 intervals of trust.
 func (n *Runtime) dispatchOnce(ctx context.Context, d *dispatch.Dispatcher) (pause, gap time.Duration, held bool) {
-	held = n.holder.RenewIfDue(ctx, min(n.cfg.DispatchInterval, n.cfg.leaseTTL())/4)
+	held = n.holder.RenewIfDue(ctx, n.renewEvery())
 	n.metrics.leaseHeld.Set(boolGauge(held))
 	if !held {
 		return n.cfg.DispatchInterval, 0, false
 	}
-	stats, err := d.Round(ctx, n.holder.Trusted)
+	// A round asks before every slice of its work whether the lease may
+	// be trusted; renewing it then when due keeps a long round inside its
+	// trust.
+	renewing := func() bool { return n.holder.RenewIfDue(ctx, n.renewEvery()) }
+	stats, err := d.Round(ctx, renewing)
 	n.metrics.rounds.Inc()
 	n.metrics.dispatched.Add(float64(stats.Dispatched))
+	n.metrics.queueRead.Add(float64(stats.Read))
 	if err != nil && ctx.Err() == nil {
 		n.log.Warn("dispatch round ended early", "err", err, "dispatched", stats.Dispatched)
-	} else if stats.Dispatched+stats.Failed+stats.Recovered > 0 {
-		n.log.Debug("dispatch round", "considered", stats.Considered, "dispatched", stats.Dispatched,
-			"failed", stats.Failed, "recovered", stats.Recovered)
+	} else if stats.Dispatched+stats.Failed > 0 {
+		n.log.Debug("dispatch round", "read", stats.Read, "considered", stats.Considered, "dispatched", stats.Dispatched,
+			"failed", stats.Failed)
 	}
 	pause = dispatch.NextRound(stats, n.cfg.DispatchInterval)
 	return pause, min(dispatch.WakeGap(stats, n.cfg.DispatchInterval), pause), true
+}
+
+// renewEvery is how often the lease holder renews its lease at most: a
+// quarter interval (or quarter TTL, if shorter). Rounds woken by job
+// changes, many a second under load, reuse the last renewal, which with the
+// default TTL of three intervals still leaves at least 1.75 intervals of
+// trust.
+func (n *Runtime) renewEvery() time.Duration {
+	return min(n.cfg.DispatchInterval, n.cfg.leaseTTL()) / 4
+}
+
+// housekeep runs a pass of the lease holder's housekeeping while the node
+// holds the lease.
+func (n *Runtime) housekeep(ctx context.Context, h *dispatch.Housekeeper) {
+	if !n.holder.Trusted() {
+		return
+	}
+	stats, err := h.Step(ctx)
+	if err != nil && ctx.Err() == nil {
+		n.log.Warn("housekeeping", "err", err)
+	}
+	if stats.Recovered+stats.Reclaimed > 0 {
+		n.log.Info("housekeeping put jobs back in the queue", "recovered", stats.Recovered, "reclaimed", stats.Reclaimed)
+	}
 }
 
 // sleep waits d unless ctx ends first; false when it did.

@@ -24,6 +24,7 @@ const logCloseTimeout = 10 * time.Second
 // dropped, so the orphan check (recoverOrphans) leaves its job alone.
 func (n *Runtime) finish(ar *activeRun, res runner.Result) {
 	c := &completion{run: ar, result: res, endedAt: n.clock.Now()}
+	n.observeEnd(ar, res)
 	if ar.out != nil {
 		c.logPending = ar.out.Close(time.Now().Add(logCloseTimeout)) != nil
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/engine/jobuser"
 	"github.com/jobctl/jobctl/engine/runner"
 )
 
@@ -19,9 +20,11 @@ type handler struct {
 	jobArgv bool           // the job's own args are the command (exec)
 	load    float64        // default job load; 0: not configured
 	timeout time.Duration  // default timeout; 0: not configured
+	user    *jobuser.User  // who its processes run as; nil: the node's own user
+	memory  int64          // default memory limit; 0: not configured
 }
 
-func buildHandlers(cfg Config, store engine.Store) (map[string]handler, error) {
+func buildHandlers(cfg Config, store engine.Store, users jobUsers) (map[string]handler, error) {
 	if _, err := passEnvNames(cfg.PassEnv); err != nil {
 		return nil, err
 	}
@@ -33,13 +36,13 @@ func buildHandlers(cfg Config, store engine.Store) (map[string]handler, error) {
 		engine.TypeWorkflow: {builtin: workflowStep(store)},
 	}
 	if cfg.Exec {
-		hs[engine.TypeExec] = handler{jobArgv: true}
+		hs[engine.TypeExec] = handler{jobArgv: true, user: users[cfg.JobUser]}
 	}
 	for _, s := range cfg.Services {
 		if _, dup := hs[s.Type]; dup {
 			return nil, fmt.Errorf("service %q is configured twice", s.Type)
 		}
-		hs[s.Type] = handler{argv: s.Argv, load: s.Load, timeout: s.Timeout}
+		hs[s.Type] = handler{argv: s.Argv, load: s.Load, timeout: s.Timeout, user: users.forService(cfg, s), memory: s.Memory}
 	}
 	return hs, nil
 }
@@ -84,7 +87,11 @@ func (n *Runtime) spec(h handler, job *engine.Job, attempt int) (runner.Spec, er
 		if err != nil {
 			return s, err
 		}
-		s.Env = n.jobEnv(job, token)
+		s.Env = n.jobEnv(job, token, h.user)
+		if h.user != nil {
+			s.Credential = h.user.Credential()
+			s.Dir = h.user.Dir()
+		}
 	}
 	return s, nil
 }
@@ -94,17 +101,27 @@ func (n *Runtime) spec(h handler, job *engine.Job, attempt int) (runner.Spec, er
 // no secret. --pass-env adds to them.
 var DefaultPassEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TZ", "TMPDIR", "SHELL"}
 
+// userEnv are the variables that name a job's user and its places: a job
+// run as another user gets that user's, never the node's (TMPDIR is added
+// when its directory is made).
+var userEnv = []string{"HOME", "USER", "LOGNAME", "TMPDIR"}
+
 // jobEnv is a job process's whole environment (besides JOBCTL_JOB_ID and
 // JOBCTL_ATTEMPT, which the runner adds): the allowed part of the node's
 // own, then the job's. It holds no database address and no cluster token:
-// a job reaches the cluster only through its node, with its own token.
-func (n *Runtime) jobEnv(job *engine.Job, token string) []string {
+// a job reaches the cluster only through its node, with its own token. A
+// job run as user u has u's HOME, USER and LOGNAME.
+func (n *Runtime) jobEnv(job *engine.Job, token string, u *jobuser.User) []string {
 	names, _ := passEnvNames(n.cfg.PassEnv) // checked by New
-	env := make([]string, 0, len(names)+5)
+	env := make([]string, 0, len(names)+8)
 	for _, kv := range os.Environ() {
-		if name, _, _ := strings.Cut(kv, "="); slices.Contains(names, name) {
+		name, _, _ := strings.Cut(kv, "=")
+		if slices.Contains(names, name) && (u == nil || !slices.Contains(userEnv, name)) {
 			env = append(env, kv)
 		}
+	}
+	if u != nil {
+		env = append(env, u.Env()...)
 	}
 	env = append(env,
 		"JOBCTL_KEY="+job.Key,
@@ -118,9 +135,15 @@ func (n *Runtime) jobEnv(job *engine.Job, token string) []string {
 	return env
 }
 
+// SecretEnv are the variables besides jobctl's own that may hold the
+// node's database password: serve removes them from its environment once
+// the database is open, and --pass-env refuses them.
+var SecretEnv = []string{"PGPASSWORD"}
+
 // passEnvNames is DefaultPassEnv and the names of --pass-env, each once.
 // jobctl's own variables are refused: a job's JOBCTL_* are its node's to
-// set, and JOBCTL_DB would hand every job the database.
+// set, and JOBCTL_DB would hand every job the database; so is the
+// database's password.
 func passEnvNames(extra []string) ([]string, error) {
 	names := slices.Clone(DefaultPassEnv)
 	for _, name := range extra {
@@ -130,6 +153,8 @@ func passEnvNames(extra []string) ([]string, error) {
 			return nil, fmt.Errorf("--pass-env %q is not a variable name", name)
 		case strings.HasPrefix(strings.ToUpper(name), "JOBCTL_"):
 			return nil, fmt.Errorf("--pass-env %s: jobs never get jobctl's own variables from their node", name)
+		case slices.Contains(SecretEnv, name):
+			return nil, fmt.Errorf("--pass-env %s: jobs never get their node's database password", name)
 		case !slices.Contains(names, name):
 			names = append(names, name)
 		}

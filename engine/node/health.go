@@ -17,9 +17,14 @@ type HealthReading struct {
 
 // ReadHealth reads /proc; on systems without it the figures stay zero,
 // which the placement rules treat as unknown.
-func ReadHealth() HealthReading {
+func ReadHealth() HealthReading { return ReadHealthFrom("/proc/loadavg") }
+
+// ReadHealthFrom is ReadHealth with the load average read from loadavg, a
+// file in the format of /proc/loadavg: a container's view of its own load
+// (lxcfs), or a figure a test sets.
+func ReadHealthFrom(loadavg string) HealthReading {
 	var h HealthReading
-	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+	if b, err := os.ReadFile(loadavg); err == nil {
 		if f := strings.Fields(string(b)); len(f) > 0 {
 			h.LoadAvg, _ = strconv.ParseFloat(f[0], 64)
 		}

@@ -151,7 +151,8 @@ func (j runningJob) SubmitChild(ctx context.Context, r engine.SubmitRequest) (en
 	if err != nil {
 		return endpoint.ChildSubmitted{}, j.n.jobAPIFailure("submit a child", parent, err)
 	}
-	sub, err := engine.Submit(ctx, j.n.store, nodes, r)
+	// The job is who submits it, in its event as in the child's creator.
+	sub, err := engine.SubmitRecorded(ctx, j.n.store, nodes, r, engine.Actor{Who: r.Creator})
 	switch {
 	case errors.Is(err, engine.ErrInvalid):
 		return endpoint.ChildSubmitted{}, &endpoint.JobAPIError{Status: http.StatusBadRequest, Message: err.Error()}

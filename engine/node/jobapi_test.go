@@ -104,6 +104,11 @@ func TestJobTokensReachOnlyTheirOwnRunningJob(t *testing.T) {
 		if err != nil || c.ParentID == nil || *c.ParentID != parent || c.Creator != "job "+strconv.FormatInt(parent, 10)+"@n1" {
 			t.Errorf("child %d: %+v, %v; want a child of %d created by that job", child, c, err, parent)
 		}
+		// The audit trail names the job as who submitted it.
+		events, err := s.EventList(ctx, engine.EventListParams{JobID: &child})
+		if err != nil || len(events) != 1 || events[0].Verb != engine.EventSubmit || events[0].Who != c.Creator {
+			t.Errorf("events of child %d: %+v, %v; want one submit by %q", child, events, err, c.Creator)
+		}
 	}
 	if _, err := asExec.SubmitChild(ctx, endpoint.ChildRequest{Type: engine.TypeNoop, Load: engine.Ptr(-1.0)}); apiStatus(err) != http.StatusBadRequest {
 		t.Errorf("child with a negative load: %v, want 400", err)

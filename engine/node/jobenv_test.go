@@ -86,7 +86,7 @@ func TestAJobSeesOnlyItsOwnVariablesAndTheAllowedOnes(t *testing.T) {
 
 func TestPassEnvCannotNameJobctlVariables(t *testing.T) {
 	t.Parallel()
-	for _, names := range [][]string{{"JOBCTL_DB"}, {"jobctl_job_token"}, {"A=B"}, {""}} {
+	for _, names := range [][]string{{"JOBCTL_DB"}, {"jobctl_job_token"}, {"A=B"}, {""}, {"PGPASSWORD"}} {
 		cfg := Defaults()
 		cfg.Name, cfg.PassEnv = "n1", names
 		if _, err := New(cfg, nil, engine.SystemClock{}, nil); err == nil || !strings.Contains(err.Error(), "--pass-env") {

@@ -27,3 +27,51 @@ func TestNodeMetricsCountTheClustersJobs(t *testing.T) {
 		}
 	}
 }
+
+// TestNodeMetricsLoadWaitAndRun: the node names itself, exports its load
+// as its books hold it against its max load, and times each job's wait for
+// its first start and each run, by type.
+func TestNodeMetricsLoadWaitAndRun(t *testing.T) {
+	t.Parallel()
+	n, s := testNode(t, nil)
+	srv := httptest.NewServer(n.Handler())
+	defer srv.Close()
+	want := func(what string, lines ...string) {
+		t.Helper()
+		m := metricsText(t, srv.URL)
+		for _, l := range lines {
+			if !strings.Contains(m, "\n"+l+"\n") {
+				t.Errorf("%s: /metrics lacks the line %q", what, l)
+			}
+		}
+	}
+	want("idle", `jobctl_node_info{node="n1"} 1`, "jobctl_node_max_load 2", "jobctl_node_load 0")
+
+	o := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeSleep, Payload: []byte(`"1h"`), Load: 1.5})
+	if res := n.Accept(context.Background(), o); res.Verdict != engine.OfferAccepted {
+		t.Fatalf("offer: %+v", res)
+	}
+	want("running", "jobctl_node_load 1.5", `jobctl_job_wait_seconds_count{type="sleep"} 1`)
+	if m := metricsText(t, srv.URL); strings.Contains(m, "jobctl_job_run_seconds_count") {
+		t.Errorf("a run is timed before it ends")
+	}
+	stopRuns(n)
+	n.runsDone.Wait()
+	want("ended", "jobctl_node_load 0", `jobctl_job_run_seconds_count{type="sleep"} 1`, `jobctl_job_wait_seconds_count{type="sleep"} 1`)
+
+	// The retry of a job that went back to the queue is not a wait: its
+	// queue time was its first attempt's.
+	j := waitJob(t, s, o.JobID, func(j *engine.Job) bool { return j.Status == engine.StatusRestart })
+	j, err := s.JobUpdate(context.Background(), engine.DispatchUpdate(j, "n1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o = engine.DispatchOffer{JobID: j.ID, Attempt: j.Attempt, Version: j.Version, Type: j.Type, Load: j.Load}
+	if res := n.Accept(context.Background(), o); res.Verdict != engine.OfferAccepted {
+		t.Fatalf("second offer: %+v", res)
+	}
+	want("second attempt", "jobctl_node_load 1.5", `jobctl_job_wait_seconds_count{type="sleep"} 1`)
+	stopRuns(n)
+	n.runsDone.Wait()
+	want("second attempt ended", `jobctl_job_run_seconds_count{type="sleep"} 2`)
+}

@@ -189,12 +189,15 @@ func runningOn(t *testing.T, s engine.Store) int64 {
 	return j.ID
 }
 
-// keptResult is a successful result of attempt 1 of job id that a node
-// kept on disk, with no run of it on the books.
+// keptResult is a successful, measured result of attempt 1 of job id that
+// a node kept on disk, with no run of it on the books.
 func keptResult(n *Runtime, id int64) {
 	n.keepResult(&completion{run: &activeRun{job: &engine.Job{ID: id}, attempt: 1},
-		result: engine.RunResult{Outcome: runner.Succeeded, Reason: "exit code 0"}, endedAt: time.Now()})
+		result: engine.RunResult{Outcome: runner.Succeeded, Reason: "exit code 0", Usage: keptUsage}, endedAt: time.Now()})
 }
+
+// keptUsage is what the runs of keptResult used.
+var keptUsage = &engine.Usage{CPUSeconds: 1.5, PeakMemory: 7 << 20, WallSeconds: 3}
 
 // A result the store does not take is retried for as long as the outage
 // lasts — however far the node's clock moves meanwhile — kept on disk once
@@ -339,8 +342,10 @@ func TestKeptResultsAreRecordedAtTheNextStart(t *testing.T) {
 	if err := n.replayResults(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if j, _ := mem.JobGet(ctx, ours); j.Status != engine.StatusFinished || j.Attempt != 1 || j.Node != "n1" {
-		t.Errorf("the job still ours is %s at attempt %d on %q, want FINISHED at 1 on n1", j.Status, j.Attempt, j.Node)
+	if j, _ := mem.JobGet(ctx, ours); j.Status != engine.StatusFinished || j.Attempt != 1 || j.Node != "n1" ||
+		j.Usage == nil || *j.Usage != *keptUsage {
+		t.Errorf("the job still ours is %s at attempt %d on %q with usage %v, want FINISHED at 1 on n1 with the kept usage",
+			j.Status, j.Attempt, j.Node, j.Usage)
 	}
 	if j, _ := mem.JobGet(ctx, moved); j.Status != engine.StatusRunning || j.Attempt != 2 || j.Node != "n2" {
 		t.Errorf("the job that moved on is %s at attempt %d on %q, want RUNNING at 2 on n2, untouched", j.Status, j.Attempt, j.Node)

@@ -47,7 +47,7 @@ func (o *jobOutput) Close(deadline time.Time) error {
 }
 
 // Log implements runner.Output.
-func (o *jobOutput) Log(p []byte) {
+func (o *jobOutput) Log(stream engine.LogStream, p []byte) {
 	o.mu.Lock()
 	if o.logs == nil && !o.closed {
 		o.logs = runner.NewLogBatcher(o.flush, runner.LogBatcherOptions{MaxBytes: o.n.cfg.LogCap, Logger: o.n.log})
@@ -55,7 +55,7 @@ func (o *jobOutput) Log(p []byte) {
 	logs := o.logs
 	o.mu.Unlock()
 	if logs != nil {
-		logs.Log(p)
+		logs.Log(stream, p)
 	}
 }
 
@@ -75,9 +75,10 @@ func (o *jobOutput) Progress(percent int, message string) {
 // Warning implements runner.Output; the runner keeps the warning for the result.
 func (o *jobOutput) Warning(string) {}
 
-// flush writes one batch of log.
-func (o *jobOutput) flush(ctx context.Context, data []byte) error {
+// flush writes one batch of log, of one stream.
+func (o *jobOutput) flush(ctx context.Context, stream engine.LogStream, data []byte) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	return o.n.store.JobLogAppend(ctx, engine.JobLogAppendParams{JobID: o.job.ID, Attempt: o.job.Attempt, Data: data})
+	return o.n.store.JobLogAppend(ctx, engine.JobLogAppendParams{JobID: o.job.ID, Attempt: o.job.Attempt,
+		Stream: stream, Data: data})
 }

@@ -8,7 +8,8 @@ import (
 // short of memory, whatever its own books say. It is decided by the
 // dispatchers from the figures the node reports, so a node held back by it
 // would otherwise see no offers and no reason: these log why, once per
-// change.
+// change. A load average above the limit only shifts work to calmer nodes
+// (placement.Filter); free memory under the reserve holds it back.
 
 // logOverloadLimits says at startup which limits the gate holds this node to.
 func (n *Runtime) logOverloadLimits() {
@@ -40,13 +41,14 @@ func (n *Runtime) noteOverload(h HealthReading) {
 	}
 	switch now.Kind {
 	case engine.OverloadLoadAvg:
-		n.log.Warn("taking no new work: load average " + engine.FormatNumber(h.LoadAvg) + " above limit " +
-			engine.FormatNumber(n.cfg.MaxLoadAvg) + "; set --max-load-avg to change it")
+		n.log.Warn("load average " + engine.FormatNumber(h.LoadAvg) + " is above --max-load-avg " +
+			engine.FormatNumber(n.cfg.MaxLoadAvg) + ": this node gets new work only when no node under its limit can take it" +
+			" ('--max-load-avg off' removes the limit)")
 	case engine.OverloadLowMemory:
-		n.log.Warn("taking no new work: free memory " + engine.FormatBytes(h.MemAvailable) + " under reserve " +
-			engine.FormatBytes(n.cfg.ReservedMemory) + "; set --reserved-memory to change it")
+		n.log.Warn("taking no new work: free memory " + engine.FormatBytes(h.MemAvailable) + " is under --reserved-memory " +
+			engine.FormatBytes(n.cfg.ReservedMemory) + " (set it lower, or to 0 to remove the reserve)")
 	default:
-		n.log.Info("taking new work again: no longer overloaded", "load_avg", engine.FormatNumber(h.LoadAvg),
+		n.log.Info("no longer overloaded: taking new work as usual", "load_avg", engine.FormatNumber(h.LoadAvg),
 			"was", was.Reason)
 	}
 }

@@ -70,10 +70,11 @@ func TestOverloadIsLoggedOncePerChange(t *testing.T) {
 	}
 	out := logs.String()
 	for line, count := range map[string]int{
-		"taking no new work: load average 9.5 above limit 4; set --max-load-avg to change it":           1,
-		"taking no new work: free memory 100MiB under reserve 1GiB; set --reserved-memory to change it": 1,
-		"taking no new work":    2,
-		"taking new work again": 1,
+		"load average 9.5 is above --max-load-avg 4: this node gets new work only when no node under its limit can take it ('--max-load-avg off' removes the limit)": 1,
+		"taking no new work: free memory 100MiB is under --reserved-memory 1GiB (set it lower, or to 0 to remove the reserve)":                                       1,
+		"is above --max-load-avg": 1,
+		"taking no new work":      1,
+		"no longer overloaded":    1,
 	} {
 		if got := strings.Count(out, line); got != count {
 			t.Errorf("%q logged %d times, want %d; log:\n%s", line, got, count, out)
@@ -93,7 +94,7 @@ func TestNoLoadAverageLimitNeverOverloads(t *testing.T) {
 	feed.set(HealthReading{LoadAvg: 1000})
 	n.noteOverload(feed.read())
 	n.logOverloadLimits()
-	if out := logs.String(); strings.Contains(out, "taking no new work") || !strings.Contains(out, "max_load_avg=off") {
+	if out := logs.String(); strings.Contains(out, "above --max-load-avg") || !strings.Contains(out, "max_load_avg=off") {
 		t.Errorf("with --max-load-avg off the node logged:\n%s", out)
 	}
 }

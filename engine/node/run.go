@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/runner"
@@ -15,15 +16,27 @@ func (n *Runtime) start(h handler, spec runner.Spec, ar *activeRun) {
 	job := ar.job
 	ar.out = n.newOutput(job)
 	spec.Watcher = runGroup{n: n, ar: ar}
+	spec.Group = n.jobGroup(h, job, spec.Attempt)
 	var run *runner.Run
 	var err error
-	if h.builtin != nil {
+	switch {
+	case h.builtin != nil:
 		run, err = runner.StartBuiltin(spec, h.builtin, ar.out)
-	} else {
+	case h.user != nil:
+		if err = n.makeTempDir(h.user, ar, &spec); err == nil {
+			run, err = runner.Start(spec, ar.out)
+		}
+	default:
 		run, err = runner.Start(spec, ar.out)
 	}
 	if err != nil {
-		go n.finish(ar, runner.Result{ExitCode: -1, Outcome: runner.Failed, Reason: "cannot start: " + err.Error()})
+		go func() {
+			if spec.Group != nil {
+				_ = spec.Group.Remove()
+			}
+			n.removeTempDir(ar)
+			n.finish(ar, runner.Result{ExitCode: -1, Outcome: runner.Failed, Reason: "cannot start: " + err.Error()})
+		}()
 		return
 	}
 	n.mu.Lock()
@@ -41,12 +54,18 @@ func (n *Runtime) start(h handler, spec runner.Spec, ar *activeRun) {
 	}
 	n.mu.Unlock()
 	n.metrics.running.Inc()
+	n.metrics.started(job)
+	began := time.Now()
 	if n.log.Enabled(context.Background(), slog.LevelDebug) { // spares building the line's values
 		n.log.Debug("job started", "job", job.ID, "type", job.Type, "attempt", job.Attempt, "load", job.Load)
 	}
 	go func() {
 		<-run.Done()
+		// Before the result: whoever sees the job ended finds its
+		// TMPDIR gone.
+		n.removeTempDir(ar)
 		n.metrics.running.Dec()
+		n.metrics.run.WithLabelValues(job.Type).Observe(time.Since(began).Seconds())
 		// A run that ended on its own keeps its result even when it is
 		// read only after a lapse (the node was frozen): it is recorded
 		// only while the job is still this attempt on this node, so a job

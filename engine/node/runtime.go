@@ -14,8 +14,10 @@ import (
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/engine/cgroup"
 	"github.com/jobctl/jobctl/engine/dispatch"
 	"github.com/jobctl/jobctl/engine/endpoint"
+	"github.com/jobctl/jobctl/engine/jobuser"
 	"github.com/jobctl/jobctl/engine/placement"
 )
 
@@ -28,6 +30,10 @@ type Runtime struct {
 	log      *slog.Logger
 	token    string
 	handlers map[string]handler
+	// users are who jobs run as besides the node's own user; tempDirs
+	// hold their attempts' temporary directories (nil without users).
+	users    jobUsers
+	tempDirs *jobuser.TempDirs
 	// caFile is this node's certificate, as an absolute path, when it
 	// serves HTTPS: its jobs trust it for their requests to it.
 	caFile  string
@@ -60,6 +66,9 @@ type Runtime struct {
 	// fence stops this node's runs when it cannot record its liveness for
 	// its node lease, and when the node itself dies.
 	fence *fence
+	// markedOffline carries, from the touch loop to the check loop, that
+	// others marked this node OFFLINE while it was alive.
+	markedOffline chan struct{}
 
 	// completions records the results of finished runs in batches.
 	completions *completionBatcher
@@ -67,6 +76,9 @@ type Runtime struct {
 	progress *progressWriter
 	// jobTokens let job processes reach their own job's API here.
 	jobTokens jobTokens
+	// cgroups make a cgroup for each job process's run; nil when the
+	// machine lets the node make none.
+	cgroups *cgroup.Manager
 }
 
 // Option changes how a Runtime works, for tests and simulations.
@@ -89,15 +101,20 @@ func New(cfg Config, store engine.Store, clock engine.Clock, log *slog.Logger, o
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	handlers, err := buildHandlers(cfg, store)
+	users, err := resolveJobUsers(cfg)
 	if err != nil {
 		return nil, err
 	}
+	handlers, err := buildHandlers(cfg, store, users)
+	if err != nil {
+		return nil, err
+	}
+	books := placement.NewBooks(placement.BookLimits{MaxLoad: cfg.MaxLoad, MaxJobs: cfg.MaxJobs,
+		AcceptExceeding: cfg.AcceptExceeding})
 	n := &Runtime{cfg: cfg, store: store, clock: clock, log: log.With("node", cfg.Name),
-		handlers: handlers, runs: map[int64]*activeRun{}, metrics: newMetrics(),
-		random: rand.Float64, health: ReadHealth,
-		books: placement.NewBooks(placement.BookLimits{MaxLoad: cfg.MaxLoad, MaxJobs: cfg.MaxJobs,
-			AcceptExceeding: cfg.AcceptExceeding})}
+		handlers: handlers, runs: map[int64]*activeRun{}, metrics: newMetrics(cfg.Name, books),
+		random: rand.Float64, health: ReadHealth, markedOffline: make(chan struct{}, 1), books: books}
+	n.users = users
 	if cfg.TLS.CertFile != "" {
 		if n.caFile, err = filepath.Abs(cfg.TLS.CertFile); err != nil {
 			return nil, fmt.Errorf("--tls-cert: %w", err)
@@ -161,6 +178,11 @@ func (n *Runtime) Run(ctx context.Context) error {
 		return err
 	}
 	defer n.fence.stop()
+	n.openCgroups()
+	defer n.closeCgroups()
+	if err := n.openTempDirs(); err != nil {
+		return err
+	}
 	if err := n.replayResults(ctx); err != nil {
 		return err
 	}
@@ -176,11 +198,13 @@ func (n *Runtime) Run(ctx context.Context) error {
 		"dispatch_interval", n.cfg.DispatchInterval)
 	n.logOverloadLimits()
 
-	// Housekeeping (liveness, operator requests) goes on while running jobs
-	// drain at shutdown; dispatching stops first.
+	// Housekeeping (liveness, orphans, operator requests) goes on while
+	// running jobs drain at shutdown; dispatching stops first. Liveness
+	// has a loop of its own that does nothing else.
 	housekeeping, stopHousekeeping := context.WithCancel(context.Background())
 	var houseWG sync.WaitGroup
 	houseWG.Go(func() { n.touchLoop(housekeeping) })
+	houseWG.Go(func() { n.checkLoop(housekeeping) })
 	houseWG.Go(func() { n.reconcileLoop(housekeeping) })
 	dispatching, stopDispatching := context.WithCancel(context.Background())
 	var dispatchWG sync.WaitGroup
@@ -200,6 +224,9 @@ func (n *Runtime) Run(ctx context.Context) error {
 	dispatchWG.Wait()
 	n.releaseLease()
 	n.drain()
+	if n.tempDirs != nil {
+		n.tempDirs.Close()
+	}
 	stopHousekeeping()
 	houseWG.Wait()
 	n.goOffline()
@@ -211,7 +238,7 @@ func (n *Runtime) row() engine.Node {
 	services := make([]engine.NodeService, 0, len(n.handlers))
 	for _, t := range n.serviceTypes() {
 		h := n.handlers[t]
-		services = append(services, engine.NodeService{Type: t, Load: h.load, Timeout: engine.Duration(h.timeout)})
+		services = append(services, engine.NodeService{Type: t, Load: h.load, Timeout: engine.Duration(h.timeout), Memory: h.memory})
 	}
 	return engine.Node{
 		Name: n.cfg.Name, URL: n.url, MaxLoad: n.cfg.MaxLoad, MaxJobs: n.cfg.MaxJobs, Weight: n.cfg.Weight,

@@ -67,6 +67,9 @@ type spoolRecord struct {
 	// Refused: the job's spec could not run here; it fails for good.
 	Refused bool      `json:"refused,omitempty"`
 	EndedAt time.Time `json:"ended_at"`
+	// Usage is what the run used; absent when it was not measured (and in
+	// a record an older release wrote).
+	Usage *engine.Usage `json:"usage,omitempty"`
 }
 
 func newResultSpool(stateDir, node string, log *slog.Logger) *resultSpool {
@@ -247,7 +250,8 @@ func (s *resultSpool) load() ([]*completion, error) {
 			continue
 		}
 		ar := &activeRun{job: &engine.Job{ID: rec.JobID}, attempt: rec.Attempt, refused: rec.Refused, shutdown: rec.Shutdown}
-		res := engine.RunResult{ExitCode: rec.ExitCode, Outcome: rec.Outcome, Warning: rec.Warning, Reason: rec.Reason}
+		res := engine.RunResult{ExitCode: rec.ExitCode, Outcome: rec.Outcome, Warning: rec.Warning, Reason: rec.Reason,
+			Usage: rec.Usage}
 		out = append(out, &completion{run: ar, result: res, endedAt: rec.EndedAt, file: path})
 		s.kept[rec.JobID]++
 	}

@@ -8,40 +8,83 @@ import (
 	"github.com/jobctl/jobctl/engine"
 )
 
-// touchLoop reports liveness and health; a node that others marked OFFLINE
-// while it was alive (a partition, a stall) comes back ONLINE. Its jobs were
-// restarted elsewhere meanwhile; the reconcile loop stops its copies.
+// touchLoop records the node's liveness, with its health, every fifth of
+// its node lease, and does nothing else: its one statement goes on a
+// connection of the store's own (engine.Store.NodeTouch), so neither this
+// node's job work, however much of it waits for the database, nor a slow
+// listing of its jobs ever holds a liveness write up. What the touch learns
+// (maintenance, a node marked OFFLINE while alive) is acted on at once or
+// handed to the check loop, never waited for here.
 func (n *Runtime) touchLoop(ctx context.Context) {
 	every(ctx, n.cfg.NodeLease/5, func() { n.touch(ctx) })
 }
 
-// touch is one round of the touch loop.
+// touch is one round of the touch loop. It reports, with the node's
+// liveness, what each job process it runs has used so far: the write is
+// made anyway, and the report is read from the database like everything
+// else, so 'jobctl top' needs no way to the nodes themselves. A write
+// still unanswered after a node lease could renew nothing
+// (fence.recorded), so it is given up then, and the next one starts on a
+// fresh connection.
 func (n *Runtime) touch(ctx context.Context) {
 	h := n.health()
 	// Dispatchers hold the overload gate against this node's reported
 	// figures; judging them here too is what lets the node say so.
 	n.noteOverload(h)
+	// Read before the write's clock starts, so the time it takes with many
+	// runs does not eat into the node lease the write renews.
+	usage := n.runningUsage()
 	began := time.Now()
-	if err := n.store.NodeTouch(ctx, engine.NodeTouchParams{Name: n.cfg.Name, LoadAvg: h.LoadAvg,
-		MemAvailable: h.MemAvailable, Cores: runtime.NumCPU(), Process: &n.process}); err != nil {
+	wctx, cancel := context.WithTimeout(ctx, n.cfg.NodeLease)
+	touched, err := n.store.NodeTouch(wctx, engine.NodeTouchParams{Name: n.cfg.Name, LoadAvg: h.LoadAvg,
+		MemAvailable: h.MemAvailable, Cores: runtime.NumCPU(), RunningUsage: usage, Process: &n.process})
+	cancel()
+	if err != nil {
 		if ctx.Err() == nil {
 			n.log.Warn("cannot report liveness", "err", err)
 		}
 		return
 	}
 	n.fence.recorded(began)
-	if err := n.recoverOrphans(ctx); err != nil && ctx.Err() == nil {
-		n.log.Warn("cannot check for orphaned jobs", "err", err)
+	n.books.SetMaintenance(touched.Maintenance)
+	if touched.State == engine.NodeOffline {
+		select {
+		case n.markedOffline <- struct{}{}:
+		default: // the check loop has it already
+		}
 	}
-	me, err := n.store.NodeGet(ctx, n.cfg.Name)
-	if err != nil {
-		return
-	}
-	n.books.SetMaintenance(me.Maintenance)
-	if me.State == engine.NodeOffline {
-		n.log.Warn("this node was marked OFFLINE while alive; coming back online")
-		if err := n.store.NodeSetState(ctx, n.cfg.Name, engine.NodeOnline); err != nil && ctx.Err() == nil {
-			n.log.Warn("cannot set node online", "err", err)
+}
+
+// orphanCheckInterval is the check loop's pace. A job lost without a trace
+// is rare (a start whose answer the connection lost, say), and waits for
+// it at most this long; an idle node opens a pool connection for it, kept
+// five seconds, so the pace sets how often such a node holds two
+// connections instead of one.
+const orphanCheckInterval = 30 * time.Second
+
+// checkLoop does the node's own housekeeping that reads or writes job rows,
+// on the main pool, apart from the touch loop: it restarts orphaned jobs
+// (recoverOrphans) at its own pace, and brings the node back ONLINE when
+// the touch loop learns that others marked it OFFLINE while it was alive (a
+// partition, a stall). Its jobs were restarted elsewhere meanwhile; the
+// reconcile loop stops its copies.
+func (n *Runtime) checkLoop(ctx context.Context) {
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-n.markedOffline:
+			n.log.Warn("this node was marked OFFLINE while alive; coming back online")
+			if err := n.store.NodeSetState(ctx, n.cfg.Name, engine.NodeOnline); err != nil && ctx.Err() == nil {
+				n.log.Warn("cannot set node online", "err", err)
+			}
+		case <-t.C:
+			if err := n.recoverOrphans(ctx); err != nil && ctx.Err() == nil {
+				n.log.Warn("cannot check for orphaned jobs", "err", err)
+			}
+			t.Reset(orphanCheckInterval)
 		}
 	}
 }

@@ -56,8 +56,14 @@ func (n *Runtime) waitChildren(ctx context.Context, ar *activeRun, timeout time.
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
+	// Changes made through this process only: children that end on other
+	// nodes are seen by the poll, so no node but the dispatcher holds a
+	// listening connection to the database.
 	var wake <-chan struct{}
-	if c, ok := n.store.(engine.JobChangeNotifier); ok {
+	switch c := n.store.(type) {
+	case processJobChanges:
+		wake = c.ProcessJobChanges(ctx)
+	case engine.JobChangeNotifier:
 		if ch, err := c.JobChanges(ctx); err == nil {
 			wake = ch
 		}
@@ -81,6 +87,15 @@ func (n *Runtime) waitChildren(ctx context.Context, ar *activeRun, timeout time.
 		}
 		children = fresh
 		if !slices.ContainsFunc(children, func(c endpoint.Child) bool { return !c.Status.Terminal() }) {
+			// A parent cancelled meanwhile has its children cancelled
+			// with it: that they ended is no news for a run that is
+			// being stopped.
+			if stopping, err := n.runStopping(ctx, ar); err != nil || stopping {
+				if err != nil {
+					return endpoint.ChildrenWaited{}, n.jobAPIFailure("wait for its children", id, err)
+				}
+				return endpoint.ChildrenWaited{}, errRunEnded
+			}
 			return endpoint.ChildrenWaited{Ended: true, Children: children}, nil
 		}
 		entered, err := n.enterWaiting(ctx, ar)
@@ -98,12 +113,36 @@ func (n *Runtime) waitChildren(ctx context.Context, ar *activeRun, timeout time.
 		case <-ctx.Done():
 			return endpoint.ChildrenWaited{Children: children}, nil
 		case <-ar.run.Done():
-			return endpoint.ChildrenWaited{}, &endpoint.JobAPIError{Status: http.StatusUnauthorized,
-				Message: "the run this token was given to has ended"}
+			return endpoint.ChildrenWaited{}, errRunEnded
 		case <-wake:
 		case <-poll.C:
 		}
 	}
+}
+
+// errRunEnded answers a job's request once its run has ended or is being
+// stopped.
+var errRunEnded = &endpoint.JobAPIError{Status: http.StatusUnauthorized, Message: "the run this token was given to has ended"}
+
+// runStopping reports whether the run's job has ended, is being cancelled,
+// or has moved on to another attempt: its run is over or about to be.
+func (n *Runtime) runStopping(ctx context.Context, ar *activeRun) (bool, error) {
+	select {
+	case <-ar.run.Done():
+		return true, nil
+	default:
+	}
+	j, err := n.store.JobGet(ctx, ar.job.ID)
+	if err != nil {
+		return false, err
+	}
+	return j.Attempt != ar.attempt || j.Status == engine.StatusCancelling || !j.Status.NodeOwned(), nil
+}
+
+// processJobChanges is a store that reports the job changes made through
+// its own process apart from those of others (engine/dbstore).
+type processJobChanges interface {
+	ProcessJobChanges(ctx context.Context) <-chan struct{}
 }
 
 // childrenOf lists the children of job id, brief.

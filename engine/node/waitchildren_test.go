@@ -190,7 +190,7 @@ func TestCancellingAWaitingParentStopsItAndItsChildren(t *testing.T) {
 	if res := w.n.Accept(ctx, child); res.Verdict != engine.OfferAccepted {
 		t.Fatalf("child offered while its parent waits: %+v, want accepted", res)
 	}
-	if _, err := engine.ApplyVerb(ctx, w.s, w.parent.JobID, engine.VerbCancel); err != nil {
+	if _, err := engine.ApplyVerb(ctx, w.s, w.parent.JobID, engine.VerbCancel, testActor); err != nil {
 		t.Fatal(err)
 	}
 	// The reconcile loop's work, done here as the test node has no loops.

@@ -20,7 +20,7 @@ func workflowStep(store engine.Store) runner.Builtin {
 		}
 		res, err := workflow.RunStep(ctx, store, s.JobID, s.Attempt)
 		for _, line := range res.Log {
-			out.Log([]byte(line + "\n"))
+			out.Log(engine.LogOutput, []byte(line+"\n"))
 		}
 		if err != nil && workflow.Final(err) {
 			return runner.Final(err)

@@ -41,9 +41,16 @@ type Placement struct {
 	// LargestMaxLoad is the highest max load among the ONLINE nodes that
 	// offer the job's type; 0 when there are none.
 	LargestMaxLoad float64
+	// Spilled is true when the eligible nodes are all above their
+	// load-average limit: no node under its limit could take the job, so
+	// the gate gave way (see Filter).
+	Spilled bool
 
 	// out counts the nodes kept out, by the index of their cause.
 	out [len(causeOrder)]int
+	// spare are the nodes above their load-average limit that would take
+	// the job otherwise, in input order.
+	spare []*engine.Node
 }
 
 // Filter gives every node a verdict for job and returns the eligible ones.
@@ -52,8 +59,15 @@ type Placement struct {
 // Checks run in this order, and a verdict names the first that fails, so
 // permanent causes come before passing ones and NeverRunnable can trust
 // them: ONLINE; offers the type; large enough (see below); heard from
-// within its node lease; not overloaded; not kept for another job;
-// headroom.
+// within its node lease; free memory above its reserve; not kept for
+// another job; headroom; load average within its limit.
+//
+// The load-average limit shifts work, it never stops it: a node above it
+// is eligible only when no node under its limit is (Spilled), so a lone
+// node on a busy machine still runs its jobs, while in a cluster the work
+// goes to the calmer nodes as long as they have room. A load average says
+// the machine is slow, not that a job would harm it; a memory reserve may
+// (the kernel's OOM killer), so that gate holds.
 //
 // Whether a job is oversized is judged against the ONLINE nodes offering its
 // type, not only the healthy ones: a big node's passing load spike must not
@@ -70,7 +84,7 @@ func Filter(job *engine.Job, nodes []*engine.Node, opts FilterOptions) Placement
 func FilterInto(p *Placement, job *engine.Job, nodes []*engine.Node, opts FilterOptions) {
 	p.Eligible, p.Verdicts = p.Eligible[:0], p.Verdicts[:0]
 	p.out = [len(causeOrder)]int{}
-	p.LargestMaxLoad = 0
+	p.LargestMaxLoad, p.Spilled, p.spare = 0, false, p.spare[:0]
 	for _, n := range nodes {
 		if n.State == engine.NodeOnline && n.MaxLoad > p.LargestMaxLoad && n.Offers(job.Type) {
 			p.LargestMaxLoad = n.MaxLoad
@@ -80,17 +94,25 @@ func FilterInto(p *Placement, job *engine.Job, nodes []*engine.Node, opts Filter
 	for _, n := range nodes {
 		cause, terms, overload := p.judge(job, n, opts)
 		p.out[cause.index()]++
-		if cause == CauseNone {
+		switch cause {
+		case CauseNone:
 			p.Eligible = append(p.Eligible, n)
+		case CauseOverloaded:
+			p.spare = append(p.spare, n)
 		}
 		if !opts.Verdicts {
 			continue
 		}
 		v := Verdict{
-			Node: n.Name, Eligible: cause == CauseNone, Cause: cause, Terms: terms,
+			Node: n.Name, Eligible: cause == CauseNone, Cause: cause,
 			State: n.State, Load: n.Load, MaxLoad: n.MaxLoad, Running: n.Running, MaxJobs: n.MaxJobs,
 			Overload: overload.Reason, JobType: job.Type, JobLoad: job.Load,
 			LargestMaxLoad: p.LargestMaxLoad, Oversized: p.Oversized,
+		}
+		if cause == CauseNone {
+			v.Terms = terms
+		} else {
+			v.spillTerms = terms
 		}
 		if owner, ok := opts.Reserved[n.Name]; ok {
 			v.KeptFor = owner
@@ -99,6 +121,23 @@ func FilterInto(p *Placement, job *engine.Job, nodes []*engine.Node, opts Filter
 			v.Silent, v.NodeLease = engine.Duration(opts.Now.Sub(n.LastSeen)), engine.Duration(n.LeaseOf())
 		}
 		p.Verdicts = append(p.Verdicts, v)
+	}
+	if len(p.Eligible) == 0 && len(p.spare) > 0 {
+		p.spill()
+	}
+}
+
+// spill makes the nodes kept out only by their load average eligible: no
+// node under its limit can take the job.
+func (p *Placement) spill() {
+	p.Spilled = true
+	p.Eligible = append(p.Eligible, p.spare...)
+	p.out[CauseOverloaded.index()] -= len(p.spare)
+	p.out[CauseNone.index()] += len(p.spare)
+	for i := range p.Verdicts {
+		if v := &p.Verdicts[i]; v.Cause == CauseOverloaded {
+			v.Eligible, v.Cause, v.Terms = true, CauseNone, v.spillTerms
+		}
 	}
 }
 
@@ -123,7 +162,9 @@ func (p *Placement) permanent(job *engine.Job, n *engine.Node) Cause {
 }
 
 // judge is one node's verdict: why it is out, or on what terms it is in,
-// and the node's overload figures when that is what keeps it out.
+// and the node's overload figures when its machine's health is what keeps
+// it out. CauseOverloaded comes with the terms the node would take the job
+// on, as only that cause may give way (spill).
 func (p *Placement) judge(job *engine.Job, n *engine.Node, opts FilterOptions) (Cause, Terms, engine.Overload) {
 	if c := p.permanent(job, n); c != CauseNone {
 		return c, "", engine.Overload{}
@@ -131,10 +172,8 @@ func (p *Placement) judge(job *engine.Job, n *engine.Node, opts FilterOptions) (
 	if !opts.Now.IsZero() && opts.Now.Sub(n.LastSeen) > n.LeaseOf() {
 		return CauseSilent, "", engine.Overload{}
 	}
-	switch o := n.Overloaded(); o.Kind {
-	case engine.OverloadLoadAvg:
-		return CauseOverloaded, "", o
-	case engine.OverloadLowMemory:
+	o := n.Overloaded()
+	if o.Kind == engine.OverloadLowMemory {
 		return CauseLowMemory, "", o
 	}
 	if owner, ok := opts.Reserved[n.Name]; ok && owner != job.ID {
@@ -147,13 +186,17 @@ func (p *Placement) judge(job *engine.Job, n *engine.Node, opts FilterOptions) (
 			return c, "", engine.Overload{}
 		}
 	}
+	terms := TermsRoom
 	switch {
 	case p.Oversized:
-		return CauseNone, TermsAlone, engine.Overload{}
+		terms = TermsAlone
 	case opts.FirstChild:
-		return CauseNone, TermsFirstChild, engine.Overload{}
+		terms = TermsFirstChild
 	}
-	return CauseNone, TermsRoom, engine.Overload{}
+	if o.Kind == engine.OverloadLoadAvg {
+		return CauseOverloaded, terms, o
+	}
+	return CauseNone, terms, engine.Overload{}
 }
 
 // Out is how many nodes the cause kept out.

@@ -31,6 +31,7 @@ func TestFilter(t *testing.T) {
 		want      []vr
 		oversized bool
 		largest   float64
+		spilled   bool
 	}{
 		{
 			name: "node states",
@@ -93,8 +94,8 @@ func TestFilter(t *testing.T) {
 				mk("no-limit", func(n *engine.Node) { n.LoadAvg, n.Cores = 100, 2 }),
 			},
 			want: []vr{
-				{Node: "limit", Reason: "overloaded: load average 9.1 above 8", Cause: CauseOverloaded},
-				{Node: "default", Reason: "overloaded: load average 4.5 above 4", Cause: CauseOverloaded},
+				{Node: "limit", Reason: "overloaded: load average 9.1 above 8; it gets work only when no node under its limit can take it", Cause: CauseOverloaded},
+				{Node: "default", Reason: "overloaded: load average 4.5 above 4; it gets work only when no node under its limit can take it", Cause: CauseOverloaded},
 				{Node: "at-limit", Eligible: true, Reason: "has room: load 0 + 1 within max 4"},
 				{Node: "no-limit", Eligible: true, Reason: "has room: load 0 + 1 within max 4"},
 			},
@@ -189,7 +190,7 @@ func TestFilter(t *testing.T) {
 				{Node: "idle", Eligible: true, Reason: "idle: runs the oversized job (load 5 above max 4) alone"},
 				{Node: "busy", Reason: "busy: job load 5 is above max 4, so it waits until the node is idle (load now 1)", Cause: CauseBusy},
 				{Node: "small", Reason: "max load 2 below job load 5; only the largest nodes (max load 4) take it", Cause: CauseTooSmall},
-				{Node: "hot", Reason: "overloaded: load average 9 above 8", Cause: CauseOverloaded},
+				{Node: "hot", Reason: "overloaded: load average 9 above 8; it gets work only when no node under its limit can take it", Cause: CauseOverloaded},
 				{Node: "big-off", Reason: "offline", Cause: CauseState},
 				{Node: "big-other", Reason: `does not offer type "sleep"`, Cause: CauseType},
 			},
@@ -238,10 +239,52 @@ func TestFilter(t *testing.T) {
 				mk("small"),
 			},
 			want: []vr{
-				{Node: "big", Reason: "overloaded: load average 20 above 16", Cause: CauseOverloaded},
+				{Node: "big", Eligible: true, Reason: "has room: load 0 + 6 within max 8; load average 20 above 16, but no node under its limit can take it"},
 				{Node: "small", Reason: "max load 4 below job load 6", Cause: CauseTooSmall},
 			},
 			largest: 8,
+			spilled: true,
+		},
+		{
+			name:  "a lone node above its load-average limit still takes work",
+			job:   job("sleep", 1),
+			nodes: []*engine.Node{mk("lone", func(n *engine.Node) { n.LoadAvg, n.MaxLoadAvg = 16.58, 4 })},
+			want: []vr{
+				{Node: "lone", Eligible: true, Reason: "has room: load 0 + 1 within max 4; load average 16.58 above 4, but no node under its limit can take it"},
+			},
+			largest: 4,
+			spilled: true,
+		},
+		{
+			name: "the load-average gate gives way only to nodes that have room",
+			job:  job("sleep", 1),
+			nodes: []*engine.Node{
+				mk("calm-full", load(4)),
+				mk("hot", func(n *engine.Node) { n.LoadAvg, n.MaxLoadAvg = 9, 4 }),
+				mk("hot-full", load(4), func(n *engine.Node) { n.LoadAvg, n.MaxLoadAvg = 9, 4 }),
+				mk("hot-short", func(n *engine.Node) { n.LoadAvg, n.MaxLoadAvg, n.MemAvailable, n.ReservedMemory = 9, 4, mib, gib }),
+				mk("hotter", func(n *engine.Node) { n.LoadAvg, n.MaxLoadAvg = 30, 4 }),
+			},
+			want: []vr{
+				{Node: "calm-full", Reason: "busy: load 4 + 1 exceeds max 4", Cause: CauseBusy},
+				{Node: "hot", Eligible: true, Reason: "has room: load 0 + 1 within max 4; load average 9 above 4, but no node under its limit can take it"},
+				{Node: "hot-full", Reason: "busy: load 4 + 1 exceeds max 4", Cause: CauseBusy},
+				{Node: "hot-short", Reason: "free memory 1MiB under reserve 1GiB", Cause: CauseLowMemory},
+				{Node: "hotter", Eligible: true, Reason: "has room: load 0 + 1 within max 4; load average 30 above 4, but no node under its limit can take it"},
+			},
+			largest: 4,
+			spilled: true,
+		},
+		{
+			name:  "a first child spills onto an overloaded node as it would onto a calm one",
+			job:   job("sleep", 1),
+			nodes: []*engine.Node{mk("hot", load(4), func(n *engine.Node) { n.LoadAvg, n.MaxLoadAvg = 9, 4 })},
+			opts:  FilterOptions{FirstChild: true},
+			want: []vr{
+				{Node: "hot", Eligible: true, Reason: "first child: may queue ahead (load 4, max 4); load average 9 above 4, but no node under its limit can take it"},
+			},
+			largest: 4,
+			spilled: true,
 		},
 		{
 			name:  "no nodes",
@@ -274,6 +317,14 @@ func TestFilter(t *testing.T) {
 			}
 			if p.Oversized != tt.oversized {
 				t.Errorf("oversized = %v, want %v", p.Oversized, tt.oversized)
+			}
+			if p.Spilled != tt.spilled {
+				t.Errorf("spilled = %v, want %v", p.Spilled, tt.spilled)
+			}
+			for _, v := range p.Verdicts {
+				if v.Eligible != (v.Terms != "") {
+					t.Errorf("node %s: eligible %v with terms %q; terms go with eligibility", v.Node, v.Eligible, v.Terms)
+				}
 			}
 			if p.LargestMaxLoad != tt.largest {
 				t.Errorf("largest max load = %v, want %v", p.LargestMaxLoad, tt.largest)

@@ -20,17 +20,19 @@ const (
 	CauseTooSmall          Cause = "too-small"          // max load below the job's load while a larger node exists
 	CauseDeclinesOversized Cause = "declines-oversized" // largest node, but accept-exceeding is off
 	CauseSilent            Cause = "silent"             // not heard from for longer than its node lease
-	CauseOverloaded        Cause = "overloaded"         // load average above its limit
 	CauseLowMemory         Cause = "low-memory"         // free memory under its reserve
 	CauseReserved          Cause = "reserved"           // kept for another, oversized job
 	CauseBusy              Cause = "busy"               // no headroom now
 	CauseMaxJobs           Cause = "max-jobs"           // runs its maximum number of jobs
+	// CauseOverloaded: load average above its limit while a node under its
+	// limit can take the job; it gives way when none can (Placement.Spilled).
+	CauseOverloaded Cause = "overloaded"
 )
 
 // causeOrder lists the causes in check order; a Placement counts the nodes
 // each kept out at these indexes, so counting costs no map per job.
 var causeOrder = [...]Cause{CauseNone, CauseState, CauseType, CauseTooSmall, CauseDeclinesOversized,
-	CauseSilent, CauseOverloaded, CauseLowMemory, CauseReserved, CauseBusy, CauseMaxJobs}
+	CauseSilent, CauseLowMemory, CauseReserved, CauseBusy, CauseMaxJobs, CauseOverloaded}
 
 func (c Cause) index() int {
 	for i, o := range causeOrder {
@@ -83,8 +85,12 @@ type Verdict struct {
 	Silent    engine.Duration `json:"silent,omitempty"`
 	NodeLease engine.Duration `json:"-"`
 	// Overload is the node's own figures when it is overloaded or short
-	// of memory: "load average 9.1 above 4".
+	// of memory: "load average 9.1 above 4"; on an eligible node, the
+	// load average it was taken above (Placement.Spilled).
 	Overload string `json:"overload,omitempty"`
+	// spillTerms are the terms an overloaded node takes the job on when
+	// the gate gives way.
+	spillTerms Terms
 
 	// The job's side of the figures.
 	JobType        string  `json:"-"`
@@ -115,7 +121,7 @@ func (v Verdict) Reason() string {
 		return fmt.Sprintf("silent for %s, past its node lease %s: it has stopped its runs and takes none until it is heard from",
 			time.Duration(v.Silent).Round(100*time.Millisecond), time.Duration(v.NodeLease))
 	case CauseOverloaded:
-		return "overloaded: " + v.Overload
+		return "overloaded: " + v.Overload + "; it gets work only when no node under its limit can take it"
 	case CauseLowMemory:
 		return v.Overload
 	case CauseReserved:
@@ -138,6 +144,9 @@ func (v Verdict) termsReason() string {
 	}
 	if v.KeptFor != 0 {
 		s += "; kept for this job"
+	}
+	if v.Overload != "" {
+		s += "; " + v.Overload + ", but no node under its limit can take it"
 	}
 	return s
 }

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jobctl/jobctl/engine"
 )
 
 // hangGuard bounds every wait in these tests; reaching it means the runner
@@ -26,22 +28,40 @@ type progress struct {
 // recordingOutput records everything a run reports.
 type recordingOutput struct {
 	mu       sync.Mutex
-	log      bytes.Buffer
+	log      bytes.Buffer // every stream, notes as "jobctl: " lines
+	streams  map[engine.LogStream]*bytes.Buffer
 	progress []progress
 	warnings []string
 	changed  chan struct{} // closed and replaced on every Log
 }
 
 func newRecordingOutput() *recordingOutput {
-	return &recordingOutput{changed: make(chan struct{})}
+	return &recordingOutput{changed: make(chan struct{}), streams: map[engine.LogStream]*bytes.Buffer{}}
 }
 
-func (o *recordingOutput) Log(p []byte) {
+func (o *recordingOutput) Log(stream engine.LogStream, p []byte) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if stream == engine.LogNote {
+		o.log.WriteString("jobctl: ")
+	}
 	o.log.Write(p)
+	if o.streams[stream] == nil {
+		o.streams[stream] = &bytes.Buffer{}
+	}
+	o.streams[stream].Write(p)
 	close(o.changed)
 	o.changed = make(chan struct{})
+}
+
+// streamText is what the run logged in one stream.
+func (o *recordingOutput) streamText(stream engine.LogStream) string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if b := o.streams[stream]; b != nil {
+		return b.String()
+	}
+	return ""
 }
 
 func (o *recordingOutput) Progress(percent int, message string) {
@@ -169,9 +189,9 @@ func TestMain(m *testing.M) {
 // stdoutOutput forwards a job's log to the fake node's stdout.
 type stdoutOutput struct{}
 
-func (stdoutOutput) Log(p []byte)         { _, _ = os.Stdout.Write(p) }
-func (stdoutOutput) Progress(int, string) {}
-func (stdoutOutput) Warning(string)       {}
+func (stdoutOutput) Log(_ engine.LogStream, p []byte) { _, _ = os.Stdout.Write(p) }
+func (stdoutOutput) Progress(int, string)             {}
+func (stdoutOutput) Warning(string)                   {}
 
 // runFakeNode starts a job that prints its pid, then checks that the job
 // survives the end of the OS thread that asked for it, prints "alive", and
@@ -198,4 +218,17 @@ func runFakeNode() {
 	}
 	fmt.Println("alive")
 	time.Sleep(time.Hour)
+}
+
+// measuredDone waits for a process run to end and returns its result
+// without its usage, which it checks is there: tests of how a run ended
+// compare the rest exactly.
+func measuredDone(t *testing.T, r *Run) Result {
+	t.Helper()
+	res := waitDone(t, r)
+	if res.Usage == nil {
+		t.Errorf("the process run ended without its usage: %+v", res)
+	}
+	res.Usage = nil
+	return res
 }

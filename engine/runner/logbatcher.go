@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/jobctl/jobctl/engine"
 )
 
 // Defaults of LogBatcherOptions.
@@ -36,20 +38,22 @@ type LogBatcherOptions struct {
 	Logger *slog.Logger
 }
 
-// LogBatcher collects a job's output and writes it through write in batches:
-// every Interval, or sooner once FlushBytes are waiting. A failed write keeps
-// its data for the next flush; the failure is logged once until a write
-// succeeds again. Log never blocks on the write. Methods are safe for
-// concurrent use.
+// LogBatcher collects a job's log and writes it through write in batches:
+// every Interval, or sooner once FlushBytes are waiting. Each write is of
+// one stream: consecutive pieces of a stream travel together, and a change
+// of stream starts another chunk, so the streams stay apart in the order
+// they came. A failed write keeps its data for the next flush; the failure
+// is logged once until a write succeeds again. Log never blocks on the
+// write. Methods are safe for concurrent use.
 type LogBatcher struct {
-	write  func(ctx context.Context, data []byte) error
+	write  func(ctx context.Context, stream engine.LogStream, data []byte) error
 	opts   LogBatcherOptions
 	logger *slog.Logger
 
 	mu        sync.Mutex
-	buf       []byte
-	kept      int64 // bytes accepted so far, the truncation marker excluded
-	lineOpen  bool  // the last byte accepted was not a newline
+	buf       []logPiece // waiting to be written, in order
+	buffered  int        // bytes in buf
+	kept      int64      // bytes accepted so far, the truncation note excluded
 	truncated bool
 	closed    bool
 	failing   bool // the last write failed and was reported
@@ -64,9 +68,15 @@ type LogBatcher struct {
 	closeOnce sync.Once
 }
 
+// logPiece is buffered log of one stream.
+type logPiece struct {
+	stream engine.LogStream
+	data   []byte
+}
+
 // NewLogBatcher starts a batcher that hands data to write, which must not
 // keep data after returning. Call Close when the job has ended.
-func NewLogBatcher(write func(ctx context.Context, data []byte) error, opts LogBatcherOptions) *LogBatcher {
+func NewLogBatcher(write func(ctx context.Context, stream engine.LogStream, data []byte) error, opts LogBatcherOptions) *LogBatcher {
 	if opts.Interval <= 0 {
 		opts.Interval = DefaultLogInterval
 	}
@@ -104,9 +114,10 @@ func NewLogBatcher(write func(ctx context.Context, data []byte) error, opts LogB
 	return b
 }
 
-// Log buffers p. Past MaxBytes it adds one "jobctl: log truncated at N
-// bytes" line and drops everything after; after Close it drops p.
-func (b *LogBatcher) Log(p []byte) {
+// Log buffers p of stream. Past MaxBytes, whatever the stream, it adds one
+// "log truncated at N bytes" note and drops everything after; after Close
+// it drops p.
+func (b *LogBatcher) Log(stream engine.LogStream, p []byte) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed || b.truncated {
@@ -116,17 +127,13 @@ func (b *LogBatcher) Log(p []byte) {
 		p, b.truncated = p[:room], true
 	}
 	if len(p) > 0 {
-		b.buf = append(b.buf, p...)
+		b.add(stream, p)
 		b.kept += int64(len(p))
-		b.lineOpen = p[len(p)-1] != '\n'
 	}
 	if b.truncated {
-		if b.lineOpen {
-			b.buf = append(b.buf, '\n')
-		}
-		b.buf = fmt.Appendf(b.buf, "jobctl: log truncated at %d bytes\n", b.opts.MaxBytes)
+		b.add(engine.LogNote, fmt.Appendf(nil, "log truncated at %d bytes\n", b.opts.MaxBytes))
 	}
-	if len(b.buf) >= b.opts.FlushBytes {
+	if b.buffered >= b.opts.FlushBytes {
 		select {
 		case b.full <- struct{}{}:
 		default: // a flush is already due
@@ -134,23 +141,43 @@ func (b *LogBatcher) Log(p []byte) {
 	}
 }
 
-// Flush writes everything buffered, in chunks of at most FlushBytes, and
-// returns the first error; what was not written stays for the next flush.
+// add appends p to the last piece when it is of the same stream, else as
+// a piece of its own.
+func (b *LogBatcher) add(stream engine.LogStream, p []byte) {
+	if n := len(b.buf); n > 0 && b.buf[n-1].stream == stream {
+		b.buf[n-1].data = append(b.buf[n-1].data, p...)
+	} else {
+		b.buf = append(b.buf, logPiece{stream: stream, data: bytes.Clone(p)})
+	}
+	b.buffered += len(p)
+}
+
+// Flush writes everything buffered, a stream's run at a time in chunks of
+// at most FlushBytes, and returns the first error; what was not written
+// stays for the next flush.
 func (b *LogBatcher) Flush(ctx context.Context) error {
 	b.flushMu.Lock()
 	defer b.flushMu.Unlock()
 	for {
 		b.mu.Lock()
-		n := min(len(b.buf), b.opts.FlushBytes)
-		chunk := bytes.Clone(b.buf[:n])
-		b.mu.Unlock()
-		if n == 0 {
+		if len(b.buf) == 0 {
+			b.mu.Unlock()
 			return nil
 		}
-		err := b.write(ctx, chunk)
+		head := b.buf[0]
+		n := min(len(head.data), b.opts.FlushBytes)
+		chunk := bytes.Clone(head.data[:n])
+		b.mu.Unlock()
+		err := b.write(ctx, head.stream, chunk)
 		b.mu.Lock()
 		if err == nil {
-			b.buf = append(b.buf[:0], b.buf[n:]...)
+			// Log appends to the last piece only, which may be this one:
+			// cut what was written from it as it is now.
+			b.buf[0].data = b.buf[0].data[n:]
+			if len(b.buf[0].data) == 0 {
+				b.buf = b.buf[1:]
+			}
+			b.buffered -= n
 		}
 		wasFailing := b.failing
 		b.failing = err != nil

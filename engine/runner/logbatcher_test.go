@@ -9,19 +9,22 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jobctl/jobctl/engine"
 )
 
 // logStore is a fake flush target that records every write and can fail.
 type logStore struct {
-	mu     sync.Mutex
-	writes []string
-	fails  int // the next fails writes return an error
-	calls  chan struct{}
+	mu      sync.Mutex
+	writes  []string
+	streams []engine.LogStream // of each write
+	fails   int                // the next fails writes return an error
+	calls   chan struct{}
 }
 
 func newLogStore() *logStore { return &logStore{calls: make(chan struct{}, 100)} }
 
-func (s *logStore) write(_ context.Context, data []byte) error {
+func (s *logStore) write(_ context.Context, stream engine.LogStream, data []byte) error {
 	defer func() { s.calls <- struct{}{} }()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -30,7 +33,14 @@ func (s *logStore) write(_ context.Context, data []byte) error {
 		return errors.New("database unavailable")
 	}
 	s.writes = append(s.writes, string(data))
+	s.streams = append(s.streams, stream)
 	return nil
+}
+
+func (s *logStore) storedStreams() []engine.LogStream {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.streams)
 }
 
 func (s *logStore) failNext(n int) {
@@ -71,15 +81,15 @@ func TestLogBatcherFlushesOnTick(t *testing.T) {
 	t.Parallel()
 	store := newLogStore()
 	b, tick := newTestBatcher(t, store, LogBatcherOptions{})
-	b.Log([]byte("one\n"))
-	b.Log([]byte("two\n"))
+	b.Log(engine.LogOutput, []byte("one\n"))
+	b.Log(engine.LogOutput, []byte("two\n"))
 	tick <- time.Now()
 	store.waitCalls(t, 1)
 	if got := store.stored(); !slices.Equal(got, []string{"one\ntwo\n"}) {
 		t.Errorf("stored = %q, want one batch", got)
 	}
 	tick <- time.Now() // nothing buffered: no write
-	b.Log([]byte("three\n"))
+	b.Log(engine.LogOutput, []byte("three\n"))
 	tick <- time.Now()
 	store.waitCalls(t, 1)
 	if got := store.stored(); !slices.Equal(got, []string{"one\ntwo\n", "three\n"}) {
@@ -91,8 +101,8 @@ func TestLogBatcherFlushesEarlyWhenFull(t *testing.T) {
 	t.Parallel()
 	store := newLogStore()
 	b, _ := newTestBatcher(t, store, LogBatcherOptions{FlushBytes: 8})
-	b.Log([]byte("0123"))
-	b.Log([]byte("456789ab")) // 12 bytes waiting: flush without a tick, in chunks of 8
+	b.Log(engine.LogOutput, []byte("0123"))
+	b.Log(engine.LogOutput, []byte("456789ab")) // 12 bytes waiting: flush without a tick, in chunks of 8
 	store.waitCalls(t, 2)
 	if got := store.stored(); !slices.Equal(got, []string{"01234567", "89ab"}) {
 		t.Errorf("stored = %q, want chunks of at most 8 bytes", got)
@@ -103,15 +113,45 @@ func TestLogBatcherCapsTheLog(t *testing.T) {
 	t.Parallel()
 	store := newLogStore()
 	b, _ := newTestBatcher(t, store, LogBatcherOptions{MaxBytes: 10})
-	b.Log([]byte("01234"))
-	b.Log([]byte("56789abc"))
-	b.Log([]byte("dropped\n"))
+	b.Log(engine.LogOutput, []byte("01234"))
+	b.Log(engine.LogOutput, []byte("56789abc"))
+	b.Log(engine.LogOutput, []byte("dropped\n"))
 	if err := b.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	want := "0123456789\njobctl: log truncated at 10 bytes\n"
-	if got := store.stored(); !slices.Equal(got, []string{want}) {
+	// The job's bytes are kept as written, up to the cap; the cut is a
+	// note of its own.
+	want := []string{"0123456789", "log truncated at 10 bytes\n"}
+	if got := store.stored(); !slices.Equal(got, want) {
 		t.Errorf("stored = %q, want %q", got, want)
+	}
+	if got := store.storedStreams(); !slices.Equal(got, []engine.LogStream{engine.LogOutput, engine.LogNote}) {
+		t.Errorf("streams %q; want output, then the note", got)
+	}
+}
+
+// TestLogBatcherKeepsStreamsApart: pieces of one stream travel together,
+// a change of stream starts another chunk, and the order is kept.
+func TestLogBatcherKeepsStreamsApart(t *testing.T) {
+	t.Parallel()
+	store := newLogStore()
+	b, _ := newTestBatcher(t, store, LogBatcherOptions{})
+	b.Log(engine.LogOutput, []byte("one "))
+	b.Log(engine.LogOutput, []byte("two\n"))
+	b.Log(engine.LogProtocol, []byte("jobctl:progress 5\n"))
+	b.Log(engine.LogOutput, []byte("three\n"))
+	b.Log(engine.LogNote, []byte("paused\n"))
+	b.Log(engine.LogNote, []byte("resumed\n"))
+	if err := b.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"one two\n", "jobctl:progress 5\n", "three\n", "paused\nresumed\n"}
+	streams := []engine.LogStream{engine.LogOutput, engine.LogProtocol, engine.LogOutput, engine.LogNote}
+	if got := store.stored(); !slices.Equal(got, want) {
+		t.Errorf("stored = %q, want %q", got, want)
+	}
+	if got := store.storedStreams(); !slices.Equal(got, streams) {
+		t.Errorf("streams = %q, want %q", got, streams)
 	}
 }
 
@@ -119,15 +159,15 @@ func TestLogBatcherCapAtLineEnd(t *testing.T) {
 	t.Parallel()
 	store := newLogStore()
 	b, _ := newTestBatcher(t, store, LogBatcherOptions{MaxBytes: 6})
-	b.Log([]byte("hello\n"))
+	b.Log(engine.LogOutput, []byte("hello\n"))
 	if err := b.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	b.Log([]byte("more"))
+	b.Log(engine.LogOutput, []byte("more"))
 	if err := b.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"hello\n", "jobctl: log truncated at 6 bytes\n"}
+	want := []string{"hello\n", "log truncated at 6 bytes\n"}
 	if got := store.stored(); !slices.Equal(got, want) {
 		t.Errorf("stored = %q, want %q", got, want)
 	}
@@ -141,14 +181,14 @@ func TestLogBatcherRetriesFailedWrites(t *testing.T) {
 	b, tick := newTestBatcher(t, store, LogBatcherOptions{Logger: logger})
 
 	store.failNext(2)
-	b.Log([]byte("first\n"))
+	b.Log(engine.LogOutput, []byte("first\n"))
 	if err := b.Flush(context.Background()); err == nil {
 		t.Fatal("Flush hid the write error")
 	}
-	b.Log([]byte("second\n"))
+	b.Log(engine.LogOutput, []byte("second\n"))
 	tick <- time.Now() // fails again in the background
 	store.waitCalls(t, 2)
-	b.Log([]byte("third\n"))
+	b.Log(engine.LogOutput, []byte("third\n"))
 	if err := b.Close(context.Background()); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
@@ -167,11 +207,11 @@ func TestLogBatcherClose(t *testing.T) {
 	t.Parallel()
 	store := newLogStore()
 	b, _ := newTestBatcher(t, store, LogBatcherOptions{})
-	b.Log([]byte("last words\n"))
+	b.Log(engine.LogOutput, []byte("last words\n"))
 	if err := b.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	b.Log([]byte("after close\n"))
+	b.Log(engine.LogOutput, []byte("after close\n"))
 	if err := b.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +224,7 @@ func TestLogBatcherCloseReturnsTheError(t *testing.T) {
 	t.Parallel()
 	store := newLogStore()
 	b, _ := newTestBatcher(t, store, LogBatcherOptions{Logger: slog.New(slog.DiscardHandler)})
-	b.Log([]byte("kept\n"))
+	b.Log(engine.LogOutput, []byte("kept\n"))
 	store.failNext(1)
 	if err := b.Close(context.Background()); err == nil {
 		t.Fatal("Close hid the write error")
@@ -202,7 +242,7 @@ func TestLogBatcherWithRealTicker(t *testing.T) {
 	store := newLogStore()
 	b := NewLogBatcher(store.write, LogBatcherOptions{Interval: 10 * time.Millisecond})
 	t.Cleanup(func() { _ = b.Close(context.Background()) })
-	b.Log([]byte("tick\n"))
+	b.Log(engine.LogOutput, []byte("tick\n"))
 	store.waitCalls(t, 1)
 	if got := store.stored(); !slices.Equal(got, []string{"tick\n"}) {
 		t.Errorf("stored = %q", got)

@@ -3,15 +3,19 @@ package runner
 import (
 	"fmt"
 	"sync"
+
+	"github.com/jobctl/jobctl/engine"
 )
 
 // Output receives what a running job reports. Implementations must be safe
 // for concurrent use: stdout and stderr are read by separate goroutines.
 type Output interface {
-	// Log receives raw stdout and stderr bytes in arrival order, progress and
-	// warning lines included, plus the runner's own "jobctl: ..." lines.
-	// Like io.Writer, it must not keep p after returning.
-	Log(p []byte)
+	// Log receives the job's log in arrival order, each piece of one
+	// stream: the job's own stdout and stderr bytes (engine.LogOutput),
+	// its progress and warning lines, each whole (engine.LogProtocol), and
+	// the runner's own lines about the run (engine.LogNote). Like
+	// io.Writer, it must not keep p after returning.
+	Log(stream engine.LogStream, p []byte)
 	// Progress reports a percentage (0-100) and an optional message.
 	Progress(percent int, message string)
 	// Warning reports a warning; a successful run then ends SucceededWithWarning.
@@ -44,7 +48,7 @@ func (t *trackingOutput) lastWarning() (bool, string) {
 	return t.warned, t.warning
 }
 
-// logf writes one of the runner's own lines to the job's log.
+// logf writes one of the runner's own lines to the job's log, as a note.
 func (t *trackingOutput) logf(format string, args ...any) {
-	t.Log(fmt.Appendf(nil, "jobctl: "+format+"\n", args...))
+	t.Log(engine.LogNote, fmt.Appendf(nil, format+"\n", args...))
 }

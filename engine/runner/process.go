@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jobctl/jobctl/engine"
 )
 
 // outputDrainDelay bounds how long stdout and stderr are read after the job's
@@ -42,14 +44,29 @@ func Start(s Spec, out Output) (*Run, error) {
 	cmd.Stdout = stdout
 	cmd.Stderr = logWriter{out: r.out}
 	cmd.SysProcAttr = jobProcAttr()
+	cmd.SysProcAttr.Credential = s.Credential
 	cmd.WaitDelay = outputDrainDelay
 
-	if err := spawn(cmd); err != nil {
+	var enter func() (func() error, error)
+	if s.Group != nil {
+		s.Group.Place(cmd.SysProcAttr)
+		enter = s.Group.EnterThread
+	}
+	started := time.Now()
+	spawned := spawn(cmd, enter)
+	if spawned.leaveErr != nil {
+		r.out.logf("the node could not move its starting thread out of the job's cgroup: %v", spawned.leaveErr)
+	}
+	if err := spawned.err; err != nil {
 		r.out.logf("cannot start %s: %v", s.Argv[0], err)
+		if s.Group != nil {
+			_ = s.Group.Remove()
+		}
 		r.finish(ending{exitCode: startFailureCode(err), reason: "cannot start: " + err.Error()})
 		return r, nil
 	}
-	p := &process{cmd: cmd, pid: cmd.Process.Pid, out: r.out, watcher: s.Watcher}
+	p := &process{cmd: cmd, pid: cmd.Process.Pid, out: r.out, watcher: s.Watcher,
+		meter: &meter{group: s.Group, pgid: cmd.Process.Pid, started: started}}
 	if p.watcher != nil {
 		p.watcher.WatchGroup(p.pid)
 	}
@@ -76,6 +93,7 @@ type process struct {
 	pid     int
 	out     *trackingOutput
 	watcher GroupWatcher // nil: none
+	meter   *meter
 
 	// mu orders signals against reaping: once the leader is reaped its pid,
 	// and so the group id, may be reused by an unrelated process.
@@ -129,12 +147,19 @@ func (p *process) wait() ending {
 	// The leader is left a zombie, which keeps its pid and group id
 	// reserved while the leftovers are killed.
 	err := waitExited(p.pid)
+	wall := time.Since(p.meter.started)
 	p.mu.Lock()
 	if err == nil {
 		_ = syscall.Kill(-p.pid, syscall.SIGKILL)
 	}
 	p.exited = true
 	p.mu.Unlock()
+	group := p.meter.group
+	if group != nil {
+		// What left the process group (setsid, a daemon) is still in
+		// the run's cgroup: the run is over, so is it.
+		group.Kill()
+	}
 	if p.watcher != nil {
 		p.watcher.ForgetGroup(p.pid)
 	}
@@ -143,7 +168,31 @@ func (p *process) wait() ending {
 	if errors.Is(err, exec.ErrWaitDelay) {
 		p.out.logf("output still open %s after the job exited (held by a process outside its group); stopped reading", outputDrainDelay)
 	}
-	return exitEnding(p.cmd.ProcessState, err)
+	e := exitEnding(p.cmd.ProcessState, err)
+	usage, sample := p.meter.final(p.cmd.ProcessState, wall)
+	if group != nil {
+		usage.OOMKilled = sample.OOMKills > 0 ||
+			(sample.OOMKills < 0 && sample.LimitHits > 0 && e.signal == syscall.SIGKILL)
+		if usage.OOMKilled && !e.ok {
+			e.reason = outOfMemoryReason(group.MemoryLimit(), e)
+		}
+		if err := group.Remove(); err != nil {
+			p.out.logf("%v", err)
+		}
+	}
+	e.usage = &usage
+	return e
+}
+
+// outOfMemoryReason says that a run failed because a process of it was
+// killed at its memory limit, and how its leader ended if not by that
+// kill: "killed: out of memory, limit 64MiB; exit code 137".
+func outOfMemoryReason(limit int64, e ending) string {
+	reason := engine.MessageOutOfMemory(limit)
+	if e.signal == 0 {
+		reason += "; " + e.reason
+	}
+	return reason
 }
 
 // exitEnding describes how a reaped process ended.
@@ -157,8 +206,20 @@ func exitEnding(state *os.ProcessState, waitErr error) ending {
 		if ws.CoreDump() {
 			reason += " (core dumped)"
 		}
-		return ending{exitCode: -1, reason: reason}
+		return ending{exitCode: -1, reason: reason, signal: ws.Signal()}
 	}
 	code := state.ExitCode()
 	return ending{exitCode: code, ok: code == 0, reason: fmt.Sprintf("exit code %d", code)}
+}
+
+// live is what the run has used so far; ok is false once its leader has
+// ended (its use is then final) or when it cannot be read.
+func (p *process) live(procs func(pgid int) procTotals) (cpu time.Duration, cores float64, memory int64, ok bool) {
+	p.mu.Lock()
+	exited := p.exited
+	p.mu.Unlock()
+	if exited {
+		return 0, 0, 0, false
+	}
+	return p.meter.live(procs)
 }

@@ -3,6 +3,7 @@
 package runner
 
 import (
+	"runtime"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -52,3 +53,16 @@ func waitExited(pid int) error {
 // leaderExited is not known here without waiting: a run is taken to be
 // alive, so a lapse stops it and it runs again, the safe side.
 func leaderExited(int) bool { return false }
+
+// maxRSSBytes is a rusage's largest resident set: bytes on macOS, KiB on
+// the BSDs.
+func maxRSSBytes(ru *syscall.Rusage) int64 {
+	if runtime.GOOS == "darwin" {
+		return ru.Maxrss
+	}
+	return ru.Maxrss * 1024
+}
+
+// processGroupTotals cannot be read here without /proc: a running job's
+// use is known once it ends.
+func processGroupTotals(map[int]bool) map[int]procTotals { return nil }

@@ -27,7 +27,7 @@ func TestExitStatusMapsToOutcome(t *testing.T) {
 		t.Run(tt.script, func(t *testing.T) {
 			t.Parallel()
 			r := start(t, Spec{Argv: []string{"sh", "-c", tt.script}}, newRecordingOutput())
-			got := waitDone(t, r)
+			got := measuredDone(t, r)
 			want := Result{ExitCode: tt.code, Outcome: tt.outcome, Reason: tt.reason}
 			if got != want {
 				t.Errorf("result = %+v, want %+v", got, want)
@@ -118,7 +118,7 @@ echo "jobctl:warning disk almost full"
 printf 'jobctl:warning last one'`
 	out := newRecordingOutput()
 	r := start(t, Spec{Argv: []string{"sh", "-c", script}}, out)
-	res := waitDone(t, r)
+	res := measuredDone(t, r)
 
 	want := Result{ExitCode: 0, Outcome: SucceededWithWarning, Warning: "last one", Reason: "exit code 0"}
 	if res != want {
@@ -146,7 +146,7 @@ func TestWarningDoesNotHideFailure(t *testing.T) {
 	t.Parallel()
 	r := start(t, Spec{Argv: []string{"sh", "-c", "echo 'jobctl:warning careful'; exit 4"}}, newRecordingOutput())
 	want := Result{ExitCode: 4, Outcome: Failed, Warning: "careful", Reason: "exit code 4"}
-	if got := waitDone(t, r); got != want {
+	if got := measuredDone(t, r); got != want {
 		t.Errorf("result = %+v, want %+v", got, want)
 	}
 }
@@ -155,7 +155,7 @@ func TestTimeoutStopsTheJob(t *testing.T) {
 	t.Parallel()
 	out := newRecordingOutput()
 	r := start(t, Spec{Argv: []string{"sleep", "1000"}, Timeout: 200 * time.Millisecond}, out)
-	got := waitDone(t, r)
+	got := measuredDone(t, r)
 	want := Result{ExitCode: -1, Outcome: TimedOut, Reason: "timed out after 200ms"}
 	if got != want {
 		t.Errorf("result = %+v, want %+v", got, want)
@@ -209,7 +209,7 @@ func TestCancelStopsTheWholeProcessGroup(t *testing.T) {
 
 	r.Cancel("by operator", 10*time.Second)
 	r.Cancel("again", 10*time.Second)
-	got := waitDone(t, r)
+	got := measuredDone(t, r)
 	// Exit 0 after a cancel is still Cancelled: the job ended because it was asked to.
 	want := Result{ExitCode: 0, Outcome: Cancelled, Reason: "cancelled: by operator"}
 	if got != want {
@@ -244,7 +244,7 @@ func TestCancelKillsAfterGrace(t *testing.T) {
 	out.waitLog(t, "ready\n")
 
 	r.Cancel("", 200*time.Millisecond)
-	got := waitDone(t, r)
+	got := measuredDone(t, r)
 	want := Result{ExitCode: -1, Outcome: Cancelled, Reason: "cancelled"}
 	if got != want {
 		t.Errorf("result = %+v, want %+v", got, want)

@@ -1,6 +1,10 @@
 package runner
 
-import "github.com/jobctl/jobctl/engine"
+import (
+	"syscall"
+
+	"github.com/jobctl/jobctl/engine"
+)
 
 // Outcome is how a run ended; the engine maps it to the job's next state.
 type Outcome = engine.RunOutcome
@@ -25,4 +29,6 @@ type ending struct {
 	ok       bool
 	final    bool // a failure no further attempt can mend (a builtin's Final error)
 	reason   string
+	signal   syscall.Signal // the signal that ended the process; 0: it exited
+	usage    *engine.Usage  // what the run used; nil: not measured (a builtin)
 }

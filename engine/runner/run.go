@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/jobctl/jobctl/engine"
 )
 
 // ErrFinished is returned when pausing or resuming a run that has ended.
@@ -201,7 +203,7 @@ func (r *Run) finished() bool {
 // finish records the result and closes Done.
 func (r *Run) finish(e ending) {
 	warned, warning := r.out.lastWarning()
-	res := Result{ExitCode: e.exitCode, Outcome: Failed, Warning: warning, Reason: e.reason}
+	res := Result{ExitCode: e.exitCode, Outcome: Failed, Warning: warning, Reason: e.reason, Usage: e.usage}
 	if e.final {
 		res.Outcome = FailedFinally
 	}
@@ -221,4 +223,49 @@ func (r *Run) finish(e ending) {
 	r.result = res
 	close(r.done)
 	r.mu.Unlock()
+}
+
+// Live is what the run has used so far, for a node's report of its running
+// jobs: CPU seconds, the cores used since the last call (or the start) and
+// the memory held now. ok is false for a builtin, which is no process of
+// its own, and for a run whose process has ended.
+func (r *Run) Live() (u engine.LiveUsage, ok bool) {
+	all := Live([]*Run{r})
+	if len(all) == 0 {
+		return u, false
+	}
+	return all[0], true
+}
+
+// Live is what each of runs has used so far, as Run.Live says it, for
+// those that are running processes: a node's report of its running jobs.
+// What no cgroup measures is read from /proc once for all of them.
+func Live(runs []*Run) []engine.LiveUsage {
+	var procs func(int) procTotals
+	read := func(pgid int) procTotals {
+		if procs == nil {
+			pgids := map[int]bool{}
+			for _, r := range runs {
+				if p, ok := r.ctl.(*process); ok {
+					pgids[p.pid] = true
+				}
+			}
+			totals := processGroupTotals(pgids)
+			procs = func(g int) procTotals { return totals[g] }
+		}
+		return procs(pgid)
+	}
+	out := make([]engine.LiveUsage, 0, len(runs))
+	for _, r := range runs {
+		p, isProcess := r.ctl.(*process)
+		if !isProcess || r.finished() {
+			continue
+		}
+		cpu, cores, memory, ok := p.live(read)
+		if ok {
+			out = append(out, engine.LiveUsage{JobID: r.spec.JobID, Attempt: r.spec.Attempt, CPUSeconds: cpu.Seconds(),
+				Cores: cores, Memory: memory})
+		}
+	}
+	return out
 }

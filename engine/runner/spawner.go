@@ -13,9 +13,19 @@ import (
 // locked to its own thread for the life of the node: that thread ends only
 // when the node does, which is exactly when the children must die.
 
+// The same thread forks a child into its cgroup where that takes the
+// thread's own move (cgroup v1): enter moves the thread in just before the
+// fork, and the leave it returns moves it back just after.
+
 type spawnRequest struct {
 	cmd   *exec.Cmd
-	reply chan error
+	enter func() (leave func() error, err error) // nil: the child stays in the node's cgroup
+	reply chan spawnReply
+}
+
+type spawnReply struct {
+	err      error // cmd.Start's, or entering the cgroup's: nothing was started
+	leaveErr error // the thread could not leave the cgroup; the child started
 }
 
 var (
@@ -23,21 +33,38 @@ var (
 	spawnRequests chan spawnRequest
 )
 
-// spawn starts cmd on the spawner thread and returns Start's error.
-func spawn(cmd *exec.Cmd) error {
+// spawn starts cmd on the spawner thread, inside enter's cgroup when
+// enter is set.
+func spawn(cmd *exec.Cmd, enter func() (func() error, error)) spawnReply {
 	spawnOnce.Do(func() {
 		spawnRequests = make(chan spawnRequest)
 		go spawnLoop(spawnRequests)
 	})
-	req := spawnRequest{cmd: cmd, reply: make(chan error, 1)}
+	req := spawnRequest{cmd: cmd, enter: enter, reply: make(chan spawnReply, 1)}
 	spawnRequests <- req
 	return <-req.reply
 }
 
-// spawnLoop never unlocks its thread and never returns.
+// spawnLoop never unlocks its thread and never returns. Whatever
+// capabilities the node holds stay off this thread's inheritable and
+// ambient sets (they are per thread), so no job inherits them across exec.
 func spawnLoop(reqs <-chan spawnRequest) {
 	runtime.LockOSThread()
+	dropInheritedCapabilities()
 	for req := range reqs {
-		req.reply <- req.cmd.Start()
+		req.reply <- startOnThisThread(req)
 	}
+}
+
+func startOnThisThread(req spawnRequest) spawnReply {
+	if req.enter == nil {
+		return spawnReply{err: req.cmd.Start()}
+	}
+	leave, err := req.enter()
+	if err != nil {
+		return spawnReply{err: err}
+	}
+	r := spawnReply{err: req.cmd.Start()}
+	r.leaveErr = leave()
+	return r
 }

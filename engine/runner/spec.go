@@ -1,6 +1,11 @@
 package runner
 
-import "time"
+import (
+	"syscall"
+	"time"
+
+	"github.com/jobctl/jobctl/engine/cgroup"
+)
 
 // DefaultGrace is how long a job may take to exit after SIGTERM when its
 // timeout stops it and Spec.Grace is zero.
@@ -21,6 +26,9 @@ type Spec struct {
 	Env []string
 	// Dir is the working directory; empty means the node's.
 	Dir string
+	// Credential, if set, is the user and groups the process runs as
+	// instead of the node's; the node must be allowed to switch to them.
+	Credential *syscall.Credential
 	// Timeout stops the run after this much wall-clock time since it started,
 	// paused time included, so a paused job cannot hold its slot forever.
 	// Zero means no timeout.
@@ -30,6 +38,10 @@ type Spec struct {
 	Grace time.Duration
 	// Watcher, if set, learns of a process run's process group.
 	Watcher GroupWatcher
+	// Group, if set, is the cgroup a process run is born in, where its
+	// use is measured and its limits held. Start takes it over: it is
+	// emptied and removed once the run has ended. A builtin has none.
+	Group *cgroup.Group
 }
 
 // GroupWatcher follows the process groups of runs, for what must kill them

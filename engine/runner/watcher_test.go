@@ -47,7 +47,7 @@ func TestKillStopsTheWholeGroupAtOnceEvenWhileCancelling(t *testing.T) {
 
 	r.Cancel("by operator", time.Hour)
 	r.Kill("lease lost")
-	got := waitDone(t, r)
+	got := measuredDone(t, r)
 	if want := (Result{ExitCode: -1, Outcome: Cancelled, Reason: "cancelled: by operator"}); got != want {
 		t.Errorf("result = %+v, want %+v", got, want)
 	}

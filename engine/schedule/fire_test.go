@@ -49,7 +49,7 @@ func now(t *testing.T, s engine.Store) time.Time {
 func add(t *testing.T, s engine.Store, name, cron string, overlap engine.ScheduleOverlap, next time.Time) {
 	t.Helper()
 	_, err := s.ScheduleAdd(t.Context(), engine.ScheduleAddParams{Name: name, Cron: cron, TZ: "UTC", Overlap: overlap,
-		NextFireAt: next.Truncate(time.Second), Job: engine.JobTemplate{Type: engine.TypeNoop, Args: []string{"x"}, Load: engine.Ptr(0.5)}})
+		NextFireAt: next.Truncate(time.Second), Job: engine.JobTemplate{Type: engine.TypeNoop, Args: []string{"x"}, Load: engine.Ptr(0.5), Memory: engine.Ptr(int64(64 << 20))}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestMissedFiresMakeOneJob(t *testing.T) {
 			t.Fatalf("%d jobs, want 1", len(js))
 		}
 		j := js[0]
-		if j.Type != engine.TypeNoop || len(j.Args) != 1 || j.Load != 0.5 || j.Creator != "schedule:m" || j.Status != engine.StatusQueued {
+		if j.Type != engine.TypeNoop || len(j.Args) != 1 || j.Load != 0.5 || j.Creator != "schedule:m" || j.Status != engine.StatusQueued || j.MemoryLimit != 64<<20 {
 			t.Errorf("job = %+v, want the template's noop for creator schedule:m", j)
 		}
 		sc := get(t, s, "m")

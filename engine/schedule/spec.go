@@ -59,6 +59,17 @@ func Parse(expr, tz string) (Spec, error) {
 	if err != nil {
 		return bad("cron expression %q: %v", expr, err)
 	}
+	if every, ok := strings.CutPrefix(expr, "@every "); ok {
+		// The parser rounds an interval under a second up to one and cuts
+		// the fraction off any other: -1s would fire every second.
+		d, _ := time.ParseDuration(strings.TrimSpace(every))
+		switch {
+		case d < time.Second:
+			return bad("cron expression %q: the interval must be at least 1s", expr)
+		case d%time.Second != 0:
+			return bad("cron expression %q: the interval must be whole seconds", expr)
+		}
+	}
 	s := Spec{sched: sched, loc: loc}
 	if s.Next(time.Now()).IsZero() {
 		return bad("cron expression %q names no time in the next five years", expr)

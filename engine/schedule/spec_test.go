@@ -65,6 +65,12 @@ func TestParseRefuses(t *testing.T) {
 		{"@hourly", "Mars/Base"},
 		{"@hourly", "Local"},
 		{"@hourly", ""},
+		// The parser would fire each of these every second.
+		{"@every -1s", "UTC"},
+		{"@every 0s", "UTC"},
+		{"@every 1ns", "UTC"},
+		{"@every 999ms", "UTC"},
+		{"@every 1500ms", "UTC"}, // and this every 1s
 	} {
 		if _, err := Parse(c[0], c[1]); !errors.Is(err, engine.ErrInvalid) {
 			t.Errorf("Parse(%q, %q) = %v, want an invalid-input error", c[0], c[1], err)

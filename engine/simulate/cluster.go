@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
@@ -16,8 +17,9 @@ const noopDuration = time.Millisecond
 // nodes as they are configured and report their health, the jobs they run
 // now, which stay where they are, and its queued jobs, all submitted at the
 // run's start. A sleep job runs for its payload's duration (a running one
-// for what is left of it) and a noop job ends at once; the running time of
-// any other job cannot be known, so it never ends.
+// for what is left of it) and a noop job ends at once; any other job runs
+// for the median of its type's latest measured runs (engine.TypeUsage
+// WallP50), and one of a type never measured never ends.
 func FromCluster(ctx context.Context, store engine.Store) ([]NodeSpec, []JobSpec, error) {
 	now, err := store.Now(ctx)
 	if err != nil {
@@ -62,6 +64,10 @@ func FromCluster(ctx context.Context, store engine.Store) ([]NodeSpec, []JobSpec
 		}
 	}
 	all = append(all, queued...)
+	measured, err := measuredDurations(ctx, store, all)
+	if err != nil {
+		return nil, nil, err
+	}
 	listed := make(map[int64]bool, len(all))
 	for _, j := range all {
 		listed[j.ID] = true
@@ -70,9 +76,9 @@ func FromCluster(ctx context.Context, store engine.Store) ([]NodeSpec, []JobSpec
 	for _, j := range all {
 		spec := JobSpec{ID: j.ID, Type: j.Type, Load: engine.Ptr(j.Load), Key: j.Key}
 		if j.Status.Dispatchable() {
-			spec.Duration = Duration(runningTime(j))
+			spec.Duration = Duration(runningTime(j, measured))
 		} else {
-			spec.runningOn, spec.Duration = j.Node, Duration(timeLeft(j, now))
+			spec.runningOn, spec.Duration = j.Node, Duration(timeLeft(j, now, measured))
 		}
 		if j.ParentID != nil && listed[*j.ParentID] {
 			spec.Parent = *j.ParentID
@@ -82,11 +88,38 @@ func FromCluster(ctx context.Context, store engine.Store) ([]NodeSpec, []JobSpec
 	return nodes, jobs, nil
 }
 
+// measuredDurations is the median running time of the latest measured
+// runs of each type of jobs but noop and sleep, whose running times the
+// jobs themselves say.
+func measuredDurations(ctx context.Context, store engine.Store, jobs []*engine.Job) (map[string]time.Duration, error) {
+	var types []string
+	for _, j := range jobs {
+		if j.Type != engine.TypeNoop && j.Type != engine.TypeSleep && !slices.Contains(types, j.Type) {
+			types = append(types, j.Type)
+		}
+	}
+	out := map[string]time.Duration{}
+	if len(types) == 0 {
+		return out, nil
+	}
+	attempts, err := store.JobAttemptUsageList(ctx, engine.JobAttemptUsageParams{Types: types, Runs: engine.DefaultUsageRuns})
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range engine.SummarizeUsage(attempts) {
+		if d := time.Duration(u.WallP50 * float64(time.Second)); d > 0 {
+			out[u.Type] = max(d, noopDuration)
+		}
+	}
+	return out, nil
+}
+
 // timeLeft is how much longer a job running on the cluster has to go: the
-// rest of a sleep, no time for one being cancelled, and 0 (no end) for a
-// paused job or one whose running time cannot be known.
-func timeLeft(j *engine.Job, now time.Time) time.Duration {
-	total := runningTime(j)
+// rest of a sleep or of its type's measured running time, no time for one
+// being cancelled, and 0 (no end) for a paused job or one whose running
+// time cannot be known.
+func timeLeft(j *engine.Job, now time.Time, measured map[string]time.Duration) time.Duration {
+	total := runningTime(j, measured)
 	switch {
 	case j.Status == engine.StatusCancelling:
 		return noopDuration
@@ -96,8 +129,10 @@ func timeLeft(j *engine.Job, now time.Time) time.Duration {
 	return max(total-now.Sub(*j.StartedAt), noopDuration)
 }
 
-// runningTime is how long a job of the cluster would run, 0 when unknown.
-func runningTime(j *engine.Job) time.Duration {
+// runningTime is how long a job of the cluster would run, 0 when unknown:
+// a noop at once, a sleep for its payload's time, any other job for its
+// type's measured median.
+func runningTime(j *engine.Job, measured map[string]time.Duration) time.Duration {
 	switch j.Type {
 	case engine.TypeNoop:
 		return noopDuration
@@ -107,5 +142,5 @@ func runningTime(j *engine.Job) time.Duration {
 		}
 		return noopDuration // the sleep fails at once
 	}
-	return 0
+	return measured[j.Type]
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/jobctl/jobctl/engine"
 )
 
 // Duration reads a Go duration ("1m30s") or a number of seconds.
@@ -46,28 +48,13 @@ func parseDuration(s string) (time.Duration, error) {
 // "16GiB", "512MB".
 type Bytes int64
 
-var byteUnits = []struct {
-	suffix string
-	factor float64
-}{
-	{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
-	{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1},
-}
-
-// UnmarshalYAML accepts a byte count with an optional unit.
+// UnmarshalYAML accepts a byte count with an optional unit (engine.ParseBytes).
 func (b *Bytes) UnmarshalYAML(n *yaml.Node) error {
-	s, factor := strings.TrimSpace(n.Value), 1.0
-	for _, u := range byteUnits {
-		if strings.HasSuffix(s, u.suffix) {
-			s, factor = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.factor
-			break
-		}
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || v < 0 || math.IsNaN(v) || v*factor > math.MaxInt64 {
+	v, err := engine.ParseBytes(n.Value)
+	if err != nil {
 		return fmt.Errorf("line %d: memory %q is not a byte count such as 17179869184 or 16GiB", n.Line, n.Value)
 	}
-	*b = Bytes(v * factor)
+	*b = Bytes(v)
 	return nil
 }
 

@@ -63,6 +63,8 @@ type JobSpec struct {
 	Type string `yaml:"type"` // default sleep
 	// Load nil takes the service's configured load, else 1, as submit does.
 	Load *float64 `yaml:"load"`
+	// Priority orders the queue as submit --priority does (0: the default).
+	Priority int `yaml:"priority"`
 	// Duration is how long it runs once started; 0 means it never ends.
 	Duration Duration `yaml:"duration"`
 	SubmitAt Duration `yaml:"submit_at"`
@@ -167,6 +169,9 @@ func CheckJobs(jobs []JobSpec) error {
 		}
 		if j.Load != nil && (*j.Load < 0 || math.IsNaN(*j.Load) || *j.Load > engine.MaxJobLoad) {
 			return fmt.Errorf("job %d: load %v is not a number between 0 and %g", j.ID, *j.Load, engine.MaxJobLoad)
+		}
+		if problem := engine.PriorityProblem(j.Priority); problem != "" {
+			return fmt.Errorf("job %d: %s", j.ID, problem)
 		}
 		index[j.ID] = i
 	}

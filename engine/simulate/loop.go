@@ -72,7 +72,7 @@ func (s *sim) loop(d *dispatch.Dispatcher) (dispatch.RoundStats, error) {
 		// A job refused for good or taken back changes the store as much
 		// as a placement (it may unblock its key), but only a placement
 		// brings the next round forward, as on a node.
-		changed = stats.Dispatched+stats.Failed+stats.Recovered > 0
+		changed = stats.Dispatched+stats.Failed > 0
 		nextRound += dispatch.NextRound(stats, s.cfg.Interval)
 	}
 }
@@ -111,14 +111,15 @@ func (s *sim) advance(t time.Duration) error {
 // submit creates job i the way `jobctl submit` does.
 func (s *sim) submit(i int) (*engine.Job, error) {
 	spec := &s.cfg.Jobs[i]
-	req := engine.SubmitRequest{Type: spec.Type, Load: spec.Load, Key: spec.Key, Creator: "simulate"}
+	req := engine.SubmitRequest{Type: spec.Type, Load: spec.Load, Priority: spec.Priority, Key: spec.Key, Creator: "simulate"}
 	if spec.Parent != 0 {
 		req.ParentID = &s.storeID[s.index[spec.Parent]]
 	}
 	sub, err := engine.Submit(s.ctx, s.store, s.rows, req)
-	if err != nil && req.ParentID != nil && errors.Is(err, engine.ErrInvalid) {
-		// The parent has ended already in this run; a real parent submits
-		// its children while it runs, so the child goes in on its own.
+	if err != nil && req.ParentID != nil && (errors.Is(err, engine.ErrInvalid) || errors.Is(err, engine.ErrNotFound)) {
+		// The parent has ended already in this run (and may have been
+		// pruned); a real parent submits its children while it runs, so
+		// the child goes in on its own.
 		req.ParentID = nil
 		sub, err = engine.Submit(s.ctx, s.store, s.rows, req)
 	}
@@ -158,5 +159,18 @@ func (s *sim) end(e ending) error {
 	}
 	e.node.books.Release(e.run.ID)
 	e.node.changed(s.now, s.cfg.Timeline)
+	delete(s.byStore, e.run.ID)
+	if s.ended++; s.ended >= pruneEvery {
+		// As a cluster's retention does: an ended job's run is recorded
+		// in the placements, and the store keeps only what is live, so a
+		// run of a million jobs holds no more than its busiest moment.
+		s.ended = 0
+		if _, err := s.store.JobPurge(s.ctx, engine.JobPurgeParams{}); err != nil {
+			return fmt.Errorf("pruning ended jobs: %w", err)
+		}
+	}
 	return nil
 }
+
+// pruneEvery is how many jobs end between two prunes of the store.
+const pruneEvery = 10_000

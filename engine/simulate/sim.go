@@ -92,9 +92,11 @@ type sim struct {
 	waits      []time.Duration
 	declines   int
 	rounds     int
-	resumed    int // jobs running from the start, not placed by the run
-	maxFactor  float64
-	err        error // the first store failure inside an offer
+	// ended counts the jobs ended since the store last pruned them.
+	ended     int
+	resumed   int // jobs running from the start, not placed by the run
+	maxFactor float64
+	err       error // the first store failure inside an offer
 }
 
 // Run simulates the workload on the nodes with one selector.
@@ -193,7 +195,7 @@ func (s *sim) registerNodes() error {
 	for i := range s.cfg.Nodes {
 		spec := &s.cfg.Nodes[i]
 		s.nodeList = append(s.nodeList, s.nodes[spec.Name])
-		if err := s.store.NodeTouch(s.ctx, engine.NodeTouchParams{Name: spec.Name, LoadAvg: spec.LoadAvg,
+		if _, err := s.store.NodeTouch(s.ctx, engine.NodeTouchParams{Name: spec.Name, LoadAvg: spec.LoadAvg,
 			MemAvailable: int64(spec.Memory), Cores: spec.Cores}); err != nil {
 			return err
 		}

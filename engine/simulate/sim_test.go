@@ -222,3 +222,34 @@ func TestFirstChildQueuesAhead(t *testing.T) {
 		t.Errorf("declines %d; want 2 nodes × 2 rounds", res.Summary.Declines)
 	}
 }
+
+// TestPrioritiesOrderAFullCluster: with room for one job at a time, the
+// queue goes higher priority first, then oldest first.
+func TestPrioritiesOrderAFullCluster(t *testing.T) {
+	t.Parallel()
+	nodes := []NodeSpec{{Name: "one", MaxLoad: 1}}
+	if err := CheckNodes(nodes); err != nil {
+		t.Fatal(err)
+	}
+	jobs := loadJobs(t, `
+- {id: 1, duration: 1s}
+- {id: 2, duration: 1s}
+- {id: 3, duration: 1s, priority: 90}
+- {id: 4, duration: 1s, priority: 10}
+- {id: 5, duration: 1s, priority: 90}
+`)
+	res, err := Run(context.Background(), Config{Nodes: nodes, Jobs: jobs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, p := range res.Placements {
+		order = append(order, trimFloat(float64(p.Job)))
+	}
+	if got, want := strings.Join(order, " "), "3 5 1 2 4"; got != want {
+		t.Errorf("placed %s, want %s: by priority, then by age", got, want)
+	}
+	if _, err := ReadJobs(strings.NewReader("- {id: 1, priority: 101}"), "jobs"); err == nil {
+		t.Error("a job of priority 101 was read; want an error")
+	}
+}

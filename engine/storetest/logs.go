@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 
 	"github.com/jobctl/jobctl/engine"
@@ -10,6 +11,7 @@ import (
 var logTests = []subtest{
 	{"LogAppendList", testLogAppendList},
 	{"LogUnknownJob", testLogUnknownJob},
+	{"LogStreams", testLogStreams},
 }
 
 func appendLog(t *testing.T, s engine.Store, jobID int64, attempt int, data []byte) {
@@ -105,5 +107,38 @@ func testLogUnknownJob(t *testing.T, s engine.Store) {
 	wantErrIs(t, "JobLogAppend to an unknown job", err, engine.ErrNotFound)
 	if chunks := listLog(t, s, 424242, 0, 0); len(chunks) != 0 {
 		t.Errorf("log of an unknown job: %d chunks", len(chunks))
+	}
+}
+
+// Each chunk keeps its stream, in the order the chunks were stored; no
+// stream is the job's output; a stream of no known name is refused with
+// an *InvalidError and stores nothing.
+func testLogStreams(t *testing.T, s engine.Store) {
+	j := queued(t, s, 1)
+	want := []engine.LogChunk{
+		{Stream: engine.LogOutput, Data: []byte("half a li")},
+		{Stream: engine.LogProtocol, Data: []byte("jobctl:progress 50 half way\n")},
+		{Stream: engine.LogOutput, Data: []byte("ne\n")},
+		{Stream: engine.LogNote, Data: []byte("timed out after 1s, sending SIGTERM\n")},
+	}
+	for _, c := range want {
+		if err := s.JobLogAppend(t.Context(), engine.JobLogAppendParams{JobID: j.ID, Attempt: 1, Stream: c.Stream, Data: c.Data}); err != nil {
+			t.Fatalf("JobLogAppend(%s): %v", c.Stream, err)
+		}
+	}
+	appendLog(t, s, j.ID, 2, []byte("no stream named\n"))
+	want = append(want, engine.LogChunk{Stream: engine.LogOutput, Data: []byte("no stream named\n")})
+	for _, bad := range []engine.LogStream{"stderr", "OUTPUT", "note "} {
+		err := s.JobLogAppend(t.Context(), engine.JobLogAppendParams{JobID: j.ID, Attempt: 2, Stream: bad, Data: []byte("x")})
+		wantErrIs(t, fmt.Sprintf("JobLogAppend to stream %q", bad), err, engine.ErrInvalid)
+	}
+	got := listLog(t, s, j.ID, 0, 0)
+	if len(got) != len(want) {
+		t.Fatalf("%d chunks, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i].Stream != want[i].Stream || !bytes.Equal(got[i].Data, want[i].Data) {
+			t.Errorf("chunk %d: %s %q, want %s %q", i, got[i].Stream, got[i].Data, want[i].Stream, want[i].Data)
+		}
 	}
 }

@@ -25,6 +25,7 @@ var nodeTests = []subtest{
 	{"NodeTouchAndState", testNodeTouchAndState},
 	{"NodeNotFound", testNodeNotFound},
 	{"NodeListLoadAndDispatcher", testNodeListLoadAndDispatcher},
+	{"NodeBeatMissed", testNodeBeatMissed},
 }
 
 func sampleNode(name string) engine.Node {
@@ -92,6 +93,9 @@ func wantConfig(t *testing.T, got *engine.Node, want engine.Node) {
 	t.Helper()
 	want.State, want.Maintenance, want.StartedAt, want.LastSeen = got.State, got.Maintenance, got.StartedAt, got.LastSeen
 	want.Load, want.Running, want.Dispatcher = got.Load, got.Running, got.Dispatcher
+	if want.RunningUsage == nil {
+		want.RunningUsage = []engine.LiveUsage{} // a registered process runs nothing yet
+	}
 	if !reflect.DeepEqual(*got, want) {
 		t.Errorf("stored node differs:\n got  %+v\n want %+v", *got, want)
 	}
@@ -366,9 +370,12 @@ func testNodeRegisterInvalid(t *testing.T, s engine.Store) {
 func testNodeTouchAndState(t *testing.T, s engine.Store) {
 	n := register(t, s, sampleNode("alpha"))
 	before := dbNow(t, s)
-	err := s.NodeTouch(t.Context(), engine.NodeTouchParams{Name: "alpha", LoadAvg: 3.25, MemAvailable: 123456789, Cores: 16})
+	touched, err := s.NodeTouch(t.Context(), engine.NodeTouchParams{Name: "alpha", LoadAvg: 3.25, MemAvailable: 123456789, Cores: 16})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if want := (engine.NodeTouched{State: engine.NodeOnline}); touched != want {
+		t.Errorf("touch returned %+v, want %+v", touched, want)
 	}
 	after := dbNow(t, s)
 	got := getNode(t, s, "alpha")
@@ -383,16 +390,34 @@ func testNodeTouchAndState(t *testing.T, s engine.Store) {
 	}
 
 	setMaintenance(t, s, "alpha", true)
-	// Touching does not undo an operator's maintenance, nor another state.
-	if err := s.NodeTouch(t.Context(), engine.NodeTouchParams{Name: "alpha"}); err != nil {
+	// Touching does not undo an operator's maintenance, nor another state,
+	// and tells the node of both.
+	touched, err = s.NodeTouch(t.Context(), engine.NodeTouchParams{Name: "alpha"})
+	if err != nil {
 		t.Fatal(err)
+	}
+	if want := (engine.NodeTouched{State: engine.NodeOnline, Maintenance: true}); touched != want {
+		t.Errorf("touch in maintenance returned %+v, want %+v", touched, want)
 	}
 	wantState(t, "after touch", getNode(t, s, "alpha"), engine.NodeMaintenance, true)
 	setState(t, s, "alpha", engine.NodeError)
-	if err := s.NodeTouch(t.Context(), engine.NodeTouchParams{Name: "alpha"}); err != nil {
+	touched, err = s.NodeTouch(t.Context(), engine.NodeTouchParams{Name: "alpha"})
+	if err != nil {
 		t.Fatal(err)
 	}
+	if want := (engine.NodeTouched{State: engine.NodeError, Maintenance: true}); touched != want {
+		t.Errorf("touch of an ERROR node returned %+v, want %+v", touched, want)
+	}
 	wantState(t, "ERROR after touch", getNode(t, s, "alpha"), engine.NodeError, true)
+	setState(t, s, "alpha", engine.NodeOffline)
+	setMaintenance(t, s, "alpha", false)
+	touched, err = s.NodeTouch(t.Context(), engine.NodeTouchParams{Name: "alpha"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (engine.NodeTouched{State: engine.NodeOffline}); touched != want {
+		t.Errorf("touch of an OFFLINE node returned %+v, want %+v", touched, want)
+	}
 	err = s.NodeSetState(t.Context(), "alpha", engine.NodeState("BOGUS"))
 	if err == nil || errors.Is(err, engine.ErrNotFound) {
 		t.Errorf("NodeSetState(BOGUS) = %v, want a refusal", err)
@@ -405,7 +430,8 @@ func testNodeNotFound(t *testing.T, s engine.Store) {
 	if !errors.As(err, &nf) || nf.What != "node" || nf.ID != "ghost" {
 		t.Errorf("NodeGet(ghost) = %v, want *NotFoundError for node ghost", err)
 	}
-	wantErrIs(t, "NodeTouch(ghost)", s.NodeTouch(t.Context(), engine.NodeTouchParams{Name: "ghost"}), engine.ErrNotFound)
+	_, err = s.NodeTouch(t.Context(), engine.NodeTouchParams{Name: "ghost"})
+	wantErrIs(t, "NodeTouch(ghost)", err, engine.ErrNotFound)
 	wantErrIs(t, "NodeSetState(ghost)", s.NodeSetState(t.Context(), "ghost", engine.NodeOffline), engine.ErrNotFound)
 	for _, on := range []bool{true, false} {
 		err := s.NodeSetMaintenance(t.Context(), "ghost", on)
@@ -467,7 +493,8 @@ func testNodeListLoadAndDispatcher(t *testing.T, s engine.Store) {
 func testNodeTouchByATakenOverProcess(t *testing.T, s engine.Store) {
 	first := register(t, s, sampleNode("alpha")).Process
 	touch := func(p *engine.NodeProcess) error {
-		return s.NodeTouch(t.Context(), engine.NodeTouchParams{Name: "alpha", Process: p})
+		_, err := s.NodeTouch(t.Context(), engine.NodeTouchParams{Name: "alpha", Process: p})
+		return err
 	}
 	if err := touch(&first); err != nil {
 		t.Fatalf("touch by the registered process: %v", err)
@@ -487,5 +514,59 @@ func testNodeTouchByATakenOverProcess(t *testing.T, s engine.Store) {
 	}
 	if err := touch(nil); err != nil {
 		t.Errorf("touch without a process: %v", err)
+	}
+}
+
+// A missed heartbeat is kept with the database's time of the first miss in
+// a row, until an answered heartbeat, a health write or a registration
+// clears it; the maintenance flag and the health state stay as they were.
+func testNodeBeatMissed(t *testing.T, s engine.Store) {
+	register(t, s, sampleNode("alpha"))
+	register(t, s, sampleNode("bravo"))
+	setMaintenance(t, s, "alpha", true)
+	if n := getNode(t, s, "alpha"); n.BeatMissedAt != nil {
+		t.Fatalf("a new node has a missed heartbeat at %v", n.BeatMissedAt)
+	}
+	before := dbNow(t, s)
+	beat := func(missed bool) {
+		t.Helper()
+		if err := s.NodeSetBeatMissed(t.Context(), "alpha", missed); err != nil {
+			t.Fatalf("NodeSetBeatMissed(alpha, %v): %v", missed, err)
+		}
+	}
+	beat(true)
+	first := getNode(t, s, "alpha")
+	if first.BeatMissedAt == nil || first.BeatMissedAt.Before(before.Add(-time.Second)) || first.BeatMissedAt.After(dbNow(t, s)) {
+		t.Fatalf("missed at %v; want the database's now, about %v", first.BeatMissedAt, before)
+	}
+	wantState(t, "after a missed heartbeat", first, engine.NodeMaintenance, true)
+	if b := getNode(t, s, "bravo"); b.BeatMissedAt != nil {
+		t.Errorf("bravo missed a heartbeat at %v; only alpha did", b.BeatMissedAt)
+	}
+	waitDBClockPast(t, s, first.BeatMissedAt.Add(10*time.Millisecond))
+	beat(true)
+	if again := getNode(t, s, "alpha"); again.BeatMissedAt == nil || !again.BeatMissedAt.Equal(*first.BeatMissedAt) {
+		t.Errorf("a second miss moved the time to %v; want the first, %v", again.BeatMissedAt, first.BeatMissedAt)
+	}
+	listed, err := s.NodeList(t.Context())
+	if err != nil || len(listed) != 2 || listed[0].BeatMissedAt == nil || !listed[0].BeatMissedAt.Equal(*first.BeatMissedAt) {
+		t.Errorf("NodeList = %+v, %v; want alpha's missed heartbeat listed", listed, err)
+	}
+	beat(false)
+	if n := getNode(t, s, "alpha"); n.BeatMissedAt != nil {
+		t.Errorf("an answered heartbeat left the miss at %v", n.BeatMissedAt)
+	}
+	beat(true)
+	setState(t, s, "alpha", engine.NodeOffline)
+	if n := getNode(t, s, "alpha"); n.BeatMissedAt != nil || n.State != engine.NodeOffline {
+		t.Errorf("marked OFFLINE: %s, missed at %v; want OFFLINE and no watch", n.State, n.BeatMissedAt)
+	}
+	setState(t, s, "alpha", engine.NodeOnline)
+	beat(true)
+	if n := reregister(t, s, sampleNode("alpha")); n.BeatMissedAt != nil {
+		t.Errorf("a registration left the miss at %v", n.BeatMissedAt)
+	}
+	if err := s.NodeSetBeatMissed(t.Context(), "nobody", true); !errors.Is(err, engine.ErrNotFound) {
+		t.Errorf("NodeSetBeatMissed(nobody) = %v, want not found", err)
 	}
 }

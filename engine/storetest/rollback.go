@@ -62,7 +62,7 @@ func testKeyPositionOrdersKey(t *testing.T, s engine.Store) {
 	if got := get(t, s, b.ID); got.KeyPosition != nil || got.RollbackOf != nil {
 		t.Errorf("a job inserted without a position has %v, rollback of %v; want none", got.KeyPosition, got.RollbackOf)
 	}
-	queue := func() []*engine.Job { return dispatchableBoth(t, s, engine.StatusQueued, 0, 0) }
+	queue := func() []*engine.Job { return dispatchableBoth(t, s, engine.StatusQueued, nil, 0) }
 	wantIDs(t, "heads", queue(), a, front)
 	finish(t, s, start(t, s, a, "n1"), engine.RunSucceeded)
 	wantIDs(t, "after the first", queue(), after, front)
@@ -101,7 +101,7 @@ func testRollbackPendingBlocksKey(t *testing.T, s engine.Store) {
 	free := insert(t, s, engine.JobInsertParams{Rollback: "undo"})
 	other := insert(t, s, engine.JobInsertParams{Key: "other"})
 	f = failFinally(t, s, f)
-	queue := func() []*engine.Job { return dispatchableBoth(t, s, engine.StatusQueued, 0, 0) }
+	queue := func() []*engine.Job { return dispatchableBoth(t, s, engine.StatusQueued, nil, 0) }
 	wantIDs(t, "behind a failed job awaiting its rollback", queue(), free, other)
 	pending, err := s.JobListRollbackPending(t.Context(), 0)
 	if err != nil {
@@ -160,7 +160,7 @@ func testRollbackOnlyAfterFinalFailure(t *testing.T, s engine.Store) {
 	if cancelled.Status != engine.StatusCancelled {
 		t.Fatalf("cancelled job is %s", cancelled.Status)
 	}
-	wantIDs(t, "later job while its key's head retries", dispatchable(t, s, engine.StatusQueued, 0, 0))
+	wantIDs(t, "later job while its key's head retries", dispatchable(t, s, engine.StatusQueued, nil, 0))
 	_ = later
 }
 
@@ -261,7 +261,7 @@ func testRollbackSetGuarded(t *testing.T, s engine.Store) {
 	if got := get(t, s, f2.ID); got.RollbackJobID != nil || got.Version != f2.Version {
 		t.Errorf("rolled back record left %v at version %d", got.RollbackJobID, got.Version)
 	}
-	wantIDs(t, "still blocked", dispatchable(t, s, engine.StatusQueued, 0, 0))
+	wantIDs(t, "still blocked", dispatchable(t, s, engine.StatusQueued, nil, 0))
 	_ = later
 }
 
@@ -277,8 +277,8 @@ func testRollbackRequeueRollsBackAgain(t *testing.T, s engine.Store) {
 		t.Fatalf("requeued job keeps rollback job %d", *f.RollbackJobID)
 	}
 	// The requeued job comes before its own first rollback in the key.
-	wantIDs(t, "requeued before its rollback", dispatchable(t, s, engine.StatusRestart, 0, 0), f)
-	wantIDs(t, "its rollback waits", dispatchable(t, s, engine.StatusQueued, 0, 0))
+	wantIDs(t, "requeued before its rollback", dispatchable(t, s, engine.StatusRestart, nil, 0), f)
+	wantIDs(t, "its rollback waits", dispatchable(t, s, engine.StatusQueued, nil, 0))
 	failFinally(t, s, f)
 	second := spawn(t, s)
 	if len(second) != 1 || second[0].ID == first[0].ID {

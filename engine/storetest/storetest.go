@@ -62,7 +62,7 @@ func RunWith(t *testing.T, open OpenFunc, opts Options) {
 		metaTests, jobTests, updateTests, dispatchTests, progressTests, logTests, nodeTests,
 		leaseTests, tokenTests, agreementTests, txTests, reservationTests, limitTests,
 		bulkTests, batchTests, notifyTests, windowTests, scheduleTests,
-		typeLimitTests, attemptTests, rollbackTests, submitTests,
+		typeLimitTests, attemptTests, rollbackTests, eventTests, sortTests, usageTests, submitTests,
 	} {
 		all = append(all, group...)
 	}

@@ -3,6 +3,7 @@ package workflow
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/jobctl/jobctl/engine"
@@ -18,8 +19,10 @@ const cancelPasses = 5
 // pass finds nothing left to cancel, since a step that committed just as
 // it was cancelled may have created its next jobs. It returns the ids of
 // the jobs it cancelled or began cancelling, and what went wrong; errors
-// for single jobs do not stop it.
-func Cancel(ctx context.Context, store engine.Store, id int64) ([]int64, error) {
+// for single jobs do not stop it. Each job's cancel is recorded for by as
+// a "workflow cancel" event naming the workflow.
+func Cancel(ctx context.Context, store engine.Store, id int64, by engine.Actor) ([]int64, error) {
+	ev := engine.VerbEvent{Verb: engine.EventWorkflowCancel, Note: fmt.Sprintf("with workflow %d", id)}
 	var cancelled []int64
 	var errs []error
 	failed := map[int64]bool{}
@@ -38,7 +41,7 @@ func Cancel(ctx context.Context, store engine.Store, id int64) ([]int64, error) 
 			return boolRank(a.Type != engine.TypeWorkflow) - boolRank(b.Type != engine.TypeWorkflow)
 		})
 		for _, j := range pending {
-			if _, err := engine.ApplyVerb(ctx, store, j.ID, engine.VerbCancel); err != nil {
+			if _, err := engine.ApplyVerbAs(ctx, store, j.ID, engine.VerbCancel, by, ev); err != nil {
 				failed[j.ID] = true
 				errs = append(errs, err)
 				continue

@@ -25,8 +25,14 @@ const (
 // Spec is a workflow as its file describes it. Its JSON form is kept in
 // the root job's payload, so every step reads the same spec.
 type Spec struct {
-	Name       string      `json:"name"`
+	Name string `json:"name"`
+	// Priority is every job's of the workflow, its steps' too (0: the
+	// default); an operation may give its own.
+	Priority   int         `json:"priority,omitempty"`
 	Operations []Operation `json:"operations"`
+	// Deprecated says, one line each, where the file uses a field's old
+	// name; the workflow is the same as with the new one.
+	Deprecated []string `json:"-"`
 }
 
 // Operation is one job of a workflow.
@@ -35,10 +41,13 @@ type Operation struct {
 	Type        string          `json:"type"`
 	Args        []string        `json:"args,omitempty"`
 	Payload     json.RawMessage `json:"payload,omitempty"`
-	Load        *float64        `json:"load,omitempty"` // nil: the service's configured load, else 1
+	Load        *float64        `json:"load,omitempty"`     // nil: the service's configured load, else 1
+	Priority    int             `json:"priority,omitempty"` // 0: the workflow's
 	OnFailure   string          `json:"on_failure"`
 	MaxAttempts int             `json:"max_attempts,omitempty"`
 	Timeout     engine.Duration `json:"timeout,omitempty"` // 0: the service's configured timeout, else the default
+	// Memory is the job's memory limit in bytes; nil: the service's, else none.
+	Memory *int64 `json:"memory,omitempty"`
 }
 
 // Stops reports whether the workflow ends when this operation fails.
@@ -48,6 +57,7 @@ func (o Operation) Stops() bool { return o.OnFailure != OnFailureContinue }
 // refused, so a misspelt one is not silently ignored.
 type fileSpec struct {
 	Name       string          `yaml:"name"`
+	Priority   int             `yaml:"priority"`
 	Operations []fileOperation `yaml:"operations"`
 }
 
@@ -57,9 +67,12 @@ type fileOperation struct {
 	Args        []string  `yaml:"args"`
 	Payload     yaml.Node `yaml:"payload"`
 	Load        *float64  `yaml:"load"`
+	Priority    int       `yaml:"priority"`
 	OnFailure   string    `yaml:"on_failure"`
 	MaxAttempts int       `yaml:"max_attempts"`
-	Timeout     string    `yaml:"timeout"`
+	RunTimeout  string    `yaml:"run_timeout"`
+	Timeout     string    `yaml:"timeout"` // the old name of run_timeout
+	Memory      string    `yaml:"memory"`
 	line        int
 }
 
@@ -82,9 +95,12 @@ func Parse(data []byte) (*Spec, error) {
 			fs.Operations[i].line = lines[i]
 		}
 	}
-	spec := &Spec{Name: strings.TrimSpace(fs.Name)}
+	spec := &Spec{Name: strings.TrimSpace(fs.Name), Priority: fs.Priority}
 	var problems []string
 	for i, fo := range fs.Operations {
+		if fo.Timeout != "" && fo.RunTimeout == "" {
+			spec.Deprecated = append(spec.Deprecated, fmt.Sprintf(`%s: "timeout" is deprecated; name the run limit "run_timeout"`, fo.where(i)))
+		}
 		op, err := fo.operation(i)
 		if err != nil {
 			problems = append(problems, err.Error())
@@ -119,12 +135,17 @@ func operationLines(doc *yaml.Node) []int {
 	return nil
 }
 
-func (fo fileOperation) operation(i int) (Operation, error) {
-	where := fmt.Sprintf("operation %d", i+1)
+// where names the i-th operation of the file, and its line where known.
+func (fo fileOperation) where(i int) string {
 	if fo.line > 0 {
-		where = fmt.Sprintf("line %d: operation %d", fo.line, i+1)
+		return fmt.Sprintf("line %d: operation %d", fo.line, i+1)
 	}
-	op := Operation{Name: fo.Name, Type: fo.Type, Args: fo.Args, Load: fo.Load, OnFailure: fo.OnFailure,
+	return fmt.Sprintf("operation %d", i+1)
+}
+
+func (fo fileOperation) operation(i int) (Operation, error) {
+	where := fo.where(i)
+	op := Operation{Name: fo.Name, Type: fo.Type, Args: fo.Args, Load: fo.Load, Priority: fo.Priority, OnFailure: fo.OnFailure,
 		MaxAttempts: fo.MaxAttempts}
 	if fo.Payload.Kind != 0 {
 		var v any
@@ -137,12 +158,26 @@ func (fo fileOperation) operation(i int) (Operation, error) {
 		}
 		op.Payload = b
 	}
-	if fo.Timeout != "" {
-		d, err := time.ParseDuration(fo.Timeout)
+	field, limit := "run_timeout", fo.RunTimeout
+	switch {
+	case fo.Timeout != "" && fo.RunTimeout != "":
+		return op, fmt.Errorf(`%s: "timeout" is the old name of "run_timeout"; give one of them`, where)
+	case fo.Timeout != "":
+		field, limit = "timeout", fo.Timeout
+	}
+	if limit != "" {
+		d, err := time.ParseDuration(limit)
 		if err != nil || d <= 0 {
-			return op, fmt.Errorf("%s: timeout %q is not a positive duration such as 10m", where, fo.Timeout)
+			return op, fmt.Errorf("%s: %s %q is not a positive duration such as 10m", where, field, limit)
 		}
 		op.Timeout = engine.Duration(d)
+	}
+	if fo.Memory != "" {
+		mem, err := engine.ParseMemoryLimit(fo.Memory)
+		if err != nil {
+			return op, fmt.Errorf("%s: memory: %v", where, err)
+		}
+		op.Memory = &mem
 	}
 	return op, nil
 }
@@ -214,6 +249,9 @@ func (s *Spec) Validate() error {
 		s.Name = "workflow"
 	}
 	if problem := engine.NameProblem("name", s.Name, true); problem != "" {
+		problems = append(problems, problem)
+	}
+	if problem := engine.PriorityProblem(s.Priority); problem != "" {
 		problems = append(problems, problem)
 	}
 	if len(s.Operations) == 0 {

@@ -21,7 +21,8 @@ operations:
     payload: {to: ops}
     on_failure: continue
     max_attempts: 3
-    timeout: 10m
+    run_timeout: 10m
+    memory: 512MiB
 `)
 	a, b := spec.Operations[0], spec.Operations[1]
 	if a.Name != "op 1" || a.Type != engine.TypeExec || a.OnFailure != OnFailureStop || *a.Load != 0.5 {
@@ -30,8 +31,29 @@ operations:
 	if b.Type != "mail" || string(b.Payload) != `{"to":"ops"}` || b.Stops() || b.MaxAttempts != 3 || time.Duration(b.Timeout) != 10*time.Minute {
 		t.Fatalf("second %+v", b)
 	}
-	if p := operationParams(b, 7, nil); p.Key != "workflow:7" || *p.ParentID != 7 || p.Load != 1 || p.MaxAttempts != 3 {
+	if p := operationParams(b, 7, nil); p.Key != "workflow:7" || *p.ParentID != 7 || p.Load != 1 || p.MaxAttempts != 3 ||
+		p.MemoryLimit != 512<<20 {
 		t.Fatalf("params %+v", p)
+	}
+	// Without its own, an operation takes its service's memory limit.
+	nodes := []*engine.Node{{State: engine.NodeOnline, Services: []engine.NodeService{{Type: "exec", Memory: 1 << 30}}}}
+	if p := operationParams(a, 7, nodes); p.MemoryLimit != 1<<30 {
+		t.Fatalf("params of an operation without memory: %+v", p)
+	}
+	if len(spec.Deprecated) != 0 {
+		t.Errorf("deprecated %q; want nothing said", spec.Deprecated)
+	}
+}
+
+// "timeout", the run limit's old name, still sets it, and the spec says
+// where it is used.
+func TestParseOldTimeoutName(t *testing.T) {
+	spec := mustParse(t, "operations:\n  - type: noop\n  - type: noop\n    timeout: 10m\n")
+	if time.Duration(spec.Operations[1].Timeout) != 10*time.Minute {
+		t.Errorf("run limit %s; want 10m", time.Duration(spec.Operations[1].Timeout))
+	}
+	if want := []string{`line 3: operation 2: "timeout" is deprecated; name the run limit "run_timeout"`}; fmt.Sprint(spec.Deprecated) != fmt.Sprint(want) {
+		t.Errorf("deprecated %q; want %q", spec.Deprecated, want)
 	}
 }
 
@@ -49,6 +71,11 @@ func TestParseRefuses(t *testing.T) {
 		{"negative load", "operations: [{type: noop, load: -1}]\n", "load -1 is not a number >= 0"},
 		{"twice", "operations: [{name: a, type: noop}, {name: a, type: noop}]\n", "the name is taken by operation 1"},
 		{"bad timeout", "operations: [{type: noop, timeout: soon}]\n", `line 1: operation 1: timeout "soon"`},
+		{"bad run timeout", "operations: [{type: noop, run_timeout: 0s}]\n", `line 1: operation 1: run_timeout "0s" is not a positive duration`},
+		{"both timeouts", "operations: [{type: noop, run_timeout: 1m, timeout: 1m}]\n", `"timeout" is the old name of "run_timeout"`},
+		{"not UTF-8", "operations: [{args: [echo, \"caf\xe9\"]}]\n", "invalid"},
+		{"bad memory", "operations: [{type: noop, memory: lots}]\n", `line 1: operation 1: memory: "lots" is not a size`},
+		{"tiny memory", "operations: [{type: noop, memory: 1KiB}]\n", `memory: "1KiB" is not between 1MiB and 1PiB`},
 		{"not a list", "operations: 3\n", "line 1: `3` is not a list of operations"},
 		{"load text", "operations:\n  - type: noop\n    load: abc\n", "line 3: `abc` is not a number"},
 	} {

@@ -52,7 +52,7 @@ func Start(ctx context.Context, store engine.TxStore, spec *Spec, creator string
 	}
 	return store.JobInsert(ctx, engine.JobInsertParams{
 		Type: engine.TypeWorkflow, Operation: OperationStart, Payload: payload, Status: engine.StatusQueued,
-		MaxAttempts: StepAttempts, Backoff: StepBackoff, Timeout: StepTimeout, Creator: creator,
+		Priority: spec.Priority, MaxAttempts: StepAttempts, Backoff: StepBackoff, Timeout: StepTimeout, Creator: creator,
 	})
 }
 
@@ -60,7 +60,7 @@ func Start(ctx context.Context, store engine.TxStore, spec *Spec, creator string
 // give the defaults of its type's service, as 'jobctl submit' takes them.
 func operationParams(op Operation, root int64, nodes []*engine.Node) engine.JobInsertParams {
 	p := engine.JobInsertParams{
-		Type: op.Type, Operation: op.Name, Args: op.Args, Payload: op.Payload, Load: 1,
+		Type: op.Type, Operation: op.Name, Args: op.Args, Payload: op.Payload, Load: 1, Priority: op.Priority,
 		Status: engine.StatusQueued, Key: engine.WorkflowKey(root), ParentID: engine.Ptr(root),
 		MaxAttempts: max(op.MaxAttempts, 1), Timeout: time.Duration(op.Timeout),
 	}
@@ -70,6 +70,12 @@ func operationParams(op Operation, root int64, nodes []*engine.Node) engine.JobI
 		p.Load = *op.Load
 	case svc.Load > 0:
 		p.Load = svc.Load
+	}
+	switch {
+	case op.Memory != nil:
+		p.MemoryLimit = *op.Memory
+	case svc.Memory > 0:
+		p.MemoryLimit = svc.Memory
 	}
 	switch {
 	case p.Timeout > 0:
@@ -190,7 +196,7 @@ func runStep(ctx context.Context, tx engine.TxStore, nodes []*engine.Node, id in
 		res.Log = append(res.Log, fmt.Sprintf("operation %d '%s' is job %d already", step+1, ops[step].Name, j.ID))
 		return nil
 	}
-	op, err := tx.JobInsert(ctx, withCreator(operationParams(ops[step], w.Root.ID, nodes), w.Root.Creator))
+	op, err := tx.JobInsert(ctx, ofRoot(operationParams(ops[step], w.Root.ID, nodes), w.Root))
 	if err != nil {
 		return fmt.Errorf("creating operation %d '%s': %w", step+1, ops[step].Name, err)
 	}
@@ -198,11 +204,10 @@ func runStep(ctx context.Context, tx engine.TxStore, nodes []*engine.Node, id in
 	if err != nil {
 		return err
 	}
-	next, err := tx.JobInsert(ctx, engine.JobInsertParams{
+	next, err := tx.JobInsert(ctx, ofRoot(engine.JobInsertParams{
 		Type: engine.TypeWorkflow, Operation: OperationNext, Payload: payload, Status: engine.StatusQueued,
 		Key: engine.WorkflowKey(w.Root.ID), ParentID: engine.Ptr(w.Root.ID), MaxAttempts: StepAttempts, Backoff: StepBackoff, Timeout: StepTimeout,
-		Creator: w.Root.Creator,
-	})
+	}, w.Root))
 	if err != nil {
 		return fmt.Errorf("creating step %d: %w", step+1, err)
 	}
@@ -212,7 +217,12 @@ func runStep(ctx context.Context, tx engine.TxStore, nodes []*engine.Node, id in
 	return nil
 }
 
-func withCreator(p engine.JobInsertParams, creator string) engine.JobInsertParams {
-	p.Creator = creator
+// ofRoot gives a job of the workflow whose root step is root the root's
+// creator, and its priority unless the job has its own.
+func ofRoot(p engine.JobInsertParams, root *engine.Job) engine.JobInsertParams {
+	p.Creator = root.Creator
+	if p.Priority == 0 {
+		p.Priority = root.Priority
+	}
 	return p
 }

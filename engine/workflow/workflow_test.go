@@ -65,14 +65,11 @@ type runner struct {
 func (r *runner) start() *engine.Job {
 	r.t.Helper()
 	ctx := r.t.Context()
-	jobs, err := r.s.JobListDispatchable(ctx, engine.JobDispatchableParams{Status: engine.StatusQueued, Limit: 10})
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	if len(jobs) == 0 {
+	j := nextDispatchable(r.t, r.s)
+	if j == nil {
 		return nil
 	}
-	j := jobs[0]
+	var err error
 	j, err = r.s.JobUpdate(ctx, engine.JobUpdate{ID: j.ID, From: j.Status, Version: j.Version, To: engine.StatusRunning,
 		Node: engine.Ptr("n1"), IncrementAttempt: true, MarkStarted: true})
 	if err != nil {
@@ -269,7 +266,7 @@ func TestCancelEndsEveryJobAndTheWorkflowIsCancelled(t *testing.T) {
 		root := start(t, s, strings.Replace(threeOps, "%s", "stop", 1))
 		r := &runner{t: t, s: s}
 		r.step() // step 0: dump and step 1 wait
-		ids, err := Cancel(ctx, s, root.ID)
+		ids, err := Cancel(ctx, s, root.ID, testActor)
 		if err != nil || len(ids) != 2 {
 			t.Fatalf("cancelled %v: %v", ids, err)
 		}
@@ -280,7 +277,7 @@ func TestCancelEndsEveryJobAndTheWorkflowIsCancelled(t *testing.T) {
 		if r.start() != nil {
 			t.Fatal("a job of a cancelled workflow started")
 		}
-		if ids, err := Cancel(ctx, s, root.ID); err != nil || len(ids) != 0 {
+		if ids, err := Cancel(ctx, s, root.ID, testActor); err != nil || len(ids) != 0 {
 			t.Fatalf("cancelling again: %v %v", ids, err)
 		}
 	})
@@ -315,3 +312,30 @@ func TestListNewestFirst(t *testing.T) {
 }
 
 func itoa(n int64) string { return engine.WorkflowKey(n)[len("workflow:"):] }
+
+// nextDispatchable is the queued job a dispatcher would take first, of
+// whatever type, or nil.
+func nextDispatchable(t *testing.T, s engine.Store) *engine.Job {
+	t.Helper()
+	queues, err := s.JobQueueLoads(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var next *engine.Job
+	for _, q := range queues {
+		if q.Status != engine.StatusQueued {
+			continue
+		}
+		jobs, err := s.JobListDispatchable(t.Context(), engine.JobDispatchableParams{Status: q.Status, Type: q.Type, Limit: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(jobs) > 0 && (next == nil || engine.PlaceOf(jobs[0]).Before(engine.PlaceOf(next))) {
+			next = jobs[0]
+		}
+	}
+	return next
+}
+
+// testActor is the operator of the tests' cancels.
+var testActor = engine.Actor{Who: "tester@testhost"}

@@ -1,1 +1,1 @@
-id, type, job_load, status, node, job_key, parent_id, attempt, version, run_after, created_at
+id, type, job_load, status, node, job_key, parent_id, attempt, version, run_after, created_at, priority

@@ -1,35 +1,13 @@
--- The SQL copy of engine.DispatchHold, for speed; the conformance suite
--- proves the two agree. A key orders its jobs by place,
--- (COALESCE(key_position, id), id), submission order with a rollback job
--- right after the job it undoes. A job with a key waits while another job
--- of the same key is earlier and unfinished, so jobs of one key run one at
--- a time in that order. It also waits while another job of its key is
--- active (engine.KeyActiveStatuses; PAUSED only on a node), whatever its
--- place, so a requeued old job cannot run beside a later job of its key.
--- Either way the other job has not ended, and job_live_key_match finds such
--- jobs of the key through the index of live jobs, past however many ended
--- jobs the key has. Last, it waits while an earlier job of its key failed
--- finally and awaits its rollback job, so the rollback runs before the key
--- moves on; job_rollback_pending_match finds those through their own small
--- index.
+-- The first page of one type's queue (a status, QUEUED or RESTART, and a
+-- type) holding the jobs that may start now (job_dispatchable_terms) and
+-- whose load is in the range asked for, in dispatch order, higher priority
+-- first and then lower id, as the index jobs_queue holds them. Later pages
+-- are job_list_dispatchable_after's; one branch is half the planning of a
+-- statement the database plans anew each time.
 SELECT {{template "job_columns_brief"}}
 FROM jobs
-WHERE status = :status
-  AND (run_after IS NULL OR run_after <= {{now}})
-  AND id > :after_id
-  AND NOT (job_key <> '' AND (EXISTS (
-      SELECT 1
-      FROM jobs other
-      WHERE {{template "job_live_key_match"}}
-        AND other.id <> jobs.id
-        AND (COALESCE(other.key_position, other.id) < COALESCE(jobs.key_position, jobs.id)
-             OR (COALESCE(other.key_position, other.id) = COALESCE(jobs.key_position, jobs.id) AND other.id < jobs.id)
-             OR (other.status IN {{statuses "key_active"}} AND (other.status <> 'PAUSED' OR other.node <> ''))))
-    OR EXISTS (
-      SELECT 1
-      FROM jobs other
-      WHERE {{template "job_rollback_pending_match"}}
-        AND (COALESCE(other.key_position, other.id) < COALESCE(jobs.key_position, jobs.id)
-             OR (COALESCE(other.key_position, other.id) = COALESCE(jobs.key_position, jobs.id) AND other.id < jobs.id)))))
-ORDER BY id
+WHERE {{template "job_queue_match" ":status"}}
+  AND type = :type
+  AND {{template "job_dispatchable_terms"}}
+ORDER BY priority DESC, id
 LIMIT :limit

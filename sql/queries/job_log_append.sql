@@ -1,2 +1,2 @@
-INSERT INTO job_logs (job_id, attempt, data, created_at)
-VALUES (:job_id, :attempt, :data, {{now}})
+INSERT INTO job_logs (job_id, attempt, stream, data, created_at)
+VALUES (:job_id, :attempt, :stream, :data, {{now}})

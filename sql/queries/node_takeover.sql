@@ -4,7 +4,7 @@
 -- (by_identity), in which case the row must still name that process, so of
 -- two restarts racing for the name only one takes it. Changing no row means
 -- it is taken. The maintenance flag is left alone, so an operator's
--- maintenance outlives a restart.
+-- maintenance outlives a restart. The new process runs nothing yet.
 UPDATE nodes SET
     url              = :url,
     max_load         = :max_load,
@@ -26,7 +26,9 @@ UPDATE nodes SET
     host_id          = :host_id,
     hostname         = :hostname,
     pid              = :pid,
-    proc_start       = :proc_start
+    proc_start       = :proc_start,
+    beat_missed_at   = NULL,
+    running_usage    = '[]'
 WHERE name = :name
   AND ((:by_identity AND host_id = :old_host_id AND pid = :old_pid AND proc_start = :old_proc_start)
        OR last_seen < {{nowPlus ":stale_offset_seconds"}})

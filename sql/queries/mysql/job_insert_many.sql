@@ -3,5 +3,5 @@
 -- the driver gives the first new id and job_ids_from reads the rest.
 INSERT INTO jobs (type, operation, args, payload, job_load, status, job_key, parent_id, max_attempts,
                   backoff_seconds, rollback, run_after, timeout_seconds, creator, created_at, queued_at,
-                  rollback_type)
+                  rollback_type, priority, memory_limit)
 VALUES {{template "job_insert_row"}}

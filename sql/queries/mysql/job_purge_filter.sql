@@ -1,6 +1,6 @@
 {{- /*
 job_purge_filter for MySQL, which has no partial index: the virtual
-column ended_at (migration 010) is the end time of a job that has ended
+column ended_at (migration 015) is the end time of a job that has ended
 and NULL while it has not, and its index jobs_ended stands in for one.
 */ -}}
 ended_at IS NOT NULL

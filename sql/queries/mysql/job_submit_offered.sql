@@ -1,4 +1,5 @@
--- Whether any registered node offers jobs of the type (job_submit).
-SELECT COUNT(*) > 0
-FROM nodes n, JSON_TABLE(n.services, '$[*]' COLUMNS (svc_type VARCHAR(255) PATH '$.type')) AS s
-WHERE CAST(s.svc_type AS BINARY) = CAST(:type AS BINARY)
+-- The new job's load, and what the nodes offer its type (job_submit).
+SELECT (SELECT job_load FROM jobs WHERE id = :id) AS job_load,
+       COUNT(*) > 0 AS offered,
+       MAX(CASE WHEN online = 1 THEN max_load END) AS largest_max_load
+FROM ({{template "job_submit_offers"}}) AS offers

@@ -1,7 +1,8 @@
 -- Many guarded transitions in one statement, each exactly as job_update
 -- applies it alone. The parameter is a JSON array with one object per
 -- transition (see dbstore's batch.go); an absent key is NULL, which leaves
--- its field alone or switches its flag off. MySQL has no UPDATE …
+-- its field alone or switches its flag off (an absent cpu_seconds leaves
+-- the whole usage of the run alone). MySQL has no UPDATE …
 -- RETURNING, so the store locks the rows first (job_update_many_lock),
 -- sends only the transitions that match, and reads the rows back
 -- (job_update_many_read). The guard stays here all the same. The lease
@@ -30,7 +31,11 @@ UPDATE JSON_TABLE(:updates, '$[*]' COLUMNS (
     mark_started      INT          PATH '$.mark_started',
     mark_finished     INT          PATH '$.mark_finished',
     new_dispatcher    VARCHAR(255) PATH '$.lease_owner',
-    new_lease_term    BIGINT       PATH '$.lease_term'
+    new_lease_term    BIGINT       PATH '$.lease_term',
+    new_cpu_seconds   DOUBLE       PATH '$.cpu_seconds',
+    new_peak_memory   BIGINT       PATH '$.peak_memory',
+    new_wall_seconds  DOUBLE       PATH '$.wall_seconds',
+    new_oom_killed    INT          PATH '$.oom_killed'
 )) AS x
 STRAIGHT_JOIN jobs AS j ON j.id = x.job_id
 SET
@@ -42,6 +47,18 @@ SET
     j.exit_code        = CASE WHEN x.new_exit_code IS NOT NULL THEN x.new_exit_code
                               WHEN x.clear_result OR x.increment_attempt THEN NULL
                               ELSE j.exit_code END,
+    j.cpu_seconds      = CASE WHEN x.new_cpu_seconds IS NOT NULL THEN x.new_cpu_seconds
+                              WHEN x.clear_result OR x.increment_attempt THEN NULL
+                              ELSE j.cpu_seconds END,
+    j.peak_memory      = CASE WHEN x.new_cpu_seconds IS NOT NULL THEN x.new_peak_memory
+                              WHEN x.clear_result OR x.increment_attempt THEN NULL
+                              ELSE j.peak_memory END,
+    j.wall_seconds     = CASE WHEN x.new_cpu_seconds IS NOT NULL THEN x.new_wall_seconds
+                              WHEN x.clear_result OR x.increment_attempt THEN NULL
+                              ELSE j.wall_seconds END,
+    j.oom_killed       = CASE WHEN x.new_cpu_seconds IS NOT NULL THEN x.new_oom_killed
+                              WHEN x.clear_result OR x.increment_attempt THEN FALSE
+                              ELSE j.oom_killed END,
     j.message          = COALESCE(x.new_message, j.message),
     j.run_after        = CASE WHEN x.run_after_seconds IS NOT NULL THEN {{nowPlus "x.run_after_seconds"}}
                               WHEN x.clear_result THEN NULL

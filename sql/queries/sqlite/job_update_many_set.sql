@@ -1,7 +1,8 @@
 -- Many guarded transitions in one statement, each exactly as job_update
 -- applies it alone. The parameter is a JSON array with one array per
 -- transition, its fields by position (jobUpdateTuplesJSON in dbstore's
--- batch_params.go); a null leaves its field alone, and a flag is 0 or 1. A
+-- batch_params.go); a null leaves its field alone (a null cpu_seconds the
+-- whole usage of the run the transition ends), and a flag is 0 or 1. A
 -- transition whose job is no longer at its status and version matches no
 -- row, and only the changed rows come back. A start under a lease term (a
 -- dispatcher and its term, both set) records them and applies only while
@@ -15,6 +16,18 @@ UPDATE jobs SET
     exit_code        = CASE WHEN x.new_exit_code IS NOT NULL THEN x.new_exit_code
                             WHEN x.clear_result OR x.increment_attempt THEN NULL
                             ELSE exit_code END,
+    cpu_seconds      = CASE WHEN x.new_cpu_seconds IS NOT NULL THEN x.new_cpu_seconds
+                            WHEN x.clear_result OR x.increment_attempt THEN NULL
+                            ELSE cpu_seconds END,
+    peak_memory      = CASE WHEN x.new_cpu_seconds IS NOT NULL THEN x.new_peak_memory
+                            WHEN x.clear_result OR x.increment_attempt THEN NULL
+                            ELSE peak_memory END,
+    wall_seconds     = CASE WHEN x.new_cpu_seconds IS NOT NULL THEN x.new_wall_seconds
+                            WHEN x.clear_result OR x.increment_attempt THEN NULL
+                            ELSE wall_seconds END,
+    oom_killed       = CASE WHEN x.new_cpu_seconds IS NOT NULL THEN x.new_oom_killed
+                            WHEN x.clear_result OR x.increment_attempt THEN 0
+                            ELSE oom_killed END,
     message          = COALESCE(x.new_message, message),
     run_after        = CASE WHEN x.run_after_seconds IS NOT NULL THEN {{nowPlus "x.run_after_seconds"}}
                             WHEN x.clear_result THEN NULL
@@ -45,7 +58,11 @@ FROM (
            value ->> 12 AS mark_started,
            value ->> 13 AS mark_finished,
            value ->> 14 AS new_dispatcher,
-           value ->> 15 AS new_lease_term
+           value ->> 15 AS new_lease_term,
+           value ->> 16 AS new_cpu_seconds,
+           value ->> 17 AS new_peak_memory,
+           value ->> 18 AS new_wall_seconds,
+           value ->> 19 AS new_oom_killed
     FROM json_each(:updates)
 ) AS x
 WHERE jobs.id = x.job_id AND jobs.version = x.expected_version AND jobs.status = x.from_status

@@ -1,0 +1,245 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/jobctl/jobctl/engine"
+)
+
+// HousekeepingInterval is how often the lease holder runs its
+// housekeeping: often enough that a rollback job follows its job's final
+// failure, and a silent node's jobs its lease, within about a second.
+const HousekeepingInterval = time.Second
+
+// RecoverBatch is how many jobs of one silent node a pass of housekeeping
+// puts back at most; the next pass takes up the rest.
+const RecoverBatch = 1000
+
+// Housekeeper does the lease holder's work that is not placing jobs, apart
+// from the dispatch rounds, so a round's cost is what it places: it puts
+// back jobs left DISPATCHING, recovers the jobs of nodes silent past their
+// node lease, creates the rollback job of each job that failed finally
+// (engine.SpawnRollbacks, once per job even across holders), and drops the
+// reservations whose job no longer waits for its node. Each part is
+// bounded and idempotent, so a pass cut short by a lost lease or a crash is
+// taken up by the next, on whichever node then holds the lease. A round
+// never counts on it: a lapsed reservation is ignored by the round that
+// reads it, and a silent node is offered nothing.
+type Housekeeper struct {
+	store engine.Store
+	terms TermSource
+	log   *slog.Logger
+	// quiet are silent nodes found with no job left to recover, by the
+	// last-seen time they had then (recoverSilentNodes).
+	quiet map[string]time.Time
+}
+
+// HousekeepingStats counts what one pass did.
+type HousekeepingStats struct {
+	Reclaimed  int // jobs left DISPATCHING put back
+	Recovered  int // jobs of silent nodes put back
+	Rollbacks  int // rollback jobs created
+	Unreserved int // lapsed reservations dropped
+}
+
+// Changed reports whether the pass changed the queues or the nodes' loads,
+// so a dispatch round may find new work.
+func (s HousekeepingStats) Changed() bool {
+	return s.Reclaimed+s.Recovered+s.Rollbacks+s.Unreserved > 0
+}
+
+// NewHousekeeper returns the housekeeping of the holder of the terms
+// terms tells; with nil terms it recovers no silent node's jobs (a
+// simulation).
+func NewHousekeeper(store engine.Store, terms TermSource, log *slog.Logger) *Housekeeper {
+	return &Housekeeper{store: store, terms: terms, log: log, quiet: map[string]time.Time{}}
+}
+
+// Step runs one pass of every part; it is for the lease holder only, and
+// the caller checks the lease before it. A part that fails is logged and
+// the others go on.
+func (h *Housekeeper) Step(ctx context.Context) (HousekeepingStats, error) {
+	var stats HousekeepingStats
+	var errs []error
+	var err error
+	if stats.Reclaimed, err = h.reclaimStaleDispatches(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	if stats.Recovered, err = h.recoverSilentNodes(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	rollbacks, err := engine.SpawnRollbacks(ctx, h.store)
+	for _, job := range rollbacks {
+		h.log.Info("rollback job created", "job", job.ID, "rollback_of", *job.RollbackOf, "key", job.Key)
+	}
+	stats.Rollbacks = len(rollbacks)
+	if err != nil {
+		// One spec that cannot become a job must not stop the others: its
+		// key stays held, and explain says why.
+		errs = append(errs, err)
+	}
+	if stats.Unreserved, err = h.dropLapsedReservations(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	return stats, errors.Join(errs...)
+}
+
+// dispatching selects the jobs marked as handed to a node whose start has
+// not been recorded. A round offers jobs as it read them and marks none;
+// such jobs come from a dispatcher of an earlier jobctl release that died
+// mid-offer, or from a hand-made DISPATCHING row.
+var dispatching = []engine.Status{engine.StatusDispatching}
+
+// reclaimStaleDispatches puts back jobs left DISPATCHING. No offer of this
+// holder marks a job so, and the version bump fences a late acceptance by
+// the node, so none of them can run twice.
+func (h *Housekeeper) reclaimStaleDispatches(ctx context.Context) (int, error) {
+	stale, err := h.store.JobList(ctx, engine.JobListParams{Statuses: dispatching, Limit: RecoverBatch})
+	if err != nil || len(stale) == 0 {
+		return 0, err
+	}
+	us := make([]engine.JobUpdate, len(stale))
+	for i, job := range stale {
+		us[i] = engine.ReclaimUpdate(job)
+	}
+	results, err := h.store.JobUpdateMany(ctx, us)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, res := range results {
+		if res.Err == nil {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// recoverSilentNodes restarts the load-holding jobs of nodes that have
+// surely stopped their runs: silent on the database clock for longer than
+// their node lease and the margin (engine.Node.GoneAfter), whatever their
+// state. A node stops its own runs once it could not record its liveness
+// for its node lease, so none of these jobs still runs, and fencing rejects
+// any late result. Heartbeats marking a node OFFLINE count for placement
+// only: a node they cannot reach may still reach the database and run its
+// jobs.
+//
+// A term that began less than a node's lease ago recovers none of that
+// node's jobs: after an outage of the database or of every dispatcher,
+// all nodes look silent until their next touch, and a new holder gives each
+// one node lease to make it. Without a lease term it recovers nothing.
+func (h *Housekeeper) recoverSilentNodes(ctx context.Context) (int, error) {
+	if h.terms == nil {
+		return 0, nil
+	}
+	term := h.terms.Term()
+	if !term.Held() {
+		return 0, nil
+	}
+	nodes, err := h.store.NodeList(ctx)
+	if err != nil {
+		return 0, err
+	}
+	recovered := 0
+	var now time.Time
+	for _, n := range nodes {
+		// A node's running count leaves out the jobs that wait for their
+		// children (they hold no load), so a node with none running may
+		// still have some to recover. It is looked at once per silence:
+		// a silent node takes on no job, and speaking ends its silence.
+		if n.Running > 0 {
+			delete(h.quiet, n.Name)
+		} else if seen, ok := h.quiet[n.Name]; ok && seen.Equal(n.LastSeen) {
+			continue
+		}
+		if now.IsZero() {
+			if now, err = h.store.Now(ctx); err != nil {
+				return recovered, err
+			}
+		}
+		if !silentPastLease(n, term, now) {
+			continue
+		}
+		if silent, err := h.stillSilent(ctx, n.Name, term); err != nil || !silent {
+			if err != nil {
+				return recovered, err
+			}
+			continue
+		}
+		jobs, err := h.store.JobList(ctx, engine.JobListParams{Node: n.Name, Statuses: engine.RecoverableStatuses, Limit: RecoverBatch})
+		if err != nil {
+			return recovered, err
+		}
+		if len(jobs) == 0 {
+			h.quiet[n.Name] = n.LastSeen
+			continue
+		}
+		silent := now.Sub(n.LastSeen).Round(time.Millisecond)
+		us := make([]engine.JobUpdate, len(jobs))
+		for i, job := range jobs {
+			us[i] = engine.RecoverUpdate(job, "node "+n.Name+" was silent for "+silent.String()+", past its node lease")
+		}
+		results, err := h.store.JobUpdateMany(ctx, us)
+		if err != nil {
+			return recovered, err
+		}
+		for i, res := range results {
+			if res.Err != nil {
+				continue
+			}
+			h.log.Warn("recovered job of silent node", "job", us[i].ID, "from", n.Name, "status", us[i].To,
+				"silent", silent, "node_lease", n.LeaseOf())
+			recovered++
+			if err := engine.CancelChildrenOfRestart(ctx, h.store, jobs[i], us[i]); err != nil {
+				h.log.Warn("cannot cancel the children of a recovered job", "job", us[i].ID, "err", err)
+			}
+		}
+	}
+	return recovered, nil
+}
+
+// stillSilent judges a node again on its row read after a fresh now: the
+// node list may be older than its now (read before this process stalled),
+// and the node may have spoken since. What follows is safe however late it
+// lands: a job whose version is still the one read after this judgment has
+// had no run since the node stopped its own.
+func (h *Housekeeper) stillSilent(ctx context.Context, name string, term engine.LeaseTerm) (bool, error) {
+	now, err := h.store.Now(ctx)
+	if err != nil {
+		return false, err
+	}
+	n, err := h.store.NodeGet(ctx, name)
+	if errors.Is(err, engine.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return silentPastLease(n, term, now), nil
+}
+
+// silentPastLease reports whether node n has surely stopped its runs at
+// the database's now, as a holder of term may judge it: silent past its
+// lease and margin, and the term itself older than n's lease.
+func silentPastLease(n *engine.Node, term engine.LeaseTerm, now time.Time) bool {
+	return now.Sub(n.LastSeen) > n.GoneAfter() && now.Sub(term.AcquiredAt) > n.LeaseOf()
+}
+
+// dropLapsedReservations deletes the reservations whose job no longer
+// waits for its node (placed, ended, paused, delayed or blocked by its key)
+// or whose node is gone (cluster.liveReservations judges them).
+func (h *Housekeeper) dropLapsedReservations(ctx context.Context) (int, error) {
+	c, _, stale, err := loadCluster(ctx, h.store)
+	if err != nil || c == nil {
+		return 0, err
+	}
+	for _, id := range stale {
+		if err := h.store.ReservationDelete(ctx, id); err != nil {
+			return 0, err
+		}
+	}
+	return len(stale), nil
+}

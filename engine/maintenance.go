@@ -1,0 +1,26 @@
+package engine
+
+import "context"
+
+// MaintenanceSet turns node name's maintenance flag on or off for by, and
+// records it as verb (EventNodesMaintenance, or EventNodesDrain for a drain)
+// in the same transaction. It returns the node as it was before; changed
+// is false when the flag was already as asked, and then nothing is changed
+// or recorded. An unknown name is a *NotFoundError.
+func MaintenanceSet(ctx context.Context, s Store, name string, on bool, by Actor, verb string) (before *Node, changed bool, err error) {
+	before, err = s.NodeGet(ctx, name)
+	if err != nil {
+		return nil, false, err
+	}
+	if before.Maintenance == on {
+		return before, false, nil
+	}
+	detail := "maintenance off"
+	if on {
+		detail = "maintenance on"
+	}
+	err = Recorded(ctx, s, by, EventAppendParams{Verb: verb, Node: name, Detail: detail}, func(tx TxStore, _ *EventAppendParams) error {
+		return tx.NodeSetMaintenance(ctx, name, on)
+	})
+	return before, err == nil, err
+}

@@ -1,0 +1,100 @@
+package node
+
+import (
+	"context"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/engine/dbstore"
+)
+
+// TestLivenessOutrunsQueuedWrites: a node whose store is flooded with slow
+// write transactions (on SQLite, where this process's writes take turns on
+// the one write lock, a queue many node leases long) still records its
+// liveness every time and never fences itself: its running job goes on,
+// untouched. In the order the writes asked, each liveness write would wait
+// for the whole queue and the node would lapse at once.
+func TestLivenessOutrunsQueuedWrites(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s, err := dbstore.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "node.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const lease = 2 * time.Second
+	cfg := Defaults()
+	cfg.Name, cfg.Listen, cfg.MaxLoad, cfg.Exec, cfg.MaxLoadAvg = "n1", "127.0.0.1:0", 2, true, 0
+	cfg.DispatchInterval, cfg.NodeLease, cfg.ShutdownGrace = 0, lease, 100*time.Millisecond
+	cfg.StateDir = t.TempDir()
+	logs := &logBuffer{}
+	n, err := New(cfg, s, engine.SystemClock{}, slog.New(slog.NewTextHandler(logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	running, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- n.Run(running) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-served; err != nil {
+			t.Errorf("node: %v", err)
+		}
+	})
+	waitFor(t, "the node to take work", func() bool { return n.books.Ready() })
+	o := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeExec, Load: 1, MaxAttempts: 1,
+		Args: []string{"sleep", "600"}})
+	if res := n.Accept(ctx, o); res.Verdict != engine.OfferAccepted {
+		t.Fatalf("offer: %+v, want accepted", res)
+	}
+	waitJob(t, s, o.JobID, func(j *engine.Job) bool { return j.Status == engine.StatusRunning })
+
+	// The flood: 40 writers, each holding the write turn a tenth of a
+	// second per transaction, so the queue is about four seconds long, two
+	// node leases.
+	flood, stopFlood := context.WithCancel(ctx)
+	var writers sync.WaitGroup
+	defer func() { stopFlood(); writers.Wait() }()
+	for range 40 {
+		writers.Go(func() {
+			for flood.Err() == nil {
+				_ = s.Tx(flood, func(tx engine.TxStore) error {
+					_, err := tx.JobInsert(flood, engine.JobInsertParams{Type: engine.TypeNoop, Status: engine.StatusInstantiated})
+					time.Sleep(100 * time.Millisecond)
+					return err
+				})
+			}
+		})
+	}
+	from, err := s.Now(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Three node leases of the flood, on the database's clock, as the
+	// node's own liveness shows them.
+	waitFor(t, "the node to record its liveness through three node leases of the flood", func() bool {
+		me, err := s.NodeGet(ctx, "n1")
+		return err == nil && me.LastSeen.Sub(from) > 3*lease
+	})
+	stopFlood()
+	writers.Wait()
+
+	if strings.Contains(logs.String(), "could not record liveness") || n.fence.lapsedNow() {
+		t.Errorf("the node fenced itself while its writes queued:\n%s", logs.String())
+	}
+	j, err := s.JobGet(ctx, o.JobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Status != engine.StatusRunning || j.Attempt != 1 {
+		t.Errorf("the running job is %s, attempt %d; want still RUNNING, attempt 1", j.Status, j.Attempt)
+	}
+}

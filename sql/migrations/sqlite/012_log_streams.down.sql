@@ -1,0 +1,1 @@
+ALTER TABLE job_logs DROP COLUMN stream;

@@ -1,0 +1,1 @@
+ALTER TABLE nodes DROP COLUMN beat_missed_at;

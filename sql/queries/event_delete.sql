@@ -1,0 +1,2 @@
+DELETE FROM events
+WHERE id IN (:ids)

@@ -1,2 +1,0 @@
--- job_list_live reading only the brief columns (engine.JobListParams.Brief).
-{{template "job_list_live" "brief"}}

@@ -1,1 +1,0 @@
-SELECT pg_advisory_unlock(hashtext('jobctl migrate ' || COALESCE(current_schema(), '')))
