@@ -86,36 +86,44 @@ func checkChaos(jobs []chaosJobView, runs []*chaosRun, faults []fault, terms map
 			f.add("runs of unknown jobs", "job %d ran but is not in the listing", id)
 		}
 	}
-	checkKeys(f, jobs, byJob, faults)
+	checkKeys(f, jobs, byJob)
 	checkTerms(f, jobs, terms)
 	return f
 }
 
-// checkKeys: the jobs of a key ran one after another in submission order:
+// checkKeys: the jobs of a key ran one after another in submission order.
+// No run of a job found a run of another job of its key alive as it
+// started (the workers' key lock), or saw one write after its start; and
 // every run of a job started after every run of each earlier job of its
-// key had ended, a run cut short by a fault included.
-func checkKeys(f *chaosFindings, jobs []chaosJobView, byJob map[int64][]*chaosRun, faults []fault) {
+// key had started, which with the lock means after it had ended.
+func checkKeys(f *chaosFindings, jobs []chaosJobView, byJob map[int64][]*chaosRun) {
 	byKey := map[string][]chaosJobView{}
 	for _, j := range jobs {
 		if j.Key != "" {
 			byKey[j.Key] = append(byKey[j.Key], j)
 		}
 	}
+	const kind = "runs of one key that overlapped or ran out of order"
 	for key, js := range byKey {
 		sort.Slice(js, func(a, b int) bool { return js[a].ID < js[b].ID })
-		var last *chaosRun // of the earlier jobs, the run that ended latest
-		var lastJob int64
-		var lastEnd int64
+		var latest, longest *chaosRun // of the earlier jobs: the run that started last, the one seen alive last
 		for _, j := range js {
 			for _, r := range byJob[j.ID] {
-				if last != nil && r.Start < lastEnd {
-					f.add("runs of one key that overlapped or ran out of order",
-						"key %s: job %d %s started before job %d %s (alive until %s) had ended", key, j.ID, r, lastJob, last, nanoClock(lastEnd))
+				switch {
+				case r.BesideKey:
+					f.add(kind, "key %s: job %d %s found a run of another job of its key alive as it started", key, j.ID, r)
+				case longest != nil && r.Start < longest.Last:
+					f.add(kind, "key %s: job %d %s started while job %d %s was alive", key, j.ID, r, longest.Job, longest)
+				case latest != nil && r.Start < latest.Start:
+					f.add(kind, "key %s: job %d %s started before job %d %s", key, j.ID, r, latest.Job, latest)
 				}
 			}
 			for _, r := range byJob[j.ID] {
-				if end, _ := runEnd(r, faults); last == nil || end > lastEnd {
-					last, lastJob, lastEnd = r, j.ID, end
+				if latest == nil || r.Start > latest.Start {
+					latest = r
+				}
+				if longest == nil || r.Last > longest.Last {
+					longest = r
 				}
 			}
 		}
@@ -202,37 +210,41 @@ func outlivedKill(runs []*chaosRun, faults []fault) int {
 	return n
 }
 
-// runEnd is when a run stopped: its end, or for one killed midway the later
-// of its last record and the first fault of its node since it started (the
-// kill, or the freeze or cut after which its node had to stop it).
-func runEnd(r *chaosRun, faults []fault) (int64, bool) {
+// explainedEnd reports whether a run ended, or a fault hit its node after
+// it started: the kill, or the freeze or cut after which its node had to
+// stop it.
+func explainedEnd(r *chaosRun, faults []fault) bool {
 	if r.End != 0 {
-		return r.End, true
+		return true
 	}
 	for _, fl := range faults {
 		if fl.hits(r.Node) && fl.End >= r.Start {
-			return max(r.Last, fl.Start, r.Start), true
+			return true
 		}
 	}
-	return r.Last, false
+	return false
 }
 
 // checkNoOverlap: no two runs of a job were alive at once, grandchildren
-// included.
+// included. A run that found another run of its job alive as it started
+// (the workers' job lock) overlapped it; so did one that started before
+// an earlier run's last record. The lock sees what records cannot: a run
+// killed in silence, whose time of death no record tells.
 func checkNoOverlap(f *chaosFindings, job int64, rs []*chaosRun, faults []fault) {
-	var longest *chaosRun
-	var longestEnd int64
+	const kind = "runs of one job that overlapped"
+	var longest *chaosRun // of the runs so far, the one seen alive last
 	for _, r := range rs {
-		if longest != nil && r.Start < longestEnd {
-			f.add("runs of one job that overlapped", "job %d: %s (alive until %s); overlapped by: %s",
-				job, longest, nanoClock(longestEnd), r)
+		switch {
+		case r.BesideJob:
+			f.add(kind, "job %d: %s found another run of its job alive as it started", job, r)
+		case longest != nil && r.Start < longest.Last:
+			f.add(kind, "job %d: %s; overlapped by: %s", job, longest, r)
 		}
-		end, explained := runEnd(r, faults)
-		if !explained {
+		if !explainedEnd(r, faults) {
 			f.add("runs that never ended though no fault hit their node", "job %d: %s", job, r)
 		}
-		if longest == nil || end > longestEnd {
-			longest, longestEnd = r, end
+		if longest == nil || r.Last > longest.Last {
+			longest = r
 		}
 	}
 }

@@ -35,6 +35,9 @@ func TestChaosChecksFindWhatBreaksTheGuarantees(t *testing.T) {
 		{name: "a grandchild that outlived its node", job: finished("b", 2, 6000),
 			runs:   []*chaosRun{{Job: 1, Attempt: 1, Node: "a", PID: 10, Start: ns(500), Last: ns(6200)}, rerun},
 			faults: []fault{kill}, want: "overlapped"},
+		{name: "a run killed in silence, found alive by the next", job: finished("b", 2, 6000),
+			runs:   []*chaosRun{killed, {Job: 1, Attempt: 2, Node: "b", PID: 20, Start: ns(6000), Last: ns(6500), End: ns(6500), BesideJob: true}},
+			faults: []fault{kill}, want: "overlapped"},
 		{name: "a killed run with no fault to end it", job: finished("b", 2, 6000),
 			runs: []*chaosRun{killed, rerun}, want: "never ended"},
 		{name: "one attempt started twice", job: finished("b", 2, 6000),
@@ -104,6 +107,7 @@ func TestChaosKeyCheck(t *testing.T) {
 		{"two keys side by side", []chaosJobView{job(1, "k"), job(2, "j")}, []*chaosRun{run(1, 0, 100), run(2, 50, 200)}, false},
 		{"jobs without a key side by side", []chaosJobView{job(1, ""), job(2, "")}, []*chaosRun{run(1, 0, 100), run(2, 50, 200)}, false},
 		{"overlapped", []chaosJobView{job(1, "k"), job(2, "k")}, []*chaosRun{run(1, 0, 100), run(2, 50, 200)}, true},
+		{"found beside another of its key", []chaosJobView{job(1, "k"), job(2, "k")}, []*chaosRun{run(1, 0, 100), {Job: 2, Attempt: 1, Node: "a", PID: 2, Start: ns(150), Last: ns(200), End: ns(200), BesideKey: true}}, true},
 		{"out of order", []chaosJobView{job(1, "k"), job(2, "k")}, []*chaosRun{run(1, 300, 400), run(2, 0, 100)}, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -112,7 +116,7 @@ func TestChaosKeyCheck(t *testing.T) {
 			for _, r := range tt.runs {
 				byJob[r.Job] = append(byJob[r.Job], r)
 			}
-			checkKeys(f, tt.jobs, byJob, nil)
+			checkKeys(f, tt.jobs, byJob)
 			got := f.Problems()
 			if tt.want != (len(got) == 1 && strings.Contains(got[0], "one key")) || len(got) > 1 {
 				t.Errorf("want a key problem: %v; got %q", tt.want, got)

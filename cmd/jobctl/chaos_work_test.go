@@ -21,17 +21,26 @@ import (
 // an "end" line when done, each one small write to a file opened O_APPEND,
 // so lines of concurrent runs never mix. A run killed midway leaves its
 // last tick as the evidence of how long it lived.
+//
+// Before its start it locks, for as long as it lives, a file of its job
+// and one of its key, if it has one; a run that finds either held writes
+// "beside-job" or "beside-key": another run of its job, or of its key, is
+// alive at that moment. The kernel drops the locks of a process that dies,
+// however it dies, so this sees a run killed in silence too, which its
+// ticks alone cannot date.
 const chaosWorkerSource = `package main
 
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"syscall"
 	"time"
 )
 
 func main() {
-	if len(os.Args) != 3 {
-		fmt.Fprintln(os.Stderr, "usage: chaoswork FILE DURATION")
+	if len(os.Args) != 3 && len(os.Args) != 4 {
+		fmt.Fprintln(os.Stderr, "usage: chaoswork FILE DURATION [KEY]")
 		os.Exit(2)
 	}
 	d, err := time.ParseDuration(os.Args[2])
@@ -50,7 +59,34 @@ func main() {
 			os.Exit(1)
 		}
 	}
+	locks := os.Args[1] + ".locks"
+	if err := os.MkdirAll(locks, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	names := map[string]string{"beside-job": "job-" + os.Getenv("JOBCTL_JOB_ID")}
+	if len(os.Args) == 4 {
+		names["beside-key"] = "key-" + os.Args[3]
+	}
+	var beside []string
+	for kind, name := range names {
+		lock, err := os.OpenFile(filepath.Join(locks, name), os.O_RDONLY|os.O_CREATE, 0o644)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err == syscall.EWOULDBLOCK {
+			beside = append(beside, kind)
+		} else if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		// The lock lives as long as the process: lock is never closed.
+	}
 	record("start")
+	for _, kind := range beside {
+		record(kind)
+	}
 	end := time.Now().Add(d)
 	for left := time.Until(end); left > 0; left = time.Until(end) {
 		time.Sleep(min(left, 100*time.Millisecond))
@@ -135,6 +171,9 @@ func chaosMix(seed uint64, n int) []chaosJob {
 // the background and waits, so the worker is the node's grandchild.
 func (j chaosJob) argv(worker, records string) []string {
 	w := []string{worker, records, j.Duration.String()}
+	if j.Key != "" {
+		w = append(w, j.Key)
+	}
 	if j.Grandchild {
 		return append([]string{"sh", "-c", `"$0" "$@" & wait`}, w...)
 	}
@@ -183,6 +222,9 @@ type chaosRun struct {
 	Start   int64
 	Last    int64 // the latest line it wrote
 	End     int64 // when it finished its work; 0 if it was killed first
+
+	BesideJob bool // it found another run of its job alive as it started
+	BesideKey bool // it found a run of another job of its key alive as it started
 }
 
 func (r *chaosRun) String() string {
@@ -238,6 +280,12 @@ func readChaosRuns(path string) ([]*chaosRun, error) {
 			r = &chaosRun{Job: job, Attempt: attempt, Node: fields[2], PID: pid, Start: at, Last: at}
 			byKey[k] = r
 			runs = append(runs, r)
+		case "beside-job", "beside-key":
+			if r == nil {
+				return nil, fmt.Errorf("%s:%d: a record before its start: %q", path, n, sc.Text())
+			}
+			r.BesideJob = r.BesideJob || fields[4] == "beside-job"
+			r.BesideKey = r.BesideKey || fields[4] == "beside-key"
 		case "tick", "end":
 			if r == nil {
 				return nil, fmt.Errorf("%s:%d: a record before its start: %q", path, n, sc.Text())

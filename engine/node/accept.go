@@ -19,6 +19,7 @@ type activeRun struct {
 	out     *jobOutput // nil when the run never started
 	refused bool       // its spec is invalid: it ends FAILED, never retried
 	tempDir string     // its own TMPDIR, removed when it ends; "": none
+	lapses  uint64     // the fence's count of lapses when its job was taken
 
 	// Guarded by Runtime.mu.
 	paused     bool
@@ -90,6 +91,7 @@ type takenOffer struct {
 // take; the rest are entered as runs not started yet.
 func (n *Runtime) take(offers []engine.DispatchOffer, out []engine.OfferResult) []takenOffer {
 	var taken []takenOffer
+	lapses := n.fence.lapseCount()
 	for i, o := range offers {
 		h, ok := n.handlers[o.Type]
 		if !ok {
@@ -106,7 +108,7 @@ func (n *Runtime) take(offers []engine.DispatchOffer, out []engine.OfferResult) 
 			out[i] = engine.OfferResult{Verdict: engine.OfferDeclined, Reason: d.Reason}
 			continue
 		}
-		taken = append(taken, takenOffer{index: i, offer: o, handler: h, run: &activeRun{attempt: o.Attempt + 1}, warning: d.Warning})
+		taken = append(taken, takenOffer{index: i, offer: o, handler: h, run: &activeRun{attempt: o.Attempt + 1, lapses: lapses}, warning: d.Warning})
 	}
 	n.mu.Lock()
 	for _, t := range taken {

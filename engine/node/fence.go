@@ -36,6 +36,7 @@ type fence struct {
 	timer     *time.Timer
 	lapsed    bool      // the deadline passed, and no liveness recorded since
 	lapsedAt  time.Time // when it was found lapsed
+	lapses    uint64    // how many lapses were found so far
 	heldReady bool      // the lapse, not a shutdown, made the node decline offers
 	stopped   bool
 }
@@ -172,6 +173,30 @@ func (f *fence) lapsedNow() bool {
 	return f.lapsed || !f.stopped && !f.deadline.IsZero() && !f.now().Before(f.deadline)
 }
 
+// lapseCount is how many lapses were found so far: a run notes it when its
+// job is taken, so one that starts after a lapse has come and gone knows
+// it must not go on.
+func (f *fence) lapseCount() uint64 {
+	if f == nil {
+		return 0
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.lapses
+}
+
+// lapsedSince reports whether the node's liveness has lapsed now, or did
+// at any time since lapseCount returned count.
+func (f *fence) lapsedSince(count uint64) bool {
+	if f == nil {
+		return false
+	}
+	f.mu.Lock()
+	moved := f.lapses != count
+	f.mu.Unlock()
+	return moved || f.lapsedNow()
+}
+
 // lapse stops the node's runs and its taking of work, once per lapse.
 func (f *fence) lapse(cause string) {
 	f.mu.Lock()
@@ -180,6 +205,7 @@ func (f *fence) lapse(cause string) {
 		return
 	}
 	f.lapsed, f.lapsedAt = true, f.now()
+	f.lapses++
 	if f.timer != nil {
 		f.timer.Stop()
 	}
@@ -196,7 +222,8 @@ func (f *fence) lapse(cause string) {
 
 // stopForLapse kills the node's runs and marks them to go back to RESTART;
 // it counts them, with those the watchdog killed already. A run still
-// starting is stopped by start, which sees the lapse.
+// starting is stopped by start, which sees the lapse, even one that is
+// over by then: the job may have gone elsewhere meanwhile.
 func (n *Runtime) stopForLapse() int {
 	n.mu.Lock()
 	defer n.mu.Unlock()

@@ -206,3 +206,32 @@ func TestOnlyAWriteBegunAfterALapseEndsIt(t *testing.T) {
 		t.Errorf("a write begun after the lapse did not end it (ready %v)", n.books.Ready())
 	}
 }
+
+// A job taken just before a lapse, whose run starts only once liveness has
+// been recorded again, is stopped all the same: stopForLapse passed it by,
+// not started yet, and the cluster may have given the job to another node
+// meanwhile.
+func TestARunTakenBeforeALapseThatStartsAfterItIsStopped(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	n, s, clock, _ := fencedNode(t)
+	n.fence.recorded(clock.Now())
+	o := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeSleep, Payload: []byte(`"600s"`), Load: 1, MaxAttempts: 1})
+	out := make([]engine.OfferResult, 1)
+	taken := n.take([]engine.DispatchOffer{o}, out)
+	if len(taken) != 1 {
+		t.Fatalf("offer not taken: %+v", out[0])
+	}
+
+	clock.Advance(n.cfg.NodeLease + time.Second)
+	n.fence.expired()
+	n.fence.recorded(clock.Now())
+	if !n.books.Ready() {
+		t.Fatal("liveness recorded again, but the node takes no work")
+	}
+
+	n.startTaken(ctx, taken, []engine.JobUpdate{engine.StartOfferUpdate(o, n.cfg.Name)}, out)
+	if j := waitJob(t, s, o.JobID, func(j *engine.Job) bool { return j.Status != engine.StatusRunning }); j.Status != engine.StatusRestart || j.Node != "" {
+		t.Errorf("job = %s on %q, want RESTART with no node", j.Status, j.Node)
+	}
+}

@@ -46,8 +46,10 @@ func (n *Runtime) start(h handler, spec runner.Spec, ar *activeRun) {
 		// Accepted just as the shutdown grace ran out: put it back too.
 		ar.shutdown = true
 		run.Cancel("node shutting down", n.cfg.CancelGrace)
-	case n.fence.lapsedNow():
-		// Accepted just as liveness lapsed: it must not go on either.
+	case n.fence.lapsedSince(ar.lapses):
+		// Liveness lapsed since its job was taken, and stopForLapse
+		// passed it by, not started yet: the cluster may have taken the
+		// job back meanwhile, so it must not go on either.
 		if run.Kill(lapseReason) {
 			ar.shutdown = true
 		}
