@@ -269,12 +269,16 @@ func TestPruneRemovesEvents(t *testing.T) {
 		record(engine.EventAppendParams{Verb: engine.EventSubmit, JobIDs: []int64{old.ID}})
 		record(engine.EventAppendParams{Verb: engine.EventNodesMaintenance, Node: "n1", Detail: "on"})
 		oldEvents, _ := s.EventList(ctx, engine.EventListParams{})
-		past(oldEvents[len(oldEvents)-1].At)
+		lastOld := oldEvents[len(oldEvents)-1].At
+		past(lastOld)
 		young := pruneRun(t, s, engine.RunSucceeded, nil)
 		record(engine.EventAppendParams{Verb: engine.EventSubmit, JobIDs: []int64{young.ID}})
 		record(engine.EventAppendParams{Verb: engine.EventNodesMaintenance, Node: "n1", Detail: "off"})
 		ps := clockAfter(s, young)
-		age := olderThan(ps, old, young)
+		// The cutoff is halfway between the last old event and the young
+		// job's end, not the old job's: on a busy machine the old events
+		// may be recorded well after the old job ended.
+		age := ps.now.Sub(lastOld.Add(young.FinishedAt.Sub(lastOld) / 2))
 
 		// With states named, only jobs go.
 		res, err := engine.Prune(ctx, ps, engine.PruneParams{OlderThan: age, Statuses: []engine.Status{engine.StatusFailed}})
