@@ -13,7 +13,10 @@ import (
 //
 // The store records an attempt when it ends, in the same write as the
 // transition that ends it (EndsAttempt says which those are), so no caller
-// makes an extra round trip for it. The attempt running now is not stored;
+// makes an extra round trip for it. The SQL store leaves the attempt that
+// ends a job for good on the job's row, which holds all of it, and keeps
+// it apart only once the job moves on (migration 016); its readers list
+// both, so where an attempt is kept does not show. The attempt running now is not stored;
 // RunningAttempt makes it from the job.
 type Attempt struct {
 	JobID     int64      `json:"-"`

@@ -11,8 +11,10 @@ import (
 	"github.com/jobctl/jobctl/engine"
 )
 
-// qJobAttemptList reads the rows the trigger of migration 009 writes when
-// an attempt ends; qJobPurgeAttempts removes those of purged jobs.
+// qJobAttemptList reads the rows the triggers of migrations 009 to 016
+// write when an attempt ends, with the final attempt an ended job keeps on
+// its own row (job_final_attempts); qJobPurgeAttempts removes those of
+// purged jobs.
 const (
 	qJobAttemptList      = "job_attempt_list"
 	qJobAttemptUsageList = "job_attempt_usage_list"

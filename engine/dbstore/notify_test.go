@@ -221,13 +221,14 @@ func TestJobChangesSkipNonWakingWrites(t *testing.T) {
 }
 
 // TestPostgresLiveIndexesLeaveOutExactlyTheEndedJobs: the partial indexes of
-// migrations 003, 010 and 015 name the states they leave out, or keep, by
+// migrations 003, 010, 015 and 016 name the states they leave out, or keep, by
 // hand; they must be exactly the engine's sets, or a live job would be
 // missing from the index the dispatcher reads its queue through: the live
 // indexes leave out engine.TerminalStatuses (jobs_status_id the
 // dispatchable ones too, which the queue indexes hold), the queue indexes
-// keep exactly engine.DispatchableStatuses, and the index of ended jobs,
-// which a purge reads, exactly engine.TerminalStatuses.
+// keep exactly engine.DispatchableStatuses, and the indexes of ended jobs,
+// which a purge and the measured use of a type read, exactly
+// engine.TerminalStatuses.
 func TestPostgresLiveIndexesLeaveOutExactlyTheEndedJobs(t *testing.T) {
 	t.Parallel()
 	s := migrated(t, openStore(t, postgresSchemaDSN(t)))
@@ -239,6 +240,7 @@ func TestPostgresLiveIndexesLeaveOutExactlyTheEndedJobs(t *testing.T) {
 		"jobs_queue_load":     engine.Status.Dispatchable,
 		"jobs_queue_children": engine.Status.Dispatchable,
 		"jobs_ended":          engine.Status.Terminal,
+		"jobs_type_measured":  engine.Status.Terminal,
 	}
 	for name, wantNamed := range named {
 		var def string

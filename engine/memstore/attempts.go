@@ -10,7 +10,8 @@ import (
 )
 
 // attemptTable holds the ended attempts of each job, oldest first: what the
-// SQL store's job_attempts table holds.
+// SQL store's job_attempts table holds with the final attempts its ended
+// jobs keep on their rows.
 type attemptTable map[int64][]engine.Attempt
 
 // recordAttempt keeps the attempt that the transition from old to j ends,

@@ -16,6 +16,7 @@ var attemptTests = []subtest{
 	{"JobAttemptsBatch", testJobAttemptsBatch},
 	{"JobAttemptsRolledBack", testJobAttemptsRolledBack},
 	{"JobAttemptsPurged", testJobAttemptsPurged},
+	{"JobAttemptsRecoveredCancel", testJobAttemptsRecoveredCancel},
 }
 
 // attemptLog drives jobs through transitions and keeps the attempts
@@ -182,6 +183,28 @@ func testJobAttemptsLifecycle(t *testing.T, s engine.Store) {
 	if a := got[1]; a.Node != "n2" || a.Message != "node n2 lost" || a.ExitCode != nil {
 		t.Errorf("the recovered attempt: %s, want node n2, message \"node n2 lost\", no exit code", describeAttempt(a.Attempt))
 	}
+}
+
+// testJobAttemptsRecoveredCancel: a job being cancelled when its node is
+// lost ends CANCELLED on that node, and its attempt names the node, before
+// and after a requeue runs it again elsewhere.
+func testJobAttemptsRecoveredCancel(t *testing.T, s engine.Store) {
+	l := newAttemptLog(t, s)
+	j := insert(t, s, engine.JobInsertParams{MaxAttempts: 2})
+	j = l.start(j, "n1")
+	j = l.admin(j, engine.VerbCancel)
+	j = l.step(j, engine.RecoverUpdate(j, "node n1 lost"))
+	if j.Status != engine.StatusCancelled || j.Node != "n1" {
+		t.Errorf("a cancel recovered from a lost node: %s on %q, want CANCELLED on n1", j.Status, j.Node)
+	}
+	l.check("after a cancel recovered from a lost node", j.ID)
+	if a := l.want[j.ID][0]; a.Node != "n1" || a.Ending != engine.StatusCancelled {
+		t.Errorf("the recovered cancel: %s, want node n1, CANCELLED", describeAttempt(a.Attempt))
+	}
+	j = l.admin(j, engine.VerbRequeue)
+	l.check("after its requeue", j.ID)
+	j = l.finish(l.start(j, "n2"), engine.RunSucceeded)
+	l.check("after it ran again", j.ID)
 }
 
 // testJobAttemptsNoRun: a job that never ran on a node, or was paused
