@@ -178,24 +178,21 @@ func (h *Housekeeper) recoverSilentNodes(ctx context.Context) (int, error) {
 			continue
 		}
 		silent := now.Sub(n.LastSeen).Round(time.Millisecond)
-		us := make([]engine.JobUpdate, len(jobs))
-		for i, job := range jobs {
-			us[i] = engine.RecoverUpdate(job, "node "+n.Name+" was silent for "+silent.String()+", past its node lease")
-		}
-		results, err := h.store.JobUpdateMany(ctx, us)
-		if err != nil {
+		results, err := engine.RecoverJobs(ctx, h.store, jobs, "node "+n.Name+" was silent for "+silent.String()+", past its node lease",
+			engine.Actor{}, engine.VerbEvent{})
+		if results == nil {
 			return recovered, err
+		}
+		if err != nil {
+			h.log.Warn("cannot cancel the children of all recovered jobs", "from", n.Name, "err", err)
 		}
 		for i, res := range results {
 			if res.Err != nil {
 				continue
 			}
-			h.log.Warn("recovered job of silent node", "job", us[i].ID, "from", n.Name, "status", us[i].To,
+			h.log.Warn("recovered job of silent node", "job", jobs[i].ID, "from", n.Name, "status", res.Job.Status,
 				"silent", silent, "node_lease", n.LeaseOf())
 			recovered++
-			if err := engine.CancelChildrenOfRestart(ctx, h.store, jobs[i], us[i]); err != nil {
-				h.log.Warn("cannot cancel the children of a recovered job", "job", us[i].ID, "err", err)
-			}
 		}
 	}
 	return recovered, nil
