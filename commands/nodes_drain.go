@@ -114,7 +114,7 @@ func nodesDrainRun(ctx context.Context, opts *NodesDrainOptions) error {
 	if _, err := enterMaintenance(ctx, store, notesOnStderr(opts.IO), opts.Name, opts.Audit.actor(), engine.EventNodesDrain); err != nil {
 		return err
 	}
-	active, err := activeJobs(ctx, store, opts.Name)
+	active, err := engine.NodeBusyJobs(ctx, store, opts.Name)
 	if err != nil {
 		return err
 	}
@@ -192,7 +192,7 @@ func drainWait(ctx context.Context, opts *NodesDrainOptions, store engine.Store,
 			}
 			d.passed = true
 			if stopped > 0 {
-				if d.active, err = activeJobs(ctx, store, opts.Name); err != nil {
+				if d.active, err = engine.NodeBusyJobs(ctx, store, opts.Name); err != nil {
 					return d.interrupted(err)
 				}
 			}
@@ -212,7 +212,7 @@ func drainWait(ctx context.Context, opts *NodesDrainOptions, store engine.Store,
 			return d.interrupted(err)
 		}
 		var err error
-		if d.active, err = activeJobs(ctx, store, opts.Name); err != nil {
+		if d.active, err = engine.NodeBusyJobs(ctx, store, opts.Name); err != nil {
 			return d.interrupted(err)
 		}
 	}
@@ -351,20 +351,4 @@ func (d *drainer) requeueStopped(ctx context.Context) error {
 		d.notef("job %d is back in the queue\n", id)
 	}
 	return nil
-}
-
-// activeJobs are the jobs that keep a node busy: those holding load on it
-// and parents on it waiting for their children, whose process still runs.
-func activeJobs(ctx context.Context, store engine.Store, node string) ([]*engine.Job, error) {
-	jobs, err := store.JobList(ctx, engine.JobListParams{Node: node, Statuses: engine.RecoverableStatuses})
-	if err != nil {
-		return nil, err
-	}
-	active := jobs[:0]
-	for _, j := range jobs {
-		if j.HoldsLoad() || j.Status == engine.StatusWaiting {
-			active = append(active, j)
-		}
-	}
-	return active, nil
 }
