@@ -2,7 +2,6 @@ package commands
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -282,30 +281,17 @@ func (d *drainer) drainMessage(what string) string {
 func (d *drainer) stopActive(ctx context.Context) (int, error) {
 	var ids []string
 	for _, j := range d.active {
-		for attempt := 0; ; attempt++ {
-			if j.Node != d.opts.Name || j.Status.Terminal() || j.Status == engine.StatusCancelling {
-				break
-			}
-			u, err := engine.CancelUpdate(j)
-			if err != nil {
-				break // nothing to stop, e.g. it went back to the queue meanwhile
-			}
-			u.Message = engine.Ptr(d.drainMessage("stopped to go back to the queue"))
-			_, err = engine.UpdateRecorded(ctx, d.store, u, d.opts.Audit.actor(), d.event())
-			if err == nil {
-				d.stopped[j.ID] = true
-				ids = append(ids, fmt.Sprint(j.ID))
-				break
-			}
-			if !errors.Is(err, engine.ErrConflict) || attempt >= 10 {
-				return len(ids), fmt.Errorf("stopping job %d on node %s: %w", j.ID, d.opts.Name, err)
-			}
-			if j, err = d.store.JobGet(ctx, j.ID); err != nil {
-				if errors.Is(err, engine.ErrNotFound) {
-					break
-				}
-				return len(ids), err
-			}
+		stopped, left, err := engine.DrainStop(ctx, d.store, j.ID, d.opts.Name, d.drainMessage("stopped to go back to the queue"),
+			d.opts.Audit.actor(), d.event())
+		if err != nil {
+			return len(ids), err
+		}
+		if left != nil {
+			d.notef("warning: job %d: %v; the dispatcher cancels them\n", j.ID, left)
+		}
+		if stopped {
+			d.stopped[j.ID] = true
+			ids = append(ids, fmt.Sprint(j.ID))
 		}
 	}
 	if len(ids) > 0 {
@@ -320,35 +306,17 @@ func (d *drainer) stopActive(ctx context.Context) (int, error) {
 // deleted) is theirs and left alone.
 func (d *drainer) requeueStopped(ctx context.Context) error {
 	for _, id := range slices.Sorted(maps.Keys(d.stopped)) {
-		j, err := d.store.JobGet(ctx, id)
-		if errors.Is(err, engine.ErrNotFound) {
-			delete(d.stopped, id)
-			continue
-		}
+		requeued, pending, err := engine.DrainRequeue(ctx, d.store, id, d.drainMessage("requeued"), d.opts.Audit.actor(), d.event())
 		if err != nil {
 			return err
 		}
-		switch {
-		case j.Status == engine.StatusCancelling:
-			continue // the node is still stopping it
-		case j.Status != engine.StatusCancelled:
-			delete(d.stopped, id)
+		if pending {
 			continue
-		}
-		u, err := engine.RequeueUpdate(j)
-		if err != nil {
-			delete(d.stopped, id)
-			continue
-		}
-		u.Message = engine.Ptr(d.drainMessage("requeued"))
-		if _, err := engine.UpdateRecorded(ctx, d.store, u, d.opts.Audit.actor(), d.event()); err != nil {
-			if errors.Is(err, engine.ErrConflict) {
-				continue // changed under us: judged again at the next poll
-			}
-			return fmt.Errorf("requeueing job %d: %w", id, err)
 		}
 		delete(d.stopped, id)
-		d.notef("job %d is back in the queue\n", id)
+		if requeued {
+			d.notef("job %d is back in the queue\n", id)
+		}
 	}
 	return nil
 }

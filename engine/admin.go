@@ -233,26 +233,6 @@ func ApplyVerbAs(ctx context.Context, store Store, id int64, verb Verb, by Actor
 	return j, nil
 }
 
-// UpdateRecorded applies one guarded update that an operator's command
-// computed itself (a drain stopping a job with a message of its own), with
-// its event for by, in one transaction: ErrConflict when the job changed
-// since it was read.
-func UpdateRecorded(ctx context.Context, store Store, u JobUpdate, by Actor, ev VerbEvent) (*Job, error) {
-	if err := validateActor(by); err != nil {
-		return nil, err
-	}
-	var out *Job
-	err := store.Tx(ctx, func(tx TxStore) error {
-		j, err := tx.JobUpdate(ctx, u)
-		if err != nil {
-			return err
-		}
-		out = j
-		return recordTransition(ctx, tx, by, ev, u.From, j)
-	})
-	return out, err
-}
-
 // recordTransition records the event of job j's move from status from;
 // the engine's own changes (an Actor without Who) record none.
 func recordTransition(ctx context.Context, tx TxStore, by Actor, ev VerbEvent, from Status, j *Job) error {

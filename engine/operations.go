@@ -22,6 +22,8 @@ import (
 //     descendants.
 //   - RemoveNode: a gone node's jobs recovered (with their attempts'
 //     children) and its row removed.
+//   - DrainStop, DrainRequeue: a job stopped at a drain's deadline (with
+//     its attempt's children) and put back in the queue once stopped.
 //
 // RepairChildren ends what a store written by an older jobctl, or a
 // cascade that met jobs that kept changing, may still have left behind.
@@ -354,8 +356,8 @@ var repairStatuses = []Status{StatusInstantiated, StatusQueued, StatusRestart, S
 // that the operations would have cancelled but that are still active, and
 // cancels each with its descendants: those whose parent is cancelled or
 // being cancelled (a cancel's cascade cut short), and those created during
-// an attempt of their parent that went back to the queue (a workflow's
-// excepted, as in RecoverJobs). Such jobs are what a store written by an
+// an attempt of their parent that went back to the queue; a workflow's
+// jobs excepted, as in RecoverJobs. Such jobs are what a store written by an
 // older jobctl, or a cascade that left jobs that kept changing
 // (ErrChildrenLeft), may hold. A child an operator requeued since is
 // theirs and left alone. Each child is judged again in the transaction
@@ -455,11 +457,13 @@ func orphaned(ctx context.Context, tx TxStore, j *Job) (bool, error) {
 // being cancelled) since the child was created, or the child was created
 // during an attempt of the parent that went back to the queue.
 func lostBy(ctx context.Context, tx TxStore, child, parent *Job) (bool, error) {
+	if parent.Type == TypeWorkflow {
+		// A workflow's jobs are the whole workflow's: only an operator's
+		// cancel, one transaction, takes them, never a step's end.
+		return false, nil
+	}
 	if parent.Status == StatusCancelling || parent.Status == StatusCancelled {
 		return parent.FinishedAt == nil || !child.CreatedAt.After(*parent.FinishedAt), nil
-	}
-	if parent.Type == TypeWorkflow {
-		return false, nil
 	}
 	attempts, err := tx.JobAttemptList(ctx, parent.ID)
 	if err != nil {
@@ -479,4 +483,105 @@ func during(t time.Time, a Attempt) bool {
 		return false
 	}
 	return a.EndedAt != nil && !t.After(*a.EndedAt)
+}
+
+// DrainStop stops job id on node at a drain's deadline, so that it goes
+// back to the queue once its node has stopped it (DrainRequeue): it is
+// cancelled (CancelUpdate) with message, and the unfinished descendants
+// of its attempt with it, as for any attempt that goes back to the queue
+// (a workflow's excepted), all in one transaction with their events for
+// by. It reads the job in that transaction, and again when it changed;
+// stopped is false when there is nothing to stop: the job left the node,
+// ended, or is being cancelled already.
+func DrainStop(ctx context.Context, store Store, id int64, node, message string, by Actor, ev VerbEvent) (stopped bool, left, err error) {
+	if err := validateOperator(by); err != nil {
+		return false, nil, err
+	}
+	for range verbAttempts {
+		err = store.Tx(ctx, func(tx TxStore) error {
+			stopped, left = false, nil
+			j, err := tx.JobGet(ctx, id)
+			if errors.Is(err, ErrNotFound) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if j.Node != node || !needsCancel(j) {
+				return nil
+			}
+			u, err := CancelUpdate(j)
+			if err != nil {
+				return nil // nothing to stop, e.g. it went back to the queue meanwhile
+			}
+			u.Message = Ptr(message)
+			out, err := tx.JobUpdate(ctx, u)
+			if err != nil {
+				return err
+			}
+			if err := recordTransition(ctx, tx, by, ev, j.Status, out); err != nil {
+				return err
+			}
+			stopped = true
+			if !onNode(j) || j.Type == TypeWorkflow {
+				return nil
+			}
+			left, err = cancelBelow(ctx, tx, []int64{j.ID}, by, VerbEvent{Verb: ev.Verb})
+			return err
+		})
+		if !errors.Is(err, ErrConflict) {
+			break
+		}
+	}
+	if err != nil {
+		return false, nil, fmt.Errorf("stopping job %d on node %s: %w", id, node, err)
+	}
+	return stopped, left, nil
+}
+
+// DrainRequeue puts job id, stopped by DrainStop, back in the queue once
+// its node has ended it CANCELLED, with message and its event for by.
+// pending is true while the node is still stopping it, or when it changed
+// under the requeue (judged again at the next call); false and no error
+// when it is done or no longer the drain's (requeued or deleted by
+// someone else, or gone).
+func DrainRequeue(ctx context.Context, store Store, id int64, message string, by Actor, ev VerbEvent) (requeued, pending bool, err error) {
+	if err := validateOperator(by); err != nil {
+		return false, false, err
+	}
+	err = store.Tx(ctx, func(tx TxStore) error {
+		requeued, pending = false, false
+		j, err := tx.JobGet(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		switch {
+		case j.Status == StatusCancelling:
+			pending = true // the node is still stopping it
+			return nil
+		case j.Status != StatusCancelled:
+			return nil
+		}
+		u, err := RequeueUpdate(j)
+		if err != nil {
+			return nil
+		}
+		u.Message = Ptr(message)
+		out, err := tx.JobUpdate(ctx, u)
+		if err != nil {
+			return err
+		}
+		requeued = true
+		return recordTransition(ctx, tx, by, ev, j.Status, out)
+	})
+	if errors.Is(err, ErrConflict) {
+		return false, true, nil
+	}
+	if err != nil {
+		return false, false, fmt.Errorf("requeueing job %d: %w", id, err)
+	}
+	return requeued, pending, nil
 }

@@ -17,6 +17,7 @@ var operationTests = []subtest{
 	{"RemoveNodeRecoversItsJobsAndCancelsTheirChildren", testRemoveNodeCancelsChildren},
 	{"CancelTakesEveryDescendant", testCancelCascade},
 	{"RepairChildrenEndsWhatAnInterruptedOperationLeft", testRepairChildren},
+	{"DrainStopsAJobWithItsAttemptAndRequeuesIt", testDrainStopAndRequeue},
 }
 
 func testTxJobUpdateMany(t *testing.T, s engine.Store) {
@@ -222,5 +223,42 @@ func testRepairChildren(t *testing.T, s engine.Store) {
 	}
 	if n := repairAll(t, s); n != 0 {
 		t.Errorf("a second repair cancelled %d jobs; want none", n)
+	}
+}
+
+func testDrainStopAndRequeue(t *testing.T, s engine.Store) {
+	f := newFamily(t, s, engine.TypeNoop)
+	by, ev := engine.Actor{Who: "op@host"}, engine.VerbEvent{Verb: engine.EventNodesDrain}
+	if stopped, _, err := engine.DrainStop(t.Context(), s, f.parent.ID, "n2", "stopped", by, ev); err != nil || stopped {
+		t.Errorf("DrainStop of a job on another node: %v, %v; want nothing stopped", stopped, err)
+	}
+	stopped, left, err := engine.DrainStop(t.Context(), s, f.parent.ID, "n1", "stopped at the deadline", by, ev)
+	if err != nil || left != nil || !stopped {
+		t.Fatalf("DrainStop: %v, %v, %v; want it stopped", stopped, left, err)
+	}
+	parent := get(t, s, f.parent.ID)
+	if parent.Status != engine.StatusCancelling || parent.Message != "stopped at the deadline" {
+		t.Errorf("parent: %s %q; want CANCELLING with the drain's message", parent.Status, parent.Message)
+	}
+	f.wantCancelled(t, s)
+	if again, _, err := engine.DrainStop(t.Context(), s, f.parent.ID, "n1", "stopped", by, ev); err != nil || again {
+		t.Errorf("DrainStop again: %v, %v; want nothing more to stop", again, err)
+	}
+
+	requeued, pending, err := engine.DrainRequeue(t.Context(), s, f.parent.ID, "requeued", by, ev)
+	if err != nil || requeued || !pending {
+		t.Errorf("DrainRequeue while its node stops it: %v, %v, %v; want it pending", requeued, pending, err)
+	}
+	finish(t, s, parent, engine.RunCancelled)
+	requeued, pending, err = engine.DrainRequeue(t.Context(), s, f.parent.ID, "requeued", by, ev)
+	if err != nil || !requeued || pending {
+		t.Errorf("DrainRequeue once stopped: %v, %v, %v; want it requeued", requeued, pending, err)
+	}
+	if got := get(t, s, f.parent.ID); got.Status != engine.StatusRestart || got.Message != "requeued" {
+		t.Errorf("parent after the requeue: %s %q; want RESTART", got.Status, got.Message)
+	}
+	events, err := s.EventList(t.Context(), engine.EventListParams{JobID: &f.parent.ID})
+	if err != nil || len(events) != 2 || events[0].Verb != engine.EventNodesDrain || events[1].Verb != engine.EventNodesDrain {
+		t.Errorf("events of the drained job: %+v, %v; want its stop and its requeue", events, err)
 	}
 }
