@@ -49,7 +49,8 @@ the node back in the queue: each such job is cancelled on the node, which
 stops its process, and as soon as the node reports it stopped the job is
 requeued (RESTART, dispatched before queued jobs, with a fresh set of
 attempts). So the job runs again from the start on another node, and never
-twice at once. A job already being cancelled is left to end CANCELLED.
+twice at once; the unfinished children of the run it stopped are cancelled
+with it, as the new run submits its own. A job already being cancelled is left to end CANCELLED.
 --deadline 0 does this at once. A node that is gone stops nothing: its
 jobs come back once the dispatcher recovers them, or with 'jobctl nodes rm'. Should drain be interrupted after the
 deadline, a job it stopped may be left CANCELLED; it says which, and

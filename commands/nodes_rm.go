@@ -38,10 +38,11 @@ Jobs the node still holds (running, paused, being cancelled, waiting for
 children) are never left pointing at a node that no longer exists: when
 the node has been silent past its node lease and the margin, it has
 stopped its runs, and its jobs are recovered first, as the dispatcher
-recovers the jobs of a silent node: they go back to the queue (RESTART),
-and a job that was being cancelled ends CANCELLED. A node seen more
-recently that still holds jobs is refused: its processes may still run
-them.
+recovers the jobs of a silent node: they go back to the queue (RESTART)
+and the unfinished children of their lost attempts are cancelled, and a
+job that was being cancelled ends CANCELLED, all in the transaction that
+removes the node. A node seen more recently that still holds jobs is
+refused: its processes may still run them.
 
 A node that is alive (not OFFLINE and seen within its node lease and the
 margin) is refused unless
