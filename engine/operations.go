@@ -117,6 +117,9 @@ func RecordOutcome(ctx context.Context, store Store, job *Job, u JobUpdate) (*Jo
 // with no follow-ups go in one batch exactly as before, so a burst of jobs
 // ending costs what it did; those that take an attempt back to the queue go
 // in one transaction of their own together with their children's cancel.
+// When that transaction fails after the batch was recorded, its results
+// carry the error, and the call's error is nil: a caller tries those again
+// alone, never the batch.
 func RecordOutcomes(ctx context.Context, store Store, jobs []*Job, us []JobUpdate) ([]JobUpdateResult, error) {
 	var plain, restart []int
 	for i, u := range us {
@@ -146,12 +149,13 @@ func RecordOutcomes(ctx context.Context, store Store, jobs []*Job, us []JobUpdat
 		res, left, err = updateWithFollowUps(ctx, tx, pick(jobs, restart), pick(us, restart), true, Actor{}, VerbEvent{Verb: string(VerbCancel)})
 		return err
 	})
-	if err != nil {
-		// The results of the plain batch stand; the others are unknown,
-		// which is what an error of the call says of them too.
-		return nil, err
-	}
 	for k, i := range restart {
+		if err != nil {
+			// The plain batch is recorded; these are not, and each
+			// carries why, for the caller to record again on its own.
+			out[i].Err = err
+			continue
+		}
 		out[i] = res[k]
 	}
 	return out, left

@@ -18,6 +18,7 @@ var operationTests = []subtest{
 	{"CancelTakesEveryDescendant", testCancelCascade},
 	{"RepairChildrenEndsWhatAnInterruptedOperationLeft", testRepairChildren},
 	{"DrainStopsAJobWithItsAttemptAndRequeuesIt", testDrainStopAndRequeue},
+	{"RecordOutcomesCancelsTheChildrenOfRetriedRuns", testRecordOutcomes},
 }
 
 func testTxJobUpdateMany(t *testing.T, s engine.Store) {
@@ -260,5 +261,38 @@ func testDrainStopAndRequeue(t *testing.T, s engine.Store) {
 	events, err := s.EventList(t.Context(), engine.EventListParams{JobID: &f.parent.ID})
 	if err != nil || len(events) != 2 || events[0].Verb != engine.EventNodesDrain || events[1].Verb != engine.EventNodesDrain {
 		t.Errorf("events of the drained job: %+v, %v; want its stop and its requeue", events, err)
+	}
+}
+
+func testRecordOutcomes(t *testing.T, s engine.Store) {
+	retried := start(t, s, insert(t, s, engine.JobInsertParams{MaxAttempts: 2}), "n1")
+	child := insert(t, s, engine.JobInsertParams{ParentID: &retried.ID})
+	ended := start(t, s, insert(t, s, engine.JobInsertParams{}), "n1")
+	endedChild := insert(t, s, engine.JobInsertParams{ParentID: &ended.ID})
+	noWait := func() float64 { return 0.5 }
+	us := []engine.JobUpdate{
+		engine.OutcomeUpdate(retried, engine.RunResult{Outcome: engine.RunFailed, ExitCode: 1}, false, noWait),
+		engine.OutcomeUpdate(ended, engine.RunResult{Outcome: engine.RunSucceeded}, false, noWait),
+	}
+	results, err := engine.RecordOutcomes(t.Context(), s, []*engine.Job{retried, ended}, us)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range results {
+		if r.Err != nil || r.Job != nil {
+			t.Errorf("result %d: %+v; want applied, without the job", i, r)
+		}
+	}
+	for _, c := range []struct {
+		what string
+		j    *engine.Job
+		want engine.Status
+	}{
+		{"retried job", retried, engine.StatusRestart}, {"child of its lost attempt", child, engine.StatusCancelled},
+		{"job that ended", ended, engine.StatusFinished}, {"child of the job that ended", endedChild, engine.StatusQueued},
+	} {
+		if got := get(t, s, c.j.ID); got.Status != c.want {
+			t.Errorf("%s: %s; want %s", c.what, got.Status, c.want)
+		}
 	}
 }
