@@ -12,7 +12,10 @@ import (
 // between the steps can leave nothing half done. The rules of each step are
 // the pure functions beside them (RecoverUpdate, OutcomeUpdate,
 // CancelUpdate, …); the dispatcher, the nodes, the commands and the
-// dashboard change jobs only through these operations:
+// dashboard make every change that has follow-ups through these
+// operations. A transition with none (an offer, a start, a wait for
+// children, a result that ends its job) stays the one guarded store call
+// it is, on the hot path above all:
 //
 //   - RecoverJobs: jobs taken from a node that is gone, with the children of
 //     each attempt that goes back to the queue.
