@@ -2,7 +2,6 @@ package commands
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -50,7 +49,8 @@ the node back in the queue: each such job is cancelled on the node, which
 stops its process, and as soon as the node reports it stopped the job is
 requeued (RESTART, dispatched before queued jobs, with a fresh set of
 attempts). So the job runs again from the start on another node, and never
-twice at once. A job already being cancelled is left to end CANCELLED.
+twice at once; the unfinished children of the run it stopped are cancelled
+with it, as the new run submits its own. A job already being cancelled is left to end CANCELLED.
 --deadline 0 does this at once. A node that is gone stops nothing: its
 jobs come back once the dispatcher recovers them, or with 'jobctl nodes rm'. Should drain be interrupted after the
 deadline, a job it stopped may be left CANCELLED; it says which, and
@@ -114,7 +114,7 @@ func nodesDrainRun(ctx context.Context, opts *NodesDrainOptions) error {
 	if _, err := enterMaintenance(ctx, store, notesOnStderr(opts.IO), opts.Name, opts.Audit.actor(), engine.EventNodesDrain); err != nil {
 		return err
 	}
-	active, err := activeJobs(ctx, store, opts.Name)
+	active, err := engine.NodeBusyJobs(ctx, store, opts.Name)
 	if err != nil {
 		return err
 	}
@@ -192,7 +192,7 @@ func drainWait(ctx context.Context, opts *NodesDrainOptions, store engine.Store,
 			}
 			d.passed = true
 			if stopped > 0 {
-				if d.active, err = activeJobs(ctx, store, opts.Name); err != nil {
+				if d.active, err = engine.NodeBusyJobs(ctx, store, opts.Name); err != nil {
 					return d.interrupted(err)
 				}
 			}
@@ -212,7 +212,7 @@ func drainWait(ctx context.Context, opts *NodesDrainOptions, store engine.Store,
 			return d.interrupted(err)
 		}
 		var err error
-		if d.active, err = activeJobs(ctx, store, opts.Name); err != nil {
+		if d.active, err = engine.NodeBusyJobs(ctx, store, opts.Name); err != nil {
 			return d.interrupted(err)
 		}
 	}
@@ -282,30 +282,17 @@ func (d *drainer) drainMessage(what string) string {
 func (d *drainer) stopActive(ctx context.Context) (int, error) {
 	var ids []string
 	for _, j := range d.active {
-		for attempt := 0; ; attempt++ {
-			if j.Node != d.opts.Name || j.Status.Terminal() || j.Status == engine.StatusCancelling {
-				break
-			}
-			u, err := engine.CancelUpdate(j)
-			if err != nil {
-				break // nothing to stop, e.g. it went back to the queue meanwhile
-			}
-			u.Message = engine.Ptr(d.drainMessage("stopped to go back to the queue"))
-			_, err = engine.UpdateRecorded(ctx, d.store, u, d.opts.Audit.actor(), d.event())
-			if err == nil {
-				d.stopped[j.ID] = true
-				ids = append(ids, fmt.Sprint(j.ID))
-				break
-			}
-			if !errors.Is(err, engine.ErrConflict) || attempt >= 10 {
-				return len(ids), fmt.Errorf("stopping job %d on node %s: %w", j.ID, d.opts.Name, err)
-			}
-			if j, err = d.store.JobGet(ctx, j.ID); err != nil {
-				if errors.Is(err, engine.ErrNotFound) {
-					break
-				}
-				return len(ids), err
-			}
+		stopped, left, err := engine.DrainStop(ctx, d.store, j.ID, d.opts.Name, d.drainMessage("stopped to go back to the queue"),
+			d.opts.Audit.actor(), d.event())
+		if err != nil {
+			return len(ids), err
+		}
+		if left != nil {
+			d.notef("warning: job %d: %v; the dispatcher cancels them\n", j.ID, left)
+		}
+		if stopped {
+			d.stopped[j.ID] = true
+			ids = append(ids, fmt.Sprint(j.ID))
 		}
 	}
 	if len(ids) > 0 {
@@ -320,51 +307,17 @@ func (d *drainer) stopActive(ctx context.Context) (int, error) {
 // deleted) is theirs and left alone.
 func (d *drainer) requeueStopped(ctx context.Context) error {
 	for _, id := range slices.Sorted(maps.Keys(d.stopped)) {
-		j, err := d.store.JobGet(ctx, id)
-		if errors.Is(err, engine.ErrNotFound) {
-			delete(d.stopped, id)
-			continue
-		}
+		requeued, pending, err := engine.DrainRequeue(ctx, d.store, id, d.drainMessage("requeued"), d.opts.Audit.actor(), d.event())
 		if err != nil {
 			return err
 		}
-		switch {
-		case j.Status == engine.StatusCancelling:
-			continue // the node is still stopping it
-		case j.Status != engine.StatusCancelled:
-			delete(d.stopped, id)
+		if pending {
 			continue
-		}
-		u, err := engine.RequeueUpdate(j)
-		if err != nil {
-			delete(d.stopped, id)
-			continue
-		}
-		u.Message = engine.Ptr(d.drainMessage("requeued"))
-		if _, err := engine.UpdateRecorded(ctx, d.store, u, d.opts.Audit.actor(), d.event()); err != nil {
-			if errors.Is(err, engine.ErrConflict) {
-				continue // changed under us: judged again at the next poll
-			}
-			return fmt.Errorf("requeueing job %d: %w", id, err)
 		}
 		delete(d.stopped, id)
-		d.notef("job %d is back in the queue\n", id)
-	}
-	return nil
-}
-
-// activeJobs are the jobs that keep a node busy: those holding load on it
-// and parents on it waiting for their children, whose process still runs.
-func activeJobs(ctx context.Context, store engine.Store, node string) ([]*engine.Job, error) {
-	jobs, err := store.JobList(ctx, engine.JobListParams{Node: node, Statuses: engine.RecoverableStatuses})
-	if err != nil {
-		return nil, err
-	}
-	active := jobs[:0]
-	for _, j := range jobs {
-		if j.HoldsLoad() || j.Status == engine.StatusWaiting {
-			active = append(active, j)
+		if requeued {
+			d.notef("job %d is back in the queue\n", id)
 		}
 	}
-	return active, nil
+	return nil
 }

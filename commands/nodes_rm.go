@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
@@ -39,10 +38,11 @@ Jobs the node still holds (running, paused, being cancelled, waiting for
 children) are never left pointing at a node that no longer exists: when
 the node has been silent past its node lease and the margin, it has
 stopped its runs, and its jobs are recovered first, as the dispatcher
-recovers the jobs of a silent node: they go back to the queue (RESTART),
-and a job that was being cancelled ends CANCELLED. A node seen more
-recently that still holds jobs is refused: its processes may still run
-them.
+recovers the jobs of a silent node: they go back to the queue (RESTART)
+and the unfinished children of their lost attempts are cancelled, and a
+job that was being cancelled ends CANCELLED, all in the transaction that
+removes the node. A node seen more recently that still holds jobs is
+refused: its processes may still run them.
 
 A node that is alive (not OFFLINE and seen within its node lease and the
 margin) is refused unless
@@ -140,11 +140,6 @@ func removeNode(ctx context.Context, store engine.Store, opts *NodesRemoveOption
 		return nodeView{}, fmt.Errorf("node %s still holds %d %s and was seen %s ago, so they may still run there; %s",
 			name, len(held), plural(len(held), "job", "jobs"), silent.Round(time.Millisecond), how)
 	}
-	for _, j := range held {
-		if err := recoverFromRemoved(ctx, store, opts, j, name); err != nil {
-			return nodeView{}, err
-		}
-	}
 	staleAfter := n.GoneAfter()
 	if opts.Force {
 		staleAfter = 0 // every row counts as gone
@@ -153,49 +148,30 @@ func removeNode(ctx context.Context, store engine.Store, opts *NodesRemoveOption
 	if alive {
 		detail += ", forced"
 	}
-	err = engine.Recorded(ctx, store, opts.Audit.actor(), engine.EventAppendParams{Verb: engine.EventNodesRm, Node: name, Detail: detail},
-		func(tx engine.TxStore, _ *engine.EventAppendParams) error {
-			return tx.NodeRemove(ctx, engine.NodeRemoveParams{Name: name, StaleAfter: staleAfter})
-		})
+	recovered, err := engine.RemoveNode(ctx, store, engine.RemoveNodeParams{
+		NodeRemoveParams: engine.NodeRemoveParams{Name: name, StaleAfter: staleAfter},
+		RecoverJobs:      gone,
+		Why:              "node " + name + " was removed",
+		Event:            engine.EventAppendParams{Verb: engine.EventNodesRm, Detail: detail},
+	}, opts.Audit.actor())
+	if errors.Is(err, engine.ErrChildrenLeft) {
+		fmt.Fprintf(opts.IO.ErrOut, "warning: %v; the dispatcher cancels them\n", err)
+		err = nil
+	}
 	if err != nil {
 		if errors.Is(err, engine.ErrNodeOnline) {
 			return nodeView{}, fmt.Errorf("node %s came back while it was being removed: %w", name, err)
 		}
 		return nodeView{}, err
 	}
-	return newNodeView(n, now), nil
-}
-
-// recoverFromRemoved takes a job from a node being removed, with the
-// transition the dispatcher uses for the jobs of a node that went offline,
-// deciding anew when the job changed under it.
-func recoverFromRemoved(ctx context.Context, store engine.Store, opts *NodesRemoveOptions, j *engine.Job, name string) error {
-	ios := opts.IO
-	for attempt := 0; ; attempt++ {
-		u := engine.RecoverUpdate(j, "node "+name+" was removed")
-		_, err := engine.UpdateRecorded(ctx, store, u, opts.Audit.actor(),
-			engine.VerbEvent{Verb: engine.EventNodesRm, Note: "node " + name + " was removed"})
-		if err == nil {
-			if u.To == engine.StatusRestart {
-				fmt.Fprintf(ios.ErrOut, "job %d of node %s is back in the queue\n", j.ID, name)
-			} else {
-				fmt.Fprintf(ios.ErrOut, "job %d of node %s ended %s: it was being cancelled\n", j.ID, name, u.To)
-			}
-			return nil
-		}
-		if !errors.Is(err, engine.ErrConflict) || attempt >= 10 {
-			return fmt.Errorf("recovering job %d from node %s: %w", j.ID, name, err)
-		}
-		if j, err = store.JobGet(ctx, j.ID); err != nil {
-			if errors.Is(err, engine.ErrNotFound) {
-				return nil
-			}
-			return err
-		}
-		if j.Node != name || !slices.Contains(engine.RecoverableStatuses, j.Status) {
-			return nil // it left the node meanwhile
+	for _, j := range recovered {
+		if to := engine.RecoverUpdate(j, "").To; to == engine.StatusRestart {
+			fmt.Fprintf(opts.IO.ErrOut, "job %d of node %s is back in the queue\n", j.ID, name)
+		} else {
+			fmt.Fprintf(opts.IO.ErrOut, "job %d of node %s ended %s: it was being cancelled\n", j.ID, name, to)
 		}
 	}
+	return newNodeView(n, now), nil
 }
 
 // nodeWithLoad reads one node as 'jobctl nodes' lists it, with its live

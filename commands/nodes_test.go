@@ -742,3 +742,45 @@ func TestNodesShowWhatTheClusterDoes(t *testing.T) {
 		}
 	}
 }
+
+// A job taken off a removed node runs again from the start, so the
+// children of its lost attempt are cancelled with it, as the dispatcher
+// does for a silent node: a child left running would run beside the
+// children of the next attempt.
+func TestNodesRemoveCancelsTheChildrenOfTheJobsItRecovers(t *testing.T) {
+	e := newTestEnv(t)
+	e.registerNode(t, "n1")
+	parent := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning)
+	queued := e.insert(t, engine.JobInsertParams{ParentID: &parent.ID})
+	running := e.insert(t, engine.JobInsertParams{ParentID: &parent.ID})
+	running = e.moveOn(t, running, "n2", engine.StatusRunning)
+	done := e.move(t, e.insert(t, engine.JobInsertParams{ParentID: &parent.ID}), engine.StatusDispatching, engine.StatusRunning, engine.StatusFinished)
+	e.silence(t, "n1", time.Minute)
+
+	if err := e.run(t, "nodes", "rm", "n1"); err != nil {
+		t.Fatal(err)
+	}
+	if j := e.get(t, parent.ID); j.Status != engine.StatusRestart {
+		t.Errorf("parent after rm: %s; want RESTART", j.Status)
+	}
+	if j := e.get(t, queued.ID); j.Status != engine.StatusCancelled {
+		t.Errorf("queued child after rm: %s; want CANCELLED", j.Status)
+	}
+	if j := e.get(t, running.ID); j.Status != engine.StatusCancelling || j.Node != "n2" {
+		t.Errorf("running child after rm: %s on %q; want CANCELLING on n2, for its node to stop", j.Status, j.Node)
+	}
+	if j := e.get(t, done.ID); j.Status != engine.StatusFinished {
+		t.Errorf("finished child after rm: %s; want it left FINISHED", j.Status)
+	}
+}
+
+// moveOn is move for a job handed to node instead of n1.
+func (e *testEnv) moveOn(t *testing.T, j *engine.Job, node string, path ...engine.Status) *engine.Job {
+	t.Helper()
+	u := engine.JobUpdate{ID: j.ID, From: j.Status, Version: j.Version, To: engine.StatusDispatching, Node: engine.Ptr(node)}
+	j, err := e.store.JobUpdate(context.Background(), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e.move(t, j, path...)
+}

@@ -206,9 +206,10 @@ type VerbEvent struct {
 // computes the guarded update and applies it together with its event (see
 // Recorded), reading again and deciding anew when the job changed in
 // between (a lost race is never overwritten). Cancelling a job also
-// cancels its unfinished descendants, each with an event of its own; when
-// some of them could not be cancelled, ApplyVerb returns the cancelled job
-// together with an error naming them. A job the verb finds done already
+// cancels its unfinished descendants in the same transaction, each with an
+// event of its own; when some of them kept changing, ApplyVerb returns the
+// cancelled job together with an error naming them (ErrChildrenLeft), and
+// the lease holder's repair finishes them. A job the verb finds done already
 // (AlreadyDone) is left as it is, and no event is recorded for it.
 func ApplyVerb(ctx context.Context, store Store, id int64, verb Verb, by Actor) (*Job, error) {
 	return ApplyVerbAs(ctx, store, id, verb, by, VerbEvent{Verb: string(verb)})
@@ -222,35 +223,14 @@ func ApplyVerbAs(ctx context.Context, store Store, id int64, verb Verb, by Actor
 	if ev.Priority != 0 && verb != VerbRequeue {
 		return nil, fmt.Errorf("%s takes no priority; a priority is given on submit or requeue", verb)
 	}
-	j, err := applyOnce(ctx, store, id, verb, by, ev)
-	if err != nil || verb != VerbCancel {
-		return j, err
-	}
-	children := VerbEvent{Verb: ev.Verb, Note: fmt.Sprintf("with job %d", id)}
-	if err := cancelDescendants(ctx, store, id, map[int64]bool{id: true}, by, children); err != nil {
-		return j, fmt.Errorf("job %d is %s, but not all its children were cancelled: %w", id, j.Status, err)
-	}
-	return j, nil
-}
-
-// UpdateRecorded applies one guarded update that an operator's command
-// computed itself (a drain stopping a job with a message of its own), with
-// its event for by, in one transaction: ErrConflict when the job changed
-// since it was read.
-func UpdateRecorded(ctx context.Context, store Store, u JobUpdate, by Actor, ev VerbEvent) (*Job, error) {
-	if err := validateActor(by); err != nil {
+	j, left, err := applyOnce(ctx, store, id, verb, by, ev)
+	if err != nil {
 		return nil, err
 	}
-	var out *Job
-	err := store.Tx(ctx, func(tx TxStore) error {
-		j, err := tx.JobUpdate(ctx, u)
-		if err != nil {
-			return err
-		}
-		out = j
-		return recordTransition(ctx, tx, by, ev, u.From, j)
-	})
-	return out, err
+	if left != nil {
+		return j, fmt.Errorf("job %d is %s, but not all its children were cancelled: %w", id, j.Status, left)
+	}
+	return j, nil
 }
 
 // recordTransition records the event of job j's move from status from;
@@ -267,68 +247,49 @@ func recordTransition(ctx context.Context, tx TxStore, by Actor, ev VerbEvent, f
 		Detail: transitionDetail(from, j.Status, note)})
 }
 
-// applyOnce is ApplyVerb for one job, without its children.
-func applyOnce(ctx context.Context, store Store, id int64, verb Verb, by Actor, ev VerbEvent) (*Job, error) {
+// applyOnce applies verb to job id, and, for a cancel, cancels its
+// descendants in the same transaction (see cancelBelow): the ones that kept
+// changing come back in left. A job cancelled already has its descendants
+// looked at again, so repeating a cancel finishes a cascade cut short.
+func applyOnce(ctx context.Context, store Store, id int64, verb Verb, by Actor, ev VerbEvent) (out *Job, left, err error) {
 	for range verbAttempts {
-		var out *Job
-		err := store.Tx(ctx, func(tx TxStore) error {
+		err = store.Tx(ctx, func(tx TxStore) error {
+			out, left = nil, nil
 			j, err := tx.JobGet(ctx, id)
 			if err != nil {
 				return err
 			}
-			if verb.AlreadyDone(j) {
-				out = j
+			out = j
+			if !verb.AlreadyDone(j) {
+				u, err := verb.Update(j)
+				if err != nil {
+					return err
+				}
+				if ev.Priority != 0 {
+					u.Priority = Ptr(ev.Priority)
+				}
+				if out, err = tx.JobUpdate(ctx, u); err != nil {
+					return err
+				}
+				if err := recordTransition(ctx, tx, by, ev, j.Status, out); err != nil {
+					return err
+				}
+			}
+			if verb != VerbCancel {
 				return nil
 			}
-			u, err := verb.Update(j)
-			if err != nil {
-				return err
-			}
-			if ev.Priority != 0 {
-				u.Priority = Ptr(ev.Priority)
-			}
-			if out, err = tx.JobUpdate(ctx, u); err != nil {
-				return err
-			}
-			return recordTransition(ctx, tx, by, ev, j.Status, out)
+			left, err = cancelBelow(ctx, tx, []int64{id}, by, VerbEvent{Verb: ev.Verb})
+			return err
 		})
 		if errors.Is(err, ErrConflict) {
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return out, nil
+		return out, left, nil
 	}
-	return nil, fmt.Errorf("job %d kept changing while it was being %s; try again: %w", id, verb.PastTense(), ErrConflict)
-}
-
-// cancelDescendants cancels every unfinished job below parent. It goes on
-// past a child it cannot cancel, so one stuck child does not shield its
-// siblings, and returns what went wrong. seen guards against a parent cycle.
-func cancelDescendants(ctx context.Context, store Store, parent int64, seen map[int64]bool, by Actor, ev VerbEvent) error {
-	children, err := store.JobList(ctx, JobListParams{ParentID: &parent})
-	if err != nil {
-		return fmt.Errorf("listing the children of job %d: %w", parent, err)
-	}
-	var errs []error
-	for _, c := range children {
-		if seen[c.ID] {
-			continue
-		}
-		seen[c.ID] = true
-		if !c.Status.Terminal() && c.Status != StatusCancelling {
-			// A child that ended or started cancelling meanwhile needs nothing more.
-			if _, err := applyOnce(ctx, store, c.ID, VerbCancel, by, ev); err != nil && !errors.Is(err, ErrInvalidTransition) {
-				errs = append(errs, err)
-			}
-		}
-		// A child that has ended may still have running children of its own.
-		if err := cancelDescendants(ctx, store, c.ID, seen, by, ev); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
+	return nil, nil, fmt.Errorf("job %d kept changing while it was being %s; try again: %w", id, verb.PastTense(), ErrConflict)
 }
 
 // AlreadyDone reports whether the job already is where the verb would take

@@ -10,11 +10,11 @@ import (
 	"github.com/jobctl/jobctl/engine/memstore"
 )
 
-// TestCancelChildrenOfRestart: a run that goes back to the queue takes its
+// TestRecordOutcomeCancelsChildrenOfRestart: a run that goes back to the queue takes its
 // attempt's unfinished children (and theirs) with it, whatever the run was
 // doing; a workflow step keeps the workflow's jobs, and updates that are
 // not a run going back to the queue cancel nothing.
-func TestCancelChildrenOfRestart(t *testing.T) {
+func TestRecordOutcomeCancelsChildrenOfRestart(t *testing.T) {
 	ctx := context.Background()
 	running := []engine.Status{engine.StatusDispatching, engine.StatusRunning}
 	cases := []struct {
@@ -51,10 +51,7 @@ func TestCancelChildrenOfRestart(t *testing.T) {
 
 			parent = moveJob(t, s, parent, c.path...)
 			u := engine.JobUpdate{ID: parent.ID, From: parent.Status, Version: parent.Version, To: c.to}
-			if _, err := s.JobUpdate(ctx, u); err != nil {
-				t.Fatal(err)
-			}
-			if err := engine.CancelChildrenOfRestart(ctx, s, parent, u); err != nil {
+			if _, err := engine.RecordOutcome(ctx, s, parent, u); err != nil {
 				t.Fatal(err)
 			}
 			want := engine.StatusQueued

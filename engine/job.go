@@ -106,6 +106,13 @@ func (j *Job) HoldsLoad() bool {
 	return slices.Contains(LoadHoldingStatuses, j.Status)
 }
 
+// KeepsNodeBusy is the rule of a drain: the job keeps its node from being
+// drained while it holds load there, or is a parent there waiting for its
+// children, whose process still runs.
+func (j *Job) KeepsNodeBusy() bool {
+	return j.HoldsLoad() || j.Status == StatusWaiting
+}
+
 // HoldsKey reports whether the job keeps every other job of its key from
 // starting, wherever it stands in the key's order: it is on a node.
 func (j *Job) HoldsKey() bool {

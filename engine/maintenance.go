@@ -1,6 +1,9 @@
 package engine
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // MaintenanceSet turns node name's maintenance flag on or off for by, and
 // records it as verb (EventNodesMaintenance, or EventNodesDrain for a drain)
@@ -23,4 +26,20 @@ func MaintenanceSet(ctx context.Context, s Store, name string, on bool, by Actor
 		return tx.NodeSetMaintenance(ctx, name, on)
 	})
 	return before, err == nil, err
+}
+
+// NodeBusyJobs returns the jobs that keep node busy (Job.KeepsNodeBusy),
+// ordered by id: what a drain waits for.
+func NodeBusyJobs(ctx context.Context, s TxStore, node string) ([]*Job, error) {
+	jobs, err := s.JobList(ctx, JobListParams{Node: node, Statuses: RecoverableStatuses})
+	if err != nil {
+		return nil, fmt.Errorf("list the jobs of node %s: %w", node, err)
+	}
+	busy := jobs[:0]
+	for _, j := range jobs {
+		if j.KeepsNodeBusy() {
+			busy = append(busy, j)
+		}
+	}
+	return busy, nil
 }

@@ -54,14 +54,6 @@ type Store interface {
 	// JobProgressSet records progress of a running attempt; ErrConflict when
 	// the job has moved on (another attempt, another node, or ended).
 	JobProgressSet(ctx context.Context, p JobProgressParams) error
-	// JobUpdateMany applies many guarded transitions at once, each exactly
-	// as JobUpdate would apply it on its own, in as few statements as the
-	// backend allows: the batched steps of dispatch, start and finish. The
-	// results are in the order of us. A transition that does not apply is
-	// no error of the call: its result carries ErrConflict (the job is not
-	// at the expected status and version, or no longer exists) or a
-	// *TransitionError. The updates must name distinct jobs.
-	JobUpdateMany(ctx context.Context, us []JobUpdate) ([]JobUpdateResult, error)
 	// JobUpdateManyQuiet is JobUpdateMany for a caller that needs only
 	// whether each transition applied: the results carry no Job, which
 	// spares reading every changed row back (a node recording results).
@@ -220,6 +212,15 @@ type TxStore interface {
 	// status and version, and a *TransitionError for a transition the state
 	// machine forbids.
 	JobUpdate(ctx context.Context, u JobUpdate) (*Job, error)
+	// JobUpdateMany applies many guarded transitions at once, each exactly
+	// as JobUpdate would apply it on its own, in as few statements as the
+	// backend allows: the batched steps of dispatch, start and finish,
+	// and of the operations that recover many jobs at once. The
+	// results are in the order of us. A transition that does not apply is
+	// no error of the call: its result carries ErrConflict (the job is not
+	// at the expected status and version, or no longer exists) or a
+	// *TransitionError. The updates must name distinct jobs.
+	JobUpdateMany(ctx context.Context, us []JobUpdate) ([]JobUpdateResult, error)
 	// JobAttemptList returns the ended attempts of job jobID, oldest first,
 	// as the store recorded them when each ended (see EndsAttempt); none
 	// for an unknown job.

@@ -260,8 +260,8 @@ func submitDetail(status Status, parentID *int64) string {
 func submitParams(nodes []*Node, r SubmitRequest) (p JobInsertParams, offered bool, err error) {
 	p = JobInsertParams{
 		Type: strings.TrimSpace(r.Type), Operation: r.Operation, Args: r.Args, Payload: r.Payload,
-		Load: 1, Priority: r.Priority, Status: StatusQueued, Key: r.Key, ParentID: r.ParentID, MaxAttempts: max(r.MaxAttempts, 1),
-		Backoff: r.Backoff, Rollback: r.Rollback, RollbackType: strings.TrimSpace(r.RollbackType), RunAfter: r.RunAt, Timeout: DefaultJobTimeout, Creator: r.Creator,
+		Priority: r.Priority, Status: StatusQueued, Key: r.Key, ParentID: r.ParentID, MaxAttempts: max(r.MaxAttempts, 1),
+		Backoff: r.Backoff, Rollback: r.Rollback, RollbackType: strings.TrimSpace(r.RollbackType), RunAfter: r.RunAt, Creator: r.Creator,
 	}
 	if r.MaxAttempts < 0 {
 		p.MaxAttempts = r.MaxAttempts // refused by validation
@@ -270,24 +270,7 @@ func submitParams(nodes []*Node, r SubmitRequest) (p JobInsertParams, offered bo
 		p.Status = StatusInstantiated
 	}
 	svc, offered := ServiceDefaults(nodes, p.Type)
-	switch {
-	case r.Load != nil:
-		p.Load = *r.Load
-	case svc.Load > 0:
-		p.Load = svc.Load
-	}
-	switch {
-	case r.Timeout != nil:
-		p.Timeout = *r.Timeout
-	case svc.Timeout > 0:
-		p.Timeout = time.Duration(svc.Timeout)
-	}
-	switch {
-	case r.MemoryLimit != nil:
-		p.MemoryLimit = *r.MemoryLimit
-	case svc.Memory > 0:
-		p.MemoryLimit = svc.Memory
-	}
+	p.Load, p.Timeout, p.MemoryLimit = svc.Settings(r.Load, r.Timeout, r.MemoryLimit)
 	if r.RunAt != nil && r.RunIn != nil {
 		return p, false, &InvalidError{What: "job", Problems: []string{"both a start time and a delay are given"}}
 	}
@@ -432,15 +415,17 @@ func SubmitMany(ctx context.Context, s Store, nodes []*Node, rs []SubmitRequest,
 func SubmitDefaults(nodes []*Node, p JobSubmitParams) (JobInsertParams, JobSubmitted) {
 	svc, offered := ServiceDefaults(nodes, p.Type)
 	ip := p.JobInsertParams
+	load, timeout, memory := &ip.Load, &ip.Timeout, &ip.MemoryLimit
 	if p.ServiceLoad && svc.Load > 0 {
-		ip.Load = svc.Load
+		load = nil
 	}
 	if p.ServiceTimeout && svc.Timeout > 0 {
-		ip.Timeout = time.Duration(svc.Timeout)
+		timeout = nil
 	}
 	if p.ServiceMemory && svc.Memory > 0 {
-		ip.MemoryLimit = svc.Memory
+		memory = nil
 	}
+	ip.Load, ip.Timeout, ip.MemoryLimit = svc.Settings(load, timeout, memory)
 	out := JobSubmitted{Load: ip.Load, Offered: offered}
 	for _, n := range nodes {
 		if n.State == NodeOnline && n.Offers(p.Type) {
@@ -451,6 +436,33 @@ func SubmitDefaults(nodes []*Node, p JobSubmitParams) (JobInsertParams, JobSubmi
 		}
 	}
 	return ip, out
+}
+
+// Settings is the one rule for a job's load, timeout and memory limit:
+// each is the one the job asks for (non-nil), else the service's where it
+// sets one, else the default (a load of 1, DefaultJobTimeout, no memory
+// limit of its own). A submit and a workflow's operations both take it.
+func (svc NodeService) Settings(load *float64, timeout *time.Duration, memory *int64) (float64, time.Duration, int64) {
+	l, t, m := 1.0, DefaultJobTimeout, int64(0)
+	switch {
+	case load != nil:
+		l = *load
+	case svc.Load > 0:
+		l = svc.Load
+	}
+	switch {
+	case timeout != nil:
+		t = *timeout
+	case svc.Timeout > 0:
+		t = time.Duration(svc.Timeout)
+	}
+	switch {
+	case memory != nil:
+		m = *memory
+	case svc.Memory > 0:
+		m = svc.Memory
+	}
+	return l, t, m
 }
 
 // ServiceDefaults finds the settings the nodes give jobs of a type,

@@ -2,7 +2,6 @@ package tui
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/dispatch"
@@ -50,22 +49,16 @@ func (a EngineActions) NodeMaintenance(ctx context.Context, name string, on bool
 }
 
 // NodeDrain puts the node in maintenance and counts the jobs that keep it
-// busy: those holding load on it and parents there waiting for children.
+// busy (engine.Job.KeepsNodeBusy), as 'jobctl nodes drain' does.
 func (a EngineActions) NodeDrain(ctx context.Context, name string, reason string) (int, error) {
 	if _, _, err := engine.MaintenanceSet(ctx, a.Store, name, true, a.actor(reason), engine.EventNodesDrain); err != nil {
 		return 0, err
 	}
-	jobs, err := a.Store.JobList(ctx, engine.JobListParams{Node: name, Statuses: engine.RecoverableStatuses})
+	busy, err := engine.NodeBusyJobs(ctx, a.Store, name)
 	if err != nil {
-		return 0, fmt.Errorf("list the jobs of node %s: %w", name, err)
+		return 0, err
 	}
-	active := 0
-	for _, j := range jobs {
-		if j.HoldsLoad() || j.Status == engine.StatusWaiting {
-			active++
-		}
-	}
-	return active, nil
+	return len(busy), nil
 }
 
 // Explain runs the dispatcher's explanation with the default selector.

@@ -14,6 +14,17 @@ import (
 // failure, and a silent node's jobs its lease, within about a second.
 const HousekeepingInterval = time.Second
 
+// RepairEvery and RepairWindow pace the repair of children: every
+// RepairEvery passes of housekeeping, one window of RepairWindow job ids is
+// looked at (engine.RepairChildren), the next window the next time, from
+// the first job again past the newest. What the repair looks for is left
+// only by an operation cut short, so it may take its time: a pass costs a
+// bounded read of the jobs table, never the whole of it.
+const (
+	RepairEvery  = 10
+	RepairWindow = 2000
+)
+
 // RecoverBatch is how many jobs of one silent node a pass of housekeeping
 // puts back at most; the next pass takes up the rest.
 const RecoverBatch = 1000
@@ -23,7 +34,9 @@ const RecoverBatch = 1000
 // back jobs left DISPATCHING, recovers the jobs of nodes silent past their
 // node lease, creates the rollback job of each job that failed finally
 // (engine.SpawnRollbacks, once per job even across holders), and drops the
-// reservations whose job no longer waits for its node. Each part is
+// reservations whose job no longer waits for its node; at its own pace
+// it repairs children left active below a cancelled parent or a lost
+// attempt (repairChildren). Each part is
 // bounded and idempotent, so a pass cut short by a lost lease or a crash is
 // taken up by the next, on whichever node then holds the lease. A round
 // never counts on it: a lapsed reservation is ignored by the round that
@@ -35,6 +48,10 @@ type Housekeeper struct {
 	// quiet are silent nodes found with no job left to recover, by the
 	// last-seen time they had then (recoverSilentNodes).
 	quiet map[string]time.Time
+	// passes counts the passes, to pace the repair; repairFrom is the
+	// first job id of the repair's next window.
+	passes     int
+	repairFrom int64
 }
 
 // HousekeepingStats counts what one pass did.
@@ -43,12 +60,13 @@ type HousekeepingStats struct {
 	Recovered  int // jobs of silent nodes put back
 	Rollbacks  int // rollback jobs created
 	Unreserved int // lapsed reservations dropped
+	Repaired   int // children left active by an operation cut short, cancelled
 }
 
 // Changed reports whether the pass changed the queues or the nodes' loads,
 // so a dispatch round may find new work.
 func (s HousekeepingStats) Changed() bool {
-	return s.Reclaimed+s.Recovered+s.Rollbacks+s.Unreserved > 0
+	return s.Reclaimed+s.Recovered+s.Rollbacks+s.Unreserved+s.Repaired > 0
 }
 
 // NewHousekeeper returns the housekeeping of the holder of the terms
@@ -69,6 +87,9 @@ func (h *Housekeeper) Step(ctx context.Context) (HousekeepingStats, error) {
 		errs = append(errs, err)
 	}
 	if stats.Recovered, err = h.recoverSilentNodes(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	if stats.Repaired, err = h.repairChildren(ctx); err != nil {
 		errs = append(errs, err)
 	}
 	rollbacks, err := engine.SpawnRollbacks(ctx, h.store)
@@ -178,27 +199,52 @@ func (h *Housekeeper) recoverSilentNodes(ctx context.Context) (int, error) {
 			continue
 		}
 		silent := now.Sub(n.LastSeen).Round(time.Millisecond)
-		us := make([]engine.JobUpdate, len(jobs))
-		for i, job := range jobs {
-			us[i] = engine.RecoverUpdate(job, "node "+n.Name+" was silent for "+silent.String()+", past its node lease")
-		}
-		results, err := h.store.JobUpdateMany(ctx, us)
-		if err != nil {
+		results, err := engine.RecoverJobs(ctx, h.store, jobs, "node "+n.Name+" was silent for "+silent.String()+", past its node lease",
+			engine.Actor{}, engine.VerbEvent{})
+		if results == nil {
 			return recovered, err
+		}
+		if err != nil {
+			h.log.Warn("cannot cancel the children of all recovered jobs", "from", n.Name, "err", err)
 		}
 		for i, res := range results {
 			if res.Err != nil {
 				continue
 			}
-			h.log.Warn("recovered job of silent node", "job", us[i].ID, "from", n.Name, "status", us[i].To,
+			h.log.Warn("recovered job of silent node", "job", jobs[i].ID, "from", n.Name, "status", res.Job.Status,
 				"silent", silent, "node_lease", n.LeaseOf())
 			recovered++
-			if err := engine.CancelChildrenOfRestart(ctx, h.store, jobs[i], us[i]); err != nil {
-				h.log.Warn("cannot cancel the children of a recovered job", "job", us[i].ID, "err", err)
-			}
 		}
 	}
 	return recovered, nil
+}
+
+// repairChildren runs, every RepairEvery passes, engine.RepairChildren
+// over the next window of job ids. A simulation (no terms) has no crashes
+// to repair after and skips it.
+func (h *Housekeeper) repairChildren(ctx context.Context) (int, error) {
+	h.passes++
+	if h.terms == nil || h.passes%RepairEvery != 1 {
+		return 0, nil
+	}
+	from := max(h.repairFrom, 1)
+	to := from + RepairWindow - 1
+	repaired, err := engine.RepairChildren(ctx, h.store, engine.RepairChildrenParams{MinID: from, MaxID: to})
+	if repaired > 0 {
+		h.log.Warn("cancelled children left active by an operation cut short", "jobs", repaired, "ids_from", from, "ids_to", to)
+	}
+	if err != nil {
+		return repaired, err
+	}
+	newest, err := h.store.JobList(ctx, engine.JobListParams{Limit: 1, Brief: true})
+	if err != nil {
+		return repaired, err
+	}
+	h.repairFrom = to + 1
+	if len(newest) == 0 || to >= newest[0].ID {
+		h.repairFrom = 1
+	}
+	return repaired, nil
 }
 
 // stillSilent judges a node again on its row read after a fresh now: the

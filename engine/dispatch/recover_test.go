@@ -348,3 +348,39 @@ func TestSilentNodeIsOfferedNothing(t *testing.T) {
 		t.Errorf("the job went to %q, want live: dead is silent", got.Node)
 	}
 }
+
+// TestHousekeeperRepairsChildrenOfALostAttempt: a job taken back to the
+// queue without its follow-ups, as a crash between two steps of an older
+// jobctl left it, has the children of its lost attempt cancelled by the
+// lease holder's housekeeping within a few rounds of repair, and the
+// repair changes nothing more after.
+func TestHousekeeperRepairsChildrenOfALostAttempt(t *testing.T) {
+	l := newLeaseSetup(t)
+	ctx := context.Background()
+	child, err := l.store.JobInsert(ctx, engine.JobInsertParams{Type: engine.TypeNoop, Load: 1, Status: engine.StatusQueued,
+		MaxAttempts: 1, ParentID: &l.running.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.advance(t, time.Second)
+	if _, err := l.store.JobUpdate(ctx, engine.RecoverUpdate(l.running, "node dead is gone")); err != nil {
+		t.Fatal(err)
+	}
+	repaired := 0
+	for range 3 * dispatch.RepairEvery {
+		if !l.holder.Renew(ctx) {
+			t.Fatal("the holder lost the lease")
+		}
+		stats, err := l.h.Step(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		repaired += stats.Repaired
+	}
+	if got, _ := l.store.JobGet(ctx, child.ID); got.Status != engine.StatusCancelled {
+		t.Errorf("child of the lost attempt after %d passes: %s; want CANCELLED", 3*dispatch.RepairEvery, got.Status)
+	}
+	if repaired != 1 {
+		t.Errorf("the passes repaired %d jobs; want 1, once", repaired)
+	}
+}

@@ -35,3 +35,24 @@ func (s *Store) JobUpdateManyQuiet(ctx context.Context, us []engine.JobUpdate) (
 	}
 	return out, err
 }
+
+// JobUpdateMany applies the transitions in the transaction, one after
+// another, each as JobUpdateMany outside one would.
+func (tx *txStore) JobUpdateMany(ctx context.Context, us []engine.JobUpdate) ([]engine.JobUpdateResult, error) {
+	out := make([]engine.JobUpdateResult, len(us))
+	for i, u := range us {
+		if u.Priority != nil {
+			out[i].Err = &engine.TransitionError{ID: u.ID, From: u.From, To: u.To, Reason: engine.ErrBatchPriority.Error()}
+			continue
+		}
+		job, err := tx.JobUpdate(ctx, u)
+		if errors.Is(err, engine.ErrNotFound) {
+			err = engine.ErrConflict
+		}
+		if err != nil && !errors.Is(err, engine.ErrConflict) && !errors.Is(err, engine.ErrInvalidTransition) && !errors.Is(err, engine.ErrInvalid) {
+			return nil, err
+		}
+		out[i] = engine.JobUpdateResult{Job: job, Err: err}
+	}
+	return out, nil
+}

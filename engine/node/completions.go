@@ -3,6 +3,7 @@ package node
 import (
 	"cmp"
 	"context"
+	"errors"
 	"log/slog"
 	"slices"
 	"sync"
@@ -296,11 +297,16 @@ func (n *Runtime) recordBatch(batch []*completion) ([]*completion, error) {
 		return tried, failed
 	}
 	us := make([]engine.JobUpdate, len(writes))
+	jobs := make([]*engine.Job, len(writes))
 	for k, w := range writes {
-		us[k] = w.u
+		us[k], jobs[k] = w.u, w.c.run.job
 		n.flushLog(ctx, w.c)
 	}
-	results, err := n.store.JobUpdateManyQuiet(ctx, us)
+	results, err := engine.RecordOutcomes(ctx, n.store, jobs, us)
+	if errors.Is(err, engine.ErrChildrenLeft) {
+		n.log.Warn("cannot cancel all the children of jobs that go back to the queue", "err", err)
+		err = nil
+	}
 	if err != nil {
 		for _, w := range writes {
 			tried = append(tried, w.c)
@@ -313,9 +319,6 @@ func (n *Runtime) recordBatch(batch []*completion) ([]*completion, error) {
 			continue
 		}
 		n.recorded(w.c.run, w.u, w.c.result)
-		if err := engine.CancelChildrenOfRestart(ctx, n.store, w.c.run.job, w.u); err != nil {
-			n.log.Warn("cannot cancel the children of a job that goes back to the queue", "job", w.c.run.job.ID, "err", err)
-		}
 		n.settle(w.c)
 	}
 	return tried, failed

@@ -101,8 +101,11 @@ func (n *Runtime) recordResult(ctx context.Context, ar *activeRun, res runner.Re
 			return resultFenced, nil
 		}
 		u := n.outcomeUpdate(job, ar, res, shutdown)
-		_, err = n.store.JobUpdate(ctx, u)
+		_, err = engine.RecordOutcome(ctx, n.store, job, u)
 		switch {
+		case errors.Is(err, engine.ErrChildrenLeft):
+			n.log.Warn("cannot cancel all the children of a job that goes back to the queue", "job", ar.job.ID, "err", err)
+			err = nil
 		case errors.Is(err, engine.ErrConflict):
 			continue
 		case errors.Is(err, engine.ErrInvalidTransition) || errors.Is(err, engine.ErrInvalid):
@@ -114,9 +117,6 @@ func (n *Runtime) recordResult(ctx context.Context, ar *activeRun, res runner.Re
 			return 0, err
 		}
 		n.recorded(ar, u, res)
-		if err := engine.CancelChildrenOfRestart(ctx, n.store, job, u); err != nil {
-			n.log.Warn("cannot cancel the children of a job that goes back to the queue", "job", ar.job.ID, "err", err)
-		}
 		return resultRecorded, nil
 	}
 }

@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"errors"
 
 	"github.com/jobctl/jobctl/engine"
 )
@@ -99,20 +98,22 @@ func (n *Runtime) recoverOrphans(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	var orphans []*engine.Job
 	for _, job := range jobs {
-		if n.books.Holds(job.ID) || n.completions.spool.holds(job.ID) {
-			continue
+		if !n.books.Holds(job.ID) && !n.completions.spool.holds(job.ID) {
+			orphans = append(orphans, job)
 		}
-		u := engine.RecoverUpdate(job, "node "+n.cfg.Name+" lost track of the run")
-		_, err := n.store.JobUpdate(ctx, u)
-		if err != nil && !errors.Is(err, engine.ErrConflict) {
-			return err
-		}
-		if err == nil {
-			n.log.Warn("recovered a job this node no longer runs", "job", job.ID)
-			if err := engine.CancelChildrenOfRestart(ctx, n.store, job, u); err != nil {
-				n.log.Warn("cannot cancel the children of a recovered job", "job", job.ID, "err", err)
-			}
+	}
+	results, err := engine.RecoverJobs(ctx, n.store, orphans, "node "+n.cfg.Name+" lost track of the run", engine.Actor{}, engine.VerbEvent{})
+	if results == nil {
+		return err
+	}
+	if err != nil {
+		n.log.Warn("cannot cancel the children of all recovered jobs", "err", err)
+	}
+	for i, r := range results {
+		if r.Err == nil {
+			n.log.Warn("recovered a job this node no longer runs", "job", orphans[i].ID)
 		}
 	}
 	return nil

@@ -256,17 +256,16 @@ func (n *Runtime) recoverOwnJobs(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, job := range jobs {
-		u := engine.RecoverUpdate(job, "node "+n.cfg.Name+" restarted while it ran")
-		if _, err := n.store.JobUpdate(ctx, u); err != nil {
-			if !errors.Is(err, engine.ErrConflict) {
-				return err
-			}
-			continue
-		}
-		n.log.Warn("recovered job left by an earlier run of this node", "job", job.ID, "status", u.To)
-		if err := engine.CancelChildrenOfRestart(ctx, n.store, job, u); err != nil {
-			n.log.Warn("cannot cancel the children of a recovered job", "job", job.ID, "err", err)
+	results, err := engine.RecoverJobs(ctx, n.store, jobs, "node "+n.cfg.Name+" restarted while it ran", engine.Actor{}, engine.VerbEvent{})
+	if results == nil {
+		return err
+	}
+	if err != nil {
+		n.log.Warn("cannot cancel the children of all recovered jobs", "err", err)
+	}
+	for i, r := range results {
+		if r.Err == nil {
+			n.log.Warn("recovered job left by an earlier run of this node", "job", jobs[i].ID, "status", r.Job.Status)
 		}
 	}
 	return nil

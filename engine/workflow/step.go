@@ -60,30 +60,16 @@ func Start(ctx context.Context, store engine.TxStore, spec *Spec, creator string
 // give the defaults of its type's service, as 'jobctl submit' takes them.
 func operationParams(op Operation, root int64, nodes []*engine.Node) engine.JobInsertParams {
 	p := engine.JobInsertParams{
-		Type: op.Type, Operation: op.Name, Args: op.Args, Payload: op.Payload, Load: 1, Priority: op.Priority,
+		Type: op.Type, Operation: op.Name, Args: op.Args, Payload: op.Payload, Priority: op.Priority,
 		Status: engine.StatusQueued, Key: engine.WorkflowKey(root), ParentID: engine.Ptr(root),
-		MaxAttempts: max(op.MaxAttempts, 1), Timeout: time.Duration(op.Timeout),
+		MaxAttempts: max(op.MaxAttempts, 1),
+	}
+	var timeout *time.Duration // an operation without one leaves it to the service
+	if op.Timeout > 0 {
+		timeout = engine.Ptr(time.Duration(op.Timeout))
 	}
 	svc, _ := engine.ServiceDefaults(nodes, op.Type)
-	switch {
-	case op.Load != nil:
-		p.Load = *op.Load
-	case svc.Load > 0:
-		p.Load = svc.Load
-	}
-	switch {
-	case op.Memory != nil:
-		p.MemoryLimit = *op.Memory
-	case svc.Memory > 0:
-		p.MemoryLimit = svc.Memory
-	}
-	switch {
-	case p.Timeout > 0:
-	case svc.Timeout > 0:
-		p.Timeout = time.Duration(svc.Timeout)
-	default:
-		p.Timeout = engine.DefaultJobTimeout
-	}
+	p.Load, p.Timeout, p.MemoryLimit = svc.Settings(op.Load, timeout, op.Memory)
 	return p
 }
 
