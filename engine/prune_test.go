@@ -11,6 +11,7 @@ import (
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/dbstore"
 	"github.com/jobctl/jobctl/engine/memstore"
+	"github.com/jobctl/jobctl/internal/waitfor"
 )
 
 // pruneStore is a store whose database clock the test sets (the cutoff of
@@ -55,19 +56,15 @@ func storeKinds(t *testing.T, f func(t *testing.T, s engine.Store, past func(tim
 			t.Fatal(err)
 		}
 		f(t, s, func(at time.Time) {
-			giveUp := time.Now().Add(30 * time.Second)
-			for {
-				now, err := s.Now(context.Background())
-				if err != nil {
+			var now time.Time
+			if !waitfor.Within(30*time.Second, func() bool {
+				var err error
+				if now, err = s.Now(context.Background()); err != nil {
 					t.Fatal(err)
 				}
-				if now.After(at.Add(5 * time.Millisecond)) {
-					return
-				}
-				if time.Now().After(giveUp) {
-					t.Fatalf("database clock %s never passed %s", now, at)
-				}
-				time.Sleep(5 * time.Millisecond)
+				return now.After(at.Add(5 * time.Millisecond))
+			}) {
+				t.Fatalf("database clock %s never passed %s", now, at)
 			}
 		})
 	})

@@ -14,6 +14,7 @@ import (
 	"github.com/jobctl/jobctl/engine/bench"
 	"github.com/jobctl/jobctl/engine/dbstore"
 	"github.com/jobctl/jobctl/engine/node"
+	"github.com/jobctl/jobctl/internal/waitfor"
 )
 
 // testMaxJobs keeps the tests' nodes small: a dispatch round claims at most
@@ -246,15 +247,12 @@ func TestClusterMode(t *testing.T) {
 // waitOnline waits until the node has registered.
 func waitOnline(t *testing.T, s engine.Store, name string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		n, err := s.NodeGet(context.Background(), name)
-		if err == nil && n.State == engine.NodeOnline {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("node %s did not come online: %v", name, err)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var err error
+	if !waitfor.Within(30*time.Second, func() bool {
+		var n *engine.Node
+		n, err = s.NodeGet(context.Background(), name)
+		return err == nil && n.State == engine.NodeOnline
+	}) {
+		t.Fatalf("node %s did not come online: %v", name, err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/dbstore"
+	"github.com/jobctl/jobctl/internal/waitfor"
 )
 
 // testNode is a node runtime accepting work on a fresh SQLite store, without its
@@ -69,20 +70,18 @@ func offerFor(t testing.TB, s engine.Store, p engine.JobInsertParams) engine.Dis
 
 func waitJob(t *testing.T, s engine.Store, id int64, done func(*engine.Job) bool) *engine.Job {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		j, err := s.JobGet(context.Background(), id)
-		if err != nil {
+	var j *engine.Job
+	ended := waitfor.Within(10*time.Second, func() bool {
+		var err error
+		if j, err = s.JobGet(context.Background(), id); err != nil {
 			t.Fatal(err)
 		}
-		if done(j) {
-			return j
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("job %d stuck in %s", id, j.Status)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return done(j)
+	})
+	if !ended {
+		t.Fatalf("job %d stuck in %s", id, j.Status)
 	}
+	return j
 }
 
 // stopRuns ends a test's runs the way a node shutdown does.
