@@ -60,13 +60,15 @@ func (l *faultLog) all() []fault {
 	return out
 }
 
-// chaosDriver injects faults in a fixed cycle until stop is closed,
-// waiting between faults for the cluster to be whole again.
+// chaosDriver injects faults in a fixed cycle until stop is closed or it
+// went through the cycle as often as it was told, waiting between faults
+// for the cluster to be whole again.
 type chaosDriver struct {
 	cc        *chaosCluster
 	log       *faultLog
 	nodeLease time.Duration
 	cuts      bool // cut the database (through the proxies) as well
+	cycles    int  // times through the cycle before it stops; 0 for no end
 	loads     *loadSampler
 	lastHit   *chaosNode // the node the last fault hit alone
 }
@@ -82,7 +84,7 @@ func (d *chaosDriver) cycle() []string {
 
 func (d *chaosDriver) run(stop <-chan struct{}) {
 	cycle := d.cycle()
-	for i := 0; ; i++ {
+	for i := 0; d.cycles == 0 || i < d.cycles*len(cycle); i++ {
 		d.settle(stop)
 		select {
 		case <-stop:
