@@ -208,19 +208,6 @@ func TestRefusalReasonsSayWhatToDo(t *testing.T) {
 	}
 }
 
-func TestParseVerb(t *testing.T) {
-	t.Parallel()
-	for _, v := range engine.Verbs {
-		got, err := engine.ParseVerb(string(v))
-		if err != nil || got != v {
-			t.Errorf("ParseVerb(%q) = %q, %v", v, got, err)
-		}
-	}
-	if _, err := engine.ParseVerb("kill"); err == nil {
-		t.Error("ParseVerb(\"kill\") succeeded; want an error")
-	}
-}
-
 // newStore opens a fresh, migrated SQLite store in the test's temp dir.
 func newStore(t *testing.T) engine.Store {
 	t.Helper()
