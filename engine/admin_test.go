@@ -3,12 +3,12 @@ package engine_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"sync"
 	"testing"
 
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/dbstore"
+	"github.com/jobctl/jobctl/engine/dbstore/sqlitetest"
 )
 
 // jobState is one row of the verb table: a status, and for PAUSED whether
@@ -212,7 +212,7 @@ func TestRefusalReasonsSayWhatToDo(t *testing.T) {
 func newStore(t *testing.T) engine.Store {
 	t.Helper()
 	ctx := context.Background()
-	s, err := dbstore.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "jobctl.db"))
+	s, err := dbstore.Open(ctx, sqlitetest.DSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,13 +3,13 @@ package engine_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/dbstore"
+	"github.com/jobctl/jobctl/engine/dbstore/sqlitetest"
 	"github.com/jobctl/jobctl/engine/memstore"
 	"github.com/jobctl/jobctl/internal/waitfor"
 )
@@ -47,7 +47,7 @@ func storeKinds(t *testing.T, f func(t *testing.T, s engine.Store, past func(tim
 	})
 	t.Run("sqlite", func(t *testing.T) {
 		t.Parallel()
-		s, err := dbstore.Open(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), "jobctl.db"))
+		s, err := dbstore.Open(t.Context(), sqlitetest.DSN(t))
 		if err != nil {
 			t.Fatal(err)
 		}

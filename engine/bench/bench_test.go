@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/bench"
 	"github.com/jobctl/jobctl/engine/dbstore"
+	"github.com/jobctl/jobctl/engine/dbstore/sqlitetest"
 	"github.com/jobctl/jobctl/engine/node"
 	"github.com/jobctl/jobctl/internal/waitfor"
 )
@@ -27,7 +27,7 @@ const testMaxJobs = 50
 func sqliteStore(t *testing.T) engine.Store {
 	t.Helper()
 	ctx := context.Background()
-	s, err := dbstore.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "bench.db"))
+	s, err := dbstore.Open(ctx, sqlitetest.DSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/url"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -34,7 +33,7 @@ func registerNode(t *testing.T, s *Store, name string) {
 // so the order is seen, not timed.
 func TestSQLiteLivenessGoesAheadOfQueuedWrites(t *testing.T) {
 	t.Parallel()
-	s := migrated(t, openSQLite(t, filepath.Join(t.TempDir(), "jobctl.db")))
+	s := migratedSQLite(t)
 	registerNode(t, s, "n1")
 	ctx := t.Context()
 

@@ -6,13 +6,13 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/dbstore"
+	"github.com/jobctl/jobctl/engine/dbstore/sqlitetest"
 	"github.com/jobctl/jobctl/internal/waitfor"
 )
 
@@ -21,7 +21,7 @@ import (
 func testNode(t testing.TB, mutate func(*Config), opts ...Option) (*Runtime, engine.Store) {
 	t.Helper()
 	ctx := context.Background()
-	s, err := dbstore.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "node.db"))
+	s, err := dbstore.Open(ctx, sqlitetest.DSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}

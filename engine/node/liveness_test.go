@@ -3,7 +3,6 @@ package node
 import (
 	"context"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/dbstore"
+	"github.com/jobctl/jobctl/engine/dbstore/sqlitetest"
 	"github.com/jobctl/jobctl/internal/waitfor"
 )
 
@@ -23,7 +23,7 @@ import (
 func TestLivenessOutrunsQueuedWrites(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	s, err := dbstore.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "node.db"))
+	s, err := dbstore.Open(ctx, sqlitetest.DSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}
