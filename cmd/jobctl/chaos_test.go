@@ -72,11 +72,12 @@ func currentChaosProfile(t *testing.T) chaosProfile {
 	}
 }
 
-// Thousands of jobs of mixed loads and lengths, some doing their work in a
-// grandchild of the node, run on three nodes while a driver kills the lease
-// holder and a worker (each restarted at once under its name), freezes a
-// node for longer than its node lease and, on PostgreSQL, cuts the
-// database off from every node and from one. Every job still ends
+// Jobs of mixed loads and lengths (hundreds, or thousands in the long
+// profile), some doing their work in a grandchild of the node, run on
+// three nodes while a driver kills the lease holder and a worker (each
+// restarted at once under its name), freezes a node for longer than its
+// node lease and, on PostgreSQL, cuts the database off from every node and
+// from one. Every job still ends
 // FINISHED, no attempt runs twice, no two runs of a job overlap, the jobs
 // of a key run one after another in submission order, no node
 // ever carries more than its max load, and every start names the
