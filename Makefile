@@ -13,7 +13,7 @@ GORELEASER_VERSION := v2.15.1
 SOURCE_DATE_EPOCH ?= 1767225600
 export SOURCE_DATE_EPOCH
 
-.PHONY: build test test-short fuzz lint generate check-generated clean \
+.PHONY: build test test-short chaos fuzz lint generate check-generated clean \
 	install-goreleaser release-check release-snapshot release-test ci-release
 
 build: ## build ./jobctl
@@ -28,6 +28,13 @@ test:
 
 test-short:
 	$(GO) test -count=1 -short ./...
+
+# The chaos test's long profile: thousands of jobs on three real nodes of
+# each backend while nodes are killed, frozen and cut off from the
+# database, for minutes per backend. `make test` runs its short profile,
+# one round of each fault.
+chaos:
+	JOBCTL_CHAOS=long $(GO) test -race -count=1 -timeout 30m -run '^TestChaos$$' -v ./cmd/jobctl/
 
 # Each fuzz target for a few seconds (FUZZTIME); go test -fuzz takes one
 # target per run. The seed corpora also run as plain tests in `make test`.

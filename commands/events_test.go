@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/internal/waitfor"
 )
 
 // auditEnv is a test environment whose operator is alice@host1.
@@ -212,19 +213,15 @@ func TestPruneRecordsAndRemovesEvents(t *testing.T) {
 // waitStoreClock waits until the database clock is past t.
 func waitStoreClock(t *testing.T, s engine.Store, t0 time.Time) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		now, err := s.Now(context.Background())
-		if err != nil {
+	var now time.Time
+	if !waitfor.Within(30*time.Second, func() bool {
+		var err error
+		if now, err = s.Now(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		if now.After(t0) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("database clock %s never passed %s", now, t0)
-		}
-		time.Sleep(5 * time.Millisecond)
+		return now.After(t0)
+	}) {
+		t.Fatalf("database clock %s never passed %s", now, t0)
 	}
 }
 
@@ -322,9 +319,9 @@ func TestEventsFollow(t *testing.T) {
 
 	waitFor := func(what string, n int) []engine.Event {
 		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			var events []engine.Event
+		var events []engine.Event
+		if !waitfor.Within(30*time.Second, func() bool {
+			events = nil
 			dec := json.NewDecoder(strings.NewReader(out.String()))
 			for {
 				var ev engine.Event
@@ -333,14 +330,11 @@ func TestEventsFollow(t *testing.T) {
 				}
 				events = append(events, ev)
 			}
-			if len(events) >= n {
-				return events
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("waiting for %s: printed %q", what, out.String())
-			}
-			time.Sleep(10 * time.Millisecond)
+			return len(events) >= n
+		}) {
+			t.Fatalf("waiting for %s: printed %q", what, out.String())
 		}
+		return events
 	}
 	waitFor("the event there before", 1)
 	if _, err := engine.ApplyVerb(ctx, e.store, j.ID, engine.VerbResume, engine.Actor{Who: "carol@host3", Reason: "go on"}); err != nil {

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"charm.land/lipgloss/v2"
+
+	"github.com/jobctl/jobctl/internal/human"
 )
 
 // palette colours text when stdout is a colour terminal and leaves it
@@ -50,7 +52,7 @@ func timeCell(ios *IOStreams, now time.Time, t *time.Time) string {
 	if !ios.OutIsTerminal {
 		return t.UTC().Format(time.RFC3339)
 	}
-	return age(now.Sub(*t))
+	return human.Age(now.Sub(*t))
 }
 
 // untilCell shows a time still ahead, like a RUN AFTER: "in 5m" on a
@@ -63,7 +65,7 @@ func untilCell(ios *IOStreams, now time.Time, t *time.Time) string {
 		return t.UTC().Format(time.RFC3339)
 	}
 	if d := t.Sub(now); d > 0 {
-		return "in " + age(d)
+		return "in " + human.Age(d)
 	}
 	return ""
 }
@@ -79,58 +81,14 @@ func timeValue(ios *IOStreams, now time.Time, t *time.Time) string {
 	}
 	d := now.Sub(*t)
 	if d < 0 {
-		return fmt.Sprintf("%s (in %s)", t.In(ios.Zone()).Format(time.RFC3339), age(-d))
+		return fmt.Sprintf("%s (in %s)", t.In(ios.Zone()).Format(time.RFC3339), human.Age(-d))
 	}
-	return fmt.Sprintf("%s (%s ago)", t.In(ios.Zone()).Format(time.RFC3339), age(d))
-}
-
-// age renders a duration the way kubectl's AGE column does: one or two
-// units, coarser as it grows.
-func age(d time.Duration) string {
-	if d < 0 {
-		d = 0
-	}
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < 10*time.Minute:
-		m, s := int(d.Minutes()), int(d.Seconds())%60
-		if s == 0 {
-			return fmt.Sprintf("%dm", m)
-		}
-		return fmt.Sprintf("%dm%ds", m, s)
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 8*time.Hour:
-		h, m := int(d.Hours()), int(d.Minutes())%60
-		if m == 0 {
-			return fmt.Sprintf("%dh", h)
-		}
-		return fmt.Sprintf("%dh%dm", h, m)
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh", int(d.Hours()))
-	}
-	return fmt.Sprintf("%dd", int(d.Hours()/24))
+	return fmt.Sprintf("%s (%s ago)", t.In(ios.Zone()).Format(time.RFC3339), human.Age(d))
 }
 
 // formatFloat prints a load without noise: 1, 0.5, 2.25.
 func formatFloat(f float64) string {
 	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", f), "0"), ".")
-}
-
-// formatBytes prints a memory size in binary units; 0 means unknown.
-func formatBytes(b int64) string {
-	if b <= 0 {
-		return ""
-	}
-	const unit = 1024
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-	v, i := float64(b), 0
-	for v >= unit && i < len(units)-1 {
-		v /= unit
-		i++
-	}
-	return fmt.Sprintf("%.1f%s", v, units[i])
 }
 
 // plural picks the word for a count.

@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/engine/dbstore/sqlitetest"
 	"github.com/spf13/cobra"
 )
 
@@ -32,7 +32,7 @@ func newTestEnv(t *testing.T) *testEnv {
 	ios, stdout, stderr := TestIO("")
 	f := NewFactory(ios)
 	f.Clock = fixedClock(testNow)
-	dsn := "sqlite:" + filepath.Join(t.TempDir(), "jobctl.db")
+	dsn := sqlitetest.DSN(t)
 	f.DSN = func() string { return dsn }
 	t.Cleanup(func() { _ = f.Close() })
 	store, err := f.Store(context.Background())

@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/internal/waitfor"
 )
 
 func parseList(t *testing.T, args ...string) (*ListOptions, error) {
@@ -219,19 +220,6 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// waitFor polls cond until it holds, failing the test after a generous
-// deadline; it asserts an outcome, not a speed.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func TestListWatchPrintsChanges(t *testing.T) {
 	e := newTestEnv(t)
 	q := e.insert(t, engine.JobInsertParams{})
@@ -245,12 +233,12 @@ func TestListWatchPrintsChanges(t *testing.T) {
 			Filter: engine.JobListParams{Limit: 100}, Output: outputOptions{Quiet: true},
 		})
 	}()
-	waitFor(t, "the first listing", func() bool { return out.String() == fmt.Sprintf("%d\n", q.ID) })
+	waitfor.Until(t, 10*time.Second, "the first listing", func() bool { return out.String() == fmt.Sprintf("%d\n", q.ID) })
 
 	q2 := e.insert(t, engine.JobInsertParams{})
-	waitFor(t, "the new job", func() bool { return out.String() == fmt.Sprintf("%d\n%d\n", q.ID, q2.ID) })
+	waitfor.Until(t, 10*time.Second, "the new job", func() bool { return out.String() == fmt.Sprintf("%d\n%d\n", q.ID, q2.ID) })
 	e.move(t, q, engine.StatusDispatching)
-	waitFor(t, "the changed job", func() bool { return out.String() == fmt.Sprintf("%d\n%d\n%d\n", q.ID, q2.ID, q.ID) })
+	waitfor.Until(t, 10*time.Second, "the changed job", func() bool { return out.String() == fmt.Sprintf("%d\n%d\n%d\n", q.ID, q2.ID, q.ID) })
 
 	cancel()
 	if err := <-done; err != nil {

@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/internal/waitfor"
 )
 
 // insertLater creates a job once the database clock has moved past prev's
 // creation, so the two have distinct created times.
 func (e *testEnv) insertLater(t *testing.T, prev *engine.Job, p engine.JobInsertParams) *engine.Job {
 	t.Helper()
-	waitFor(t, "the database clock to move on", func() bool {
+	waitfor.Until(t, 10*time.Second, "the database clock to move on", func() bool {
 		now, err := e.store.Now(context.Background())
 		return err == nil && now.After(prev.CreatedAt)
 	})
@@ -98,12 +99,12 @@ func TestListWatchKeepsTheWindow(t *testing.T) {
 			Filter: engine.JobListParams{CreatedAfter: &since}, Output: outputOptions{Quiet: true},
 		})
 	}()
-	waitFor(t, "the first listing", func() bool { return out.String() == idLines(b, c) })
+	waitfor.Until(t, 10*time.Second, "the first listing", func() bool { return out.String() == idLines(b, c) })
 	// a changes before d is created, so the poll that shows d would show a
 	// too, were it let in.
 	e.move(t, a, engine.StatusDispatching, engine.StatusRunning)
 	d := e.insert(t, engine.JobInsertParams{})
-	waitFor(t, "the new job", func() bool { return out.String() == idLines(b, c, d) })
+	waitfor.Until(t, 10*time.Second, "the new job", func() bool { return out.String() == idLines(b, c, d) })
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("watch ended by interruption returned %v; want nil", err)
@@ -261,7 +262,7 @@ func TestListWatchSaysWhenTheLimitCutsItShort(t *testing.T) {
 		})
 	}()
 	const note = "jobctl: showing the newest 1 of 2 matching jobs; --limit 0 lists all\n"
-	waitFor(t, "the first listing and its note", func() bool { return out.String() == idLines(b) && errOut.String() == note })
+	waitfor.Until(t, 10*time.Second, "the first listing and its note", func() bool { return out.String() == idLines(b) && errOut.String() == note })
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("watch ended by interruption returned %v; want nil", err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/internal/waitfor"
 )
 
 func (e *testEnv) appendLog(t *testing.T, id int64, attempt int, data string) {
@@ -57,9 +58,9 @@ func TestLogsFollow(t *testing.T) {
 			IO: &IOStreams{Out: out, ErrOut: out}, Store: e.f.Store, ID: j.ID, Follow: true, Interval: 10 * time.Millisecond,
 		})
 	}()
-	waitFor(t, "the first chunk", func() bool { return out.String() == "one\n" })
+	waitfor.Until(t, 10*time.Second, "the first chunk", func() bool { return out.String() == "one\n" })
 	e.appendLog(t, j.ID, 1, "two\n")
-	waitFor(t, "the second chunk", func() bool { return out.String() == "one\ntwo\n" })
+	waitfor.Until(t, 10*time.Second, "the second chunk", func() bool { return out.String() == "one\ntwo\n" })
 	// Output stored just before the job ends still gets printed.
 	e.appendLog(t, j.ID, 1, "three\n")
 	e.move(t, j, engine.StatusFinished)
@@ -187,7 +188,7 @@ func TestLogsFollowRaw(t *testing.T) {
 			Raw: true, Tail: engine.Ptr(1),
 		})
 	}()
-	waitFor(t, "the tail", func() bool { return out.String() == "two\n" })
+	waitfor.Until(t, 10*time.Second, "the tail", func() bool { return out.String() == "two\n" })
 	add := func(stream engine.LogStream, data string) {
 		if err := e.store.JobLogAppend(context.Background(), engine.JobLogAppendParams{JobID: j.ID, Attempt: 1, Stream: stream, Data: []byte(data)}); err != nil {
 			t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/internal/human"
 	"github.com/spf13/cobra"
 )
 
@@ -204,7 +205,7 @@ func nodesListRun(ctx context.Context, opts *NodesListOptions) error {
 				n.URL,
 				strconv.Itoa(n.MaxJobs),
 				formatFloat(n.LoadAvg)+"/"+limit,
-				formatBytes(n.MemAvailable),
+				human.Bytes(n.MemAvailable),
 				strconv.Itoa(n.Cores),
 				strings.Join(services, ","),
 				timeCell(ios, now, &n.StartedAt),

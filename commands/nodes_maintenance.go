@@ -187,10 +187,3 @@ func printMaintenance(ctx context.Context, store engine.Store, ios *IOStreams, b
 	}
 	return nil
 }
-
-func onOff(on bool) string {
-	if on {
-		return "on"
-	}
-	return "off"
-}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/internal/waitfor"
 )
 
 func (e *testEnv) registerNode(t *testing.T, name string) *engine.Node {
@@ -230,7 +231,7 @@ func TestNodesDrain(t *testing.T) {
 			Name: "n1", Wait: true, Interval: 10 * time.Millisecond,
 		})
 	}()
-	waitFor(t, "the drain to list the job", func() bool { return strings.Contains(out.String(), "still active") })
+	waitfor.Until(t, 10*time.Second, "the drain to list the job", func() bool { return strings.Contains(out.String(), "still active") })
 	e.move(t, running, engine.StatusFinished)
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -280,7 +281,7 @@ func TestNodesListShowsOverloadedNodes(t *testing.T) {
 		rfc3339(&busy.LastSeen), rfc3339(&busy.StartedAt)) +
 		fmt.Sprintf("calm\tONLINE\t0/4\t0\t100\t\t%s\thttp://calm:7420\t200\t9.1/off\t8.0GiB\t2\tnoop\t%s\t\n",
 			rfc3339(&calm.LastSeen), rfc3339(&calm.StartedAt)) +
-		fmt.Sprintf("full\tONLINE,OVERLOADED\t0/4\t0\t100\t\t%s\thttp://full:7420\t200\t0.5/4\t512.0MiB\t2\tnoop\t%s\toverloaded: free memory 512MiB under reserve 1GiB; it takes no new work\n",
+		fmt.Sprintf("full\tONLINE,OVERLOADED\t0/4\t0\t100\t\t%s\thttp://full:7420\t200\t0.5/4\t512MiB\t2\tnoop\t%s\toverloaded: free memory 512MiB under reserve 1GiB; it takes no new work\n",
 			rfc3339(&full.LastSeen), rfc3339(&full.StartedAt))
 	if got := e.stdout.String(); got != want {
 		t.Errorf("nodes -o wide printed\n%q\nwant\n%q", got, want)
@@ -539,20 +540,20 @@ func TestNodesDrainDeadlineRequeues(t *testing.T) {
 			Output: outputOptions{Format: formatTable, Quiet: true},
 		})
 	}()
-	waitFor(t, "the drain to list the jobs", func() bool { return strings.Contains(errOut.String(), "4 jobs still active on node n1") })
+	waitfor.Until(t, 10*time.Second, "the drain to list the jobs", func() bool { return strings.Contains(errOut.String(), "4 jobs still active on node n1") })
 	// Before the deadline nothing is stopped, however often drain looks.
 	polls := counting.lists.Load()
-	waitFor(t, "more polls", func() bool { return counting.lists.Load() >= polls+3 })
+	waitfor.Until(t, 10*time.Second, "more polls", func() bool { return counting.lists.Load() >= polls+3 })
 	if j := e.get(t, running.ID); j.Status != engine.StatusRunning {
 		t.Fatalf("before the deadline the running job is %s", j.Status)
 	}
 	clock.advance(time.Minute)
-	waitFor(t, "the running job to be stopped", func() bool { return e.get(t, running.ID).Status == engine.StatusCancelling })
+	waitfor.Until(t, 10*time.Second, "the running job to be stopped", func() bool { return e.get(t, running.ID).Status == engine.StatusCancelling })
 	if j := e.get(t, running.ID); j.Message != "stopped to go back to the queue: the drain deadline of node n1 passed" {
 		t.Errorf("stopped job's message %q", j.Message)
 	}
 	// Jobs not started on the node need no stop: back in the queue at once.
-	waitFor(t, "the dispatching job to be requeued", func() bool { return e.get(t, dispatching.ID).Status == engine.StatusRestart })
+	waitfor.Until(t, 10*time.Second, "the dispatching job to be requeued", func() bool { return e.get(t, dispatching.ID).Status == engine.StatusRestart })
 	if j := e.get(t, paused.ID); j.Status != engine.StatusCancelling {
 		t.Errorf("paused job after the deadline: %s; want CANCELLING", j.Status)
 	}
@@ -643,7 +644,7 @@ func TestNodesDrainProgressOnATerminal(t *testing.T) {
 			Name: "n1", Wait: true, Interval: 5 * time.Millisecond, Output: outputOptions{Format: formatTable},
 		})
 	}()
-	waitFor(t, "the progress line", func() bool {
+	waitfor.Until(t, 10*time.Second, "the progress line", func() bool {
 		return strings.Contains(errOut.String(), "\r\x1b[Kdraining node n1: 1 job left · 0s")
 	})
 	e.move(t, running, engine.StatusFinished)

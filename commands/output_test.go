@@ -2,28 +2,7 @@ package commands
 
 import (
 	"testing"
-	"time"
 )
-
-func TestAge(t *testing.T) {
-	cases := map[time.Duration]string{
-		-time.Second:                    "0s",
-		0:                               "0s",
-		59 * time.Second:                "59s",
-		90 * time.Second:                "1m30s",
-		5 * time.Minute:                 "5m",
-		42*time.Minute + 10*time.Second: "42m",
-		2*time.Hour + 5*time.Minute:     "2h5m",
-		3 * time.Hour:                   "3h",
-		30 * time.Hour:                  "30h",
-		72 * time.Hour:                  "3d",
-	}
-	for d, want := range cases {
-		if got := age(d); got != want {
-			t.Errorf("age(%s) = %q; want %q", d, got, want)
-		}
-	}
-}
 
 func TestFormatFloat(t *testing.T) {
 	cases := map[float64]string{0: "0", 1: "1", 0.5: "0.5", 2.25: "2.25", 10: "10", 1.0 / 3: "0.33"}

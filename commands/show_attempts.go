@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/internal/human"
 )
 
 // printAttempts follows show's key-value block with one row per attempt,
@@ -52,5 +53,5 @@ func attemptTime(ios *IOStreams, now time.Time, t *time.Time) string {
 	if !ios.OutIsTerminal {
 		return t.UTC().Format(time.RFC3339Nano)
 	}
-	return age(now.Sub(*t)) + " ago"
+	return human.Age(now.Sub(*t)) + " ago"
 }

@@ -156,10 +156,10 @@ func TestShowAttemptsTable(t *testing.T) {
 	}
 	out := e.stdout.String()
 	for _, want := range []string{
-		"\nATTEMPT  NODE  STARTED    ENDED      EXIT  ENDING   CPU   PEAK      WALL   MESSAGE\n",
-		"\n1        n1    1m30s ago  1m30s ago  1     RESTART  2.5s  200.0MiB  5s     exit code 1; retrying in 0s\n",
-		"\n2        n2    1m30s ago  1m30s ago  -     RESTART  -     -         -      node n2 was silent for 31s, past its node lease\n",
-		"\n3        n1    1m30s ago  -          -     RUNNING  12s   64.0MiB   1m30s  -\n",
+		"\nATTEMPT  NODE  STARTED    ENDED      EXIT  ENDING   CPU   PEAK    WALL   MESSAGE\n",
+		"\n1        n1    1m30s ago  1m30s ago  1     RESTART  2.5s  200MiB  5s     exit code 1; retrying in 0s\n",
+		"\n2        n2    1m30s ago  1m30s ago  -     RESTART  -     -       -      node n2 was silent for 31s, past its node lease\n",
+		"\n3        n1    1m30s ago  -          -     RUNNING  12s   64MiB   1m30s  -\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("show on a terminal lacks %q:\n%s", want, out)

@@ -120,8 +120,8 @@ func TestShowAndListWhatARunUsed(t *testing.T) {
 	for _, want := range []string{
 		"message: killed: out of memory, limit 64MiB ",
 		"memory limit: 64MiB ",
-		"last run used: CPU 3s (1.5 cores), peak memory 64.0MiB, wall 2s; killed at its memory limit ",
-		" FAILED 3s 64.0MiB 2s killed: out of memory, limit 64MiB",
+		"last run used: CPU 3s (1.5 cores), peak memory 64MiB, wall 2s; killed at its memory limit ",
+		" FAILED 3s 64MiB 2s killed: out of memory, limit 64MiB",
 	} {
 		if !strings.Contains(squeezed, want) {
 			t.Errorf("show lacks %q:\n%s", want, e.stdout.String())

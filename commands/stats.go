@@ -215,18 +215,6 @@ func collectStats(ctx context.Context, store engine.Store, runs int) (*clusterSt
 	return stats, nil
 }
 
-// statusCounts renders the non-zero counts of c as STATUS=COUNT, in state
-// order.
-func statusCounts(c jobCounts) []string {
-	var out []string
-	for _, s := range engine.AllStatuses {
-		if n := c.ByStatus[s]; n > 0 {
-			out = append(out, string(s)+"="+strconv.Itoa(n))
-		}
-	}
-	return out
-}
-
 // printStatsPiped prints one "name TAB value" line per figure, each name
 // the path -o json has it at, with types and nodes by their names.
 func printStatsPiped(ios *IOStreams, st *clusterStats) error {

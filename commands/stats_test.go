@@ -200,8 +200,8 @@ func TestStatsUsage(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "TYPE    LOAD  RUNS  CORES P50  CORES P95  MEMORY P95  OOM  CHECK\n" +
-		"encode  1     6     3          3          105.0MiB    0    uses more\n" +
-		"noop    1     2     0.5        0.5        64.0MiB     1    too few runs\n" +
+		"encode  1     6     3          3          105MiB      0    uses more\n" +
+		"noop    1     2     0.5        0.5        64MiB       1    too few runs\n" +
 		"! encode: declared load 1, uses 3 cores p95 over 6 runs\n"
 	if got := e.stdout.String(); !strings.Contains(got, want) {
 		t.Errorf("terminal stats:\n%s\nwant it to hold:\n%s", got, want)

@@ -457,9 +457,11 @@ func batchIDs(t *testing.T, stdout string) []int64 {
 	return ids
 }
 
-func TestSubmitBatchTenThousandFromStdin(t *testing.T) {
+// A batch from stdin of two full chunks and part of a third (the engine
+// inserts a thousand lines a transaction) stores every line, in order.
+func TestSubmitBatchOfSeveralChunksFromStdin(t *testing.T) {
 	e := newTestEnv(t)
-	const n = 10_000
+	const n = 2*engine.SubmitChunk + engine.SubmitChunk/2
 	var b strings.Builder
 	for i := range n {
 		fmt.Fprintf(&b, `{"operation":"op-%d","payload":{"i":%d}}`+"\n", i, i)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/internal/waitfor"
 )
 
 func TestTopParsesItsFlags(t *testing.T) {
@@ -95,17 +96,15 @@ func startTop(t *testing.T, ctx context.Context, e *testEnv, want string) (keys 
 	opts := &TopOptions{IO: ios, Store: e.f.Store, Clock: e.f.Clock, Interval: 50 * time.Millisecond}
 	done = make(chan error, 1)
 	go func() { done <- topRun(ctx, opts) }()
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(out.String(), want) {
+	if !waitfor.Within(20*time.Second, func() bool {
 		select {
 		case err := <-done:
 			t.Fatalf("top ended early: %v\n%s", err, out.String())
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("top never showed %q:\n%q", want, out.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+		return strings.Contains(out.String(), want)
+	}) {
+		t.Fatalf("top never showed %q:\n%q", want, out.String())
 	}
 	return keysW, out, done
 }

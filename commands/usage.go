@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/internal/human"
 )
 
 // Measured use is shown for its reader like times are: for a person on a
@@ -43,7 +44,7 @@ func durationCell(ios *IOStreams, s float64) string {
 		return strconv.FormatFloat(s, 'f', 3, 64)
 	}
 	if s >= 60 {
-		return age(time.Duration(s * float64(time.Second)))
+		return human.Age(time.Duration(s * float64(time.Second)))
 	}
 	return engine.FormatNumber(s) + "s"
 }
@@ -55,7 +56,7 @@ func bytesCell(ios *IOStreams, b int64) string {
 	if b == 0 {
 		return "0"
 	}
-	return formatBytes(b)
+	return human.Bytes(b)
 }
 
 // coresCell is a number of cores used.
@@ -70,11 +71,11 @@ func memoryLimitText(limit int64) string {
 }
 
 // usageSummary says in one line what a run used, for a show block:
-// "CPU 12.5s (2.5 cores), peak memory 210.0MiB, 5s; killed at its memory
+// "CPU 12.5s (2.5 cores), peak memory 210MiB, 5s; killed at its memory
 // limit".
 func usageSummary(u *engine.Usage) string {
 	s := "CPU " + engine.FormatNumber(u.CPUSeconds) + "s (" + engine.FormatNumber(u.Cores()) + " cores), peak memory " +
-		formatBytes(u.PeakMemory) + ", wall " + engine.FormatNumber(u.WallSeconds) + "s"
+		human.Bytes(u.PeakMemory) + ", wall " + engine.FormatNumber(u.WallSeconds) + "s"
 	if u.PeakMemory == 0 {
 		s = "CPU " + engine.FormatNumber(u.CPUSeconds) + "s (" + engine.FormatNumber(u.Cores()) + " cores), wall " +
 			engine.FormatNumber(u.WallSeconds) + "s"
@@ -175,7 +176,7 @@ func printUsageTable(ios *IOStreams, p palette, usage []engine.TypeUsage) error 
 			check = p.gray(check)
 		}
 		t.addRow(u.Type, formatFloat(u.DeclaredLoad), strconv.Itoa(u.Runs), coresCell(u.CoresP50), coresCell(u.CoresP95),
-			formatBytes(u.MemoryP95), strconv.Itoa(u.OOMKilled), check)
+			human.Bytes(u.MemoryP95), strconv.Itoa(u.OOMKilled), check)
 	}
 	if err := t.render(); err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/internal/waitfor"
 )
 
 func TestWaitParsing(t *testing.T) {
@@ -72,7 +73,7 @@ func TestWaitUntilEnd(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- e.run(t, "wait", fmt.Sprint(j.ID)) }()
 	// End the job only once the wait has seen it running and polled again.
-	waitFor(t, "the wait to poll", func() bool { return counting.gets.Load() >= 2 })
+	waitfor.Until(t, 10*time.Second, "the wait to poll", func() bool { return counting.gets.Load() >= 2 })
 	e.move(t, j, engine.StatusCancelling, engine.StatusCancelled)
 	err := <-done
 	var failed *WaitFailedError
@@ -147,10 +148,10 @@ func TestWaitShowsProgressOnATerminal(t *testing.T) {
 	e.report(t, a, 40, "copying")
 	stdout, stderr, done := e.asyncRun(t, "wait", fmt.Sprint(a.ID))
 	want := fmt.Sprintf("\r\x1b[Kjob %d RUNNING [########------------] 40%% copying · 0s", a.ID)
-	waitFor(t, "the progress line", func() bool { return stderr.String() == want })
+	waitfor.Until(t, 10*time.Second, "the progress line", func() bool { return stderr.String() == want })
 	e.report(t, a, 75, "")
 	want += fmt.Sprintf("\r\x1b[Kjob %d RUNNING [###############-----] 75%% · 0s", a.ID)
-	waitFor(t, "the progress line redrawn", func() bool { return stderr.String() == want })
+	waitfor.Until(t, 10*time.Second, "the progress line redrawn", func() bool { return stderr.String() == want })
 	e.move(t, e.get(t, a.ID), engine.StatusFinished)
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -173,7 +174,7 @@ func TestWaitProgressOfSeveralJobs(t *testing.T) {
 	// b waits for a node, and no node is registered: the line says so,
 	// cut to the 80 columns of a terminal whose width is unknown.
 	want := fmt.Sprintf("\r\x1b[K1 of 3 jobs ended · %d RUNNING 40%% · %d QUEUED · 0s · job %d: no node can ever ru…", a.ID, b.ID, b.ID)
-	waitFor(t, "the progress line", func() bool { return strings.HasPrefix(stderr.String(), want) })
+	waitfor.Until(t, 10*time.Second, "the progress line", func() bool { return strings.HasPrefix(stderr.String(), want) })
 	if err := <-done; !errors.As(err, new(*WaitTimeoutError)) {
 		t.Fatalf("wait: %v; want a timeout", err)
 	}
@@ -203,7 +204,7 @@ func TestWaitSaysWhyAJobWaitsOnATerminal(t *testing.T) {
 	e.f.Clock = &tickClock{now: testNow, step: time.Second}
 	j := e.insert(t, engine.JobInsertParams{Type: engine.TypeSleep})
 	_, stderr, done := e.asyncRun(t, "wait", fmt.Sprint(j.ID), "--timeout", "20s")
-	waitFor(t, "the reason on the progress line", func() bool {
+	waitfor.Until(t, 10*time.Second, "the reason on the progress line", func() bool {
 		return regexp.MustCompile(fmt.Sprintf(`\r\x1b\[Kjob %d QUEUED · [0-9.]+s · no node can ever run this job: no node is registered$`, j.ID)).
 			MatchString(stderr.String())
 	})
@@ -213,7 +214,7 @@ func TestWaitSaysWhyAJobWaitsOnATerminal(t *testing.T) {
 		Services: []engine.NodeService{{Type: engine.TypeSleep}}}}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the new reason on the progress line", func() bool {
+	waitfor.Until(t, 10*time.Second, "the new reason on the progress line", func() bool {
 		return strings.HasSuffix(stderr.String(), "· node n1 would be offered it first")
 	})
 	e.move(t, e.get(t, j.ID), engine.StatusDispatching, engine.StatusRunning, engine.StatusFinished)
@@ -239,10 +240,10 @@ func TestWaitSaysWhyAJobWaitsWhenPiped(t *testing.T) {
 		done <- root.ExecuteContext(context.Background())
 	}()
 	note := regexp.MustCompile(fmt.Sprintf(`^jobctl: job %d still QUEUED after 1[0-9]s: no node can ever run this job: no node is registered\n$`, j.ID))
-	waitFor(t, "the reason on stderr", func() bool { return note.MatchString(stderr.String()) })
+	waitfor.Until(t, 10*time.Second, "the reason on stderr", func() bool { return note.MatchString(stderr.String()) })
 	// It is said once while nothing changes.
 	polls := counting.gets.Load()
-	waitFor(t, "more polls", func() bool { return counting.gets.Load() >= polls+3 })
+	waitfor.Until(t, 10*time.Second, "more polls", func() bool { return counting.gets.Load() >= polls+3 })
 	if !note.MatchString(stderr.String()) {
 		t.Errorf("stderr %q; want the reason said once", stderr.String())
 	}
@@ -269,13 +270,13 @@ func TestSubmitWaitOnATerminal(t *testing.T) {
 	e := newTestEnv(t)
 	stdout, stderr, done := e.asyncRun(t, "submit", "--type", "noop", "--wait")
 	var id int64
-	waitFor(t, "the id", func() bool {
+	waitfor.Until(t, 10*time.Second, "the id", func() bool {
 		_, err := fmt.Sscanf(stdout.String(), "%d\n", &id)
 		return err == nil
 	})
 	j := e.move(t, e.get(t, id), engine.StatusDispatching, engine.StatusRunning)
 	e.report(t, j, 50, "half")
-	waitFor(t, "the progress line", func() bool {
+	waitfor.Until(t, 10*time.Second, "the progress line", func() bool {
 		return strings.HasSuffix(stderr.String(), fmt.Sprintf("job %d RUNNING [##########----------] 50%% half · 0s", id))
 	})
 	e.move(t, e.get(t, id), engine.StatusFinished)

@@ -36,16 +36,6 @@ const (
 // busily that the operator should look before trying again.
 const verbAttempts = 10
 
-// ParseVerb reads a verb name.
-func ParseVerb(s string) (Verb, error) {
-	for _, v := range Verbs {
-		if string(v) == s {
-			return v, nil
-		}
-	}
-	return "", fmt.Errorf("unknown verb %q (valid: cancel, pause, resume, requeue, release, delete)", s)
-}
-
 // Update computes the guarded update that applies the verb to the job as it
 // was read, or a *TransitionError saying why the verb does not apply now.
 func (v Verb) Update(j *Job) (JobUpdate, error) {

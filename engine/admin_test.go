@@ -3,12 +3,12 @@ package engine_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"sync"
 	"testing"
 
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/dbstore"
+	"github.com/jobctl/jobctl/engine/dbstore/sqlitetest"
 )
 
 // jobState is one row of the verb table: a status, and for PAUSED whether
@@ -208,24 +208,11 @@ func TestRefusalReasonsSayWhatToDo(t *testing.T) {
 	}
 }
 
-func TestParseVerb(t *testing.T) {
-	t.Parallel()
-	for _, v := range engine.Verbs {
-		got, err := engine.ParseVerb(string(v))
-		if err != nil || got != v {
-			t.Errorf("ParseVerb(%q) = %q, %v", v, got, err)
-		}
-	}
-	if _, err := engine.ParseVerb("kill"); err == nil {
-		t.Error("ParseVerb(\"kill\") succeeded; want an error")
-	}
-}
-
 // newStore opens a fresh, migrated SQLite store in the test's temp dir.
 func newStore(t *testing.T) engine.Store {
 	t.Helper()
 	ctx := context.Background()
-	s, err := dbstore.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "jobctl.db"))
+	s, err := dbstore.Open(ctx, sqlitetest.DSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,9 +2,10 @@ package engine
 
 import (
 	"context"
-	"runtime"
 	"testing"
 	"time"
+
+	"github.com/jobctl/jobctl/internal/waitfor"
 )
 
 func TestJobChangeFeed(t *testing.T) {
@@ -36,12 +37,8 @@ func TestJobChangeFeed(t *testing.T) {
 	}
 
 	cancel()
-	deadline := time.Now().Add(10 * time.Second)
-	for f.Subscribers() != 1 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d subscribers after one context ended, want 1", f.Subscribers())
-		}
-		runtime.Gosched()
+	if !waitfor.Within(10*time.Second, func() bool { return f.Subscribers() == 1 }) {
+		t.Fatalf("%d subscribers after one context ended, want 1", f.Subscribers())
 	}
 	f.Signal()
 	select {

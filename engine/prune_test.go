@@ -3,14 +3,15 @@ package engine_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/dbstore"
+	"github.com/jobctl/jobctl/engine/dbstore/sqlitetest"
 	"github.com/jobctl/jobctl/engine/memstore"
+	"github.com/jobctl/jobctl/internal/waitfor"
 )
 
 // pruneStore is a store whose database clock the test sets (the cutoff of
@@ -46,7 +47,7 @@ func storeKinds(t *testing.T, f func(t *testing.T, s engine.Store, past func(tim
 	})
 	t.Run("sqlite", func(t *testing.T) {
 		t.Parallel()
-		s, err := dbstore.Open(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), "jobctl.db"))
+		s, err := dbstore.Open(t.Context(), sqlitetest.DSN(t))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,19 +56,15 @@ func storeKinds(t *testing.T, f func(t *testing.T, s engine.Store, past func(tim
 			t.Fatal(err)
 		}
 		f(t, s, func(at time.Time) {
-			giveUp := time.Now().Add(30 * time.Second)
-			for {
-				now, err := s.Now(context.Background())
-				if err != nil {
+			var now time.Time
+			if !waitfor.Within(30*time.Second, func() bool {
+				var err error
+				if now, err = s.Now(context.Background()); err != nil {
 					t.Fatal(err)
 				}
-				if now.After(at.Add(5 * time.Millisecond)) {
-					return
-				}
-				if time.Now().After(giveUp) {
-					t.Fatalf("database clock %s never passed %s", now, at)
-				}
-				time.Sleep(5 * time.Millisecond)
+				return now.After(at.Add(5 * time.Millisecond))
+			}) {
+				t.Fatalf("database clock %s never passed %s", now, at)
 			}
 		})
 	})

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/internal/human"
 )
 
 // DetailView shows one job as 'jobctl show' and 'jobctl explain' tell it,
@@ -132,7 +133,7 @@ func (v DetailView) fields() []string {
 
 // ago says how long before at t was: "12m ago".
 func ago(at time.Time, t *time.Time) string {
-	return age(at.Sub(*t)) + " ago"
+	return human.Age(at.Sub(*t)) + " ago"
 }
 
 // LogView is a job's log, following its new output, and scrolled back on

@@ -234,7 +234,7 @@ func TestSortKeys(t *testing.T) {
 func TestJobsPaneShowsCommandExitAndProgressOfRunningJobsOnly(t *testing.T) {
 	f := setup(t)
 	ctx := context.Background()
-	j, err := f.store.JobInsert(ctx, engine.JobInsertParams{Type: engine.TypeExec, Args: []string{"echo", "two words"}, Load: 1,
+	j, err := f.store.JobInsert(ctx, engine.JobInsertParams{Type: engine.TypeExec, Args: []string{"echo", "a b"}, Load: 1,
 		Status: engine.StatusQueued, MaxAttempts: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -257,7 +257,7 @@ func TestJobsPaneShowsCommandExitAndProgressOfRunningJobsOnly(t *testing.T) {
 		t.Fatalf("no row of job %d:\n%s", id, f.screen())
 		return ""
 	}
-	if r := rowOf(j.ID); !strings.Contains(r, `echo "two words"`) || strings.Contains(r, "%") || strings.Contains(r, "░") {
+	if r := rowOf(j.ID); !strings.Contains(r, `echo "a b"`) || strings.Contains(r, "%") || strings.Contains(r, "░") {
 		t.Errorf("a queued exec job's row: %q; want its command and no progress", r)
 	}
 	if r := rowOf(f.running.ID); !strings.Contains(r, "40%") || !strings.Contains(r, "█") {

@@ -1,10 +1,8 @@
 package tui
 
 import (
-	"fmt"
 	"image/color"
 	"strings"
-	"time"
 
 	"charm.land/bubbles/v2/progress"
 	"github.com/charmbracelet/x/ansi"
@@ -40,22 +38,6 @@ func row(cells []string, widths []int) string {
 		parts[i] = fit(c, widths[i])
 	}
 	return strings.Join(parts, " ")
-}
-
-// age says how long ago something was, in the largest whole unit: 45s,
-// 12m, 3h, 2d.
-func age(d time.Duration) string {
-	switch {
-	case d < 0:
-		return "0s"
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh", int(d.Hours()))
-	}
-	return fmt.Sprintf("%dd", int(d.Hours()/24))
 }
 
 // bar draws a filled fraction (0 to 1) w cells wide in the full colour.

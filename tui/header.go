@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/internal/human"
 )
 
 // Header is the top two lines: where the data comes from, who dispatches,
@@ -114,7 +115,7 @@ func leaseText(l engine.Lease) string {
 	left := l.Remaining()
 	text := fmt.Sprintf("%.1fs", left.Seconds())
 	if left >= time.Minute {
-		text = age(left)
+		text = human.Age(left)
 	}
 	return "lease " + l.Owner + " " + text
 }

@@ -12,6 +12,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/internal/human"
 )
 
 // JobsPane lists one page of the jobs of the selected node or of the whole
@@ -137,7 +138,7 @@ const (
 	jobCPUW      = 5 // cores: 12.25
 	jobMemW      = 7 // 1023MiB
 	jobPriW      = 3 // 100
-	jobAgeW      = 4
+	jobAgeW      = 5 // 1m30s, as human.Age writes it
 	jobBarW      = 6
 	jobPctW      = 4 // 100%
 	jobProgressW = jobBarW + 1 + jobPctW
@@ -299,7 +300,7 @@ func (p JobsPane) rowView(i int, w []int) string {
 	if p.showUsage() {
 		cpu, mem := "", ""
 		if u, ok := p.usage(j); ok {
-			cpu, mem = engine.FormatNumber(u.Cores), freeMemory(u.Memory)
+			cpu, mem = engine.FormatNumber(u.Cores), human.Bytes(u.Memory)
 		}
 		cells = append(cells, fitRight(cpu, jobCPUW), fitRight(mem, jobMemW))
 	}
@@ -307,7 +308,7 @@ func (p JobsPane) rowView(i int, w []int) string {
 		cells = append(cells, fitRight(strconv.Itoa(j.Priority), jobPriW))
 	}
 	cells = append(cells,
-		fitRight(age(p.at.Sub(j.CreatedAt)), jobAgeW),
+		fitRight(human.Age(p.at.Sub(j.CreatedAt)), jobAgeW),
 		progress,
 		fitRight(exit, jobExitW),
 		commandText(j),

@@ -2,7 +2,6 @@ package tui
 
 import (
 	"context"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/dbstore"
+	"github.com/jobctl/jobctl/engine/dbstore/sqlitetest"
 )
 
 // fixture is a dashboard on a fresh SQLite database with two nodes and a
@@ -29,7 +29,7 @@ type fixture struct {
 func openStore(t testing.TB) engine.Store {
 	t.Helper()
 	ctx := context.Background()
-	s, err := dbstore.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "jobctl.db"))
+	s, err := dbstore.Open(ctx, sqlitetest.DSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}

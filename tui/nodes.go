@@ -10,6 +10,7 @@ import (
 
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/placement"
+	"github.com/jobctl/jobctl/internal/human"
 )
 
 // stateOverloaded styles a live node whose machine holds it back: its
@@ -131,7 +132,7 @@ const (
 	nodeWeightW  = 7  // 37/100 while warming up
 	nodeLoadAvgW = 5
 	nodeFreeW    = 7 // 12.3GiB
-	nodeSeenW    = 4
+	nodeSeenW    = 5 // 1m30s
 )
 
 func (t NodesTable) widths() []int {
@@ -191,10 +192,10 @@ func (t NodesTable) rowView(i int, w []int) string {
 		loadAvg = engine.FormatNumber(n.LoadAvg)
 	}
 	if n.MemAvailable > 0 {
-		free = freeMemory(n.MemAvailable)
+		free = human.Bytes(n.MemAvailable)
 	}
 	if !n.LastSeen.IsZero() {
-		seen = age(t.at.Sub(n.LastSeen))
+		seen = human.Age(t.at.Sub(n.LastSeen))
 	}
 	cells := []string{
 		marker(i == t.cursor, t.focused),
@@ -209,20 +210,4 @@ func (t NodesTable) rowView(i int, w []int) string {
 		fitRight(seen, w[9]),
 	}
 	return selectRow(t.styles, row(cells, w), i == t.cursor && t.focused)
-}
-
-// freeMemory is a memory size in at most seven cells: 812MiB, 22.3GiB,
-// 640KiB;
-// free memory of a node, and the memory a job holds.
-func freeMemory(b int64) string {
-	const kib, mib, gib = 1 << 10, 1 << 20, 1 << 30
-	switch {
-	case b >= 100*gib:
-		return strconv.FormatInt(b/gib, 10) + "GiB"
-	case b >= gib:
-		return strconv.FormatFloat(float64(b)/gib, 'f', 1, 64) + "GiB"
-	case b < mib:
-		return strconv.FormatInt(b/kib, 10) + "KiB"
-	}
-	return strconv.FormatInt(b/mib, 10) + "MiB"
 }

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jobctl/jobctl/internal/waitfor"
 )
 
 // chaosCluster is a cluster whose nodes a fault driver kills, freezes and
@@ -125,21 +127,21 @@ func (cc *chaosCluster) start(n *chaosNode, within time.Duration) error {
 	n.history = append(n.history, p)
 	n.mu.Unlock()
 
-	deadline := time.Now().Add(within)
-	for {
+	exited := func() bool {
 		select {
 		case <-p.done:
-			return fmt.Errorf("node %s exited as it started: %s", n.name, lastLines(p.log.String(), 3))
+			return true
 		default:
+			return false
 		}
-		if cc.serving(n) {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("node %s not ONLINE and serving %s after it started", n.name, within)
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
+	switch up := waitfor.Within(within, func() bool { return exited() || cc.serving(n) }); {
+	case exited():
+		return fmt.Errorf("node %s exited as it started: %s", n.name, lastLines(p.log.String(), 3))
+	case !up:
+		return fmt.Errorf("node %s not ONLINE and serving %s after it started", n.name, within)
+	}
+	return nil
 }
 
 // serving reports whether the node's process answers /healthz and its row

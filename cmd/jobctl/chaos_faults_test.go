@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -60,13 +61,15 @@ func (l *faultLog) all() []fault {
 	return out
 }
 
-// chaosDriver injects faults in a fixed cycle until stop is closed,
-// waiting between faults for the cluster to be whole again.
+// chaosDriver injects faults in a fixed cycle until stop is closed or it
+// went through the cycle as often as it was told, waiting between faults
+// for the cluster to be whole again.
 type chaosDriver struct {
 	cc        *chaosCluster
 	log       *faultLog
 	nodeLease time.Duration
 	cuts      bool // cut the database (through the proxies) as well
+	cycles    int  // times through the cycle before it stops; 0 for no end
 	loads     *loadSampler
 	lastHit   *chaosNode // the node the last fault hit alone
 }
@@ -82,7 +85,7 @@ func (d *chaosDriver) cycle() []string {
 
 func (d *chaosDriver) run(stop <-chan struct{}) {
 	cycle := d.cycle()
-	for i := 0; ; i++ {
+	for i := 0; d.cycles == 0 || i < d.cycles*len(cycle); {
 		d.settle(stop)
 		select {
 		case <-stop:
@@ -90,11 +93,23 @@ func (d *chaosDriver) run(stop <-chan struct{}) {
 		default:
 		}
 		kind := cycle[i%len(cycle)]
-		if err := d.inject(kind, i/len(cycle)); err != nil {
+		err := d.inject(kind, i/len(cycle))
+		if errors.Is(err, errNoHolder) {
+			// The lease changed hands between settling and the fault, as
+			// it may under faults: settle again and inject this one then,
+			// so that every kind is injected however the run goes.
+			d.cc.t.Logf("chaos %s: %s: %v; trying again once the cluster is whole", time.Now().Format("15:04:05.000"), kind, err)
+			continue
+		}
+		if err != nil {
 			d.cc.t.Errorf("chaos: %s: %v", kind, err)
 		}
+		i++
 	}
 }
+
+// errNoHolder is a fault on the lease holder finding no node holding it.
+var errNoHolder = errors.New("no node holds the lease")
 
 // inject runs one fault; round alternates which node a stop or a cut hits.
 func (d *chaosDriver) inject(kind string, round int) error {
@@ -106,7 +121,7 @@ func (d *chaosDriver) inject(kind string, round int) error {
 	switch kind {
 	case faultKillHolder:
 		if holder == nil {
-			return fmt.Errorf("no node holds the lease")
+			return errNoHolder
 		}
 		return d.kill(kind, holder)
 	case faultKillWorker:

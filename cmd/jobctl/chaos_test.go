@@ -12,36 +12,81 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jobctl/jobctl/internal/waitfor"
 )
 
-// Sizes of the chaos runs, set for a machine of two shared cores: each
-// backend's run takes a few minutes.
+// The chaos run's settings that hold in both profiles.
 const (
-	chaosPostgresJobs = 2000
-	chaosMariaDBJobs  = 1000
-	chaosBatchSize    = 200
-	chaosMaxLoad      = 4
-	chaosNodeLease    = 3 * time.Second
-	// Faults go on until every job ended or this long has passed…
-	chaosFaultPhase = 150 * time.Second
-	// …and then every job must end within this.
+	chaosBatchSize = 200
+	chaosMaxLoad   = 4
+	chaosNodeLease = 3 * time.Second
+	// After the faults, every job must end within this.
 	chaosDrain = 90 * time.Second
 	// Jobs the cluster must finish between two faults.
 	chaosProgressBetweenFaults = 10
 )
 
-// Thousands of jobs of mixed loads and lengths, some doing their work in a
-// grandchild of the node, run on three nodes while a driver kills the lease
-// holder and a worker (each restarted at once under its name), freezes a
-// node for longer than its node lease and, on PostgreSQL, cuts the
-// database off from every node and from one. Every job still ends
+// chaosProfile is how much chaos a run makes. Every profile injects every
+// fault kind at least once and checks every guarantee; the long one only
+// does more of it, for more chances of a rare interleaving.
+type chaosProfile struct {
+	name string
+	// Jobs per backend: all submitted up front in the long profile; in the
+	// short one, the most the cluster is fed.
+	postgresJobs, mariaDBJobs int
+	// cycles is how many times the driver goes through the fault kinds; 0
+	// goes on until every job ended or the fault phase is over.
+	cycles int
+	// feed keeps a backlog of this many jobs while the faults last, instead
+	// of submitting every job up front: the run then has work for each
+	// fault whatever the machine's speed, and no more than it needs.
+	feed int
+	// Faults go on until the driver's cycles are done or every job ended,
+	// or this long has passed.
+	faultPhase time.Duration
+}
+
+var (
+	// chaosShort runs in every `make test`: one cycle of the faults, on a
+	// cluster fed just enough work to be busy through them.
+	chaosShort = chaosProfile{name: "short", postgresJobs: 2000, mariaDBJobs: 1000, cycles: 1, feed: 60,
+		faultPhase: 150 * time.Second}
+	// chaosLong is `make chaos`: thousands of jobs under faults for a few
+	// minutes per backend.
+	chaosLong = chaosProfile{name: "long", postgresJobs: 2000, mariaDBJobs: 1000, faultPhase: 150 * time.Second}
+)
+
+// currentChaosProfile is the short profile, or the long one when
+// JOBCTL_CHAOS=long (as `make chaos` sets it).
+func currentChaosProfile(t *testing.T) chaosProfile {
+	t.Helper()
+	switch v := os.Getenv("JOBCTL_CHAOS"); v {
+	case "", "short":
+		return chaosShort
+	case "long":
+		return chaosLong
+	default:
+		t.Fatalf("JOBCTL_CHAOS=%q: want short or long", v)
+		return chaosProfile{}
+	}
+}
+
+// Jobs of mixed loads and lengths (hundreds, or thousands in the long
+// profile), some doing their work in a grandchild of the node, run on
+// three nodes while a driver kills the lease holder and a worker (each
+// restarted at once under its name), freezes a node for longer than its
+// node lease and, on PostgreSQL, cuts the database off from every node and
+// from one. Every job still ends
 // FINISHED, no attempt runs twice, no two runs of a job overlap, the jobs
 // of a key run one after another in submission order, no node
 // ever carries more than its max load, and every start names the
 // dispatcher and lease term it happened under.
 //
-// Run only these: go test -count=1 -run 'TestChaos' ./cmd/jobctl/
-// (JOBCTL_CHAOS_SEED=N replays a run's job mix.)
+// `make test` runs the short profile, one cycle of the faults; `make
+// chaos` the long one, minutes of them per backend. Run only these: go
+// test -count=1 -run 'TestChaos' ./cmd/jobctl/ (JOBCTL_CHAOS=long for the
+// long profile, JOBCTL_CHAOS_SEED=N replays a run's job mix).
 func TestChaos(t *testing.T) {
 	if testing.Short() {
 		t.Skip("minutes of faults on real databases; not in -short mode")
@@ -49,15 +94,16 @@ func TestChaos(t *testing.T) {
 	// One slot of the package's parallel tests: the backends run one after
 	// the other, each with the machine's cores to itself as far as it can.
 	t.Parallel()
+	p := currentChaosProfile(t)
 	t.Run("postgres", func(t *testing.T) {
-		runChaos(t, postgresCluster(t), "postgres", chaosPostgresJobs, true)
+		runChaos(t, postgresCluster(t), "postgres", p, p.postgresJobs, true)
 	})
 	t.Run("mariadb", func(t *testing.T) {
-		runChaos(t, mysqlCluster(t), "mysql", chaosMariaDBJobs, false)
+		runChaos(t, mysqlCluster(t), "mysql", p, p.mariaDBJobs, false)
 	})
 }
 
-func runChaos(t *testing.T, c *cluster, backend string, jobCount int, cuts bool) {
+func runChaos(t *testing.T, c *cluster, backend string, p chaosProfile, jobCount int, cuts bool) {
 	began := time.Now()
 	worker := chaosWorker(t)
 	records := filepath.Join(t.TempDir(), "runs")
@@ -77,30 +123,28 @@ func runChaos(t *testing.T, c *cluster, backend string, jobCount int, cuts bool)
 			keyed++
 		}
 	}
-	t.Logf("chaos on %s: %d jobs (%d with a grandchild, %d with a key)", backend, jobCount, grandchildren, keyed)
+	t.Logf("chaos (%s profile) on %s: up to %d jobs (%d with a grandchild, %d with a key)",
+		p.name, backend, jobCount, grandchildren, keyed)
 
 	// The first batch goes in before the faults start; the rest while they
 	// happen.
-	ids, err := cc.submitChaos(mix[:chaosBatchSize], worker, records, chaosBatchSize)
+	first := chaosBatchSize
+	if p.feed > 0 {
+		first = p.feed
+	}
+	ids, err := cc.submitChaos(mix[:first], worker, records, chaosBatchSize)
 	if err != nil {
 		t.Fatal(err)
 	}
 	faults := &faultLog{}
-	driver := &chaosDriver{cc: cc, log: faults, nodeLease: chaosNodeLease, cuts: cuts, loads: loads}
+	driver := &chaosDriver{cc: cc, log: faults, nodeLease: chaosNodeLease, cuts: cuts, loads: loads, cycles: p.cycles}
 	driverStop, driverDone := make(chan struct{}), make(chan struct{})
 	go func() { driver.run(driverStop); close(driverDone) }()
 	stopDriver := sync.OnceFunc(func() { close(driverStop); <-driverDone })
 	defer stopDriver()
-	rest, err := cc.submitChaos(mix[chaosBatchSize:], worker, records, chaosBatchSize)
-	ids = append(ids, rest...)
+	ids, err = feedChaos(cc, p, mix, ids, worker, records, began, driverDone)
 	if err != nil {
 		t.Fatal(err)
-	}
-
-	for faultsUntil := began.Add(chaosFaultPhase); time.Now().Before(faultsUntil); time.Sleep(500 * time.Millisecond) {
-		if n, err := cc.ended(); err == nil && n >= len(ids) {
-			break
-		}
 	}
 	stopDriver()
 	t.Logf("chaos: faults over after %s", time.Since(began).Round(time.Second))
@@ -109,11 +153,8 @@ func runChaos(t *testing.T, c *cluster, backend string, jobCount int, cuts bool)
 	}
 	// A run that outlived its node writes on until it ends; wait for the
 	// last of them, so what they did is all in the records.
-	for deadline := time.Now().Add(30 * time.Second); workersRunning(records) > 0; time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Errorf("%d worker processes still run 30s after the jobs ended", workersRunning(records))
-			break
-		}
+	if !waitfor.Within(30*time.Second, func() bool { return workersRunning(records) == 0 }) {
+		t.Errorf("%d worker processes still run 30s after the jobs ended", workersRunning(records))
 	}
 	stopSamplers()
 
@@ -160,6 +201,44 @@ func runChaos(t *testing.T, c *cluster, backend string, jobCount int, cuts bool)
 		backend, len(jobs), f.Runs, f.Runs-len(jobs), f.JobsRerun, len(injected), countsText(byKind),
 		sumCounts(f.RedoneAfter), countsText(f.RedoneAfter), f.OutlivedKill, chaosDyingGrace,
 		loads.maxFactor, len(leases.terms), f.UnobservedTerms, time.Since(began).Round(time.Second))
+}
+
+// feedChaos submits the rest of the mix while the faults happen and
+// returns every id submitted once the fault phase is over: when the driver
+// has done its cycles, every job ended, or the phase's time is up. With
+// p.feed it submits a batch whenever fewer than p.feed jobs are left to
+// end, so the faults always find work; without, it submits it all at once.
+func feedChaos(cc *chaosCluster, p chaosProfile, mix []chaosJob, ids []string, worker, records string,
+	began time.Time, driverDone <-chan struct{}) ([]string, error) {
+	if p.feed == 0 {
+		rest, err := cc.submitChaos(mix[len(ids):], worker, records, chaosBatchSize)
+		if ids = append(ids, rest...); err != nil {
+			return ids, err
+		}
+	}
+	for faultsUntil := began.Add(p.faultPhase); time.Now().Before(faultsUntil); {
+		select {
+		case <-driverDone:
+			return ids, nil
+		case <-time.After(500 * time.Millisecond):
+		}
+		ended, err := cc.ended()
+		if err != nil {
+			continue
+		}
+		if p.feed > 0 && len(ids)-ended < p.feed && len(ids) < len(mix) {
+			next := mix[len(ids):min(len(ids)+p.feed, len(mix))]
+			more, err := cc.submitChaos(next, worker, records, chaosBatchSize)
+			if ids = append(ids, more...); err != nil {
+				return ids, err
+			}
+			continue
+		}
+		if ended >= len(ids) {
+			return ids, nil
+		}
+	}
+	return ids, nil
 }
 
 // chaosSeed is the seed of the job mix: JOBCTL_CHAOS_SEED replays a run's.

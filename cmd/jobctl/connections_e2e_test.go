@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jobctl/jobctl/internal/waitfor"
 )
 
 // pgActivity reads the PostgreSQL server's own view of the connections to
@@ -58,21 +60,16 @@ func (a *pgActivity) of(node string) int {
 func (a *pgActivity) settlesAt(node string, ceiling int, what string) {
 	a.t.Helper()
 	last := -1
-	deadline := time.Now().Add(time.Minute)
-	for {
+	if !waitfor.Within(time.Minute, func() bool {
 		last = a.of(node)
 		if last == 0 {
 			// Every node keeps its own connection: none seen means the
 			// server does not know the node by its name.
 			a.t.Fatalf("no connection of %s %s in pg_stat_activity (application_name %q)", what, node, "jobctl serve "+node)
 		}
-		if last <= ceiling {
-			return
-		}
-		if time.Now().After(deadline) {
-			a.t.Fatalf("%s %s holds %d connections after a minute, want at most %d", what, node, last, ceiling)
-		}
-		time.Sleep(200 * time.Millisecond)
+		return last <= ceiling
+	}) {
+		a.t.Fatalf("%s %s holds %d connections after a minute, want at most %d", what, node, last, ceiling)
 	}
 }
 

@@ -24,6 +24,8 @@ import (
 
 	_ "github.com/go-sql-driver/mysql"
 	_ "github.com/lib/pq"
+
+	"github.com/jobctl/jobctl/internal/waitfor"
 )
 
 // binary is the jobctl built once for all end-to-end tests.
@@ -36,7 +38,10 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "jobctl")
-	build := exec.Command("go", "build", "-o", binary, ".")
+	// -trimpath, as `make build` and TestVersionFromTheBuild build it: the
+	// packages compiled here are then the ones those builds find in the
+	// cache, rather than a second compilation of the whole tree.
+	build := exec.Command("go", "build", "-trimpath", "-o", binary, ".")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building jobctl:", err)
@@ -247,16 +252,11 @@ func (c *cluster) lease() leaseView {
 	return l
 }
 
-// eventually polls cond until it holds or the deadline passes.
+// eventually polls cond until it holds, and fails the test if it does not
+// within the limit.
 func (c *cluster) eventually(within time.Duration, what string, cond func() bool) {
 	c.t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			c.t.Fatalf("after %s: %s", within, what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitfor.Until(c.t, within, what, cond)
 }
 
 // waitStatus waits until job id has the given status.

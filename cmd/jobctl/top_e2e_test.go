@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jobctl/jobctl/internal/waitfor"
 )
 
 // tmux drives `jobctl top` in a real terminal: a detached tmux session on a
@@ -65,17 +67,11 @@ func (tm *tmux) waitFor(want ...string) string {
 // waitUntil polls the screen until cond holds for it.
 func (tm *tmux) waitUntil(what string, cond func(screen string) bool) string {
 	tm.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		s := tm.screen()
-		if cond(s) {
-			return s
-		}
-		if time.Now().After(deadline) {
-			tm.t.Fatalf("the screen never showed %s:\n%s", what, s)
-		}
-		time.Sleep(100 * time.Millisecond)
+	var s string
+	if !waitfor.Within(30*time.Second, func() bool { s = tm.screen(); return cond(s) }) {
+		tm.t.Fatalf("the screen never showed %s:\n%s", what, s)
 	}
+	return s
 }
 
 func TestTopInATerminal(t *testing.T) {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -13,7 +12,9 @@ import (
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/bench"
 	"github.com/jobctl/jobctl/engine/dbstore"
+	"github.com/jobctl/jobctl/engine/dbstore/sqlitetest"
 	"github.com/jobctl/jobctl/engine/node"
+	"github.com/jobctl/jobctl/internal/waitfor"
 )
 
 // testMaxJobs keeps the tests' nodes small: a dispatch round claims at most
@@ -26,7 +27,7 @@ const testMaxJobs = 50
 func sqliteStore(t *testing.T) engine.Store {
 	t.Helper()
 	ctx := context.Background()
-	s, err := dbstore.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "bench.db"))
+	s, err := dbstore.Open(ctx, sqlitetest.DSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,11 +87,15 @@ func assertNothingLeft(t *testing.T, s engine.Store, keep ...string) {
 	}
 }
 
+// burnDownJobs is three times what one node runs at once, so that even two
+// nodes take the jobs over several rounds of dispatch.
+const burnDownJobs = 3 * testMaxJobs
+
 func TestBurnDownRunsEveryJobAndRemovesThem(t *testing.T) {
 	for _, nodes := range []int{1, 2} {
 		t.Run(map[int]string{1: "one node", 2: "two nodes"}[nodes], func(t *testing.T) {
 			store := &recordingStore{Store: sqliteStore(t)}
-			res, err := bench.Run(context.Background(), bench.Config{Store: store, BurnDown: 300, Nodes: nodes,
+			res, err := bench.Run(context.Background(), bench.Config{Store: store, BurnDown: burnDownJobs, Nodes: nodes,
 				MaxJobs: testMaxJobs})
 			if err != nil {
 				t.Fatal(err)
@@ -98,9 +103,9 @@ func TestBurnDownRunsEveryJobAndRemovesThem(t *testing.T) {
 			if res.Mode != bench.ModeBurnDown || res.Dialect != "sqlite" || res.Nodes != nodes {
 				t.Errorf("mode %q, dialect %q, nodes %d", res.Mode, res.Dialect, res.Nodes)
 			}
-			if res.Jobs != 300 || res.NotFinished != 0 || res.OtherNodes != 0 {
-				t.Errorf("jobs %d, not finished %d, other nodes %d; want 300 finished by our nodes alone",
-					res.Jobs, res.NotFinished, res.OtherNodes)
+			if res.Jobs != burnDownJobs || res.NotFinished != 0 || res.OtherNodes != 0 {
+				t.Errorf("jobs %d, not finished %d, other nodes %d; want %d finished by our nodes alone",
+					res.Jobs, res.NotFinished, res.OtherNodes, burnDownJobs)
 			}
 			if !(res.Seconds > 0) || !(res.JobsPerSecond > 0) {
 				t.Errorf("seconds %v, jobs/s %v; want both positive", res.Seconds, res.JobsPerSecond)
@@ -116,8 +121,8 @@ func TestBurnDownRunsEveryJobAndRemovesThem(t *testing.T) {
 				}
 				ranOn[j.Node]++
 			}
-			if len(store.before) != 300 || len(ranOn) != nodes {
-				t.Errorf("%d jobs before the clean-up, run on %v; want 300 on %d nodes", len(store.before), ranOn, nodes)
+			if len(store.before) != burnDownJobs || len(ranOn) != nodes {
+				t.Errorf("%d jobs before the clean-up, run on %v; want %d on %d nodes", len(store.before), ranOn, burnDownJobs, nodes)
 			}
 			assertNothingLeft(t, store)
 		})
@@ -246,15 +251,12 @@ func TestClusterMode(t *testing.T) {
 // waitOnline waits until the node has registered.
 func waitOnline(t *testing.T, s engine.Store, name string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		n, err := s.NodeGet(context.Background(), name)
-		if err == nil && n.State == engine.NodeOnline {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("node %s did not come online: %v", name, err)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var err error
+	if !waitfor.Within(30*time.Second, func() bool {
+		var n *engine.Node
+		n, err = s.NodeGet(context.Background(), name)
+		return err == nil && n.State == engine.NodeOnline
+	}) {
+		t.Fatalf("node %s did not come online: %v", name, err)
 	}
 }

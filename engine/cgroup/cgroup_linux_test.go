@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jobctl/jobctl/internal/waitfor"
 )
 
 // openForTest opens a manager for this test, skipping only where this
@@ -241,13 +243,9 @@ func TestGroupKillTakesProcessesThatLeftTheProcessGroup(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for len(strings.Fields(readString(filepath.Join(g.directories()[0], "cgroup.procs")))) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the escaped sleep never showed in the group")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitfor.Until(t, 10*time.Second, "the escaped sleep to show in the group", func() bool {
+		return len(strings.Fields(readString(filepath.Join(g.directories()[0], "cgroup.procs")))) > 0
+	})
 	g.Kill()
 	if left := readString(filepath.Join(g.directories()[0], "cgroup.procs")); left != "" {
 		t.Errorf("after Kill the group holds %q", left)

@@ -3,7 +3,6 @@ package dbstore
 import (
 	"errors"
 	"math"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -18,7 +17,7 @@ import (
 
 func TestJobUpdateManyRefusesTwoUpdatesOfOneJob(t *testing.T) {
 	t.Parallel()
-	s := migrated(t, openSQLite(t, filepath.Join(t.TempDir(), "jobctl.db")))
+	s := migratedSQLite(t)
 	a := insertQueued(t, s)
 	b := insertQueued(t, s)
 	res, err := s.JobUpdateMany(t.Context(), []engine.JobUpdate{
@@ -38,7 +37,7 @@ func TestJobUpdateManyRefusesTwoUpdatesOfOneJob(t *testing.T) {
 // their own update, not the whole batch.
 func TestJobUpdateManyRefusesWhatCannotBeStored(t *testing.T) {
 	t.Parallel()
-	s := migrated(t, openSQLite(t, filepath.Join(t.TempDir(), "jobctl.db")))
+	s := migratedSQLite(t)
 	bad := map[string]engine.JobUpdate{}
 	for name, edit := range map[string]func(u *engine.JobUpdate){
 		"invalid UTF-8 message": func(u *engine.JobUpdate) { u.Message = engine.Ptr("exit \xff") },

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/url"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/internal/waitfor"
 )
 
 // registerNode registers a node named name on s.
@@ -33,7 +33,7 @@ func registerNode(t *testing.T, s *Store, name string) {
 // so the order is seen, not timed.
 func TestSQLiteLivenessGoesAheadOfQueuedWrites(t *testing.T) {
 	t.Parallel()
-	s := migrated(t, openSQLite(t, filepath.Join(t.TempDir(), "jobctl.db")))
+	s := migratedSQLite(t)
 	registerNode(t, s, "n1")
 	ctx := t.Context()
 
@@ -50,25 +50,25 @@ func TestSQLiteLivenessGoesAheadOfQueuedWrites(t *testing.T) {
 	}
 	inProgress, inProgressDone := make(chan struct{}), make(chan error, 1)
 	go blockedWrite(inProgress, inProgressDone)
-	waitUntil(t, "the first write to start", func() bool { return started.Load() == 1 })
+	waitfor.Until(t, time.Minute, "the first write to start", func() bool { return started.Load() == 1 })
 
 	queuedGate, queuedDone := make(chan struct{}), make(chan error, 5)
 	defer close(queuedGate)
 	for i := range 5 {
 		go blockedWrite(queuedGate, queuedDone)
-		waitUntil(t, "the queued writes to wait", func() bool { _, q := s.writes.waiting(); return q == i+1 })
+		waitfor.Until(t, time.Minute, "the queued writes to wait", func() bool { _, q := s.writes.waiting(); return q == i+1 })
 	}
 	touched, leased := make(chan error, 1), make(chan error, 1)
 	go func() {
 		_, err := s.NodeTouch(ctx, engine.NodeTouchParams{Name: "n1"})
 		touched <- err
 	}()
-	waitUntil(t, "the liveness write to wait", func() bool { u, _ := s.writes.waiting(); return u == 1 })
+	waitfor.Until(t, time.Minute, "the liveness write to wait", func() bool { u, _ := s.writes.waiting(); return u == 1 })
 	go func() {
 		_, err := s.LeaseAcquire(ctx, "n1", 10*time.Second)
 		leased <- err
 	}()
-	waitUntil(t, "the lease to wait", func() bool { u, _ := s.writes.waiting(); return u == 2 })
+	waitfor.Until(t, time.Minute, "the lease to wait", func() bool { u, _ := s.writes.waiting(); return u == 2 })
 
 	close(inProgress)
 	if err := <-inProgressDone; err != nil {
@@ -80,7 +80,7 @@ func TestSQLiteLivenessGoesAheadOfQueuedWrites(t *testing.T) {
 	// queued write counted there had the turn before the urgent writes
 	// were seen waiting.
 	var overtaken bool
-	waitUntil(t, "the liveness write and the lease", func() bool {
+	waitfor.Until(t, time.Minute, "the liveness write and the lease", func() bool {
 		had := started.Load()
 		urgent, _ := s.writes.waiting()
 		overtaken = had > 1 && urgent > 0
@@ -120,7 +120,7 @@ func TestPostgresControlWithTheMainPoolBlocked(t *testing.T) {
 	for range mainConns {
 		go func() { _, _ = s.JobList(blocked, engine.JobListParams{}) }()
 	}
-	waitUntil(t, "the main pool's connections to wait on the lock", func() bool {
+	waitfor.Until(t, time.Minute, "the main pool's connections to wait on the lock", func() bool {
 		st := s.db.Stats()
 		return st.InUse == mainConns
 	})
@@ -208,7 +208,7 @@ func TestPostgresConnectionBudget(t *testing.T) {
 		_ = c.Close()
 	}
 	stopListening()
-	waitUntil(t, "the listener to close with its last subscription", func() bool {
+	waitfor.Until(t, time.Minute, "the listener to close with its last subscription", func() bool {
 		return count(" AND query LIKE 'LISTEN%'") == 0
 	})
 	// A second subscription opens it again.

@@ -2,7 +2,6 @@ package dbstore
 
 import (
 	"net/url"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -185,7 +184,7 @@ func TestPostgresListenerReconnects(t *testing.T) {
 // other process's notifications can interfere.)
 func TestJobChangesSkipNonWakingWrites(t *testing.T) {
 	t.Parallel()
-	s := migrated(t, openSQLite(t, filepath.Join(t.TempDir(), "jobctl.db")))
+	s := migratedSQLite(t)
 	ctx := t.Context()
 	queued, err := s.JobInsert(ctx, engine.JobInsertParams{Type: engine.TypeNoop, Status: engine.StatusQueued})
 	if err != nil {

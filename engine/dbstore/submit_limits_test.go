@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +18,7 @@ import (
 func TestSubmitLimitsAgreeOnEveryBackend(t *testing.T) {
 	t.Parallel()
 	stores := map[string]engine.Store{
-		"sqlite":   migrated(t, openSQLite(t, filepath.Join(t.TempDir(), "jobctl.db"))),
+		"sqlite":   migratedSQLite(t),
 		"postgres": migrated(t, openStore(t, postgresSchemaDSN(t))),
 		"mysql":    migrated(t, openStore(t, mysqlDatabaseDSN(t))),
 		"memory":   memstore.New(engine.SystemClock{}),

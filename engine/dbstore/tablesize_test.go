@@ -2,7 +2,6 @@ package dbstore
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +17,7 @@ func everyBackend(t *testing.T, f func(t *testing.T, s *Store)) {
 		name string
 		open func(t *testing.T) *Store
 	}{
-		{"sqlite", func(t *testing.T) *Store { return migrated(t, openSQLite(t, filepath.Join(t.TempDir(), "jobctl.db"))) }},
+		{"sqlite", func(t *testing.T) *Store { return migratedSQLite(t) }},
 		{"postgres", func(t *testing.T) *Store { return migrated(t, openStore(t, postgresSchemaDSN(t))) }},
 		{"mysql", func(t *testing.T) *Store { return migrated(t, openStore(t, mysqlDatabaseDSN(t))) }},
 	} {

@@ -50,10 +50,3 @@ func (w *writeTurn) release() {
 	}
 	close(next) // the turn stays held: next has it now
 }
-
-// waiting counts the writes waiting for the turn, urgent and not.
-func (w *writeTurn) waiting() (urgent, queued int) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.urgent), len(w.queued)
-}

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jobctl/jobctl/internal/waitfor"
 )
 
 // TestWriteTurnOrder: writes take the turn in the order they asked, except
@@ -32,7 +34,7 @@ func TestWriteTurnOrder(t *testing.T) {
 		})
 		// Each asks only once the one before waits, so the order of
 		// asking is known.
-		waitUntil(t, "write "+n.name+" to wait", func() bool {
+		waitfor.Until(t, time.Minute, "write "+n.name+" to wait", func() bool {
 			u, q := w.waiting()
 			return u+q == i+1
 		})
@@ -46,14 +48,9 @@ func TestWriteTurnOrder(t *testing.T) {
 	w.release()
 }
 
-// waitUntil polls cond until it holds; a minute without fails the test.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited a minute in vain for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+// waiting counts the writes waiting for the turn, urgent and not.
+func (w *writeTurn) waiting() (urgent, queued int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.urgent), len(w.queued)
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/internal/waitfor"
 )
 
 // fencedNode is a test node whose fence reads a clock the test moves and
@@ -46,17 +47,16 @@ func startTree(t *testing.T, n *Runtime, s engine.Store, extra string) (engine.D
 	if res := n.Accept(context.Background(), o); res.Verdict != engine.OfferAccepted {
 		t.Fatalf("offer: %+v, want accepted", res)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	var pid int
+	waitfor.Until(t, 20*time.Second, "the job to write "+pidFile, func() bool {
 		b, err := os.ReadFile(pidFile)
-		if pid, perr := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && perr == nil {
-			return o, pid
+		if err != nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the job did not write %s", pidFile)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil
+	})
+	return o, pid
 }
 
 func processAlive(pid int) bool {
@@ -70,13 +70,7 @@ func processAlive(pid int) bool {
 
 func waitGone(t *testing.T, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for processAlive(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("process %d outlived the lapse", pid)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitfor.Until(t, 20*time.Second, fmt.Sprintf("process %d to end with the lapse", pid), func() bool { return !processAlive(pid) })
 }
 
 func TestALapsedNodeLeaseStopsTheRunsAndPutsThemBack(t *testing.T) {
@@ -111,7 +105,7 @@ func TestALapsedNodeLeaseStopsTheRunsAndPutsThemBack(t *testing.T) {
 
 	n.fence.recorded(clock.Now())
 	// A stopped run holds its load until its process has been reaped.
-	waitFor(t, "the stopped runs off the books", func() bool { _, running := n.books.Totals(); return running == 0 })
+	waitfor.Until(t, 30*time.Second, "the stopped runs off the books", func() bool { _, running := n.books.Totals(); return running == 0 })
 	if res := n.Accept(ctx, noop); res.Verdict != engine.OfferAccepted {
 		t.Errorf("offer once liveness is recorded again: %+v, want accepted", res)
 	}

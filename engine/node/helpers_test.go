@@ -6,13 +6,14 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/dbstore"
+	"github.com/jobctl/jobctl/engine/dbstore/sqlitetest"
+	"github.com/jobctl/jobctl/internal/waitfor"
 )
 
 // testNode is a node runtime accepting work on a fresh SQLite store, without its
@@ -20,7 +21,7 @@ import (
 func testNode(t testing.TB, mutate func(*Config), opts ...Option) (*Runtime, engine.Store) {
 	t.Helper()
 	ctx := context.Background()
-	s, err := dbstore.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "node.db"))
+	s, err := dbstore.Open(ctx, sqlitetest.DSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,20 +70,18 @@ func offerFor(t testing.TB, s engine.Store, p engine.JobInsertParams) engine.Dis
 
 func waitJob(t *testing.T, s engine.Store, id int64, done func(*engine.Job) bool) *engine.Job {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		j, err := s.JobGet(context.Background(), id)
-		if err != nil {
+	var j *engine.Job
+	ended := waitfor.Within(10*time.Second, func() bool {
+		var err error
+		if j, err = s.JobGet(context.Background(), id); err != nil {
 			t.Fatal(err)
 		}
-		if done(j) {
-			return j
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("job %d stuck in %s", id, j.Status)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return done(j)
+	})
+	if !ended {
+		t.Fatalf("job %d stuck in %s", id, j.Status)
 	}
+	return j
 }
 
 // stopRuns ends a test's runs the way a node shutdown does.

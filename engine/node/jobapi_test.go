@@ -14,6 +14,7 @@ import (
 
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/endpoint"
+	"github.com/jobctl/jobctl/internal/waitfor"
 )
 
 // tokenScript writes the job's token to $1/ID and runs until $1/gate exists.
@@ -23,16 +24,13 @@ const tokenScript = `printf '%s' "$JOBCTL_JOB_TOKEN" > "$1/$JOBCTL_JOB_ID.tmp"; 
 // readToken waits until the job of id has written its token.
 func readToken(t *testing.T, dir string, id int64) string {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if b, err := os.ReadFile(filepath.Join(dir, strconv.FormatInt(id, 10))); err == nil {
-			return string(b)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("job %d wrote no token", id)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	var token []byte
+	waitfor.Until(t, 10*time.Second, "job "+strconv.FormatInt(id, 10)+" to write its token", func() bool {
+		var err error
+		token, err = os.ReadFile(filepath.Join(dir, strconv.FormatInt(id, 10)))
+		return err == nil
+	})
+	return string(token)
 }
 
 func apiStatus(err error) int {
@@ -121,16 +119,11 @@ func TestJobTokensReachOnlyTheirOwnRunningJob(t *testing.T) {
 	// Once the run has ended, its token is worth nothing.
 	writeFile(t, filepath.Join(dir, "gate"), "")
 	waitJob(t, s, execJob.JobID, func(j *engine.Job) bool { return j.Status.Terminal() })
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		err := asExec.Progress(ctx, endpoint.JobProgress{Percent: 50})
-		if apiStatus(err) == http.StatusUnauthorized {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("progress after the run ended: %v, want 401", err)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !waitfor.Within(10*time.Second, func() bool {
+		err = asExec.Progress(ctx, endpoint.JobProgress{Percent: 50})
+		return apiStatus(err) == http.StatusUnauthorized
+	}) {
+		t.Fatalf("progress after the run ended: %v, want 401", err)
 	}
 	if j, _ := s.JobGet(ctx, execJob.JobID); j.Status != engine.StatusFinished || j.Progress != 40 {
 		t.Errorf("job ended %s at %d%%, want FINISHED at 40", j.Status, j.Progress)

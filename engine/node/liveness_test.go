@@ -3,7 +3,6 @@ package node
 import (
 	"context"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +10,8 @@ import (
 
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/dbstore"
+	"github.com/jobctl/jobctl/engine/dbstore/sqlitetest"
+	"github.com/jobctl/jobctl/internal/waitfor"
 )
 
 // TestLivenessOutrunsQueuedWrites: a node whose store is flooded with slow
@@ -22,7 +23,7 @@ import (
 func TestLivenessOutrunsQueuedWrites(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	s, err := dbstore.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "node.db"))
+	s, err := dbstore.Open(ctx, sqlitetest.DSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +50,7 @@ func TestLivenessOutrunsQueuedWrites(t *testing.T) {
 			t.Errorf("node: %v", err)
 		}
 	})
-	waitFor(t, "the node to take work", func() bool { return n.books.Ready() })
+	waitfor.Until(t, 30*time.Second, "the node to take work", func() bool { return n.books.Ready() })
 	o := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeExec, Load: 1, MaxAttempts: 1,
 		Args: []string{"sleep", "600"}})
 	if res := n.Accept(ctx, o); res.Verdict != engine.OfferAccepted {
@@ -80,7 +81,7 @@ func TestLivenessOutrunsQueuedWrites(t *testing.T) {
 	}
 	// Three node leases of the flood, on the database's clock, as the
 	// node's own liveness shows them.
-	waitFor(t, "the node to record its liveness through three node leases of the flood", func() bool {
+	waitfor.Until(t, 30*time.Second, "the node to record its liveness through three node leases of the flood", func() bool {
 		me, err := s.NodeGet(ctx, "n1")
 		return err == nil && me.LastSeen.Sub(from) > 3*lease
 	})

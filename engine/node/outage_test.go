@@ -16,6 +16,7 @@ import (
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/memstore"
 	"github.com/jobctl/jobctl/engine/runner"
+	"github.com/jobctl/jobctl/internal/waitfor"
 )
 
 // errAway is what outageStore answers while the database is away.
@@ -162,17 +163,6 @@ func spooled(t *testing.T, stateDir string) []string {
 	return names
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // runningOn puts a new job RUNNING on node n1 at attempt 1, as a node's
 // start does, without a run of it anywhere.
 func runningOn(t *testing.T, s engine.Store) int64 {
@@ -215,10 +205,10 @@ func TestAResultOutlastsAnOutage(t *testing.T) {
 
 	s.cut()
 	writeFile(t, gate, "")
-	waitFor(t, "the result on disk", func() bool { return len(spooled(t, dir)) == 1 })
+	waitfor.Until(t, 30*time.Second, "the result on disk", func() bool { return len(spooled(t, dir)) == 1 })
 	for range 3 {
 		tries := s.refusals()
-		waitFor(t, "more tries", func() bool { return s.refusals() >= tries+20 })
+		waitfor.Until(t, 30*time.Second, "more tries", func() bool { return s.refusals() >= tries+20 })
 		clock.Advance(24 * time.Hour)
 	}
 	if j, _ := mem.JobGet(t.Context(), o.JobID); j.Status != engine.StatusRunning || !n.books.Holds(o.JobID) {
@@ -253,7 +243,7 @@ func TestAResultOutlastsAnOutage(t *testing.T) {
 		t.Errorf("files left after the result was recorded: %v", files)
 	}
 	// The line comes once the writer is past the try that worked.
-	waitFor(t, "the node to say that results get through again", func() bool {
+	waitfor.Until(t, 30*time.Second, "the node to say that results get through again", func() bool {
 		return strings.Contains(log.String(), `msg="recording job results again" node=n1 results=1`)
 	})
 	if out := log.String(); strings.Count(out, "cannot record job results") != 1 {
@@ -285,12 +275,12 @@ func TestAResultRecordedAloneOutlastsAnOutage(t *testing.T) {
 	s.onBatch = s.cut // the database goes away right after the batch
 	s.mu.Unlock()
 	writeFile(t, gate, "")
-	waitFor(t, "the result on disk", func() bool { return len(spooled(t, dir)) == 1 })
+	waitfor.Until(t, 30*time.Second, "the result on disk", func() bool { return len(spooled(t, dir)) == 1 })
 	s.mu.Lock()
 	s.onBatch = nil
 	s.mu.Unlock()
 	tries := s.refusals()
-	waitFor(t, "more tries", func() bool { return s.refusals() >= tries+20 })
+	waitfor.Until(t, 30*time.Second, "more tries", func() bool { return s.refusals() >= tries+20 })
 
 	s.restore()
 	n.runsDone.Wait()
@@ -438,7 +428,7 @@ func TestAStoppingNodeKeepsWhatTheDatabaseHasNotTaken(t *testing.T) {
 	}
 	s.cut()
 	writeFile(t, gate, "")
-	waitFor(t, "the ended run's result on disk", func() bool { return len(spooled(t, dir)) == 1 })
+	waitfor.Until(t, 30*time.Second, "the ended run's result on disk", func() bool { return len(spooled(t, dir)) == 1 })
 
 	n.books.SetReady(false)
 	n.drain()

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/internal/waitfor"
 )
 
 func TestSleepProgressIsStoredWhileItRuns(t *testing.T) {
@@ -145,24 +146,14 @@ func TestProgressIsRetriedWhileTheDatabaseIsAway(t *testing.T) {
 	logs := &logBuffer{}
 	w := newProgressWriter(s, slog.New(slog.NewTextHandler(logs, nil)), 20*time.Millisecond)
 	w.Set(engine.JobProgressParams{ID: job.ID, Attempt: job.Attempt, Node: "n1", Progress: 30, Message: "a third"})
-	deadline := time.Now().Add(10 * time.Second)
-	for s.attempts.Load() < 3 {
-		if time.Now().After(deadline) {
-			t.Fatal("the failed write is not retried")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitfor.Until(t, 10*time.Second, "the failed write to be retried", func() bool { return s.attempts.Load() >= 3 })
 	s.down.Store(false)
 	j := waitJob(t, base, job.ID, func(j *engine.Job) bool { return j.Progress == 30 })
 	if j.ProgressMessage != "a third" {
 		t.Errorf("progress message %q", j.ProgressMessage)
 	}
-	waitFor := time.Now().Add(10 * time.Second)
-	for !strings.Contains(logs.String(), "storing job progress works again") {
-		if time.Now().After(waitFor) {
-			t.Fatalf("log %q; want the recovery noted", logs.String())
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !waitfor.Within(10*time.Second, func() bool { return strings.Contains(logs.String(), "storing job progress works again") }) {
+		t.Fatalf("log %q; want the recovery noted", logs.String())
 	}
 	if n := strings.Count(logs.String(), "storing job progress failed"); n != 1 {
 		t.Errorf("the failure was logged %d times; want once until it works again:\n%s", n, logs.String())

@@ -10,6 +10,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/internal/waitfor"
 )
 
 // withCgroups opens the node's cgroups as Run does, skipping only where
@@ -159,20 +160,16 @@ func TestNodeReportsTheLiveUseOfItsRuns(t *testing.T) {
 				}
 			}
 			defer stopRuns(n)
-			deadline := time.Now().Add(20 * time.Second)
-			for {
-				usage := n.runningUsage()
-				if len(usage) == 1 && usage[0].JobID == busy.JobID && usage[0].Attempt == busy.Attempt+1 &&
-					usage[0].CPUSeconds > 0.1 && usage[0].Memory > 0 {
-					break
-				}
+			var usage []engine.LiveUsage
+			if !waitfor.Within(20*time.Second, func() bool {
+				usage = n.runningUsage()
 				if len(usage) > 1 {
 					t.Fatalf("live usage %+v: a builtin has none", usage)
 				}
-				if time.Now().After(deadline) {
-					t.Fatalf("live usage never showed the busy job: %+v", usage)
-				}
-				time.Sleep(50 * time.Millisecond)
+				return len(usage) == 1 && usage[0].JobID == busy.JobID && usage[0].Attempt == busy.Attempt+1 &&
+					usage[0].CPUSeconds > 0.1 && usage[0].Memory > 0
+			}) {
+				t.Fatalf("live usage never showed the busy job: %+v", usage)
 			}
 		})
 	}

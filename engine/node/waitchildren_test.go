@@ -6,11 +6,13 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/endpoint"
+	"github.com/jobctl/jobctl/internal/waitfor"
 )
 
 // gatedScript runs until $1/gate exists.
@@ -109,7 +111,7 @@ func TestAWaitingRunFreesItsLoadUntilItsChildrenEnd(t *testing.T) {
 	answer := w.waitAsync(ctx)
 	waitJob(t, w.s, w.parent.JobID, func(j *engine.Job) bool { return j.Status == engine.StatusWaiting })
 	// The store took the move first; the books follow.
-	waitFor(t, "the books to free the parent's load", func() bool { return booksOf(w.n).waiting == 1 })
+	waitfor.Until(t, 30*time.Second, "the books to free the parent's load", func() bool { return booksOf(w.n).waiting == 1 })
 	if b := booksOf(w.n); b != (books{load: 0, running: 0, waiting: 1, gRunning: 0, gWaiting: 1}) {
 		t.Errorf("books of a node whose only job waits: %+v", b)
 	}
@@ -137,7 +139,7 @@ func TestAWaitingRunFreesItsLoadUntilItsChildrenEnd(t *testing.T) {
 	if j, _ := w.s.JobGet(ctx, w.parent.JobID); j.Status != engine.StatusRunning {
 		t.Errorf("the parent is %s once its wait answered, want RUNNING", j.Status)
 	}
-	waitFor(t, "the child to leave the books", func() bool { return !w.n.books.Holds(child.JobID) })
+	waitfor.Until(t, 30*time.Second, "the child to leave the books", func() bool { return !w.n.books.Holds(child.JobID) })
 	if b := booksOf(w.n); b != (books{load: 1, running: 1, waiting: 0, gRunning: 1, gWaiting: 0}) {
 		t.Errorf("books once the parent runs again: %+v", b)
 	}
@@ -209,7 +211,7 @@ func TestCancellingAWaitingParentStopsItAndItsChildren(t *testing.T) {
 	if a := <-answer; apiStatus(a.err) != http.StatusUnauthorized {
 		t.Errorf("the cancelled parent's wait answered %+v, %v; want 401, its run has ended", a.waited, a.err)
 	}
-	waitFor(t, "the runs to leave the books", func() bool { return !w.n.books.Holds(w.parent.JobID) && !w.n.books.Holds(child.JobID) })
+	waitfor.Until(t, 30*time.Second, "the runs to leave the books", func() bool { return !w.n.books.Holds(w.parent.JobID) && !w.n.books.Holds(child.JobID) })
 	if b := booksOf(w.n); b != (books{}) {
 		t.Errorf("books after both ended: %+v", b)
 	}
@@ -229,7 +231,7 @@ func TestARunEndingWhileItWaitsIsRecordedFromWaiting(t *testing.T) {
 	if a := <-answer; apiStatus(a.err) != http.StatusUnauthorized {
 		t.Errorf("the wait of a run that ended answered %+v, %v; want 401", a.waited, a.err)
 	}
-	waitFor(t, "the run to leave the books", func() bool { return !w.n.books.Holds(w.parent.JobID) })
+	waitfor.Until(t, 30*time.Second, "the run to leave the books", func() bool { return !w.n.books.Holds(w.parent.JobID) })
 	if b := booksOf(w.n); b != (books{}) {
 		t.Errorf("books after the run ended: %+v", b)
 	}
@@ -246,14 +248,14 @@ func TestAWaitSentTwiceWaitsUntilTheLastIsOver(t *testing.T) {
 	// The same wait again, as after a lost connection, then the first gone.
 	second, stopSecond := context.WithCancel(ctx)
 	again := w.waitAsync(second)
-	waitFor(t, "the second wait to begin", func() bool {
+	waitfor.Until(t, 30*time.Second, "the second wait to begin", func() bool {
 		w.n.mu.Lock()
 		defer w.n.mu.Unlock()
 		return w.n.runs[w.parent.JobID].waiters == 2
 	})
 	stopFirst()
 	<-answer
-	waitFor(t, "the first wait to end", func() bool {
+	waitfor.Until(t, 30*time.Second, "the first wait to end", func() bool {
 		w.n.mu.Lock()
 		defer w.n.mu.Unlock()
 		return w.n.runs[w.parent.JobID].waiters == 1
@@ -264,7 +266,7 @@ func TestAWaitSentTwiceWaitsUntilTheLastIsOver(t *testing.T) {
 	stopSecond()
 	<-again
 	waitJob(t, w.s, w.parent.JobID, func(j *engine.Job) bool { return j.Status == engine.StatusRunning })
-	waitFor(t, "the books to count the parent again", func() bool { return booksOf(w.n).running == 1 })
+	waitfor.Until(t, 30*time.Second, "the books to count the parent again", func() bool { return booksOf(w.n).running == 1 })
 }
 
 func TestANodeStoppingWhileItsJobWaitsPutsItBackAndCancelsItsChildren(t *testing.T) {

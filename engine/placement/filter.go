@@ -199,9 +199,6 @@ func (p *Placement) judge(job *engine.Job, n *engine.Node, opts FilterOptions) (
 	return CauseNone, terms, engine.Overload{}
 }
 
-// Out is how many nodes the cause kept out.
-func (p *Placement) Out(c Cause) int { return p.out[c.index()] }
-
 // NeverRunnable reports whether no node of the cluster as it is could ever
 // take the job: no node is eligible and every node is out for a permanent
 // cause. An empty cluster never runs anything.

@@ -377,3 +377,19 @@ func TestNeverRunnable(t *testing.T) {
 		})
 	}
 }
+
+// Out is how many nodes the cause kept out.
+func (p *Placement) Out(c Cause) int { return p.out[c.index()] }
+
+// NeverRunnable reports whether no node of the cluster as it is could ever
+// take the job: every node is out for a permanent cause (none ONLINE offers
+// the type, or the job is oversized and every largest node declines
+// oversized jobs). An empty cluster never runs anything.
+func NeverRunnable(verdicts []Verdict) bool {
+	for _, v := range verdicts {
+		if v.Eligible || !v.Cause.Permanent() {
+			return false
+		}
+	}
+	return true
+}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/internal/waitfor"
 )
 
 // hangGuard bounds every wait in these tests; reaching it means the runner
@@ -157,13 +158,7 @@ func processGone(pid int) bool {
 // waitGone waits until pid has ended.
 func waitGone(t *testing.T, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(hangGuard)
-	for !processGone(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("process %d still running", pid)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitfor.Until(t, hangGuard, fmt.Sprintf("process %d to end", pid), func() bool { return processGone(pid) })
 }
 
 // fakeNodeEnv makes the test binary act as a node (see runFakeNode).

@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/cgroup"
+	"github.com/jobctl/jobctl/internal/waitfor"
 )
 
 // cgroups opens the cgroups of a test node, skipping only where this
@@ -161,19 +163,16 @@ func TestLiveUsageOfARunningJob(t *testing.T) {
 			out := newRecordingOutput()
 			// A busy child, so the CPU is its group's, not the leader's.
 			r := start(t, Spec{JobID: 5, Attempt: 2, Argv: []string{"sh", "-c", "sh -c 'while :; do :; done'"}, Group: tc.group(t)}, out)
-			deadline := time.Now().Add(hangGuard)
-			for {
-				u, ok := r.Live()
-				if ok && u.CPUSeconds > 0.2 {
-					if u.JobID != 5 || u.Attempt != 2 || u.Memory <= 0 || u.Cores <= 0 {
-						t.Errorf("live usage %+v: want job 5 attempt 2 with memory and cores", u)
-					}
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("live usage never showed the busy loop: %+v, %v", u, ok)
-				}
-				time.Sleep(20 * time.Millisecond)
+			var u engine.LiveUsage
+			var ok bool
+			if !waitfor.Within(hangGuard, func() bool {
+				u, ok = r.Live()
+				return ok && u.CPUSeconds > 0.2
+			}) {
+				t.Fatalf("live usage never showed the busy loop: %+v, %v", u, ok)
+			}
+			if u.JobID != 5 || u.Attempt != 2 || u.Memory <= 0 || u.Cores <= 0 {
+				t.Errorf("live usage %+v: want job 5 attempt 2 with memory and cores", u)
 			}
 			r.Cancel("done", time.Second)
 			waitDone(t, r)

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jobctl/jobctl/internal/waitfor"
 )
 
 func TestExitStatusMapsToOutcome(t *testing.T) {
@@ -185,16 +188,13 @@ func grandchildPid(t *testing.T, out *recordingOutput) int {
 // waitCommand waits until pid runs the command name.
 func waitCommand(t *testing.T, pid int, name string) {
 	t.Helper()
-	deadline := time.Now().Add(hangGuard)
-	for {
-		comm, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
-		if err == nil && strings.TrimSpace(string(comm)) == name {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("process %d does not run %s (%q, %v)", pid, name, comm, err)
-		}
-		time.Sleep(5 * time.Millisecond)
+	var comm []byte
+	var err error
+	if !waitfor.Within(hangGuard, func() bool {
+		comm, err = os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+		return err == nil && strings.TrimSpace(string(comm)) == name
+	}) {
+		t.Fatalf("process %d does not run %s (%q, %v)", pid, name, comm, err)
 	}
 }
 
@@ -271,13 +271,7 @@ func fileSize(t *testing.T, path string) int64 {
 // waitGrowth waits until path is larger than size.
 func waitGrowth(t *testing.T, path string, size int64) {
 	t.Helper()
-	deadline := time.Now().Add(hangGuard)
-	for fileSize(t, path) <= size {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not grow past %d bytes", path, size)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitfor.Until(t, hangGuard, fmt.Sprintf("%s to grow past %d bytes", path, size), func() bool { return fileSize(t, path) > size })
 }
 
 // counterScript appends a line to the file named by $1 every 50ms.

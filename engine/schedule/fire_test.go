@@ -3,13 +3,13 @@ package schedule
 import (
 	"io"
 	"log/slog"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/dbstore"
+	"github.com/jobctl/jobctl/engine/dbstore/sqlitetest"
 	"github.com/jobctl/jobctl/engine/memstore"
 )
 
@@ -23,7 +23,7 @@ func stores(t *testing.T, f func(t *testing.T, s engine.Store)) {
 	})
 	t.Run("sqlite", func(t *testing.T) {
 		t.Parallel()
-		s, err := dbstore.Open(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), "jobctl.db"))
+		s, err := dbstore.Open(t.Context(), sqlitetest.DSN(t))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jobctl/jobctl/internal/waitfor"
 )
 
 // TestMain makes this test binary a watchdog when started as one, as
@@ -98,13 +100,7 @@ func TestAWatchdogThatDiesIsReplacedAndToldWhatTheLastKnew(t *testing.T) {
 	if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for c.Pid() == first {
-		if time.Now().After(deadline) {
-			t.Fatal("no watchdog replaced the one that was killed")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitfor.Until(t, 30*time.Second, "a watchdog to replace the one that was killed", func() bool { return c.Pid() != first })
 	if c.Forget(99999999) {
 		t.Fatal("the new watchdog says it killed a group it never watched")
 	}

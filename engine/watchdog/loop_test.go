@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jobctl/jobctl/internal/waitfor"
 )
 
 // fakeClock moves only when a test says so. Advance hands each timer that
@@ -166,13 +168,7 @@ func (g group) dead() bool {
 
 func (g group) waitDead(t *testing.T) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !g.dead() {
-		if time.Now().After(deadline) {
-			t.Fatalf("process group %d (grandchild %d) still alive", g.pgid, g.grandchild)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitfor.Until(t, 30*time.Second, fmt.Sprintf("process group %d (grandchild %d) to die", g.pgid, g.grandchild), g.dead)
 }
 
 func (g group) requireAlive(t *testing.T) {

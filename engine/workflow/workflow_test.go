@@ -2,13 +2,13 @@ package workflow
 
 import (
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/dbstore"
+	"github.com/jobctl/jobctl/engine/dbstore/sqlitetest"
 	"github.com/jobctl/jobctl/engine/memstore"
 )
 
@@ -20,7 +20,7 @@ func stores(t *testing.T, f func(t *testing.T, s engine.Store)) {
 	})
 	t.Run("sqlite", func(t *testing.T) {
 		t.Parallel()
-		s, err := dbstore.Open(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), "jobctl.db"))
+		s, err := dbstore.Open(t.Context(), sqlitetest.DSN(t))
 		if err != nil {
 			t.Fatal(err)
 		}
