@@ -7,7 +7,7 @@ import (
 
 	"charm.land/lipgloss/v2"
 
-	"github.com/jobctl/jobctl/internal/human"
+	"github.com/jobctl/jobctl/engine/human"
 )
 
 // palette colours text when stdout is a colour terminal and leaves it

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
-	"github.com/jobctl/jobctl/internal/waitfor"
+	"github.com/jobctl/jobctl/engine/waitfor"
 )
 
 func (e *testEnv) appendLog(t *testing.T, id int64, attempt int, data string) {

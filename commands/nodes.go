@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
-	"github.com/jobctl/jobctl/internal/human"
+	"github.com/jobctl/jobctl/engine/human"
 	"github.com/spf13/cobra"
 )
 

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
-	"github.com/jobctl/jobctl/internal/waitfor"
+	"github.com/jobctl/jobctl/engine/waitfor"
 )
 
 func TestTopParsesItsFlags(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
-	"github.com/jobctl/jobctl/internal/human"
+	"github.com/jobctl/jobctl/engine/human"
 )
 
 // Measured use is shown for its reader like times are: for a person on a

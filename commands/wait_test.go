@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
-	"github.com/jobctl/jobctl/internal/waitfor"
+	"github.com/jobctl/jobctl/engine/waitfor"
 )
 
 func TestWaitParsing(t *testing.T) {

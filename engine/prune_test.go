@@ -11,7 +11,7 @@ import (
 	"github.com/jobctl/jobctl/engine/dbstore"
 	"github.com/jobctl/jobctl/engine/dbstore/sqlitetest"
 	"github.com/jobctl/jobctl/engine/memstore"
-	"github.com/jobctl/jobctl/internal/waitfor"
+	"github.com/jobctl/jobctl/engine/waitfor"
 )
 
 // pruneStore is a store whose database clock the test sets (the cutoff of

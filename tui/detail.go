@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
-	"github.com/jobctl/jobctl/internal/human"
+	"github.com/jobctl/jobctl/engine/human"
 )
 
 // DetailView shows one job as 'jobctl show' and 'jobctl explain' tell it,

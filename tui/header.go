@@ -9,7 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/jobctl/jobctl/engine"
-	"github.com/jobctl/jobctl/internal/human"
+	"github.com/jobctl/jobctl/engine/human"
 )
 
 // Header is the top two lines: where the data comes from, who dispatches,

@@ -9,8 +9,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/engine/human"
 	"github.com/jobctl/jobctl/engine/placement"
-	"github.com/jobctl/jobctl/internal/human"
 )
 
 // stateOverloaded styles a live node whose machine holds it back: its

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jobctl/jobctl/internal/waitfor"
+	"github.com/jobctl/jobctl/engine/waitfor"
 )
 
 // chaosCluster is a cluster whose nodes a fault driver kills, freezes and

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jobctl/jobctl/internal/waitfor"
+	"github.com/jobctl/jobctl/engine/waitfor"
 )
 
 // The chaos run's settings that hold in both profiles.

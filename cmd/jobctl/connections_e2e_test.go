@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jobctl/jobctl/internal/waitfor"
+	"github.com/jobctl/jobctl/engine/waitfor"
 )
 
 // pgActivity reads the PostgreSQL server's own view of the connections to

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jobctl/jobctl/internal/waitfor"
+	"github.com/jobctl/jobctl/engine/waitfor"
 )
 
 // tmux drives `jobctl top` in a real terminal: a detached tmux session on a

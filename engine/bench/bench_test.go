@@ -14,7 +14,7 @@ import (
 	"github.com/jobctl/jobctl/engine/dbstore"
 	"github.com/jobctl/jobctl/engine/dbstore/sqlitetest"
 	"github.com/jobctl/jobctl/engine/node"
-	"github.com/jobctl/jobctl/internal/waitfor"
+	"github.com/jobctl/jobctl/engine/waitfor"
 )
 
 // testMaxJobs keeps the tests' nodes small: a dispatch round claims at most

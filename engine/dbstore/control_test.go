@@ -11,7 +11,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/jobctl/jobctl/engine"
-	"github.com/jobctl/jobctl/internal/waitfor"
+	"github.com/jobctl/jobctl/engine/waitfor"
 )
 
 // registerNode registers a node named name on s.

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jobctl/jobctl/internal/waitfor"
+	"github.com/jobctl/jobctl/engine/waitfor"
 )
 
 // TestWriteTurnOrder: writes take the turn in the order they asked, except

@@ -13,7 +13,7 @@ import (
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/dbstore"
 	"github.com/jobctl/jobctl/engine/dbstore/sqlitetest"
-	"github.com/jobctl/jobctl/internal/waitfor"
+	"github.com/jobctl/jobctl/engine/waitfor"
 )
 
 // testNode is a node runtime accepting work on a fresh SQLite store, without its

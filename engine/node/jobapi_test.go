@@ -14,7 +14,7 @@ import (
 
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/endpoint"
-	"github.com/jobctl/jobctl/internal/waitfor"
+	"github.com/jobctl/jobctl/engine/waitfor"
 )
 
 // tokenScript writes the job's token to $1/ID and runs until $1/gate exists.

@@ -11,7 +11,7 @@ import (
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/dbstore"
 	"github.com/jobctl/jobctl/engine/dbstore/sqlitetest"
-	"github.com/jobctl/jobctl/internal/waitfor"
+	"github.com/jobctl/jobctl/engine/waitfor"
 )
 
 // TestLivenessOutrunsQueuedWrites: a node whose store is flooded with slow

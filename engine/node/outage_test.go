@@ -16,7 +16,7 @@ import (
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/memstore"
 	"github.com/jobctl/jobctl/engine/runner"
-	"github.com/jobctl/jobctl/internal/waitfor"
+	"github.com/jobctl/jobctl/engine/waitfor"
 )
 
 // errAway is what outageStore answers while the database is away.

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jobctl/jobctl/internal/waitfor"
+	"github.com/jobctl/jobctl/engine/waitfor"
 )
 
 func TestExitStatusMapsToOutcome(t *testing.T) {

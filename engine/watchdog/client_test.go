@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jobctl/jobctl/internal/waitfor"
+	"github.com/jobctl/jobctl/engine/waitfor"
 )
 
 // TestMain makes this test binary a watchdog when started as one, as
