@@ -38,6 +38,8 @@ func TestChaosChecksFindWhatBreaksTheGuarantees(t *testing.T) {
 		{name: "a run killed in silence, found alive by the next", job: finished("b", 2, 6000),
 			runs:   []*chaosRun{killed, {Job: 1, Attempt: 2, Node: "b", PID: 20, Start: ns(6000), Last: ns(6500), End: ns(6500), BesideJob: true}},
 			faults: []fault{kill}, want: "overlapped"},
+		{name: "a run its own node stopped when its liveness lapsed", job: finished("b", 2, 6000),
+			runs: []*chaosRun{killed, rerun}, faults: []fault{{Kind: faultLapse, Node: "a", Start: ns(950), End: ns(950)}}},
 		{name: "a killed run with no fault to end it", job: finished("b", 2, 6000),
 			runs: []*chaosRun{killed, rerun}, want: "never ended"},
 		{name: "one attempt started twice", job: finished("b", 2, 6000),
@@ -122,5 +124,18 @@ func TestChaosKeyCheck(t *testing.T) {
 				t.Errorf("want a key problem: %v; got %q", tt.want, got)
 			}
 		})
+	}
+}
+
+// The lapse a node logs is read as such, with its time.
+func TestChaosReadsALapseFromANodesLog(t *testing.T) {
+	t.Parallel()
+	line := `time=2026-12-02T09:00:57.778Z level=WARN msg="could not record liveness within the node lease: stopped this node's jobs, and takes no new ones until it records it again" node=n1 node_lease=3s jobs_stopped=2 cause="no liveness recorded in time"`
+	m := lapseLine.FindStringSubmatch(line)
+	if m == nil || m[1] != "2026-12-02T09:00:57.778Z" {
+		t.Fatalf("lapse line read as %q", m)
+	}
+	if lapseLine.MatchString(`time=2026-12-02T09:00:57.778Z level=INFO msg="recorded liveness again; taking work again" node=n1`) {
+		t.Error("the end of a lapse read as a lapse")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -247,6 +248,36 @@ func (n *chaosNode) logTail(t *testing.T) {
 		shown++
 		t.Logf("node %s, process %d of %d, last lines of its log:\n%s", n.name, i+1, len(procs), lastLines(log, 40))
 	}
+}
+
+// lapseLine is the start of what a node logs when it could not record its
+// liveness within its node lease and stopped its runs.
+var lapseLine = regexp.MustCompile(`^time=(\S+) .*msg="could not record liveness within the node lease`)
+
+// lapses are the times, from their logs, that nodes stopped their own runs
+// because they could not record their liveness in time: on a busy machine a
+// starved node may, with no fault injected. Such a stop explains a run's
+// end as a fault on its node does; the checks of overlaps and order hold
+// all the same.
+func (cc *chaosCluster) lapses() []fault {
+	var out []fault
+	for _, n := range cc.nodes {
+		n.mu.Lock()
+		procs := append([]*node(nil), n.history...)
+		n.mu.Unlock()
+		for _, p := range procs {
+			for line := range strings.Lines(p.log.String()) {
+				m := lapseLine.FindStringSubmatch(line)
+				if m == nil {
+					continue
+				}
+				if at, err := time.Parse(time.RFC3339Nano, m[1]); err == nil {
+					out = append(out, fault{Kind: faultLapse, Node: n.name, Start: at.UnixNano(), End: at.UnixNano()})
+				}
+			}
+		}
+	}
+	return out
 }
 
 func lastLines(s string, k int) string {

@@ -17,6 +17,10 @@ const (
 	faultStop       = "stop"        // SIGSTOP a node for longer than its node lease
 	faultCutAll     = "cut-all"     // every node loses the database
 	faultCutOne     = "cut-one"     // one node loses the database
+	// faultLapse is no fault the driver injects: a node, starved on a
+	// busy machine, could not record its liveness within its node lease
+	// and stopped its runs itself, as its log says.
+	faultLapse = "lapse"
 )
 
 // fault is one injected fault. For a kill, Start and End are the moment the

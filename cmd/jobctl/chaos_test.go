@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -174,7 +175,8 @@ func runChaos(t *testing.T, c *cluster, backend string, p chaosProfile, jobCount
 		t.Fatal(err)
 	}
 	injected := faults.all()
-	f := checkChaos(jobs, runs, injected, leases.terms)
+	lapses := cc.lapses()
+	f := checkChaos(jobs, runs, append(slices.Clone(injected), lapses...), leases.terms)
 	for _, p := range f.Problems() {
 		t.Error(p)
 	}
@@ -197,10 +199,10 @@ func runChaos(t *testing.T, c *cluster, backend string, p chaosProfile, jobCount
 	}
 	t.Logf("chaos summary (%s): %d jobs, %d runs, %d reruns of %d jobs, %d faults injected (%s), "+
 		"%d completed runs redone after a crash (%s), %d runs outlived their node's kill by over %s, "+
-		"max load factor seen %.2f, %d lease terms seen (%d unseen between them), took %s",
+		"%d liveness lapses of a busy node, max load factor seen %.2f, %d lease terms seen (%d unseen between them), took %s",
 		backend, len(jobs), f.Runs, f.Runs-len(jobs), f.JobsRerun, len(injected), countsText(byKind),
 		sumCounts(f.RedoneAfter), countsText(f.RedoneAfter), f.OutlivedKill, chaosDyingGrace,
-		loads.maxFactor, len(leases.terms), f.UnobservedTerms, time.Since(began).Round(time.Second))
+		len(lapses), loads.maxFactor, len(leases.terms), f.UnobservedTerms, time.Since(began).Round(time.Second))
 }
 
 // feedChaos submits the rest of the mix while the faults happen and
