@@ -244,6 +244,16 @@ attempts remain). When a node shuts down, running jobs have
 --shutdown-grace (30s) to finish; the rest are stopped and go back to the
 queue (RESTART).
 
+Running again. A job runs at least once; it can run again after its work
+ended, so it should be idempotent (safe to run twice). That happens only
+when its node could not record the result before the cluster gave the job
+to another node: the node was cut off from the database, or frozen, for
+longer than its --node-lease (10s) plus 2 seconds, and the run ended in
+that time (its result, recorded late, is dropped: the node logs "dropped
+the result"); or the node crashed between the run's end and its first try
+to record the result (after a first failed try the result waits in the
+node's --state-dir and is recorded when the node is started again).
+
 Example. A service handler in shell, /usr/local/bin/report.sh:
 
   #!/bin/sh
