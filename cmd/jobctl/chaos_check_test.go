@@ -187,7 +187,7 @@ func crashBetween(e, l *chaosRun, faults []fault) *fault {
 		if fl.Kind == faultKillHolder || fl.Kind == faultKillWorker {
 			end += int64(chaosDyingGrace)
 		}
-		if fl.Node != "" && fl.Node == e.Node && end >= e.End && fl.Start <= l.Start {
+		if fl.ends() && fl.Node != "" && fl.Node == e.Node && end >= e.End && fl.Start <= l.Start {
 			return fl
 		}
 	}
@@ -218,12 +218,16 @@ func explainedEnd(r *chaosRun, faults []fault) bool {
 		return true
 	}
 	for _, fl := range faults {
-		if fl.hits(r.Node) && fl.End >= r.Start {
+		if fl.hits(r.Node) && fl.End >= r.Start && fl.ends() {
 			return true
 		}
 	}
 	return false
 }
+
+// ends reports whether the fault may rightly end a node's runs or cost it
+// a result: a pause, shorter than the node lease, may not.
+func (f fault) ends() bool { return f.Kind != faultPause }
 
 // checkNoOverlap: no two runs of a job were alive at once, grandchildren
 // included. A run that found another run of its job alive as it started

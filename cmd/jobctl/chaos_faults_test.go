@@ -15,6 +15,7 @@ const (
 	faultKillHolder = "kill-holder" // SIGKILL the lease holder, restart it at once
 	faultKillWorker = "kill-worker" // SIGKILL another node, restart it at once
 	faultStop       = "stop"        // SIGSTOP a node for longer than its node lease
+	faultPause      = "pause"       // SIGSTOP a node for a third of its node lease: it must lose nothing
 	faultCutAll     = "cut-all"     // every node loses the database
 	faultCutOne     = "cut-one"     // one node loses the database
 	// faultLapse is no fault the driver injects: a node, starved on a
@@ -80,7 +81,7 @@ type chaosDriver struct {
 
 // cycle is the order of the faults.
 func (d *chaosDriver) cycle() []string {
-	cycle := []string{faultKillHolder, faultKillWorker, faultStop}
+	cycle := []string{faultKillHolder, faultKillWorker, faultStop, faultPause}
 	if d.cuts {
 		cycle = append(cycle, faultCutAll, faultCutOne)
 	}
@@ -130,18 +131,22 @@ func (d *chaosDriver) inject(kind string, round int) error {
 		return d.kill(kind, holder)
 	case faultKillWorker:
 		return d.kill(kind, d.busiest(holder))
-	case faultStop:
+	case faultStop, faultPause:
 		n := d.busiest(holder)
 		if round%2 == 1 && holder != nil {
 			n = holder
+		}
+		frozen := outage
+		if kind == faultPause {
+			frozen = d.nodeLease / 3
 		}
 		d.lastHit = n
 		start := time.Now()
 		if err := n.signal(syscall.SIGSTOP); err != nil {
 			return err
 		}
-		cc.t.Logf("chaos %s: SIGSTOP %s", start.Format("15:04:05.000"), n.name)
-		time.Sleep(outage)
+		cc.t.Logf("chaos %s: SIGSTOP %s (%s)", start.Format("15:04:05.000"), n.name, kind)
+		time.Sleep(frozen)
 		err := n.signal(syscall.SIGCONT)
 		end := time.Now()
 		d.log.add(fault{Kind: kind, Node: n.name, Start: start.UnixNano(), End: end.UnixNano()})

@@ -199,7 +199,7 @@ func runChaos(t *testing.T, c *cluster, backend string, p chaosProfile, jobCount
 	}
 	t.Logf("chaos summary (%s): %d jobs, %d runs, %d reruns of %d jobs, %d faults injected (%s), "+
 		"%d completed runs redone after a crash (%s), %d runs outlived their node's kill by over %s, "+
-		"%d liveness lapses of a busy node, max load factor seen %.2f, %d lease terms seen (%d unseen between them), took %s",
+		"%d liveness lapses the nodes logged, max load factor seen %.2f, %d lease terms seen (%d unseen between them), took %s",
 		backend, len(jobs), f.Runs, f.Runs-len(jobs), f.JobsRerun, len(injected), countsText(byKind),
 		sumCounts(f.RedoneAfter), countsText(f.RedoneAfter), f.OutlivedKill, chaosDyingGrace,
 		len(lapses), loads.maxFactor, len(leases.terms), f.UnobservedTerms, time.Since(began).Round(time.Second))
