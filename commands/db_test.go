@@ -98,10 +98,17 @@ func TestStoreMigratesOnFirstUse(t *testing.T) {
 			t.Fatalf("%s created the database's directory (%v)", args[0], err)
 		}
 	}
+	// A script polling for its first node before the node has made the
+	// database reads an empty list, and the error says why.
+	out, err := run("nodes", "-o", "json")
+	var missing *NoDatabaseError
+	if !errors.As(err, &missing) || strings.TrimSpace(out) != "[]" {
+		t.Errorf("nodes -o json on a database that does not exist = %q, %v; want [] and a NoDatabaseError", out, err)
+	}
 	if _, err := run("submit", "--hold", "--type", "noop"); err != nil {
 		t.Fatalf("submit on a fresh database: %v", err)
 	}
-	out, err := run("list", "-q")
+	out, err = run("list", "-q")
 	if err != nil || strings.TrimSpace(out) != "1" {
 		t.Errorf("list after the first submit = %q, %v; want job 1", out, err)
 	}

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -84,7 +85,9 @@ the node's gate is off), mem_available and reserved_memory (bytes), cores,
 overloaded (bool; never for a node that is LOST, OFFLINE or ERROR),
 overload_reason, and running_usage: what the node measured of each job it
 runs, as of its last liveness report ({job_id, attempt, cpu_seconds,
-cores, memory_bytes}; see 'jobctl help usage'). -q prints node names.`,
+cores, memory_bytes}; see 'jobctl help usage'). -q prints node names.
+Before any node or command has made the database, -o json prints [] and
+exits 3 with the line that says so.`,
 		Example: `  # nodes and their load
   jobctl nodes list
 
@@ -154,6 +157,13 @@ func nodeViews(ctx context.Context, store engine.Store) ([]nodeView, error) {
 func nodesListRun(ctx context.Context, opts *NodesListOptions) error {
 	store, err := opts.Store(ctx)
 	if err != nil {
+		var missing *NoDatabaseError
+		if errors.As(err, &missing) && opts.Output.Format == formatJSON {
+			// No database yet is no node yet: a script waiting for its
+			// first node reads an empty list, beside the exit code (3) and
+			// the line that say why.
+			_ = writeJSON(opts.IO.Out, []nodeView{})
+		}
 		return err
 	}
 	views, err := nodeViews(ctx, store)
