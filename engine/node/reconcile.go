@@ -104,19 +104,7 @@ func (n *Runtime) recoverOrphans(ctx context.Context) error {
 			orphans = append(orphans, job)
 		}
 	}
-	results, err := engine.RecoverJobs(ctx, n.store, orphans, "node "+n.cfg.Name+" lost track of the run", engine.Actor{}, engine.VerbEvent{})
-	if results == nil {
-		return err
-	}
-	if err != nil {
-		n.log.Warn("cannot cancel the children of all recovered jobs", "err", err)
-	}
-	for i, r := range results {
-		if r.Err == nil {
-			n.log.Warn("recovered a job this node no longer runs", "job", orphans[i].ID)
-		}
-	}
-	return nil
+	return n.recoverJobs(ctx, orphans, "node "+n.cfg.Name+" lost track of the run", "recovered a job this node no longer runs")
 }
 
 // owns reports whether the job, as stored, is still the run ar: this node,

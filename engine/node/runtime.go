@@ -256,7 +256,15 @@ func (n *Runtime) recoverOwnJobs(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	results, err := engine.RecoverJobs(ctx, n.store, jobs, "node "+n.cfg.Name+" restarted while it ran", engine.Actor{}, engine.VerbEvent{})
+	return n.recoverJobs(ctx, jobs, "node "+n.cfg.Name+" restarted while it ran", "recovered job left by an earlier run of this node")
+}
+
+// recoverJobs puts back jobs this node's books do not hold, with the
+// children of their attempts (engine.RecoverJobs), and logs each one put
+// back with the note said. Children it could not cancel are the lease
+// holder's repair sweep's; they only warrant a warning here.
+func (n *Runtime) recoverJobs(ctx context.Context, jobs []*engine.Job, why, said string) error {
+	results, err := engine.RecoverJobs(ctx, n.store, jobs, why, engine.Actor{}, engine.VerbEvent{})
 	if results == nil {
 		return err
 	}
@@ -265,7 +273,7 @@ func (n *Runtime) recoverOwnJobs(ctx context.Context) error {
 	}
 	for i, r := range results {
 		if r.Err == nil {
-			n.log.Warn("recovered job left by an earlier run of this node", "job", jobs[i].ID, "status", r.Job.Status)
+			n.log.Warn(said, "job", jobs[i].ID, "status", r.Job.Status)
 		}
 	}
 	return nil
