@@ -21,7 +21,7 @@ import (
 // ($JOBCTL_JOB_TOKEN), one per attempt, made as the run starts. A token is
 // good only while its attempt runs here (see liveRun); one whose run has
 // ended is dropped when next used or at the next sweep. The zero value is
-// ready to use. Lock order: jobTokens.mu, then Runtime.mu.
+// ready to use. Lock order: jobTokens.mu, then jobRunner.mu.
 type jobTokens struct {
 	mu sync.Mutex
 	// grants are keyed by the token's SHA-256: looking a token up leaks
@@ -38,13 +38,13 @@ type tokenGrant struct {
 }
 
 // issueJobToken makes the token of one attempt of a job about to start.
-func (n *Runtime) issueJobToken(jobID int64, attempt int) (string, error) {
+func (r *jobRunner) issueJobToken(jobID int64, attempt int) (string, error) {
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", fmt.Errorf("cannot make the job's token: %w", err)
 	}
 	token := hex.EncodeToString(b[:])
-	t := &n.jobTokens
+	t := &r.jobTokens
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.grants == nil {
@@ -53,7 +53,7 @@ func (n *Runtime) issueJobToken(jobID int64, attempt int) (string, error) {
 	if len(t.grants) >= t.sweepAt {
 		// Amortized: each sweep at least doubles the room before the next.
 		for k, g := range t.grants {
-			if _, live := n.liveRun(g); !live {
+			if _, live := r.liveRun(g); !live {
 				delete(t.grants, k)
 			}
 		}
@@ -66,10 +66,10 @@ func (n *Runtime) issueJobToken(jobID int64, attempt int) (string, error) {
 // liveRun is the run a grant is for, while that attempt of the job is this
 // node's and has not ended; its run is nil while its process is being
 // started.
-func (n *Runtime) liveRun(g tokenGrant) (ar *activeRun, live bool) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	ar = n.runs[g.jobID]
+func (r *jobRunner) liveRun(g tokenGrant) (ar *activeRun, live bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ar = r.runs[g.jobID]
 	if ar == nil || ar.job == nil || ar.attempt != g.attempt || ar.refused || ar.fenced {
 		return nil, false
 	}
@@ -84,8 +84,8 @@ func (n *Runtime) liveRun(g tokenGrant) (ar *activeRun, live bool) {
 }
 
 // JobOfToken implements endpoint.JobAPI.
-func (n *Runtime) JobOfToken(token string) (endpoint.RunningJob, bool) {
-	t := &n.jobTokens
+func (r *jobRunner) JobOfToken(token string) (endpoint.RunningJob, bool) {
+	t := &r.jobTokens
 	key := sha256.Sum256([]byte(token))
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -93,16 +93,16 @@ func (n *Runtime) JobOfToken(token string) (endpoint.RunningJob, bool) {
 	if !ok || subtle.ConstantTimeCompare([]byte(g.token), []byte(token)) != 1 {
 		return nil, false
 	}
-	if _, live := n.liveRun(g); !live {
+	if _, live := r.liveRun(g); !live {
 		delete(t.grants, key) // its run has ended: no need to wait for a sweep
 		return nil, false
 	}
-	return runningJob{n: n, grant: g}, true
+	return runningJob{r: r, grant: g}, true
 }
 
 // runningJob is a job's run as its token reaches it.
 type runningJob struct {
-	n     *Runtime
+	r     *jobRunner
 	grant tokenGrant
 }
 
@@ -110,7 +110,7 @@ func (j runningJob) ID() int64 { return j.grant.jobID }
 
 // started is the job's run, once its process has been started.
 func (j runningJob) started() (*activeRun, error) {
-	ar, live := j.n.liveRun(j.grant)
+	ar, live := j.r.liveRun(j.grant)
 	switch {
 	case !live:
 		return nil, &endpoint.JobAPIError{Status: http.StatusUnauthorized, Message: "the run this token was given to has ended"}
@@ -146,18 +146,18 @@ func (j runningJob) SubmitChild(ctx context.Context, r engine.SubmitRequest) (en
 	}
 	parent := j.grant.jobID
 	r.ParentID = &parent
-	r.Creator = fmt.Sprintf("job %d@%s", parent, j.n.cfg.Name)
-	nodes, err := j.n.store.NodeList(ctx)
+	r.Creator = fmt.Sprintf("job %d@%s", parent, j.r.cfg.Name)
+	nodes, err := j.r.store.NodeList(ctx)
 	if err != nil {
-		return endpoint.ChildSubmitted{}, j.n.jobAPIFailure("submit a child", parent, err)
+		return endpoint.ChildSubmitted{}, j.r.jobAPIFailure("submit a child", parent, err)
 	}
 	// The job is who submits it, in its event as in the child's creator.
-	sub, err := engine.SubmitRecorded(ctx, j.n.store, nodes, r, engine.Actor{Who: r.Creator})
+	sub, err := j.r.submit(ctx, nodes, r, engine.Actor{Who: r.Creator})
 	switch {
 	case errors.Is(err, engine.ErrInvalid):
 		return endpoint.ChildSubmitted{}, &endpoint.JobAPIError{Status: http.StatusBadRequest, Message: err.Error()}
 	case err != nil:
-		return endpoint.ChildSubmitted{}, j.n.jobAPIFailure("submit a child", parent, err)
+		return endpoint.ChildSubmitted{}, j.r.jobAPIFailure("submit a child", parent, err)
 	}
 	return endpoint.ChildSubmitted{ID: sub.Job.ID, Offered: sub.Offered}, nil
 }
@@ -169,9 +169,9 @@ func (j runningJob) Children(ctx context.Context) ([]endpoint.Child, error) {
 		return nil, err
 	}
 	parent := j.grant.jobID
-	jobs, err := j.n.store.JobList(ctx, engine.JobListParams{ParentID: &parent, Brief: true})
+	jobs, err := j.r.store.JobList(ctx, engine.JobListParams{ParentID: &parent, Brief: true})
 	if err != nil {
-		return nil, j.n.jobAPIFailure("list its children", parent, err)
+		return nil, j.r.jobAPIFailure("list its children", parent, err)
 	}
 	out := make([]endpoint.Child, len(jobs))
 	for i, c := range jobs {
@@ -182,7 +182,7 @@ func (j runningJob) Children(ctx context.Context) ([]endpoint.Child, error) {
 
 // jobAPIFailure logs what the node could not do for a job and returns it;
 // the job is told only that the node could not.
-func (n *Runtime) jobAPIFailure(what string, job int64, err error) error {
-	n.log.Warn("a job's request to its node failed", "job", job, "request", what, "err", err)
+func (r *jobRunner) jobAPIFailure(what string, job int64, err error) error {
+	r.log.Warn("a job's request to its node failed", "job", job, "request", what, "err", err)
 	return err
 }

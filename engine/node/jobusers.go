@@ -99,28 +99,28 @@ func jobTempBase(cfg Config) string {
 // openTempDirs prepares the temporary directories of jobs run as another
 // user, once the node's name is its own (registered): what is left in
 // them is an earlier process's, whose jobs are dead.
-func (n *Runtime) openTempDirs() error {
-	if len(n.users) == 0 {
+func (r *jobRunner) openTempDirs() error {
+	if len(r.users) == 0 {
 		return nil
 	}
-	d, err := jobuser.OpenTempDirs(jobTempBase(n.cfg))
+	d, err := jobuser.OpenTempDirs(jobTempBase(r.cfg))
 	if err != nil {
 		return err
 	}
-	n.tempDirs = d
-	for _, u := range n.users {
-		n.log.Info("jobs run as another user", "user", u.Name, "uid", u.UID, "gid", u.GID, "tmp", d.Base())
+	r.tempDirs = d
+	for _, u := range r.users {
+		r.log.Info("jobs run as another user", "user", u.Name, "uid", u.UID, "gid", u.GID, "tmp", d.Base())
 	}
 	return nil
 }
 
 // makeTempDir gives a run of a job of user u its own empty TMPDIR, and
 // names it in the spec's environment.
-func (n *Runtime) makeTempDir(u *jobuser.User, ar *activeRun, spec *runner.Spec) error {
-	if n.tempDirs == nil {
+func (r *jobRunner) makeTempDir(u *jobuser.User, ar *activeRun, spec *runner.Spec) error {
+	if r.tempDirs == nil {
 		return errors.New("the node is not running yet")
 	}
-	dir, err := n.tempDirs.Make(u, ar.job.ID, ar.attempt)
+	dir, err := r.tempDirs.Make(u, ar.job.ID, ar.attempt)
 	if err != nil {
 		return fmt.Errorf("cannot make the job's temporary directory: %w", err)
 	}
@@ -131,12 +131,12 @@ func (n *Runtime) makeTempDir(u *jobuser.User, ar *activeRun, spec *runner.Spec)
 
 // removeTempDir removes a run's TMPDIR once its processes are gone. One
 // that cannot be removed is logged, and removed by the node's next start.
-func (n *Runtime) removeTempDir(ar *activeRun) {
+func (r *jobRunner) removeTempDir(ar *activeRun) {
 	if ar.tempDir == "" {
 		return
 	}
-	if err := n.tempDirs.Remove(ar.tempDir); err != nil {
-		n.log.Error("cannot remove a job's temporary directory", "job", ar.job.ID, "dir", ar.tempDir, "err", err)
+	if err := r.tempDirs.Remove(ar.tempDir); err != nil {
+		r.log.Error("cannot remove a job's temporary directory", "job", ar.job.ID, "dir", ar.tempDir, "err", err)
 	}
 	ar.tempDir = ""
 }

@@ -1,0 +1,109 @@
+package node
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+
+	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/engine/cgroup"
+	"github.com/jobctl/jobctl/engine/jobuser"
+	"github.com/jobctl/jobctl/engine/placement"
+	"github.com/jobctl/jobctl/engine/runner"
+	"github.com/jobctl/jobctl/engine/watchdog"
+)
+
+// jobRunner runs the jobs this node takes. It answers dispatch offers
+// against its books, starts the accepted runs, follows the operator's
+// requests for them (cancel, pause, resume), stops those whose job was
+// taken from this node, answers their processes' requests to the node, and
+// hands each run's end to the result recorder. It owns the books and the
+// active runs; a run stays on the books until its result is recorded or
+// dropped.
+type jobRunner struct {
+	cfg      Config
+	store    runnerStore
+	clock    engine.Clock
+	log      *slog.Logger
+	handlers map[string]handler
+	// users are who jobs run as besides the node's own user; tempDirs
+	// hold their attempts' temporary directories (nil without users).
+	users    jobUsers
+	tempDirs *jobuser.TempDirs
+	// caFile is this node's certificate, as an absolute path, when it
+	// serves HTTPS: its jobs trust it for their requests to it.
+	caFile string
+	// url is the address the node's jobs reach it at (valid after Listen).
+	url     func() string
+	metrics *metrics
+
+	// books hold the load and count of accepted jobs, whether the node
+	// takes work and whether it is in maintenance.
+	books *placement.Books
+	// runsDone counts accepted runs not yet finished with; a shutdown
+	// waits on it. Books.Take adds to it, so no run slips past a drain.
+	runsDone sync.WaitGroup
+
+	mu       sync.Mutex
+	stopping bool // the shutdown grace is over: runs still going are stopped
+	runs     map[int64]*activeRun
+
+	// fence says whether the node's liveness lapsed since a run's job was
+	// taken, and watches the runs' process groups.
+	fence runFence
+	// results records how runs ended.
+	results resultSink
+	// putBack puts jobs back in the queue with the children of their
+	// attempts (engine.RecoverJobs), for the reason given.
+	putBack func(ctx context.Context, jobs []*engine.Job, why string) ([]engine.JobUpdateResult, error)
+	// submit creates a job a running job asks for (engine.SubmitRecorded).
+	submit func(ctx context.Context, nodes []*engine.Node, r engine.SubmitRequest, by engine.Actor) (engine.Submitted, error)
+	// progress stores the progress running jobs report.
+	progress *progressWriter
+	// jobTokens let job processes reach their own job's API here.
+	jobTokens jobTokens
+	// cgroups make a cgroup for each job process's run; nil when the
+	// machine lets the node make none.
+	cgroups *cgroup.Manager
+}
+
+// runnerStore is what the runner reads and writes itself: the jobs it
+// starts, waits on and logs for, and the nodes a child may go to.
+type runnerStore interface {
+	JobGet(ctx context.Context, id int64) (*engine.Job, error)
+	JobList(ctx context.Context, p engine.JobListParams) ([]*engine.Job, error)
+	JobUpdate(ctx context.Context, u engine.JobUpdate) (*engine.Job, error)
+	JobUpdateMany(ctx context.Context, us []engine.JobUpdate) ([]engine.JobUpdateResult, error)
+	JobLogAppend(ctx context.Context, p engine.JobLogAppendParams) error
+	NodeList(ctx context.Context) ([]*engine.Node, error)
+}
+
+// runFence is what the runner needs of the fence (fence.go).
+type runFence interface {
+	// lapseCount is how many lapses were found so far.
+	lapseCount() uint64
+	// lapsedSince reports whether liveness lapsed since lapseCount said count.
+	lapsedSince(count uint64) bool
+	// watchdog is the process that kills the runs' groups when the node
+	// cannot; nil when there is none.
+	watchdog() *watchdog.Client
+}
+
+// resultSink is what the runner needs of the result recorder
+// (resultRecorder).
+type resultSink interface {
+	// add queues a run's result to be recorded.
+	add(c *completion)
+	// recorded counts and logs a result the store took.
+	recorded(ar *activeRun, u engine.JobUpdate, res runner.Result)
+	// holds reports whether a result of job id waits on disk.
+	holds(id int64) bool
+}
+
+// stopState is how a run is being stopped: fenced (its job was taken from
+// this node) and shutdown (the node stopped it: back to RESTART).
+func (r *jobRunner) stopState(ar *activeRun) (fenced, shutdown bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return ar.fenced, ar.shutdown
+}
