@@ -16,12 +16,13 @@ import (
 const logCloseTimeout = 10 * time.Second
 
 // finish records how a run ended. Logs are flushed first, so whoever sees
-// the final state also sees the whole log; then the result joins the next
-// batch of results (completionBatcher). It is written only while the job is
-// still this attempt on this node (fencing). A database that does not
-// answer is retried for as long as it takes, the result kept on disk
-// meanwhile; the run stays on the books until its result is recorded or
-// dropped, so the orphan check (recoverOrphans) leaves its job alone.
+// the final state also sees the whole log; then the result joins the
+// result recorder's next batch (completionBatcher). It is written only
+// while the job is still this attempt on this node (fencing). A database
+// that does not answer is retried for as long as it takes, the result kept
+// on disk meanwhile; the run stays on the books until its result is
+// recorded or dropped, so the orphan check (recoverOrphans) leaves its job
+// alone.
 func (r *jobRunner) finish(ar *activeRun, res runner.Result) {
 	c := &completion{run: ar, result: res, endedAt: r.clock.Now()}
 	r.observeEnd(ar, res)

@@ -2,7 +2,9 @@ package node
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"path/filepath"
 	"sync"
 
 	"github.com/jobctl/jobctl/engine"
@@ -65,6 +67,30 @@ type jobRunner struct {
 	// cgroups make a cgroup for each job process's run; nil when the
 	// machine lets the node make none.
 	cgroups *cgroup.Manager
+}
+
+// newJobRunner is the runner of node cfg.Name, running jobs with handlers
+// (as users), on books; url is where its jobs reach the node. store carries
+// out the engine operations the runner asks for (recovering jobs,
+// submitting a job's children) besides its own reads and writes. The
+// fence and the result recorder are set by the caller.
+func newJobRunner(cfg Config, store engine.Store, handlers map[string]handler, users jobUsers, books *placement.Books,
+	m *metrics, url func() string, clock engine.Clock, log *slog.Logger) (*jobRunner, error) {
+	r := &jobRunner{cfg: cfg, store: store, clock: clock, log: log, handlers: handlers, users: users, url: url,
+		metrics: m, books: books, runs: map[int64]*activeRun{}, progress: newProgressWriter(store, log, progressInterval),
+		putBack: func(ctx context.Context, jobs []*engine.Job, why string) ([]engine.JobUpdateResult, error) {
+			return engine.RecoverJobs(ctx, store, jobs, why, engine.Actor{}, engine.VerbEvent{})
+		},
+		submit: func(ctx context.Context, nodes []*engine.Node, req engine.SubmitRequest, by engine.Actor) (engine.Submitted, error) {
+			return engine.SubmitRecorded(ctx, store, nodes, req, by)
+		}}
+	if cfg.TLS.CertFile != "" {
+		var err error
+		if r.caFile, err = filepath.Abs(cfg.TLS.CertFile); err != nil {
+			return nil, fmt.Errorf("--tls-cert: %w", err)
+		}
+	}
+	return r, nil
 }
 
 // runnerStore is what the runner reads and writes itself: the jobs it

@@ -47,6 +47,13 @@ type liveness struct {
 	overload engine.Overload // as last seen by the touch loop
 }
 
+func newLiveness(cfg Config, store livenessStore, f *fence, books maintenanceBooks, usage func() []engine.LiveUsage,
+	recoverOrphans func(ctx context.Context) error, overloaded prometheus.Gauge, log *slog.Logger) *liveness {
+	return &liveness{name: cfg.Name, lease: cfg.NodeLease, maxLoadAvg: cfg.MaxLoadAvg, reservedMemory: cfg.ReservedMemory,
+		store: store, log: log, health: ReadHealth, fence: f, books: books, usage: usage, recoverOrphans: recoverOrphans,
+		overloaded: overloaded, markedOffline: make(chan struct{}, 1)}
+}
+
 // livenessStore is what liveness writes: the node's own record.
 type livenessStore interface {
 	NodeTouch(ctx context.Context, p engine.NodeTouchParams) (engine.NodeTouched, error)

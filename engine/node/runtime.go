@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"path/filepath"
 	"runtime"
 	"sync"
 	"time"
@@ -79,28 +78,17 @@ func New(cfg Config, store engine.Store, clock engine.Clock, log *slog.Logger, o
 		AcceptExceeding: cfg.AcceptExceeding})
 	log = log.With("node", cfg.Name)
 	n := &Runtime{cfg: cfg, store: store, log: log, metrics: newMetrics(cfg.Name, books)}
-	r := &jobRunner{cfg: cfg, store: store, clock: clock, log: log, handlers: handlers, users: users,
-		url: n.URL, metrics: n.metrics, books: books, runs: map[int64]*activeRun{},
-		progress: newProgressWriter(store, log, progressInterval),
-		putBack: func(ctx context.Context, jobs []*engine.Job, why string) ([]engine.JobUpdateResult, error) {
-			return engine.RecoverJobs(ctx, store, jobs, why, engine.Actor{}, engine.VerbEvent{})
-		},
-		submit: func(ctx context.Context, nodes []*engine.Node, req engine.SubmitRequest, by engine.Actor) (engine.Submitted, error) {
-			return engine.SubmitRecorded(ctx, store, nodes, req, by)
-		}}
-	if cfg.TLS.CertFile != "" {
-		if r.caFile, err = filepath.Abs(cfg.TLS.CertFile); err != nil {
-			return nil, fmt.Errorf("--tls-cert: %w", err)
-		}
+	// The runner and the recorder need each other, as do the runner and
+	// the fence: the runner is made first, and told of the others.
+	r, err := newJobRunner(cfg, store, handlers, users, books, n.metrics, n.URL, clock, log)
+	if err != nil {
+		return nil, err
 	}
+	n.runner = r
 	n.results = newResultRecorder(cfg, store, r, n.metrics.completed, rand.Float64, log)
 	n.fence = newFence(cfg.NodeLease, books, r.stopForLapse, log)
 	r.results, r.fence = n.results, n.fence
-	n.runner = r
-	n.liveness = &liveness{name: cfg.Name, lease: cfg.NodeLease, maxLoadAvg: cfg.MaxLoadAvg,
-		reservedMemory: cfg.ReservedMemory, store: store, log: log, health: ReadHealth, fence: n.fence, books: books,
-		usage: r.runningUsage, recoverOrphans: r.recoverOrphans, overloaded: n.metrics.overloaded,
-		markedOffline: make(chan struct{}, 1)}
+	n.liveness = newLiveness(cfg, store, n.fence, books, r.runningUsage, r.recoverOrphans, n.metrics.overloaded, log)
 	n.services = newLeaseServices(cfg, store, r, n.metrics, clock, log)
 	for _, o := range opts {
 		o(n)
