@@ -8,8 +8,6 @@ import (
 	"sync"
 
 	"github.com/jobctl/jobctl/engine"
-	"github.com/jobctl/jobctl/engine/cgroup"
-	"github.com/jobctl/jobctl/engine/jobuser"
 	"github.com/jobctl/jobctl/engine/placement"
 	"github.com/jobctl/jobctl/engine/runner"
 	"github.com/jobctl/jobctl/engine/watchdog"
@@ -28,10 +26,8 @@ type jobRunner struct {
 	clock    engine.Clock
 	log      *slog.Logger
 	handlers map[string]handler
-	// users are who jobs run as besides the node's own user; tempDirs
-	// hold their attempts' temporary directories (nil without users).
-	users    jobUsers
-	tempDirs *jobuser.TempDirs
+	// resources are the cgroups and temporary directories of the runs.
+	resources *jobResources
 	// caFile is this node's certificate, as an absolute path, when it
 	// serves HTTPS: its jobs trust it for their requests to it.
 	caFile string
@@ -64,19 +60,16 @@ type jobRunner struct {
 	progress *progressWriter
 	// jobTokens let job processes reach their own job's API here.
 	jobTokens jobTokens
-	// cgroups make a cgroup for each job process's run; nil when the
-	// machine lets the node make none.
-	cgroups *cgroup.Manager
 }
 
-// newJobRunner is the runner of node cfg.Name, running jobs with handlers
-// (as users), on books; url is where its jobs reach the node. store carries
+// newJobRunner is the runner of node cfg.Name, running jobs with handlers,
+// in resources, on books; url is where its jobs reach the node. store carries
 // out the engine operations the runner asks for (recovering jobs,
 // submitting a job's children) besides its own reads and writes. The
 // fence and the result recorder are set by the caller.
-func newJobRunner(cfg Config, store engine.Store, handlers map[string]handler, users jobUsers, books *placement.Books,
+func newJobRunner(cfg Config, store engine.Store, handlers map[string]handler, resources *jobResources, books *placement.Books,
 	m *metrics, url func() string, clock engine.Clock, log *slog.Logger) (*jobRunner, error) {
-	r := &jobRunner{cfg: cfg, store: store, clock: clock, log: log, handlers: handlers, users: users, url: url,
+	r := &jobRunner{cfg: cfg, store: store, clock: clock, log: log, handlers: handlers, resources: resources, url: url,
 		metrics: m, books: books, runs: map[int64]*activeRun{}, progress: newProgressWriter(store, log, progressInterval),
 		putBack: func(ctx context.Context, jobs []*engine.Job, why string) ([]engine.JobUpdateResult, error) {
 			return engine.RecoverJobs(ctx, store, jobs, why, engine.Actor{}, engine.VerbEvent{})

@@ -39,7 +39,7 @@ func TestJobsOfAnotherUserGetItsIdentityAndAPrivateTmpdir(t *testing.T) {
 		c.StateDir = t.TempDir()
 		c.Services = []Service{{Type: "who", Argv: []string{"sh", "-c", "id -u"}, User: "daemon"}}
 	})
-	if err := n.runner.openTempDirs(); err != nil {
+	if err := n.resources.openTempDirs(); err != nil {
 		t.Fatal(err)
 	}
 	report := `echo "uid=$(id -u) home=$HOME user=$USER logname=$LOGNAME pwd=$(pwd)"; echo "tmpdir=$TMPDIR"; stat -c 'mode=%a owner=%U' "$TMPDIR"; touch "$TMPDIR/left"`
@@ -61,8 +61,8 @@ func TestJobsOfAnotherUserGetItsIdentityAndAPrivateTmpdir(t *testing.T) {
 	}
 	_, rest, _ := strings.Cut(log, "tmpdir=")
 	tmpdir, _, _ := strings.Cut(rest, "\n")
-	if filepath.Dir(tmpdir) != n.runner.tempDirs.Base() {
-		t.Errorf("TMPDIR %q is not in the node's directory of them, %s", tmpdir, n.runner.tempDirs.Base())
+	if filepath.Dir(tmpdir) != n.resources.tempDirs.Base() {
+		t.Errorf("TMPDIR %q is not in the node's directory of them, %s", tmpdir, n.resources.tempDirs.Base())
 	}
 	if _, err := os.Stat(tmpdir); !os.IsNotExist(err) {
 		t.Errorf("the job's TMPDIR %s is still there after it ended (%v)", tmpdir, err)

@@ -16,14 +16,14 @@ func (r *jobRunner) start(h handler, spec runner.Spec, ar *activeRun) {
 	job := ar.job
 	ar.out = r.newOutput(job)
 	spec.Watcher = runGroup{r: r, ar: ar}
-	spec.Group = r.jobGroup(h, job, spec.Attempt)
+	spec.Group = r.resources.jobGroup(h, job, spec.Attempt)
 	var run *runner.Run
 	var err error
 	switch {
 	case h.builtin != nil:
 		run, err = runner.StartBuiltin(spec, h.builtin, ar.out)
 	case h.user != nil:
-		if err = r.makeTempDir(h.user, ar, &spec); err == nil {
+		if err = r.resources.makeTempDir(h.user, ar, &spec); err == nil {
 			run, err = runner.Start(spec, ar.out)
 		}
 	default:
@@ -34,7 +34,7 @@ func (r *jobRunner) start(h handler, spec runner.Spec, ar *activeRun) {
 			if spec.Group != nil {
 				_ = spec.Group.Remove()
 			}
-			r.removeTempDir(ar)
+			r.resources.removeTempDir(ar)
 			r.finish(ar, runner.Result{ExitCode: -1, Outcome: runner.Failed, Reason: "cannot start: " + err.Error()})
 		}()
 		return
@@ -65,7 +65,7 @@ func (r *jobRunner) start(h handler, spec runner.Spec, ar *activeRun) {
 		<-run.Done()
 		// Before the result: whoever sees the job ended finds its
 		// TMPDIR gone.
-		r.removeTempDir(ar)
+		r.resources.removeTempDir(ar)
 		r.metrics.running.Dec()
 		r.metrics.run.WithLabelValues(job.Type).Observe(time.Since(began).Seconds())
 		// A run that ended on its own keeps its result even when it is

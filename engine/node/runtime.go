@@ -39,11 +39,12 @@ type Runtime struct {
 	server   *http.Server
 	url      string
 
-	runner   *jobRunner
-	results  *resultRecorder
-	fence    *fence
-	liveness *liveness
-	services *leaseServices
+	runner    *jobRunner
+	resources *jobResources
+	results   *resultRecorder
+	fence     *fence
+	liveness  *liveness
+	services  *leaseServices
 }
 
 // Option changes how a Runtime works, for tests and simulations.
@@ -80,7 +81,8 @@ func New(cfg Config, store engine.Store, clock engine.Clock, log *slog.Logger, o
 	n := &Runtime{cfg: cfg, store: store, log: log, metrics: newMetrics(cfg.Name, books)}
 	// The runner and the recorder need each other, as do the runner and
 	// the fence: the runner is made first, and told of the others.
-	r, err := newJobRunner(cfg, store, handlers, users, books, n.metrics, n.URL, clock, log)
+	n.resources = newJobResources(cfg, users, log)
+	r, err := newJobRunner(cfg, store, handlers, n.resources, books, n.metrics, n.URL, clock, log)
 	if err != nil {
 		return nil, err
 	}
@@ -145,9 +147,9 @@ func (n *Runtime) Run(ctx context.Context) error {
 		return err
 	}
 	defer n.fence.stop()
-	n.runner.openCgroups()
-	defer n.runner.closeCgroups()
-	if err := n.runner.openTempDirs(); err != nil {
+	n.resources.openCgroups()
+	defer n.resources.closeCgroups()
+	if err := n.resources.openTempDirs(); err != nil {
 		return err
 	}
 	if err := n.results.replayResults(ctx); err != nil {
@@ -191,9 +193,7 @@ func (n *Runtime) Run(ctx context.Context) error {
 	dispatchWG.Wait()
 	n.services.release()
 	n.drain()
-	if n.runner.tempDirs != nil {
-		n.runner.tempDirs.Close()
-	}
+	n.resources.closeTempDirs()
 	stopHousekeeping()
 	houseWG.Wait()
 	n.goOffline()

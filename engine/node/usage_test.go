@@ -23,13 +23,13 @@ func withCgroups(t *testing.T, n *Runtime) {
 	if _, err := os.Stat("/sys/fs/cgroup"); err != nil {
 		t.Skip("the kernel has no cgroup file system mounted")
 	}
-	n.runner.openCgroups()
-	if n.runner.cgroups == nil {
+	n.resources.openCgroups()
+	if n.resources.cgroups == nil {
 		t.Fatal("the node made no cgroups on a machine that has them")
 	}
 	t.Cleanup(func() {
 		n.runner.runsDone.Wait()
-		n.runner.closeCgroups()
+		n.resources.closeCgroups()
 	})
 }
 
@@ -98,7 +98,7 @@ func TestNodeHoldsAJobToItsMemoryLimit(t *testing.T) {
 			Memory: 64 << 20}}
 	})
 	withCgroups(t, n)
-	if sup := n.runner.cgroups.Support(); !sup.MemoryLimit {
+	if sup := n.resources.cgroups.Support(); !sup.MemoryLimit {
 		t.Skipf("this kernel's cgroups hold no memory limit here: %v", sup.Missing)
 	}
 	ctx := context.Background()
