@@ -30,6 +30,8 @@ type activeRun struct {
 	// node's liveness lapsed; the group may have been only a zombie leader
 	// then, so run.go decides from how the leader ended.
 	groupKilled bool
+
+	// Guarded by jobAPI.mu.
 	// waiters counts the job's waits for its children in progress; waiting
 	// says the job is WAITING and its load off the books (waitchildren.go).
 	waiters int

@@ -83,7 +83,7 @@ func (r *jobRunner) spec(h handler, job *engine.Job, attempt int) (runner.Spec, 
 		}
 	}
 	if h.builtin == nil { // only a process has an environment
-		token, err := r.issueJobToken(job.ID, attempt)
+		token, err := r.tokens.issueJobToken(job.ID, attempt)
 		if err != nil {
 			return s, err
 		}

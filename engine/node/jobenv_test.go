@@ -99,12 +99,12 @@ func TestTokensOfEndedRunsAreDropped(t *testing.T) {
 	t.Parallel()
 	n, _ := testNode(t, nil)
 	for i := range 1000 {
-		if _, err := n.runner.issueJobToken(int64(i+1), 1); err != nil {
+		if _, err := n.api.issueJobToken(int64(i+1), 1); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// None of these jobs runs here: each sweep drops every grant.
-	if left := len(n.runner.jobTokens.grants); left > 64 {
+	if left := len(n.api.tokens.grants); left > 64 {
 		t.Errorf("%d tokens kept for runs that are not running, want at most 64", left)
 	}
 }

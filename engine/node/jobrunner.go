@@ -54,28 +54,23 @@ type jobRunner struct {
 	// putBack puts jobs back in the queue with the children of their
 	// attempts (engine.RecoverJobs), for the reason given.
 	putBack func(ctx context.Context, jobs []*engine.Job, why string) ([]engine.JobUpdateResult, error)
-	// submit creates a job a running job asks for (engine.SubmitRecorded).
-	submit func(ctx context.Context, nodes []*engine.Node, r engine.SubmitRequest, by engine.Actor) (engine.Submitted, error)
 	// progress stores the progress running jobs report.
 	progress *progressWriter
-	// jobTokens let job processes reach their own job's API here.
-	jobTokens jobTokens
+	// tokens let job processes reach their own job's API here.
+	tokens tokenIssuer
 }
 
 // newJobRunner is the runner of node cfg.Name, running jobs with handlers,
 // in resources, on books; url is where its jobs reach the node. store carries
-// out the engine operations the runner asks for (recovering jobs,
-// submitting a job's children) besides its own reads and writes. The
-// fence and the result recorder are set by the caller.
+// out the engine operation the runner asks for (recovering jobs) besides
+// its own reads and writes. The fence, the result recorder and the job
+// API's tokens are set by the caller.
 func newJobRunner(cfg Config, store engine.Store, handlers map[string]handler, resources *jobResources, books *placement.Books,
 	m *metrics, url func() string, clock engine.Clock, log *slog.Logger) (*jobRunner, error) {
 	r := &jobRunner{cfg: cfg, store: store, clock: clock, log: log, handlers: handlers, resources: resources, url: url,
 		metrics: m, books: books, runs: map[int64]*activeRun{}, progress: newProgressWriter(store, log, progressInterval),
 		putBack: func(ctx context.Context, jobs []*engine.Job, why string) ([]engine.JobUpdateResult, error) {
 			return engine.RecoverJobs(ctx, store, jobs, why, engine.Actor{}, engine.VerbEvent{})
-		},
-		submit: func(ctx context.Context, nodes []*engine.Node, req engine.SubmitRequest, by engine.Actor) (engine.Submitted, error) {
-			return engine.SubmitRecorded(ctx, store, nodes, req, by)
 		}}
 	if cfg.TLS.CertFile != "" {
 		var err error
@@ -95,6 +90,11 @@ type runnerStore interface {
 	JobUpdateMany(ctx context.Context, us []engine.JobUpdate) ([]engine.JobUpdateResult, error)
 	JobLogAppend(ctx context.Context, p engine.JobLogAppendParams) error
 	NodeList(ctx context.Context) ([]*engine.Node, error)
+}
+
+// tokenIssuer makes the token of a run about to start (jobAPI).
+type tokenIssuer interface {
+	issueJobToken(jobID int64, attempt int) (string, error)
 }
 
 // runFence is what the runner needs of the fence (fence.go).
@@ -125,4 +125,24 @@ func (r *jobRunner) stopState(ar *activeRun) (fenced, shutdown bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return ar.fenced, ar.shutdown
+}
+
+// liveRun is the run a grant is for, while that attempt of the job is this
+// node's and has not ended; its run is nil while its process is being
+// started.
+func (r *jobRunner) liveRun(g tokenGrant) (ar *activeRun, live bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ar = r.runs[g.jobID]
+	if ar == nil || ar.job == nil || ar.attempt != g.attempt || ar.refused || ar.fenced {
+		return nil, false
+	}
+	if ar.run != nil {
+		select {
+		case <-ar.run.Done():
+			return nil, false
+		default:
+		}
+	}
+	return ar, true
 }

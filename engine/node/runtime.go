@@ -41,6 +41,7 @@ type Runtime struct {
 
 	runner    *jobRunner
 	resources *jobResources
+	api       *jobAPI
 	results   *resultRecorder
 	fence     *fence
 	liveness  *liveness
@@ -79,8 +80,9 @@ func New(cfg Config, store engine.Store, clock engine.Clock, log *slog.Logger, o
 		AcceptExceeding: cfg.AcceptExceeding})
 	log = log.With("node", cfg.Name)
 	n := &Runtime{cfg: cfg, store: store, log: log, metrics: newMetrics(cfg.Name, books)}
-	// The runner and the recorder need each other, as do the runner and
-	// the fence: the runner is made first, and told of the others.
+	// The runner needs the recorder, the fence and the job API, and each
+	// of them needs the runner: the runner is made first, and told of the
+	// others.
 	n.resources = newJobResources(cfg, users, log)
 	r, err := newJobRunner(cfg, store, handlers, n.resources, books, n.metrics, n.URL, clock, log)
 	if err != nil {
@@ -89,7 +91,8 @@ func New(cfg Config, store engine.Store, clock engine.Clock, log *slog.Logger, o
 	n.runner = r
 	n.results = newResultRecorder(cfg, store, r, n.metrics.completed, rand.Float64, log)
 	n.fence = newFence(cfg.NodeLease, books, r.stopForLapse, log)
-	r.results, r.fence = n.results, n.fence
+	n.api = newJobAPI(cfg, store, r, books, n.metrics, log)
+	r.results, r.fence, r.tokens = n.results, n.fence, n.api
 	n.liveness = newLiveness(cfg, store, n.fence, books, r.runningUsage, r.recoverOrphans, n.metrics.overloaded, log)
 	n.services = newLeaseServices(cfg, store, r, n.metrics, clock, log)
 	for _, o := range opts {
@@ -116,7 +119,7 @@ func (n *Runtime) Listen() error {
 // known (Run reads it).
 func (n *Runtime) Handler() http.Handler {
 	return endpoint.NewHandler(endpoint.HandlerConfig{Token: n.token, Acceptor: n.runner,
-		Metrics: n.metrics.registry, MetricsAuth: n.cfg.MetricsAuth, Jobs: n.store, JobAPI: n.runner})
+		Metrics: n.metrics.registry, MetricsAuth: n.cfg.MetricsAuth, Jobs: n.store, JobAPI: n.api})
 }
 
 // Run registers the node and serves until ctx is cancelled, then shuts down

@@ -249,16 +249,12 @@ func TestAWaitSentTwiceWaitsUntilTheLastIsOver(t *testing.T) {
 	second, stopSecond := context.WithCancel(ctx)
 	again := w.waitAsync(second)
 	waitfor.Until(t, 30*time.Second, "the second wait to begin", func() bool {
-		w.n.runner.mu.Lock()
-		defer w.n.runner.mu.Unlock()
-		return w.n.runner.runs[w.parent.JobID].waiters == 2
+		return waitersOf(w.n, w.parent.JobID) == 2
 	})
 	stopFirst()
 	<-answer
 	waitfor.Until(t, 30*time.Second, "the first wait to end", func() bool {
-		w.n.runner.mu.Lock()
-		defer w.n.runner.mu.Unlock()
-		return w.n.runner.runs[w.parent.JobID].waiters == 1
+		return waitersOf(w.n, w.parent.JobID) == 1
 	})
 	if j, _ := w.s.JobGet(ctx, w.parent.JobID); j.Status != engine.StatusWaiting {
 		t.Errorf("the parent is %s while a wait remains, want WAITING", j.Status)
@@ -284,4 +280,14 @@ func TestANodeStoppingWhileItsJobWaitsPutsItBackAndCancelsItsChildren(t *testing
 		t.Errorf("the child of the stopped attempt is %s, want CANCELLED", c.Status)
 	}
 	<-answer
+}
+
+// waitersOf is how many waits for its children the run of job id has.
+func waitersOf(n *Runtime, id int64) int {
+	n.runner.mu.Lock()
+	ar := n.runner.runs[id]
+	n.runner.mu.Unlock()
+	n.api.mu.Lock()
+	defer n.api.mu.Unlock()
+	return ar.waiters
 }
