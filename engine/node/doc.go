@@ -8,10 +8,10 @@
 //
 // Runtime wires the node's parts, each a type of its own with its state and
 // goroutines: the runner (jobRunner) answers offers and runs the jobs, the
-// result recorder (resultRecorder) records how they end, liveness and the
-// fence keep the node's record alive and its runs within its node lease,
-// and the lease services (leaseServices) run what a dispatch candidate
-// runs.
+// job API (jobAPI) answers their processes, the result recorder
+// (resultRecorder) records how they end, liveness and the fence keep the
+// node's record alive and its runs within its node lease, and the lease
+// services (leaseServices) run what a dispatch candidate runs.
 //
 // The HTTP side of the endpoint lives in package endpoint; the rules for a
 // job's next state live in package engine. This package ties them to a

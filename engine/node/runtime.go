@@ -21,16 +21,18 @@ import (
 // store (engine.Node), which it registers and keeps up to date.
 //
 // Runtime is the wiring of the node's parts, each with its own state and
-// goroutines: the runner (jobRunner) takes offers and runs jobs, the
-// result recorder (resultRecorder) records how they end, liveness and the
-// fence keep the node's record alive and its runs within its node lease,
-// and on a dispatch candidate the lease services (leaseServices) run the
-// dispatcher and the lease holder's housekeeping. Runtime builds them,
-// registers the node and serves its endpoint, and starts and stops the
-// parts in order.
+// goroutines: the runner (jobRunner) takes offers and runs jobs, in the
+// cgroups and temporary directories of jobResources, answering their
+// processes through the job API (jobAPI); the result recorder
+// (resultRecorder) records how they end; liveness and the fence keep the
+// node's record alive and its runs within its node lease; and on a
+// dispatch candidate the lease services (leaseServices) run the dispatcher
+// and the lease holder's housekeeping. Runtime builds them, handing each
+// what it needs of the others, registers the node, serves its endpoint,
+// and starts and stops the parts in order.
 type Runtime struct {
 	cfg     Config
-	store   engine.Store
+	store   registryStore
 	log     *slog.Logger
 	token   string
 	metrics *metrics
@@ -46,6 +48,16 @@ type Runtime struct {
 	fence     *fence
 	liveness  *liveness
 	services  *leaseServices
+}
+
+// registryStore is what the runtime itself reads and writes: the cluster
+// token, its node's registration and state, and the job counts its
+// /metrics serves. Its parts get the store each as they need it.
+type registryStore interface {
+	ClusterToken(ctx context.Context) (string, error)
+	NodeRegister(ctx context.Context, p engine.NodeRegisterParams) (*engine.Node, error)
+	NodeSetState(ctx context.Context, name string, state engine.NodeState) error
+	endpoint.JobCounter
 }
 
 // Option changes how a Runtime works, for tests and simulations.
