@@ -16,10 +16,11 @@ import (
 // jobRunner runs the jobs this node takes. It answers dispatch offers
 // against its books, starts the accepted runs, follows the operator's
 // requests for them (cancel, pause, resume), stops those whose job was
-// taken from this node, answers their processes' requests to the node, and
-// hands each run's end to the result recorder. It owns the books and the
-// active runs; a run stays on the books until its result is recorded or
-// dropped.
+// taken from this node or that a lapse or a shutdown ends, puts back jobs
+// the store says run here that it has no run of, and hands each run's end
+// to the result recorder. It owns the books and the active runs; a run
+// stays on the books until its result is recorded or dropped. Its runs'
+// processes reach the node through the job API (jobAPI).
 type jobRunner struct {
 	cfg      Config
 	store    runnerStore
@@ -82,14 +83,12 @@ func newJobRunner(cfg Config, store engine.Store, handlers map[string]handler, r
 }
 
 // runnerStore is what the runner reads and writes itself: the jobs it
-// starts, waits on and logs for, and the nodes a child may go to.
+// starts and follows, and their logs.
 type runnerStore interface {
 	JobGet(ctx context.Context, id int64) (*engine.Job, error)
 	JobList(ctx context.Context, p engine.JobListParams) ([]*engine.Job, error)
-	JobUpdate(ctx context.Context, u engine.JobUpdate) (*engine.Job, error)
 	JobUpdateMany(ctx context.Context, us []engine.JobUpdate) ([]engine.JobUpdateResult, error)
 	JobLogAppend(ctx context.Context, p engine.JobLogAppendParams) error
-	NodeList(ctx context.Context) ([]*engine.Node, error)
 }
 
 // tokenIssuer makes the token of a run about to start (jobAPI).
