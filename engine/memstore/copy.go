@@ -2,29 +2,51 @@ package memstore
 
 import (
 	"slices"
+	"time"
 
 	"github.com/jobctl/jobctl/engine"
 )
 
+// jobCopy is a job copied out together with the values its time and
+// number fields point to, so a copy costs one allocation, not one per
+// field set. Every pointer of the copy still points to its own value: the
+// caller may change any of them, or keep one alone.
+type jobCopy struct {
+	job                                   engine.Job
+	runAfter, queued, started, finished   time.Time
+	parent, keyPosition, rollback, rollOf int64
+	exitCode                              int
+}
+
 // cloneJob is a deep copy: the caller may change any part of it.
 func cloneJob(j *engine.Job) *engine.Job {
-	c := *j
+	box := &jobCopy{job: *j}
+	c := &box.job
 	c.Args = slices.Clone(j.Args)
 	if c.Args == nil {
 		c.Args = []string{}
 	}
 	c.Payload = slices.Clone(j.Payload)
-	c.ParentID = clonePtr(j.ParentID)
-	c.RunAfter = clonePtr(j.RunAfter)
-	c.ExitCode = clonePtr(j.ExitCode)
+	c.ParentID = copyInto(j.ParentID, &box.parent)
+	c.RunAfter = copyInto(j.RunAfter, &box.runAfter)
+	c.ExitCode = copyInto(j.ExitCode, &box.exitCode)
 	c.Usage = clonePtr(j.Usage)
-	c.QueuedAt = clonePtr(j.QueuedAt)
-	c.StartedAt = clonePtr(j.StartedAt)
-	c.FinishedAt = clonePtr(j.FinishedAt)
-	c.KeyPosition = clonePtr(j.KeyPosition)
-	c.RollbackJobID = clonePtr(j.RollbackJobID)
-	c.RollbackOf = clonePtr(j.RollbackOf)
-	return &c
+	c.QueuedAt = copyInto(j.QueuedAt, &box.queued)
+	c.StartedAt = copyInto(j.StartedAt, &box.started)
+	c.FinishedAt = copyInto(j.FinishedAt, &box.finished)
+	c.KeyPosition = copyInto(j.KeyPosition, &box.keyPosition)
+	c.RollbackJobID = copyInto(j.RollbackJobID, &box.rollback)
+	c.RollbackOf = copyInto(j.RollbackOf, &box.rollOf)
+	return c
+}
+
+// copyInto copies *p into slot and returns slot; nil stays nil.
+func copyInto[T any](p *T, slot *T) *T {
+	if p == nil {
+		return nil
+	}
+	*slot = *p
+	return slot
 }
 
 func cloneJobs(jobs []*engine.Job) []*engine.Job {
@@ -58,4 +80,44 @@ func cloneNode(n *engine.Node) *engine.Node {
 		c.BeatMissedAt = engine.Ptr(*n.BeatMissedAt)
 	}
 	return &c
+}
+
+// nodeCopies deep-copies many nodes at once, in a few allocations for them
+// all rather than a few for each: a dispatch round lists every node. Each
+// copy's lists are capped at their own length, so appending to one copies
+// it away rather than writing into the next node's.
+type nodeCopies struct {
+	nodes    []engine.Node
+	services []engine.NodeService
+	usage    []engine.LiveUsage
+}
+
+// newNodeCopies makes room for deep copies of stored.
+func newNodeCopies(stored []*engine.Node) *nodeCopies {
+	var services, usage int
+	for _, n := range stored {
+		services += len(n.Services)
+		usage += len(n.RunningUsage)
+	}
+	return &nodeCopies{
+		nodes:    make([]engine.Node, 0, len(stored)),
+		services: make([]engine.NodeService, 0, services),
+		usage:    make([]engine.LiveUsage, 0, usage),
+	}
+}
+
+// clone is cloneNode out of the room made for it.
+func (cs *nodeCopies) clone(n *engine.Node) *engine.Node {
+	cs.nodes = append(cs.nodes, *n)
+	c := &cs.nodes[len(cs.nodes)-1]
+	from := len(cs.services)
+	cs.services = append(cs.services, n.Services...)
+	c.Services = cs.services[from:len(cs.services):len(cs.services)]
+	from = len(cs.usage)
+	cs.usage = append(cs.usage, n.RunningUsage...)
+	c.RunningUsage = cs.usage[from:len(cs.usage):len(cs.usage)]
+	if n.BeatMissedAt != nil {
+		c.BeatMissedAt = engine.Ptr(*n.BeatMissedAt)
+	}
+	return c
 }

@@ -53,6 +53,38 @@ func TestCopiesInAndOut(t *testing.T) {
 	}
 }
 
+// The nodes a list copies out share their allocations, yet each is the
+// caller's own: changing or appending to one copy's lists changes neither
+// the store nor the copy listed beside it.
+func TestListedNodesAreOwnCopies(t *testing.T) {
+	t.Parallel()
+	s, _ := newStore(t)
+	for _, name := range []string{"n1", "n2"} {
+		n := engine.Node{Name: name, Services: []engine.NodeService{{Type: "noop"}, {Type: "sleep"}}}
+		if _, err := s.NodeRegister(t.Context(), engine.NodeRegisterParams{Node: n}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.NodeTouch(t.Context(), engine.NodeTouchParams{Name: name, RunningUsage: []engine.LiveUsage{{JobID: 1}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := s.NodeList(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed, _ := s.NodeList(t.Context())
+	listed[0].Services = append(listed[0].Services, engine.NodeService{Type: "appended"})
+	listed[0].RunningUsage = append(listed[0].RunningUsage, engine.LiveUsage{JobID: 99})
+	listed[0].Services[0].Type = "changed"
+	listed[0].RunningUsage[0].JobID = 42
+	if !reflect.DeepEqual(listed[1], want[1]) {
+		t.Errorf("a change to one listed node reached the next:\n got  %+v\n want %+v", listed[1], want[1])
+	}
+	if again, _ := s.NodeList(t.Context()); !reflect.DeepEqual(again, want) {
+		t.Errorf("stored nodes changed through a listed copy:\n got  %+v\n want %+v", again, want)
+	}
+}
+
 // Times come from the injected clock, in UTC.
 func TestTimesFromTheClock(t *testing.T) {
 	t.Parallel()

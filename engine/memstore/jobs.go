@@ -36,12 +36,7 @@ func (s *Store) JobSubmit(ctx context.Context, p engine.JobSubmitParams) (engine
 		return engine.JobSubmitted{}, err
 	}
 	now := s.now()
-	nodes := make([]*engine.Node, 0, len(s.nodes))
-	for _, n := range s.nodes {
-		nodes = append(nodes, s.liveNode(n, now))
-	}
-	slices.SortFunc(nodes, func(a, b *engine.Node) int { return strings.Compare(a.Name, b.Name) })
-	ip, out := engine.SubmitDefaults(nodes, p)
+	ip, out := engine.SubmitDefaults(s.liveNodes(now), p)
 	if p.RunIn != nil {
 		at := now.Add(*p.RunIn)
 		ip.RunAfter = &at

@@ -54,13 +54,18 @@ func (s *Store) shownState(n *engine.Node) engine.NodeState {
 // count of its load-holding jobs and whether it holds the lease now.
 func (s *Store) liveNode(stored *engine.Node, now time.Time) *engine.Node {
 	n := cloneNode(stored)
+	s.setLive(n, stored, now)
+	return n
+}
+
+// setLive sets the live figures of n, a copy of stored.
+func (s *Store) setLive(n, stored *engine.Node, now time.Time) {
 	n.State = s.shownState(stored)
 	n.Load, n.Running = 0, 0
 	if sum := s.jobs.nodeLoads[n.Name]; sum != nil {
 		n.Load, n.Running = sum.Load, sum.Running
 	}
 	n.Dispatcher = s.lease.Owner == n.Name && s.lease.ExpiresAt.After(now)
-	return n
 }
 
 // NodeGet returns the node with its live figures, or a *NotFoundError.
@@ -78,13 +83,25 @@ func (s *Store) NodeGet(_ context.Context, name string) (*engine.Node, error) {
 func (s *Store) NodeList(context.Context) ([]*engine.Node, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := s.now()
-	out := make([]*engine.Node, 0, len(s.nodes))
+	return s.liveNodes(s.now()), nil
+}
+
+// liveNodes copies every node out with its live figures, ordered by name.
+// A dispatch round lists them all, so the copies share a few allocations
+// (nodeCopies), each still the caller's own.
+func (s *Store) liveNodes(now time.Time) []*engine.Node {
+	stored := make([]*engine.Node, 0, len(s.nodes))
 	for _, n := range s.nodes {
-		out = append(out, s.liveNode(n, now))
+		stored = append(stored, n)
 	}
-	slices.SortFunc(out, func(a, b *engine.Node) int { return strings.Compare(a.Name, b.Name) })
-	return out, nil
+	slices.SortFunc(stored, func(a, b *engine.Node) int { return strings.Compare(a.Name, b.Name) })
+	copies := newNodeCopies(stored)
+	out := make([]*engine.Node, len(stored))
+	for i, n := range stored {
+		out[i] = copies.clone(n)
+		s.setLive(out[i], n, now)
+	}
+	return out
 }
 
 // NodeTouch records that the node is alive, with its reported health, and
