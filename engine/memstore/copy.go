@@ -92,18 +92,26 @@ type nodeCopies struct {
 	usage    []engine.LiveUsage
 }
 
-// newNodeCopies makes room for deep copies of stored.
-func newNodeCopies(stored []*engine.Node) *nodeCopies {
+// reset empties cs and makes room for deep copies of stored, in the
+// arrays it holds when they are large enough.
+func (cs *nodeCopies) reset(stored []*engine.Node) {
 	var services, usage int
 	for _, n := range stored {
 		services += len(n.Services)
 		usage += len(n.RunningUsage)
 	}
-	return &nodeCopies{
-		nodes:    make([]engine.Node, 0, len(stored)),
-		services: make([]engine.NodeService, 0, services),
-		usage:    make([]engine.LiveUsage, 0, usage),
+	cs.nodes = roomFor(cs.nodes, len(stored))
+	cs.services = roomFor(cs.services, services)
+	cs.usage = roomFor(cs.usage, usage)
+}
+
+// roomFor is s emptied when it holds n more, else a new slice that does:
+// appending n never moves it, so the copies already handed out stay put.
+func roomFor[T any](s []T, n int) []T {
+	if s == nil || cap(s) < n {
+		return make([]T, 0, n)
 	}
+	return s[:0]
 }
 
 // clone is cloneNode out of the room made for it.

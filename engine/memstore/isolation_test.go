@@ -208,3 +208,50 @@ func TestTxIsolatedFromReaders(t *testing.T) {
 		}
 	}
 }
+
+// Listing into a buffer again gives what NodeList gives at that moment:
+// the live figures of now and the nodes registered since, in name order.
+func TestNodeListIntoListsAfresh(t *testing.T) {
+	t.Parallel()
+	s, _ := newStore(t)
+	register := func(name string) {
+		t.Helper()
+		n := engine.Node{Name: name, MaxLoad: 8, Services: []engine.NodeService{{Type: "noop"}}}
+		if _, err := s.NodeRegister(t.Context(), engine.NodeRegisterParams{Node: n}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	same := func(step string, b *memstore.NodeBuffer) {
+		t.Helper()
+		got := s.NodeListInto(b)
+		want, err := s.NodeList(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: listed into a buffer\n %+v\nwant\n %+v", step, got, want)
+		}
+	}
+	var b memstore.NodeBuffer
+	register("n2")
+	register("n1")
+	same("first list", &b)
+	j, err := s.JobInsert(t.Context(), engine.JobInsertParams{Type: "noop", Load: 3, Status: engine.StatusQueued})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.JobUpdate(t.Context(), engine.StartOfferUpdate(engine.OfferOf(j, engine.LeaseTerm{}), "n2")); err != nil {
+		t.Fatal(err)
+	}
+	same("a job started", &b)
+	register("n0")
+	same("a node registered", &b)
+	if err := s.NodeSetState(t.Context(), "n1", engine.NodeOffline); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.NodeRemove(t.Context(), engine.NodeRemoveParams{Name: "n1"}); err != nil {
+		t.Fatal(err)
+	}
+	register("n3")
+	same("a node replaced by another", &b)
+}

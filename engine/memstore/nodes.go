@@ -88,20 +88,69 @@ func (s *Store) NodeList(context.Context) ([]*engine.Node, error) {
 
 // liveNodes copies every node out with its live figures, ordered by name.
 // A dispatch round lists them all, so the copies share a few allocations
-// (nodeCopies), each still the caller's own.
+// (NodeBuffer), each still the caller's own.
 func (s *Store) liveNodes(now time.Time) []*engine.Node {
-	stored := make([]*engine.Node, 0, len(s.nodes))
+	var b NodeBuffer
+	return s.liveNodesInto(&b, now)
+}
+
+// NodeListInto is NodeList copying into b, reusing the room of the copies
+// it made there before: those copies are overwritten, so the caller must
+// be done with them. A simulation lists every node in every round, and a
+// round keeps none of them past its end.
+func (s *Store) NodeListInto(b *NodeBuffer) []*engine.Node {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.liveNodesInto(b, s.now())
+}
+
+// NodeBuffer is the room of node copies that NodeListInto lists into again
+// and again, and the order of the names it listed last.
+type NodeBuffer struct {
+	copies nodeCopies
+	names  []string // sorted
+	stored []*engine.Node
+	out    []*engine.Node
+}
+
+func (s *Store) liveNodesInto(b *NodeBuffer, now time.Time) []*engine.Node {
+	b.stored = s.byName(b.stored[:0], &b.names)
+	b.copies.reset(b.stored)
+	b.out = b.out[:0]
+	for _, n := range b.stored {
+		c := b.copies.clone(n)
+		s.setLive(c, n, now)
+		b.out = append(b.out, c)
+	}
+	return b.out
+}
+
+// byName appends the stored nodes to dst ordered by name. names is the
+// order found last time: while the same names are registered it holds,
+// and no sort is needed.
+func (s *Store) byName(dst []*engine.Node, names *[]string) []*engine.Node {
+	if len(*names) == len(s.nodes) {
+		for _, name := range *names {
+			n := s.nodes[name]
+			if n == nil {
+				break
+			}
+			dst = append(dst, n)
+		}
+		if len(dst) == len(s.nodes) {
+			return dst // as many names, all registered: the same set
+		}
+		dst = dst[:0]
+	}
 	for _, n := range s.nodes {
-		stored = append(stored, n)
+		dst = append(dst, n)
 	}
-	slices.SortFunc(stored, func(a, b *engine.Node) int { return strings.Compare(a.Name, b.Name) })
-	copies := newNodeCopies(stored)
-	out := make([]*engine.Node, len(stored))
-	for i, n := range stored {
-		out[i] = copies.clone(n)
-		s.setLive(out[i], n, now)
+	slices.SortFunc(dst, func(a, b *engine.Node) int { return strings.Compare(a.Name, b.Name) })
+	*names = (*names)[:0]
+	for _, n := range dst {
+		*names = append(*names, n.Name)
 	}
-	return out
+	return dst
 }
 
 // NodeTouch records that the node is alive, with its reported health, and

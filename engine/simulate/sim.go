@@ -71,7 +71,7 @@ type sim struct {
 	cfg   Config
 	ctx   context.Context
 	clock *engine.VirtualClock
-	store engine.Store
+	store *store
 	zero  time.Time // the run's time zero on the virtual clock
 	now   time.Duration
 
@@ -200,7 +200,7 @@ func (s *sim) registerNodes() error {
 			return err
 		}
 	}
-	rows, err := s.store.NodeList(s.ctx)
+	rows, err := s.store.Nodes(s.ctx)
 	s.rows = rows
 	return err
 }
