@@ -7,6 +7,33 @@ import (
 	"github.com/jobctl/jobctl/engine"
 )
 
+// ShareJobs makes the store hand out the jobs it stores rather than copies
+// of them: every job a method returns (JobInsert, JobGet, JobList,
+// JobUpdate, JobUpdateMany, JobListRollbackPending, JobRollbackSet) is then
+// the store's own, which the caller must not change. It may keep it: a
+// stored job is never changed in place, a transition stores a new one, so
+// what the caller holds stays the job as it was when returned. For a caller
+// that changes no job it reads, such as a simulation, whose million jobs
+// are each inserted, started and ended, that saves a copy per call. Set it
+// before the store is used.
+func (s *Store) ShareJobs() { s.shareJobs = true }
+
+// jobOut is a stored job as a method returns it: a copy, unless ShareJobs.
+func (s *Store) jobOut(j *engine.Job) *engine.Job {
+	if s.shareJobs {
+		return j
+	}
+	return cloneJob(j)
+}
+
+// jobsOut is jobOut for many jobs, in a new slice.
+func (s *Store) jobsOut(jobs []*engine.Job) []*engine.Job {
+	if s.shareJobs {
+		return jobs
+	}
+	return cloneJobs(jobs)
+}
+
 // jobCopy is a job copied out together with the values its time and
 // number fields point to, so a copy costs one allocation, not one per
 // field set. Every pointer of the copy still points to its own value: the

@@ -255,3 +255,30 @@ func TestNodeListIntoListsAfresh(t *testing.T) {
 	register("n3")
 	same("a node replaced by another", &b)
 }
+
+// A store that shares its jobs hands out the stored job itself, and a job
+// handed out stays as it was when returned: a transition stores a new job
+// rather than changing the stored one.
+func TestSharedJobsStayAsReturned(t *testing.T) {
+	t.Parallel()
+	s, _ := newStore(t)
+	s.ShareJobs()
+	j, err := s.JobInsert(t.Context(), engine.JobInsertParams{Type: "noop", Load: 2, Status: engine.StatusQueued})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.JobGet(t.Context(), j.ID); got != j {
+		t.Errorf("JobGet returned a copy of the shared job")
+	}
+	inserted := *j
+	started, err := s.JobUpdate(t.Context(), engine.StartOfferUpdate(engine.OfferOf(j, engine.LeaseTerm{}), "n1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(*j, inserted) {
+		t.Errorf("the job as inserted changed with its start:\n got  %+v\n want %+v", *j, inserted)
+	}
+	if listed, _ := s.JobList(t.Context(), engine.JobListParams{}); len(listed) != 1 || listed[0] != started {
+		t.Errorf("JobList = %v, want the started job itself", listed)
+	}
+}

@@ -143,7 +143,7 @@ func (tx *txStore) JobInsert(_ context.Context, p engine.JobInsertParams) (*engi
 	s.jobs.put(j)
 	tx.onUndo(func() { s.jobs.remove(j.ID) })
 	tx.jobChanged(j.Status)
-	return cloneJob(j), nil
+	return tx.s.jobOut(j), nil
 }
 
 // JobGet returns a job or a *NotFoundError.
@@ -155,7 +155,7 @@ func (tx *txStore) JobGet(_ context.Context, id int64) (*engine.Job, error) {
 	if j == nil {
 		return nil, jobNotFound(id)
 	}
-	return cloneJob(j), nil
+	return tx.s.jobOut(j), nil
 }
 
 // JobList reads the narrowest index the filters allow (parent, node, key,
@@ -179,7 +179,7 @@ func (tx *txStore) JobList(_ context.Context, p engine.JobListParams) ([]*engine
 		}
 		return out, nil
 	}
-	return cloneJobs(found), nil
+	return tx.s.jobsOut(found), nil
 }
 
 // list returns the stored jobs (not copies) that match p, as JobList does.
@@ -406,7 +406,7 @@ func (tx *txStore) JobUpdate(_ context.Context, u engine.JobUpdate) (*engine.Job
 	tx.onUndo(func() { s.jobs.put(old) })
 	tx.recordAttempt(old, &j)
 	tx.jobChanged(j.Status)
-	return cloneJob(&j), nil
+	return tx.s.jobOut(&j), nil
 }
 
 // JobProgressSet records progress (clamped to 0–100) of the attempt running

@@ -8,13 +8,19 @@ import (
 )
 
 // store is the store a run keeps its cluster in: a fresh in-memory one on
-// the run's virtual clock.
+// the run's virtual clock. It hands out its stored jobs rather than copies
+// (memstore's ShareJobs): neither the run nor the dispatcher changes a job
+// it reads, and each of a run's jobs is inserted, started and ended.
 type store struct {
 	*memstore.Store
 	nodes memstore.NodeBuffer
 }
 
-func newStore(clock engine.Clock) *store { return &store{Store: memstore.New(clock)} }
+func newStore(clock engine.Clock) *store {
+	s := &store{Store: memstore.New(clock)}
+	s.ShareJobs()
+	return s
+}
 
 // NodeList lists the nodes into the same room every time. Only the
 // dispatcher lists them during a run, once at the start of each round, and
