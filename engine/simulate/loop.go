@@ -127,6 +127,9 @@ func (s *sim) submit(i int) (*engine.Job, error) {
 		return nil, &InputError{Source: fmt.Sprintf("job %d", spec.ID), Err: err}
 	}
 	s.storeID[i] = sub.Job.ID
+	if id := int(sub.Job.ID); id >= len(s.byStore) {
+		s.byStore = append(s.byStore, make([]int32, id+1-len(s.byStore))...)
+	}
 	s.byStore[sub.Job.ID] = int32(i)
 	return sub.Job, nil
 }
@@ -159,7 +162,6 @@ func (s *sim) end(e ending) error {
 	}
 	e.node.books.Release(e.run.ID)
 	e.node.changed(s.now, s.cfg.Timeline)
-	delete(s.byStore, e.run.ID)
 	if s.ended++; s.ended >= pruneEvery {
 		// As a cluster's retention does: an ended job's run is recorded
 		// in the placements, and the store keeps only what is live, so a
