@@ -169,7 +169,7 @@ func (p *Placement) judge(job *engine.Job, n *engine.Node, opts FilterOptions) (
 	if c := p.permanent(job, n); c != CauseNone {
 		return c, "", engine.Overload{}
 	}
-	if !opts.Now.IsZero() && opts.Now.Sub(n.LastSeen) > n.LeaseOf() {
+	if silent(n, opts.Now) {
 		return CauseSilent, "", engine.Overload{}
 	}
 	o := n.Overloaded()
@@ -197,6 +197,17 @@ func (p *Placement) judge(job *engine.Job, n *engine.Node, opts FilterOptions) (
 		return CauseOverloaded, terms, o
 	}
 	return CauseNone, terms, engine.Overload{}
+}
+
+// silent reports whether n has not been heard from for longer than its
+// node lease at now; a zero now judges no node silent. A node seen at now
+// or later is not, whatever its lease: the common case, which costs no
+// subtraction of times.
+func silent(n *engine.Node, now time.Time) bool {
+	if now.IsZero() || !now.After(n.LastSeen) {
+		return false
+	}
+	return now.Sub(n.LastSeen) > n.LeaseOf()
 }
 
 // NeverRunnable reports whether no node of the cluster as it is could ever
