@@ -435,7 +435,10 @@ func (s *Store) JobProgressSet(_ context.Context, p engine.JobProgressParams) er
 // heads of keys) from p.After on, and passes over the ones outside the
 // load range by their entry alone, so a page costs the jobs it skips for
 // their run_after and the active jobs of the keys it meets, however many
-// jobs wait behind those heads. It returns the stored jobs, not copies.
+// jobs wait behind those heads. A page of the jobs that fit a room reads
+// the jobs of each load that fits (queue.ascendInLoads), so the heavier
+// jobs ahead of them cost it nothing. It returns the stored jobs, not
+// copies.
 func (s *Store) JobListDispatchable(_ context.Context, p engine.JobDispatchableParams) ([]*engine.Job, error) {
 	if err := engine.CheckDispatchable(p); err != nil {
 		return nil, err
@@ -465,11 +468,14 @@ func (s *Store) JobListDispatchable(_ context.Context, p engine.JobDispatchableP
 		}
 		return p.Limit <= 0 || len(out) < p.Limit
 	}
-	if p.After == (engine.QueuePlace{}) {
-		set.Ascend(visit)
-	} else {
-		set.AscendGreaterOrEqual(queueEntry{place: engine.QueuePlace{Priority: p.After.Priority, ID: p.After.ID + 1}}, visit)
+	from := firstPlace
+	if p.After != (engine.QueuePlace{}) {
+		from = engine.QueuePlace{Priority: p.After.Priority, ID: p.After.ID + 1}
 	}
+	if !p.FirstChildren && p.MaxLoad != nil && q.ascendInLoads(from, p.LoadAbove, *p.MaxLoad, visit) {
+		return out, nil
+	}
+	set.AscendGreaterOrEqual(queueEntry{place: from}, visit)
 	return out, nil
 }
 
