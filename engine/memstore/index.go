@@ -123,7 +123,11 @@ func (t *jobTable) put(j *engine.Job) {
 	if j.Key != "" {
 		t.refreshHead(j.Key)
 	}
-	t.syncReady(j.ID)
+	// Only a job of a dispatchable status is ever queued: one that was not
+	// and is not stays out, without a look-up in queued.
+	if old == nil || old.Status.Dispatchable() || j.Status.Dispatchable() {
+		t.syncReady(j.ID)
+	}
 }
 
 // remove takes a job out again (the undo of its insert).
