@@ -107,7 +107,7 @@ const maxLoadRuns = 8
 // ahead of them. It reports false, having visited nothing, when the range
 // holds more than maxLoadRuns loads.
 func (q *queue) ascendInLoads(from engine.QueuePlace, above *float64, maxLoad float64, visit func(queueEntry) bool) bool {
-	var runs []*loadRun
+	var runs []loadRun
 	seek := queueEntry{load: math.Inf(-1), place: firstPlace}
 	if above != nil {
 		seek.load = math.Nextafter(*above, math.Inf(1))
@@ -120,21 +120,21 @@ func (q *queue) ascendInLoads(from engine.QueuePlace, above *float64, maxLoad fl
 		if len(runs) == maxLoadRuns {
 			return false
 		}
-		runs = append(runs, &loadRun{q: q, next: queueEntry{load: first.load, place: from}})
+		runs = append(runs, loadRun{q: q, next: queueEntry{load: first.load, place: from}})
 		seek = queueEntry{load: math.Nextafter(first.load, math.Inf(1)), place: firstPlace}
 	}
 	for {
 		var head *loadRun
-		for _, r := range runs {
-			if r.fill() && (head == nil || r.buf[0].place.Before(head.buf[0].place)) {
+		for i := range runs {
+			if r := &runs[i]; r.fill() && (head == nil || r.first().place.Before(head.first().place)) {
 				head = r
 			}
 		}
 		if head == nil {
 			return true
 		}
-		e := head.buf[0]
-		head.buf = head.buf[1:]
+		e := head.first()
+		head.at++
 		if !visit(e) {
 			return true
 		}
@@ -158,20 +158,27 @@ type loadRun struct {
 	q    *queue
 	next queueEntry // where the next chunk starts
 	buf  []queueEntry
+	at   int  // buf[at] is the run's next entry
 	done bool // no entry of the load is left after buf
 }
+
+func (r *loadRun) first() queueEntry { return r.buf[r.at] }
 
 const loadRunChunk = 16
 
 // fill reads the next chunk when buf is used up; it reports whether buf
 // holds an entry.
 func (r *loadRun) fill() bool {
-	if len(r.buf) > 0 {
+	if r.at < len(r.buf) {
 		return true
 	}
 	if r.done {
 		return false
 	}
+	if r.buf == nil {
+		r.buf = make([]queueEntry, 0, loadRunChunk)
+	}
+	r.buf, r.at = r.buf[:0], 0
 	load := r.next.load
 	r.q.byLoad.AscendGreaterOrEqual(r.next, func(x queueEntry) bool {
 		if x.load != load {
