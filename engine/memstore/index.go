@@ -113,17 +113,21 @@ func newJobTable() *jobTable {
 // every index up to date.
 func (t *jobTable) put(j *engine.Job) {
 	old := t.byID[j.ID]
+	t.byID[j.ID] = j
 	if old == nil {
 		t.indexFixed(j, true)
+		t.indexState(j, true)
 	} else {
-		t.indexState(old, false)
+		t.reindexState(old, j)
 	}
-	t.byID[j.ID] = j
-	t.indexState(j, true)
 	if j.Key != "" {
 		t.refreshHead(j.Key)
 	}
-	t.syncReady(j.ID)
+	// Only a job of a dispatchable status is ever queued: one that was not
+	// and is not stays out, without a look-up in queued.
+	if old == nil || old.Status.Dispatchable() || j.Status.Dispatchable() {
+		t.syncReady(j.ID)
+	}
 }
 
 // remove takes a job out again (the undo of its insert).
@@ -173,26 +177,14 @@ func (t *jobTable) indexState(j *engine.Job, add bool) {
 	}
 	if j.HoldsLoad() {
 		update(t.loadHolding, j.Node, j.ID)
-		t.countLoad(j, add)
-		if j.ParentID != nil {
-			if add {
-				t.childrenHolding[*j.ParentID]++
-			} else if t.childrenHolding[*j.ParentID]--; t.childrenHolding[*j.ParentID] <= 0 {
-				delete(t.childrenHolding, *j.ParentID)
-			}
-		}
+		t.countHolding(j, add)
 	}
 	if j.Key == "" {
 		return
 	}
-	if !j.Status.Terminal() || j.RollbackPending() {
+	if keyLive(j) {
 		if add {
-			set := t.keyLive[j.Key]
-			if set == nil {
-				set = btree.NewG(16, lessSlot)
-				t.keyLive[j.Key] = set
-			}
-			set.ReplaceOrInsert(slotOf(j))
+			t.addKeyLive(j)
 		} else if set := t.keyLive[j.Key]; set != nil {
 			set.Delete(slotOf(j))
 			if set.Len() == 0 {
@@ -202,6 +194,89 @@ func (t *jobTable) indexState(j *engine.Job, add bool) {
 	}
 	if j.HoldsKey() {
 		update(t.keyActive, j.Key, j.ID)
+	}
+}
+
+// reindexState moves a job from the indexes of old, its stored version, to
+// those of j, the next: what indexState(old, false) then indexState(j,
+// true) leave, but a set the job stays in is not touched (a job that ends
+// stays in its node's set). The sums of load are taken off and added
+// again as ever, so their rounding is what it always was.
+func (t *jobTable) reindexState(old, j *engine.Job) {
+	if old.Status != j.Status {
+		removeFrom(t.byStatus, old.Status, old.ID)
+		addTo(t.byStatus, j.Status, j.ID)
+	}
+	if old.Node != j.Node {
+		if old.Node != "" {
+			removeFrom(t.byNode, old.Node, old.ID)
+		}
+		if j.Node != "" {
+			addTo(t.byNode, j.Node, j.ID)
+		}
+	}
+	oldHolds, holds := old.HoldsLoad(), j.HoldsLoad()
+	sameNode := old.Node == j.Node
+	if oldHolds && !(holds && sameNode) {
+		removeFrom(t.loadHolding, old.Node, old.ID)
+	}
+	if holds && !(oldHolds && sameNode) {
+		addTo(t.loadHolding, j.Node, j.ID)
+	}
+	if oldHolds {
+		t.countHolding(old, false)
+	}
+	if holds {
+		t.countHolding(j, true)
+	}
+	if j.Key == "" {
+		return
+	}
+	oldLive, live := keyLive(old), keyLive(j)
+	oldSlot, slot := slotOf(old), slotOf(j)
+	if oldLive && !(live && oldSlot == slot) {
+		if set := t.keyLive[old.Key]; set != nil {
+			set.Delete(oldSlot)
+			if set.Len() == 0 {
+				delete(t.keyLive, old.Key)
+			}
+		}
+	}
+	if live && !(oldLive && oldSlot == slot) {
+		t.addKeyLive(j)
+	}
+	switch oldActive, active := old.HoldsKey(), j.HoldsKey(); {
+	case oldActive && !active:
+		removeFrom(t.keyActive, old.Key, old.ID)
+	case active && !oldActive:
+		addTo(t.keyActive, j.Key, j.ID)
+	}
+}
+
+// keyLive reports whether j belongs in its key's keyLive set: it can block
+// a later job of the key.
+func keyLive(j *engine.Job) bool { return !j.Status.Terminal() || j.RollbackPending() }
+
+func (t *jobTable) addKeyLive(j *engine.Job) {
+	set := t.keyLive[j.Key]
+	if set == nil {
+		set = btree.NewG(16, lessSlot)
+		t.keyLive[j.Key] = set
+	}
+	set.ReplaceOrInsert(slotOf(j))
+}
+
+// countHolding adds a load-holding job to its node's sums and its parent's
+// count, or takes it off.
+func (t *jobTable) countHolding(j *engine.Job, add bool) {
+	t.countLoad(j, add)
+	if j.ParentID == nil {
+		return
+	}
+	if add {
+		t.childrenHolding[*j.ParentID]++
+	} else if t.childrenHolding[*j.ParentID]--; t.childrenHolding[*j.ParentID] <= 0 {
+		delete(t.childrenHolding, *j.ParentID)
 	}
 }
 

@@ -53,6 +53,38 @@ func TestCopiesInAndOut(t *testing.T) {
 	}
 }
 
+// The nodes a list copies out share their allocations, yet each is the
+// caller's own: changing or appending to one copy's lists changes neither
+// the store nor the copy listed beside it.
+func TestListedNodesAreOwnCopies(t *testing.T) {
+	t.Parallel()
+	s, _ := newStore(t)
+	for _, name := range []string{"n1", "n2"} {
+		n := engine.Node{Name: name, Services: []engine.NodeService{{Type: "noop"}, {Type: "sleep"}}}
+		if _, err := s.NodeRegister(t.Context(), engine.NodeRegisterParams{Node: n}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.NodeTouch(t.Context(), engine.NodeTouchParams{Name: name, RunningUsage: []engine.LiveUsage{{JobID: 1}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := s.NodeList(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed, _ := s.NodeList(t.Context())
+	listed[0].Services = append(listed[0].Services, engine.NodeService{Type: "appended"})
+	listed[0].RunningUsage = append(listed[0].RunningUsage, engine.LiveUsage{JobID: 99})
+	listed[0].Services[0].Type = "changed"
+	listed[0].RunningUsage[0].JobID = 42
+	if !reflect.DeepEqual(listed[1], want[1]) {
+		t.Errorf("a change to one listed node reached the next:\n got  %+v\n want %+v", listed[1], want[1])
+	}
+	if again, _ := s.NodeList(t.Context()); !reflect.DeepEqual(again, want) {
+		t.Errorf("stored nodes changed through a listed copy:\n got  %+v\n want %+v", again, want)
+	}
+}
+
 // Times come from the injected clock, in UTC.
 func TestTimesFromTheClock(t *testing.T) {
 	t.Parallel()
@@ -174,5 +206,79 @@ func TestTxIsolatedFromReaders(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// Listing into a buffer again gives what NodeList gives at that moment:
+// the live figures of now and the nodes registered since, in name order.
+func TestNodeListIntoListsAfresh(t *testing.T) {
+	t.Parallel()
+	s, _ := newStore(t)
+	register := func(name string) {
+		t.Helper()
+		n := engine.Node{Name: name, MaxLoad: 8, Services: []engine.NodeService{{Type: "noop"}}}
+		if _, err := s.NodeRegister(t.Context(), engine.NodeRegisterParams{Node: n}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	same := func(step string, b *memstore.NodeBuffer) {
+		t.Helper()
+		got := s.NodeListInto(b)
+		want, err := s.NodeList(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: listed into a buffer\n %+v\nwant\n %+v", step, got, want)
+		}
+	}
+	var b memstore.NodeBuffer
+	register("n2")
+	register("n1")
+	same("first list", &b)
+	j, err := s.JobInsert(t.Context(), engine.JobInsertParams{Type: "noop", Load: 3, Status: engine.StatusQueued})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.JobUpdate(t.Context(), engine.StartOfferUpdate(engine.OfferOf(j, engine.LeaseTerm{}), "n2")); err != nil {
+		t.Fatal(err)
+	}
+	same("a job started", &b)
+	register("n0")
+	same("a node registered", &b)
+	if err := s.NodeSetState(t.Context(), "n1", engine.NodeOffline); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.NodeRemove(t.Context(), engine.NodeRemoveParams{Name: "n1"}); err != nil {
+		t.Fatal(err)
+	}
+	register("n3")
+	same("a node replaced by another", &b)
+}
+
+// A store that shares its jobs hands out the stored job itself, and a job
+// handed out stays as it was when returned: a transition stores a new job
+// rather than changing the stored one.
+func TestSharedJobsStayAsReturned(t *testing.T) {
+	t.Parallel()
+	s, _ := newStore(t)
+	s.ShareJobs()
+	j, err := s.JobInsert(t.Context(), engine.JobInsertParams{Type: "noop", Load: 2, Status: engine.StatusQueued})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.JobGet(t.Context(), j.ID); got != j {
+		t.Errorf("JobGet returned a copy of the shared job")
+	}
+	inserted := *j
+	started, err := s.JobUpdate(t.Context(), engine.StartOfferUpdate(engine.OfferOf(j, engine.LeaseTerm{}), "n1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(*j, inserted) {
+		t.Errorf("the job as inserted changed with its start:\n got  %+v\n want %+v", *j, inserted)
+	}
+	if listed, _ := s.JobList(t.Context(), engine.JobListParams{}); len(listed) != 1 || listed[0] != started {
+		t.Errorf("JobList = %v, want the started job itself", listed)
 	}
 }

@@ -36,12 +36,7 @@ func (s *Store) JobSubmit(ctx context.Context, p engine.JobSubmitParams) (engine
 		return engine.JobSubmitted{}, err
 	}
 	now := s.now()
-	nodes := make([]*engine.Node, 0, len(s.nodes))
-	for _, n := range s.nodes {
-		nodes = append(nodes, s.liveNode(n, now))
-	}
-	slices.SortFunc(nodes, func(a, b *engine.Node) int { return strings.Compare(a.Name, b.Name) })
-	ip, out := engine.SubmitDefaults(nodes, p)
+	ip, out := engine.SubmitDefaults(s.liveNodes(now), p)
 	if p.RunIn != nil {
 		at := now.Add(*p.RunIn)
 		ip.RunAfter = &at
@@ -148,7 +143,7 @@ func (tx *txStore) JobInsert(_ context.Context, p engine.JobInsertParams) (*engi
 	s.jobs.put(j)
 	tx.onUndo(func() { s.jobs.remove(j.ID) })
 	tx.jobChanged(j.Status)
-	return cloneJob(j), nil
+	return tx.s.jobOut(j), nil
 }
 
 // JobGet returns a job or a *NotFoundError.
@@ -160,7 +155,7 @@ func (tx *txStore) JobGet(_ context.Context, id int64) (*engine.Job, error) {
 	if j == nil {
 		return nil, jobNotFound(id)
 	}
-	return cloneJob(j), nil
+	return tx.s.jobOut(j), nil
 }
 
 // JobList reads the narrowest index the filters allow (parent, node, key,
@@ -184,7 +179,7 @@ func (tx *txStore) JobList(_ context.Context, p engine.JobListParams) ([]*engine
 		}
 		return out, nil
 	}
-	return cloneJobs(found), nil
+	return tx.s.jobsOut(found), nil
 }
 
 // list returns the stored jobs (not copies) that match p, as JobList does.
@@ -411,7 +406,7 @@ func (tx *txStore) JobUpdate(_ context.Context, u engine.JobUpdate) (*engine.Job
 	tx.onUndo(func() { s.jobs.put(old) })
 	tx.recordAttempt(old, &j)
 	tx.jobChanged(j.Status)
-	return cloneJob(&j), nil
+	return tx.s.jobOut(&j), nil
 }
 
 // JobProgressSet records progress (clamped to 0–100) of the attempt running
@@ -440,7 +435,10 @@ func (s *Store) JobProgressSet(_ context.Context, p engine.JobProgressParams) er
 // heads of keys) from p.After on, and passes over the ones outside the
 // load range by their entry alone, so a page costs the jobs it skips for
 // their run_after and the active jobs of the keys it meets, however many
-// jobs wait behind those heads. It returns the stored jobs, not copies.
+// jobs wait behind those heads. A page of the jobs that fit a room reads
+// the jobs of each load that fits (queue.ascendInLoads), so the heavier
+// jobs ahead of them cost it nothing. It returns the stored jobs, not
+// copies.
 func (s *Store) JobListDispatchable(_ context.Context, p engine.JobDispatchableParams) ([]*engine.Job, error) {
 	if err := engine.CheckDispatchable(p); err != nil {
 		return nil, err
@@ -470,11 +468,14 @@ func (s *Store) JobListDispatchable(_ context.Context, p engine.JobDispatchableP
 		}
 		return p.Limit <= 0 || len(out) < p.Limit
 	}
-	if p.After == (engine.QueuePlace{}) {
-		set.Ascend(visit)
-	} else {
-		set.AscendGreaterOrEqual(queueEntry{place: engine.QueuePlace{Priority: p.After.Priority, ID: p.After.ID + 1}}, visit)
+	from := firstPlace
+	if p.After != (engine.QueuePlace{}) {
+		from = engine.QueuePlace{Priority: p.After.Priority, ID: p.After.ID + 1}
 	}
+	if !p.FirstChildren && p.MaxLoad != nil && q.ascendInLoads(from, p.LoadAbove, *p.MaxLoad, visit) {
+		return out, nil
+	}
+	set.AscendGreaterOrEqual(queueEntry{place: from}, visit)
 	return out, nil
 }
 

@@ -69,3 +69,32 @@ func BenchmarkDispatchablePage(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLightBehindHeavy reads the few light jobs of a queue whose
+// front is 100,000 heavier ones, as a round does when a node has a little
+// room left: the page reads the light jobs' own run of the load index, so
+// it costs the same however many heavy jobs wait ahead.
+func BenchmarkLightBehindHeavy(b *testing.B) {
+	for _, heavy := range []int{1_000, 100_000} {
+		b.Run(fmt.Sprintf("%d", heavy), func(b *testing.B) {
+			s := memstore.New(engine.NewVirtualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)))
+			for i := range heavy + 10 {
+				load := 4.0
+				if i >= heavy {
+					load = 1
+				}
+				p := engine.JobInsertParams{Type: engine.TypeNoop, Status: engine.StatusQueued, Load: load}
+				if _, err := s.JobInsert(b.Context(), p); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for b.Loop() {
+				page, err := s.JobListDispatchable(b.Context(), engine.JobDispatchableParams{Status: engine.StatusQueued,
+					Type: engine.TypeNoop, Limit: 11, MaxLoad: engine.Ptr(2.0)})
+				if err != nil || len(page) != 10 {
+					b.Fatalf("read %d light jobs, %v; want 10", len(page), err)
+				}
+			}
+		})
+	}
+}

@@ -54,13 +54,18 @@ func (s *Store) shownState(n *engine.Node) engine.NodeState {
 // count of its load-holding jobs and whether it holds the lease now.
 func (s *Store) liveNode(stored *engine.Node, now time.Time) *engine.Node {
 	n := cloneNode(stored)
+	s.setLive(n, stored, now)
+	return n
+}
+
+// setLive sets the live figures of n, a copy of stored.
+func (s *Store) setLive(n, stored *engine.Node, now time.Time) {
 	n.State = s.shownState(stored)
 	n.Load, n.Running = 0, 0
 	if sum := s.jobs.nodeLoads[n.Name]; sum != nil {
 		n.Load, n.Running = sum.Load, sum.Running
 	}
 	n.Dispatcher = s.lease.Owner == n.Name && s.lease.ExpiresAt.After(now)
-	return n
 }
 
 // NodeGet returns the node with its live figures, or a *NotFoundError.
@@ -78,13 +83,74 @@ func (s *Store) NodeGet(_ context.Context, name string) (*engine.Node, error) {
 func (s *Store) NodeList(context.Context) ([]*engine.Node, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := s.now()
-	out := make([]*engine.Node, 0, len(s.nodes))
-	for _, n := range s.nodes {
-		out = append(out, s.liveNode(n, now))
+	return s.liveNodes(s.now()), nil
+}
+
+// liveNodes copies every node out with its live figures, ordered by name.
+// A dispatch round lists them all, so the copies share a few allocations
+// (NodeBuffer), each still the caller's own.
+func (s *Store) liveNodes(now time.Time) []*engine.Node {
+	var b NodeBuffer
+	return s.liveNodesInto(&b, now)
+}
+
+// NodeListInto is NodeList copying into b, reusing the room of the copies
+// it made there before: those copies are overwritten, so the caller must
+// be done with them. A simulation lists every node in every round, and a
+// round keeps none of them past its end.
+func (s *Store) NodeListInto(b *NodeBuffer) []*engine.Node {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.liveNodesInto(b, s.now())
+}
+
+// NodeBuffer is the room of node copies that NodeListInto lists into again
+// and again, and the order of the names it listed last.
+type NodeBuffer struct {
+	copies nodeCopies
+	names  []string // sorted
+	stored []*engine.Node
+	out    []*engine.Node
+}
+
+func (s *Store) liveNodesInto(b *NodeBuffer, now time.Time) []*engine.Node {
+	b.stored = s.byName(b.stored[:0], &b.names)
+	b.copies.reset(b.stored)
+	b.out = b.out[:0]
+	for _, n := range b.stored {
+		c := b.copies.clone(n)
+		s.setLive(c, n, now)
+		b.out = append(b.out, c)
 	}
-	slices.SortFunc(out, func(a, b *engine.Node) int { return strings.Compare(a.Name, b.Name) })
-	return out, nil
+	return b.out
+}
+
+// byName appends the stored nodes to dst ordered by name. names is the
+// order found last time: while the same names are registered it holds,
+// and no sort is needed.
+func (s *Store) byName(dst []*engine.Node, names *[]string) []*engine.Node {
+	if len(*names) == len(s.nodes) {
+		for _, name := range *names {
+			n := s.nodes[name]
+			if n == nil {
+				break
+			}
+			dst = append(dst, n)
+		}
+		if len(dst) == len(s.nodes) {
+			return dst // as many names, all registered: the same set
+		}
+		dst = dst[:0]
+	}
+	for _, n := range s.nodes {
+		dst = append(dst, n)
+	}
+	slices.SortFunc(dst, func(a, b *engine.Node) int { return strings.Compare(a.Name, b.Name) })
+	*names = (*names)[:0]
+	for _, n := range dst {
+		*names = append(*names, n.Name)
+	}
+	return dst
 }
 
 // NodeTouch records that the node is alive, with its reported health, and

@@ -32,7 +32,7 @@ func (tx *txStore) JobListRollbackPending(_ context.Context, limit int) ([]*engi
 	if failed := tx.s.jobs.byStatus[engine.StatusFailed]; failed != nil {
 		failed.Ascend(func(id int64) bool {
 			if j := tx.s.jobs.byID[id]; j.RollbackPending() {
-				out = append(out, cloneJob(j))
+				out = append(out, tx.s.jobOut(j))
 			}
 			return limit <= 0 || len(out) < limit
 		})
@@ -59,5 +59,5 @@ func (tx *txStore) JobRollbackSet(_ context.Context, p engine.JobRollbackSetPara
 	s.jobs.put(&j)
 	tx.onUndo(func() { s.jobs.put(old) })
 	tx.jobChanged(j.Status)
-	return cloneJob(&j), nil
+	return tx.s.jobOut(&j), nil
 }

@@ -19,7 +19,8 @@ import (
 // it is isolated from every other caller.
 //
 // Jobs and nodes are copied on the way in and on the way out, so no caller
-// ever holds a pointer into the store.
+// ever holds a pointer into the store; a store told to (ShareJobs) hands
+// its jobs out uncopied, to a caller that changes none.
 type Store struct {
 	clock engine.Clock
 
@@ -46,6 +47,9 @@ type Store struct {
 
 	// events is the audit trail.
 	events eventLog
+
+	// shareJobs: jobs go out as the stored values themselves (ShareJobs).
+	shareJobs bool
 }
 
 var _ engine.Store = (*Store)(nil)

@@ -51,6 +51,8 @@ type Placement struct {
 	// spare are the nodes above their load-average limit that would take
 	// the job otherwise, in input order.
 	spare []*engine.Node
+	// offers says, per input node, whether it offers the job's type.
+	offers []bool
 }
 
 // Filter gives every node a verdict for job and returns the eligible ones.
@@ -85,14 +87,18 @@ func FilterInto(p *Placement, job *engine.Job, nodes []*engine.Node, opts Filter
 	p.Eligible, p.Verdicts = p.Eligible[:0], p.Verdicts[:0]
 	p.out = [len(causeOrder)]int{}
 	p.LargestMaxLoad, p.Spilled, p.spare = 0, false, p.spare[:0]
+	// Whether each node offers the type is looked up once, for both passes.
+	p.offers = p.offers[:0]
 	for _, n := range nodes {
-		if n.State == engine.NodeOnline && n.MaxLoad > p.LargestMaxLoad && n.Offers(job.Type) {
+		offers := n.Offers(job.Type)
+		p.offers = append(p.offers, offers)
+		if n.State == engine.NodeOnline && n.MaxLoad > p.LargestMaxLoad && offers {
 			p.LargestMaxLoad = n.MaxLoad
 		}
 	}
 	p.Oversized = p.LargestMaxLoad > 0 && exceedsMaxLoad(job.Load, p.LargestMaxLoad)
-	for _, n := range nodes {
-		cause, terms, overload := p.judge(job, n, opts)
+	for i, n := range nodes {
+		cause, terms, overload := p.judge(job, n, p.offers[i], opts)
 		p.out[cause.index()]++
 		switch cause {
 		case CauseNone:
@@ -144,10 +150,15 @@ func (p *Placement) spill() {
 // permanent is the part of a verdict that only the cluster changing can
 // lift: state, type and size.
 func (p *Placement) permanent(job *engine.Job, n *engine.Node) Cause {
+	return p.permanentOf(job, n, n.Offers(job.Type))
+}
+
+// permanentOf is permanent with whether n offers job's type known.
+func (p *Placement) permanentOf(job *engine.Job, n *engine.Node, offers bool) Cause {
 	if n.State != engine.NodeOnline {
 		return CauseState
 	}
-	if !n.Offers(job.Type) {
+	if !offers {
 		return CauseType
 	}
 	if exceedsMaxLoad(job.Load, n.MaxLoad) {
@@ -165,11 +176,11 @@ func (p *Placement) permanent(job *engine.Job, n *engine.Node) Cause {
 // and the node's overload figures when its machine's health is what keeps
 // it out. CauseOverloaded comes with the terms the node would take the job
 // on, as only that cause may give way (spill).
-func (p *Placement) judge(job *engine.Job, n *engine.Node, opts FilterOptions) (Cause, Terms, engine.Overload) {
-	if c := p.permanent(job, n); c != CauseNone {
+func (p *Placement) judge(job *engine.Job, n *engine.Node, offers bool, opts FilterOptions) (Cause, Terms, engine.Overload) {
+	if c := p.permanentOf(job, n, offers); c != CauseNone {
 		return c, "", engine.Overload{}
 	}
-	if !opts.Now.IsZero() && opts.Now.Sub(n.LastSeen) > n.LeaseOf() {
+	if silent(n, opts.Now) {
 		return CauseSilent, "", engine.Overload{}
 	}
 	o := n.Overloaded()
@@ -197,6 +208,17 @@ func (p *Placement) judge(job *engine.Job, n *engine.Node, opts FilterOptions) (
 		return CauseOverloaded, terms, o
 	}
 	return CauseNone, terms, engine.Overload{}
+}
+
+// silent reports whether n has not been heard from for longer than its
+// node lease at now; a zero now judges no node silent. A node seen at now
+// or later is not, whatever its lease: the common case, which costs no
+// subtraction of times.
+func silent(n *engine.Node, now time.Time) bool {
+	if now.IsZero() || !now.After(n.LastSeen) {
+		return false
+	}
+	return now.Sub(n.LastSeen) > n.LeaseOf()
 }
 
 // NeverRunnable reports whether no node of the cluster as it is could ever

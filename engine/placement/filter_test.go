@@ -393,3 +393,12 @@ func NeverRunnable(verdicts []Verdict) bool {
 	}
 	return true
 }
+
+// Every cause is counted at its own place in causeOrder.
+func TestCauseIndexIsItsPlace(t *testing.T) {
+	for i, c := range causeOrder {
+		if got := c.index(); got != i {
+			t.Errorf("Cause(%q).index() = %d, want its place %d in causeOrder", c, got, i)
+		}
+	}
+}
