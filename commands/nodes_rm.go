@@ -149,10 +149,11 @@ func removeNode(ctx context.Context, store engine.Store, opts *NodesRemoveOption
 		detail += ", forced"
 	}
 	recovered, err := engine.RemoveNode(ctx, store, engine.RemoveNodeParams{
-		NodeRemoveParams: engine.NodeRemoveParams{Name: name, StaleAfter: staleAfter},
-		RecoverJobs:      gone,
-		Why:              "node " + name + " was removed",
-		Event:            engine.EventAppendParams{Verb: engine.EventNodesRm, Detail: detail},
+		Name:        name,
+		StaleAfter:  staleAfter,
+		RecoverJobs: gone,
+		Why:         "node " + name + " was removed",
+		Event:       engine.EventAppendParams{Verb: engine.EventNodesRm, Detail: detail},
 	}, opts.Audit.actor())
 	if errors.Is(err, engine.ErrChildrenLeft) {
 		fmt.Fprintf(opts.IO.ErrOut, "warning: %v; the dispatcher cancels them\n", err)

@@ -279,7 +279,10 @@ func cancelInTx(ctx context.Context, tx TxStore, j *Job, by Actor, ev VerbEvent)
 
 // RemoveNodeParams name a node to remove and what becomes of its jobs.
 type RemoveNodeParams struct {
-	NodeRemoveParams
+	Name string
+	// StaleAfter is how long a node that is not OFFLINE must have been
+	// silent to count as gone (NodeGone).
+	StaleAfter time.Duration
 	// RecoverJobs takes the jobs the node still holds away from it first
 	// (see RecoverJobs), with Why as their message: for a node that has
 	// surely stopped its runs. Without it a node holding jobs stays.
@@ -290,55 +293,72 @@ type RemoveNodeParams struct {
 	Event EventAppendParams
 }
 
-// RemoveNode removes a gone node's row (NodeRemove) and records its event
-// for by, recovering its jobs first when p says so, each with the
-// descendants of its attempt and an event, all in one transaction: the
-// node never goes while a job still names it, nor does a job go back to
-// the queue while the children of its lost attempt run on. It returns the
-// jobs it recovered, as they were before; their errors are NodeRemove's and
-// RecoverJobs'.
-func RemoveNode(ctx context.Context, store Store, p RemoveNodeParams, by Actor) ([]*Job, error) {
+// NodeRemover is what RemoveNode needs of a store.
+type NodeRemover interface {
+	Transactor
+	Now(ctx context.Context) (time.Time, error)
+	NodeGet(ctx context.Context, name string) (*Node, error)
+}
+
+// RemoveNode removes a gone node's row (NodeGone: a live node is an error
+// matching ErrNodeOnline) and records its event for by, recovering its
+// jobs first when p says so, each with the descendants of its attempt and
+// an event, all in one transaction. A node that still holds jobs (its
+// name and a status of RecoverableStatuses) stays, with an error matching
+// ErrConflict: the dispatcher recovers a gone node's jobs through its row,
+// so the node never goes while a job still names it, nor does a job go
+// back to the queue while the children of its lost attempt run on. The
+// row is removed only as it was judged (Store.NodeRemove's guard), so a
+// node that spoke or registered since is judged again. It returns the jobs
+// it recovered, as they were before; their errors are RecoverJobs'.
+func RemoveNode(ctx context.Context, store NodeRemover, p RemoveNodeParams, by Actor) ([]*Job, error) {
 	if err := validateActor(by); err != nil {
 		return nil, err
 	}
 	var recovered []*Job
 	var left error
-	change := func(tx TxStore) error {
-		recovered, left = nil, nil
-		if p.RecoverJobs {
-			jobs, err := tx.JobList(ctx, JobListParams{Node: p.Name, Statuses: RecoverableStatuses})
-			if err != nil {
-				return err
-			}
-			us := make([]JobUpdate, len(jobs))
-			for i, j := range jobs {
-				us[i] = RecoverUpdate(j, p.Why)
-			}
-			results, l, err := updateWithFollowUps(ctx, tx, jobs, us, true, by, VerbEvent{Verb: p.Event.Verb, Note: p.Why})
-			if err != nil {
-				return err
-			}
-			for i, r := range results {
-				if r.Err != nil {
-					// Read in this transaction, a job changes under it only
-					// when a late run races the removal: try again later.
-					return fmt.Errorf("recovering job %d from node %s: %w", jobs[i].ID, p.Name, r.Err)
+	change := func(n *Node) func(tx TxStore) error {
+		return func(tx TxStore) error {
+			recovered, left = nil, nil
+			if p.RecoverJobs {
+				jobs, l, err := recoverNodeJobs(ctx, tx, p, by)
+				if err != nil {
+					return err
 				}
+				recovered, left = jobs, l
 			}
-			recovered, left = jobs, l
+			held, err := tx.JobList(ctx, JobListParams{Node: p.Name, Statuses: RecoverableStatuses, Brief: true})
+			if err != nil {
+				return err
+			}
+			if len(held) > 0 {
+				return &nodeHoldsJobsError{node: p.Name, jobs: len(held)}
+			}
+			if err := tx.NodeRemove(ctx, NodeRemoveParams{Name: n.Name, Process: n.Process, LastSeen: n.LastSeen}); err != nil {
+				return err
+			}
+			e := p.Event
+			e.Node = p.Name
+			return by.Record(ctx, tx, e)
 		}
-		if err := tx.NodeRemove(ctx, p.NodeRemoveParams); err != nil {
-			return err
-		}
-		e := p.Event
-		e.Node = p.Name
-		return by.Record(ctx, tx, e)
 	}
-	// A job that changed between the read and its recovery (a late result
-	// of a run the node no longer has) is read again, a few times.
+	// A node that spoke since it was read, or a job that changed between
+	// the read and its recovery (a late result of a run the node no longer
+	// has), is read again, a few times.
 	var err error
 	for range verbAttempts {
-		if err = store.Tx(ctx, change); !errors.Is(err, ErrConflict) || !p.RecoverJobs {
+		var n *Node
+		if n, err = store.NodeGet(ctx, p.Name); err != nil {
+			return nil, err
+		}
+		var now time.Time
+		if now, err = store.Now(ctx); err != nil {
+			return nil, err
+		}
+		if !NodeGone(n, now, p.StaleAfter) {
+			return nil, NodeLiveError(n, now, p.StaleAfter)
+		}
+		if err = store.Tx(ctx, change(n)); !errors.Is(err, ErrConflict) || errors.As(err, new(*nodeHoldsJobsError)) && !p.RecoverJobs {
 			break
 		}
 	}
@@ -346,6 +366,46 @@ func RemoveNode(ctx context.Context, store Store, p RemoveNodeParams, by Actor) 
 		return nil, err
 	}
 	return recovered, left
+}
+
+// nodeHoldsJobsError refuses to remove a node that still holds jobs. It
+// matches ErrConflict.
+type nodeHoldsJobsError struct {
+	node string
+	jobs int
+}
+
+func (e *nodeHoldsJobsError) Error() string {
+	return fmt.Sprintf("node %s still holds %d jobs; they return to the queue once the dispatcher recovers them from the node: %v",
+		e.node, e.jobs, ErrConflict)
+}
+
+// Is lets errors.Is(err, ErrConflict) match.
+func (e *nodeHoldsJobsError) Is(target error) bool { return target == ErrConflict }
+
+// recoverNodeJobs recovers the jobs p's node holds, each with the
+// descendants of its attempt and an event, in tx.
+func recoverNodeJobs(ctx context.Context, tx TxStore, p RemoveNodeParams, by Actor) (jobs []*Job, left, err error) {
+	jobs, err = tx.JobList(ctx, JobListParams{Node: p.Name, Statuses: RecoverableStatuses})
+	if err != nil {
+		return nil, nil, err
+	}
+	us := make([]JobUpdate, len(jobs))
+	for i, j := range jobs {
+		us[i] = RecoverUpdate(j, p.Why)
+	}
+	results, left, err := updateWithFollowUps(ctx, tx, jobs, us, true, by, VerbEvent{Verb: p.Event.Verb, Note: p.Why})
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, r := range results {
+		if r.Err != nil {
+			// Read in this transaction, a job changes under it only
+			// when a late run races the removal: try again later.
+			return nil, nil, fmt.Errorf("recovering job %d from node %s: %w", jobs[i].ID, p.Name, r.Err)
+		}
+	}
+	return jobs, left, nil
 }
 
 // RepairChildrenParams name the range of job ids one repair looks at (see

@@ -118,18 +118,19 @@ type Store interface {
 	// JobLogList returns the chunks after AfterSeq, oldest first.
 	JobLogList(ctx context.Context, p JobLogListParams) ([]LogChunk, error)
 
-	// NodeRegister inserts or takes over the node row, records the new
-	// process (Node.Process, Node.Lease) and marks it ONLINE. The
-	// maintenance flag survives a takeover, so a node an operator holds out
-	// of dispatch stays out across a restart; a new row starts without it.
-	// A row is free once its holder has been silent for its GoneAfter on
-	// the database clock, whatever its state; before that only a process on
-	// the same host may take it, and only when ProcessGone says the former
-	// process no longer exists. Such a takeover is guarded on the former
-	// identity, so of two restarts racing for the name one wins. Otherwise
-	// it returns ErrNodeOnline, with a message naming the holder's host and
-	// pid and how long until the name is free.
-	NodeRegister(ctx context.Context, p NodeRegisterParams) (*Node, error)
+	// NodeClaim writes the row of p.Node.Name for a starting process: it
+	// records the process (Node.Process, Node.Lease) and the node's
+	// configuration, marks it ONLINE, clears a missed heartbeat and sets
+	// StartedAt and LastSeen to the database's now. Without p.Former it
+	// inserts a new row, without the maintenance flag, and an existing
+	// row of the name is an error matching ErrConflict. With p.Former it
+	// replaces the existing row, keeping its maintenance flag, in one
+	// guarded write: only while the row still names p.Former.Process and,
+	// with p.Former.SilentFor, was last seen longer than that ago on the
+	// database clock; otherwise an error matching ErrConflict, and a
+	// *NotFoundError when the name has no row. Whether a process may have
+	// the name is RegisterNode's to judge.
+	NodeClaim(ctx context.Context, p NodeClaimParams) (*Node, error)
 	// NodeGet returns a *NotFoundError for an unknown name.
 	NodeGet(ctx context.Context, name string) (*Node, error)
 	// NodeList returns every node ordered by name, with live Load and Running filled in.
@@ -175,6 +176,12 @@ type Store interface {
 	// all), and returns how many it removed (with DryRun: would remove).
 	// The events of a job go with the job (JobPurge).
 	EventPurge(ctx context.Context, p EventPurgeParams) (int, error)
+}
+
+// Transactor is a store that runs changes in one transaction (Store.Tx):
+// what an operation that does all its work in one needs.
+type Transactor interface {
+	Tx(ctx context.Context, fn func(tx TxStore) error) error
 }
 
 // JobChangeNotifier is a store that tells when work may have appeared (a
@@ -276,12 +283,12 @@ type TxStore interface {
 	// *NotFoundError, and nothing is written. The ids are in input order.
 	// It uses multi-row INSERTs (chunked), not one statement per job.
 	JobInsertMany(ctx context.Context, ps []JobInsertParams) ([]int64, error)
-	// NodeRemove deletes a node's row and the reservations kept on it. It
-	// returns ErrNodeOnline while the node is live (not OFFLINE and seen
-	// within StaleAfter, as NodeRegister judges it) and a *NotFoundError
-	// for an unknown name. A gone node that still holds jobs (its name and
-	// a status of RecoverableStatuses) stays, with an error matching
-	// ErrConflict: the dispatcher recovers them through the node's row.
+	// NodeRemove deletes a node's row and the reservations kept on it, in
+	// one guarded write: only while the row still names p.Process and was
+	// last seen at p.LastSeen (no later), as the caller read it; otherwise
+	// an error matching ErrConflict, and a *NotFoundError for an unknown
+	// name. It leaves the jobs alone, whatever names the node: whether a
+	// node may go is RemoveNode's to judge.
 	NodeRemove(ctx context.Context, p NodeRemoveParams) error
 	// NodeSetMaintenance sets or clears a node's maintenance flag, leaving
 	// its health state alone; *NotFoundError for an unknown name.
@@ -473,11 +480,12 @@ type JobPurgeResult struct {
 	Next *PurgePosition
 }
 
-// NodeRemoveParams name a node to remove; it counts as gone when it is
-// OFFLINE or was last seen longer than StaleAfter ago.
+// NodeRemoveParams name a node row to delete, as the caller read it (see
+// Store.NodeRemove).
 type NodeRemoveParams struct {
-	Name       string
-	StaleAfter time.Duration
+	Name     string
+	Process  NodeProcess
+	LastSeen time.Time
 }
 
 // JobProgressParams report the progress of one attempt of a job on a node.
@@ -579,15 +587,31 @@ func ValidateLogStream(s LogStream) (LogStream, error) {
 	return s, nil
 }
 
-// NodeRegisterParams describe a starting node; Node.State, Maintenance,
-// StartedAt and LastSeen are set by the store.
+// NodeRegisterParams describe a starting node (RegisterNode);
+// Node.State, Maintenance, StartedAt and LastSeen are set by the store.
 type NodeRegisterParams struct {
 	Node Node
 	// ProcessGone reports whether the process that registered the row
-	// earlier no longer exists. The store asks it only about a process on
-	// the same host as Node.Process; nil means it cannot tell, and the
+	// earlier no longer exists. RegisterNode asks it only about a process
+	// on the same host as Node.Process; nil means it cannot tell, and the
 	// name is free only once the former holder's lease has passed.
 	ProcessGone func(NodeProcess) bool
+}
+
+// NodeClaimParams are the row Store.NodeClaim writes and, to replace an
+// existing row, what that row must still be.
+type NodeClaimParams struct {
+	Node Node
+	// Former, when set, replaces the existing row instead of inserting.
+	Former *NodeFormer
+}
+
+// NodeFormer is the guard of a replacing NodeClaim: the row must still
+// name Process and, when SilentFor is above zero, have been last seen
+// longer than SilentFor ago on the database clock.
+type NodeFormer struct {
+	Process   NodeProcess
+	SilentFor time.Duration
 }
 
 // NodeTouchParams are a node's liveness report.

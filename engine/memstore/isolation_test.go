@@ -42,7 +42,7 @@ func TestCopiesInAndOut(t *testing.T) {
 	}
 
 	n := engine.Node{Name: "n1", Services: []engine.NodeService{{Type: "noop"}}}
-	if _, err := s.NodeRegister(t.Context(), engine.NodeRegisterParams{Node: n}); err != nil {
+	if _, err := engine.RegisterNode(t.Context(), s, engine.NodeRegisterParams{Node: n}); err != nil {
 		t.Fatal(err)
 	}
 	n.Services[0].Type = "changed"

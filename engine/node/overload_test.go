@@ -38,7 +38,7 @@ func TestOverloadIsLoggedOncePerChange(t *testing.T) {
 	n, s := testNode(t, func(c *Config) { c.MaxLoadAvg, c.ReservedMemory = 4, 1<<30 }, WithHealthReader(feed.read))
 	var logs logBuffer
 	n.log = slog.New(slog.NewTextHandler(&logs, nil))
-	if _, err := s.NodeRegister(ctx, engine.NodeRegisterParams{Node: n.row()}); err != nil {
+	if _, err := engine.RegisterNode(ctx, s, engine.NodeRegisterParams{Node: n.row()}); err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(n.Handler())

@@ -168,7 +168,7 @@ func (n *Runtime) Run(ctx context.Context) error {
 	row := n.row()
 	row.Process = n.process
 	began := time.Now()
-	if _, err := n.store.NodeRegister(ctx, engine.NodeRegisterParams{Node: row, ProcessGone: ProcessGone}); err != nil {
+	if _, err := engine.RegisterNode(ctx, n.store, engine.NodeRegisterParams{Node: row, ProcessGone: ProcessGone}); err != nil {
 		if errors.Is(err, engine.ErrNodeOnline) {
 			return fmt.Errorf("%w, or choose another --node name", err)
 		}

@@ -36,6 +36,7 @@ var bulkTests = []subtest{
 	{"NodeRemove", testNodeRemove},
 	{"NodeRemoveStale", testNodeRemoveStale},
 	{"NodeRemoveHoldingJobs", testNodeRemoveHoldingJobs},
+	{"NodeRemoveGuarded", testNodeRemoveGuarded},
 }
 
 func insertJobsMany(t *testing.T, s engine.Store, ps []engine.JobInsertParams) []int64 {
@@ -616,10 +617,19 @@ func testJobPurgeInvalid(t *testing.T, s engine.Store) {
 	wantGone(t, s, "after refused purges", nil, []*engine.Job{done})
 }
 
+// removeNode removes a node through engine.RemoveNode, which judges
+// whether it may go and removes it through the store's guarded NodeRemove.
+func removeNode(t *testing.T, s engine.Store, name string, staleAfter time.Duration) error {
+	t.Helper()
+	_, err := engine.RemoveNode(t.Context(), s, engine.RemoveNodeParams{Name: name, StaleAfter: staleAfter,
+		Event: engine.EventAppendParams{Verb: engine.EventNodesRm}}, engine.Actor{Who: "op@host"})
+	return err
+}
+
 func testNodeRemove(t *testing.T, s engine.Store) {
 	ctx := t.Context()
 	register(t, s, sampleNode("alpha"))
-	err := s.NodeRemove(ctx, engine.NodeRemoveParams{Name: "alpha", StaleAfter: time.Hour})
+	err := removeNode(t, s, "alpha", time.Hour)
 	wantErrIs(t, "removing a live node", err, engine.ErrNodeOnline)
 	getNode(t, s, "alpha")
 
@@ -630,7 +640,7 @@ func testNodeRemove(t *testing.T, s engine.Store) {
 	if err := s.NodeSetState(ctx, "alpha", engine.NodeOffline); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.NodeRemove(ctx, engine.NodeRemoveParams{Name: "alpha", StaleAfter: time.Hour}); err != nil {
+	if err := removeNode(t, s, "alpha", time.Hour); err != nil {
 		t.Fatalf("removing an OFFLINE node: %v", err)
 	}
 	_, err = s.NodeGet(ctx, "alpha")
@@ -640,7 +650,7 @@ func testNodeRemove(t *testing.T, s engine.Store) {
 	}
 	get(t, s, job.ID)
 
-	err = s.NodeRemove(ctx, engine.NodeRemoveParams{Name: "alpha", StaleAfter: time.Hour})
+	err = removeNode(t, s, "alpha", time.Hour)
 	var nf *engine.NotFoundError
 	if !errors.As(err, &nf) {
 		t.Errorf("removing an unknown node: got %v, want a *engine.NotFoundError", err)
@@ -650,10 +660,10 @@ func testNodeRemove(t *testing.T, s engine.Store) {
 func testNodeRemoveStale(t *testing.T, s engine.Store) {
 	const staleAfter = 300 * time.Millisecond
 	n := register(t, s, sampleNode("alpha"))
-	err := s.NodeRemove(t.Context(), engine.NodeRemoveParams{Name: "alpha", StaleAfter: time.Hour})
+	err := removeNode(t, s, "alpha", time.Hour)
 	wantErrIs(t, "removing a node seen within StaleAfter", err, engine.ErrNodeOnline)
 	waitDBClockPast(t, s, n.LastSeen.Add(staleAfter))
-	if err := s.NodeRemove(t.Context(), engine.NodeRemoveParams{Name: "alpha", StaleAfter: staleAfter}); err != nil {
+	if err := removeNode(t, s, "alpha", staleAfter); err != nil {
 		t.Fatalf("removing an ONLINE node not seen for StaleAfter: %v", err)
 	}
 	_, err = s.NodeGet(t.Context(), "alpha")
@@ -669,12 +679,37 @@ func testNodeRemoveHoldingJobs(t *testing.T, s engine.Store) {
 	if err := s.NodeSetState(ctx, "alpha", engine.NodeOffline); err != nil {
 		t.Fatal(err)
 	}
-	err := s.NodeRemove(ctx, engine.NodeRemoveParams{Name: "alpha", StaleAfter: time.Hour})
+	err := removeNode(t, s, "alpha", time.Hour)
 	wantErrIs(t, "removing a node that holds a running job", err, engine.ErrConflict)
 	getNode(t, s, "alpha")
 
 	apply(t, s, engine.RecoverUpdate(running, "node alpha went offline"))
-	if err := s.NodeRemove(ctx, engine.NodeRemoveParams{Name: "alpha", StaleAfter: time.Hour}); err != nil {
+	if err := removeNode(t, s, "alpha", time.Hour); err != nil {
 		t.Fatalf("removing the node once its job is recovered: %v", err)
 	}
+}
+
+// The store's NodeRemove deletes the row only as the caller read it: not
+// once the node spoke since, nor once another process holds the name,
+// whatever the node's state.
+func testNodeRemoveGuarded(t *testing.T, s engine.Store) {
+	ctx := t.Context()
+	read := register(t, s, sampleNode("alpha"))
+	waitDBClockPast(t, s, read.LastSeen)
+	if _, err := s.NodeTouch(ctx, engine.NodeTouchParams{Name: "alpha"}); err != nil {
+		t.Fatal(err)
+	}
+	err := s.NodeRemove(ctx, engine.NodeRemoveParams{Name: "alpha", Process: read.Process, LastSeen: read.LastSeen})
+	wantErrIs(t, "removing a node that spoke since it was read", err, engine.ErrConflict)
+	now := getNode(t, s, "alpha")
+	other := now.Process
+	other.PID++
+	err = s.NodeRemove(ctx, engine.NodeRemoveParams{Name: "alpha", Process: other, LastSeen: now.LastSeen})
+	wantErrIs(t, "removing a node held by another process", err, engine.ErrConflict)
+	getNode(t, s, "alpha")
+	if err := s.NodeRemove(ctx, engine.NodeRemoveParams{Name: "alpha", Process: now.Process, LastSeen: now.LastSeen}); err != nil {
+		t.Fatalf("removing a live node as it was read: %v", err)
+	}
+	err = s.NodeRemove(ctx, engine.NodeRemoveParams{Name: "alpha", Process: now.Process, LastSeen: now.LastSeen})
+	wantErrIs(t, "removing an unknown node", err, engine.ErrNotFound)
 }
