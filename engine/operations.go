@@ -55,7 +55,7 @@ func cancelsChildren(job *Job, u JobUpdate) bool {
 // results are in the order of jobs; a job that changed since it was read
 // carries ErrConflict and is left alone. When some descendants could not be
 // cancelled the results come with an error matching ErrChildrenLeft.
-func RecoverJobs(ctx context.Context, store Store, jobs []*Job, why string, by Actor, ev VerbEvent) ([]JobUpdateResult, error) {
+func RecoverJobs(ctx context.Context, store Transactor, jobs []*Job, why string, by Actor, ev VerbEvent) ([]JobUpdateResult, error) {
 	if len(jobs) == 0 {
 		return nil, nil
 	}
@@ -88,13 +88,22 @@ func validateOperator(by Actor) error {
 	return validateActor(by)
 }
 
+// OutcomeStore is what RecordOutcome and RecordOutcomes need of a store:
+// the transitions, alone where no follow-up is due, else in a
+// transaction.
+type OutcomeStore interface {
+	Transactor
+	JobUpdate(ctx context.Context, u JobUpdate) (*Job, error)
+	JobUpdateManyQuiet(ctx context.Context, us []JobUpdate) ([]JobUpdateResult, error)
+}
+
 // RecordOutcome applies u, the result of a run of job as read (see
 // OutcomeUpdate), and its follow-ups: when the attempt goes back to the
 // queue, its children are cancelled in the same transaction. A result with
 // no follow-ups (the job ended) is the one guarded UPDATE it always was, so
 // a job's end costs no transaction. Errors are JobUpdate's, or one matching
 // ErrChildrenLeft with the job when it moved but some children did not.
-func RecordOutcome(ctx context.Context, store Store, job *Job, u JobUpdate) (*Job, error) {
+func RecordOutcome(ctx context.Context, store OutcomeStore, job *Job, u JobUpdate) (*Job, error) {
 	if !cancelsChildren(job, u) {
 		return store.JobUpdate(ctx, u)
 	}
@@ -123,7 +132,7 @@ func RecordOutcome(ctx context.Context, store Store, job *Job, u JobUpdate) (*Jo
 // When that transaction fails after the batch was recorded, its results
 // carry the error, and the call's error is nil: a caller tries those again
 // alone, never the batch.
-func RecordOutcomes(ctx context.Context, store Store, jobs []*Job, us []JobUpdate) ([]JobUpdateResult, error) {
+func RecordOutcomes(ctx context.Context, store OutcomeStore, jobs []*Job, us []JobUpdate) ([]JobUpdateResult, error) {
 	var plain, restart []int
 	for i, u := range us {
 		if cancelsChildren(jobs[i], u) {
@@ -408,6 +417,12 @@ func recoverNodeJobs(ctx context.Context, tx TxStore, p RemoveNodeParams, by Act
 	return jobs, left, nil
 }
 
+// RepairStore is what RepairChildren needs of a store.
+type RepairStore interface {
+	Transactor
+	JobList(ctx context.Context, p JobListParams) ([]*Job, error)
+}
+
 // RepairChildrenParams name the range of job ids one repair looks at (see
 // RepairChildren), both ends included.
 type RepairChildrenParams struct {
@@ -430,7 +445,7 @@ var repairStatuses = []Status{StatusInstantiated, StatusQueued, StatusRestart, S
 // theirs and left alone. Each child is judged again in the transaction
 // that cancels it, so a repair run twice, or beside the operations,
 // changes nothing more. It returns how many children it cancelled.
-func RepairChildren(ctx context.Context, store Store, p RepairChildrenParams) (int, error) {
+func RepairChildren(ctx context.Context, store RepairStore, p RepairChildrenParams) (int, error) {
 	jobs, err := store.JobList(ctx, JobListParams{MinID: p.MinID, MaxID: p.MaxID, Statuses: repairStatuses})
 	if err != nil {
 		return 0, err
@@ -461,7 +476,7 @@ func requeuedByOperator(j *Job) bool {
 
 // repairChild cancels child id and its descendants, in one transaction,
 // when it is still a child the operations would have cancelled.
-func repairChild(ctx context.Context, store Store, id int64) (cancelled bool, err error) {
+func repairChild(ctx context.Context, store Transactor, id int64) (cancelled bool, err error) {
 	err = store.Tx(ctx, func(tx TxStore) error {
 		cancelled = false
 		child, err := tx.JobGet(ctx, id)
@@ -560,7 +575,7 @@ func during(t time.Time, a Attempt) bool {
 // by. It reads the job in that transaction, and again when it changed;
 // stopped is false when there is nothing to stop: the job left the node,
 // ended, or is being cancelled already.
-func DrainStop(ctx context.Context, store Store, id int64, node, message string, by Actor, ev VerbEvent) (stopped bool, left, err error) {
+func DrainStop(ctx context.Context, store Transactor, id int64, node, message string, by Actor, ev VerbEvent) (stopped bool, left, err error) {
 	if err := validateOperator(by); err != nil {
 		return false, nil, err
 	}
@@ -612,7 +627,7 @@ func DrainStop(ctx context.Context, store Store, id int64, node, message string,
 // under the requeue (judged again at the next call); false and no error
 // when it is done or no longer the drain's (requeued or deleted by
 // someone else, or gone).
-func DrainRequeue(ctx context.Context, store Store, id int64, message string, by Actor, ev VerbEvent) (requeued, pending bool, err error) {
+func DrainRequeue(ctx context.Context, store Transactor, id int64, message string, by Actor, ev VerbEvent) (requeued, pending bool, err error) {
 	if err := validateOperator(by); err != nil {
 		return false, false, err
 	}

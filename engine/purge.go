@@ -36,6 +36,13 @@ type PruneResult struct {
 	Stopped       bool      // Between stopped it before the last batch
 }
 
+// PruneStore is what Prune needs of a store.
+type PruneStore interface {
+	Now(ctx context.Context) (time.Time, error)
+	JobPurge(ctx context.Context, p JobPurgeParams) (JobPurgeResult, error)
+	EventPurge(ctx context.Context, p EventPurgeParams) (int, error)
+}
+
 // Prune removes the ended jobs that finished more than p.OlderThan ago, with
 // their logs and reservations, in batches of p.Batch jobs, each its own
 // transaction. A parent goes only with or after its children (see
@@ -48,7 +55,7 @@ type PruneResult struct {
 // ended status (no Statuses) then removes the events naming no job (nodes,
 // limits, schedules, the lease) recorded before the cutoff, in batches
 // too. A dry run counts in one read each and removes nothing.
-func Prune(ctx context.Context, s Store, p PruneParams) (PruneResult, error) {
+func Prune(ctx context.Context, s PruneStore, p PruneParams) (PruneResult, error) {
 	if p.OlderThan <= 0 {
 		return PruneResult{}, &InvalidError{What: "prune", Problems: []string{fmt.Sprintf("older than %s: must be positive", p.OlderThan)}}
 	}
