@@ -11,6 +11,7 @@ import (
 
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/dispatch"
+	"github.com/jobctl/jobctl/engine/memstore"
 	"github.com/jobctl/jobctl/engine/placement"
 )
 
@@ -71,7 +72,7 @@ type sim struct {
 	cfg   Config
 	ctx   context.Context
 	clock *engine.VirtualClock
-	store engine.Store
+	store *memstore.Store
 	zero  time.Time // the run's time zero on the virtual clock
 	now   time.Duration
 

@@ -7,4 +7,4 @@ import (
 
 // newStore is the store a run keeps its cluster in: a fresh in-memory one
 // on the run's virtual clock.
-func newStore(clock engine.Clock) engine.Store { return memstore.New(clock) }
+func newStore(clock engine.Clock) *memstore.Store { return memstore.New(clock) }
