@@ -34,9 +34,14 @@ func MaintenanceSet(ctx context.Context, s MaintenanceStore, name string, on boo
 	return before, err == nil, err
 }
 
+// JobLister lists jobs (TxStore.JobList), in a transaction or not.
+type JobLister interface {
+	JobList(ctx context.Context, p JobListParams) ([]*Job, error)
+}
+
 // NodeBusyJobs returns the jobs that keep node busy (Job.KeepsNodeBusy),
 // ordered by id: what a drain waits for.
-func NodeBusyJobs(ctx context.Context, s TxStore, node string) ([]*Job, error) {
+func NodeBusyJobs(ctx context.Context, s JobLister, node string) ([]*Job, error) {
 	jobs, err := s.JobList(ctx, JobListParams{Node: node, Statuses: RecoverableStatuses})
 	if err != nil {
 		return nil, fmt.Errorf("list the jobs of node %s: %w", node, err)

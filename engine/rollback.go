@@ -162,7 +162,7 @@ func SpawnRollbacks(ctx context.Context, s RollbackStore) ([]*Job, error) {
 // MarkDoubleFaults sets DoubleFault on each job whose rollback job ended
 // FAILED, reading those rollback jobs from s. A rollback job that is gone
 // (pruned) counts as none.
-func MarkDoubleFaults(ctx context.Context, s TxStore, jobs []*Job) error {
+func MarkDoubleFaults(ctx context.Context, s JobGetter, jobs []*Job) error {
 	for _, j := range jobs {
 		if j.RollbackJobID == nil {
 			continue

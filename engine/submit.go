@@ -196,8 +196,8 @@ type SubmitStore interface {
 	JobSubmit(ctx context.Context, p JobSubmitParams) (JobSubmitted, error)
 }
 
-// jobGetter reads one job, in a transaction or not.
-type jobGetter interface {
+// JobGetter reads one job (TxStore.JobGet), in a transaction or not.
+type JobGetter interface {
 	JobGet(ctx context.Context, id int64) (*Job, error)
 }
 
@@ -309,7 +309,7 @@ func submitParams(nodes []*Node, r SubmitRequest) (p JobInsertParams, offered bo
 
 // checkParent returns the parent, refusing one that does not exist or has
 // ended.
-func checkParent(ctx context.Context, s jobGetter, id int64) (*Job, error) {
+func checkParent(ctx context.Context, s JobGetter, id int64) (*Job, error) {
 	parent, err := s.JobGet(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("parent: %w", err)
