@@ -61,18 +61,19 @@ type Store interface {
 	// JobCountByStatus counts the jobs matching p (Limit ignored) per
 	// status; statuses with none are absent.
 	JobCountByStatus(ctx context.Context, p JobListParams) (map[Status]int, error)
-	// JobPurge removes ended jobs (terminal statuses only, enforced)
-	// matching p and their logs, attempts, events and reservations, at most
-	// p.Limit of them (0: all). With a Limit it weighs the Limit candidates
-	// that ended first (ties by id; within a range of ids, MinID and MaxID,
-	// the lowest ids), after p.After when set, and returns how many it
-	// removed and where it stopped, for the next batch. A job whose
-	// child (or any later descendant) stays, because it does not match or
-	// has not ended, stays too, so no job is left naming a parent that is
-	// gone; a parent goes only together with all its descendants, which
-	// may leave fewer than Limit removed. A batch that would remove nothing
-	// weighs every candidate instead, so a purge in batches always moves on.
-	// With DryRun it removes nothing and counts what it would have removed.
+	// JobPurge removes, in one transaction, the jobs p.Choose picks among
+	// the ended jobs (terminal statuses only, enforced) matching p, with
+	// their logs, attempts, events and reservations. With a Limit it reads
+	// the Limit candidates that ended first (ties by id; within a range of
+	// ids, MinID and MaxID, the lowest ids), after p.After when set, hands
+	// them to Choose with those of them that have a child that is no
+	// candidate (pinned), and returns how many it removed and where it
+	// stopped, for the next batch; when Choose picks none of that window
+	// it hands Choose every candidate instead, so a purge in batches always
+	// moves on. Without a Limit it hands Choose every candidate. A picked
+	// job that is no longer ended at the delete stays. With DryRun it
+	// removes nothing and counts what Choose picked. Which jobs may go is
+	// PurgeJobs' to judge (PurgeSelect).
 	JobPurge(ctx context.Context, p JobPurgeParams) (JobPurgeResult, error)
 	// JobListDispatchable returns one page of one queue: the jobs of type
 	// Type with status Status (QUEUED or RESTART) whose run_after has
@@ -149,7 +150,7 @@ type Store interface {
 	// NodeSetBeatMissed records that a dispatcher's heartbeat to the node
 	// went unanswered (BeatMissedAt: the database's now at the first miss
 	// in a row, kept by later ones), or, with missed false, that it was
-	// answered. NodeSetState and NodeRegister clear it too. *NotFoundError
+	// answered. NodeSetState and NodeClaim clear it too. *NotFoundError
 	// for an unknown name.
 	NodeSetBeatMissed(ctx context.Context, name string, missed bool) error
 
@@ -463,6 +464,10 @@ type JobPurgeParams struct {
 	After  *PurgePosition
 	Limit  int
 	DryRun bool // count what would go, remove nothing
+	// Choose picks the ids to remove among candidates, in the order they
+	// go, given pinned, the candidates with a child that is no candidate,
+	// and the Limit; required. PurgeJobs sets it to PurgeSelect.
+	Choose func(candidates []PurgeCandidate, pinned []int64, limit int) []int64
 }
 
 // PurgePosition is a place in the order a purge weighs jobs in: by the

@@ -116,7 +116,7 @@ func (r *run) purge() error {
 	for from := ids.first; from <= ids.last; from += span {
 		to := min(from+span-1, ids.last)
 		err := step(func(ctx context.Context) error {
-			res, err := r.store.JobPurge(ctx, engine.JobPurgeParams{Creator: r.cfg.Creator, MinID: from, MaxID: to})
+			res, err := engine.PurgeJobs(ctx, r.store, engine.JobPurgeParams{Creator: r.cfg.Creator, MinID: from, MaxID: to})
 			r.removed += res.Removed
 			return err
 		})

@@ -378,8 +378,8 @@ func (s *Store) JobCountByStatus(ctx context.Context, p engine.JobListParams) (m
 	return out, nil
 }
 
-// JobPurge removes ended jobs in one transaction; see engine.Store for
-// which. The jobs are deleted children first, and the delete checks each
+// JobPurge removes the ended jobs p.Choose picks in one transaction; see
+// engine.Store. The jobs are deleted children first, and the delete checks each
 // status again, so a job requeued meanwhile stays. Should a child be
 // requeued or submitted under a chosen parent at that very moment, the
 // schema's ON DELETE SET NULL makes it a root job rather than leave it
@@ -422,12 +422,12 @@ func (s *Store) JobPurge(ctx context.Context, p engine.JobPurgeParams) (engine.J
 		if !full && p.MinID == 0 && p.MaxID == 0 {
 			res.Next = last
 		}
-		doomed := engine.PurgeSelect(list, pinned, p.Limit)
+		doomed := p.Choose(list, pinned, p.Limit)
 		if len(doomed) == 0 && !full {
 			if list, pinned, _, _, err = s.purgeCandidates(ctx, tx, query, a, 0); err != nil {
 				return err
 			}
-			doomed = engine.PurgeSelect(list, pinned, p.Limit)
+			doomed = p.Choose(list, pinned, p.Limit)
 		}
 		if p.DryRun {
 			res.Removed = len(doomed)

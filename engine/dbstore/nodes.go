@@ -99,15 +99,6 @@ func (s *Store) nodeWrite(ctx context.Context, q querier, former *engine.NodeFor
 	return taken > 0, err
 }
 
-// dbNow reads the database's clock through q.
-func (s *Store) dbNow(ctx context.Context, q querier) (time.Time, error) {
-	var now dbTime
-	if err := s.get(ctx, q, &now, qDBNow, nil); err != nil {
-		return time.Time{}, err
-	}
-	return now.Time, nil
-}
-
 // NodeGet returns the node with its live load, or a *NotFoundError.
 func (s *Store) NodeGet(ctx context.Context, name string) (*engine.Node, error) {
 	return s.nodeGet(ctx, s.q, name)

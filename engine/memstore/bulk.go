@@ -81,8 +81,8 @@ func (s *Store) JobCountByStatus(_ context.Context, p engine.JobListParams) (map
 	return out, nil
 }
 
-// JobPurge removes ended jobs, their logs, attempts, events and
-// reservations; see engine.Store for which.
+// JobPurge removes the ended jobs p.Choose picks, their logs, attempts,
+// events and reservations, under the lock; see engine.Store.
 func (s *Store) JobPurge(_ context.Context, p engine.JobPurgeParams) (engine.JobPurgeResult, error) {
 	statuses, err := engine.PurgeStatuses(p)
 	if err != nil {
@@ -135,9 +135,9 @@ func (s *Store) JobPurge(_ context.Context, p engine.JobPurgeParams) (engine.Job
 			res.Next = &engine.PurgePosition{EndedAt: *last.FinishedAt, ID: last.ID}
 		}
 	}
-	doomed := engine.PurgeSelect(window, t.purgePinned(window), p.Limit)
+	doomed := p.Choose(window, t.purgePinned(window), p.Limit)
 	if len(doomed) == 0 && len(window) < len(candidates) {
-		doomed = engine.PurgeSelect(candidates, t.purgePinned(candidates), p.Limit)
+		doomed = p.Choose(candidates, t.purgePinned(candidates), p.Limit)
 	}
 	res.Removed = len(doomed)
 	if p.DryRun {

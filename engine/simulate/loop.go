@@ -165,7 +165,7 @@ func (s *sim) end(e ending) error {
 		// in the placements, and the store keeps only what is live, so a
 		// run of a million jobs holds no more than its busiest moment.
 		s.ended = 0
-		if _, err := s.store.JobPurge(s.ctx, engine.JobPurgeParams{}); err != nil {
+		if _, err := engine.PurgeJobs(s.ctx, s.store, engine.JobPurgeParams{}); err != nil {
 			return fmt.Errorf("pruning ended jobs: %w", err)
 		}
 	}

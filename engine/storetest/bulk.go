@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +23,7 @@ var bulkTests = []subtest{
 	{"JobListCreator", testJobListCreator},
 	{"JobCountByStatus", testJobCountByStatus},
 	{"JobPurgeEndedOnly", testJobPurgeEndedOnly},
+	{"JobPurgeRemovesWhatChooseSays", testJobPurgeRemovesWhatChooseSays},
 	{"JobPurgeFilters", testJobPurgeFilters},
 	{"JobPurgeFinishedBefore", testJobPurgeFinishedBefore},
 	{"JobPurgeLimit", testJobPurgeLimit},
@@ -72,7 +74,7 @@ func purge(t *testing.T, s engine.Store, p engine.JobPurgeParams) int {
 
 func purgeBatch(t *testing.T, s engine.Store, p engine.JobPurgeParams) engine.JobPurgeResult {
 	t.Helper()
-	res, err := s.JobPurge(t.Context(), p)
+	res, err := engine.PurgeJobs(t.Context(), s, p)
 	if err != nil {
 		t.Fatalf("JobPurge(%+v): %v", p, err)
 	}
@@ -457,9 +459,9 @@ func testJobPurgeIDRange(t *testing.T, s engine.Store) {
 		t.Errorf("purge of the rest removed %d, want the 1 ended", n)
 	}
 	wantGone(t, s, "the rest", jobs, []*engine.Job{running})
-	_, err := s.JobPurge(t.Context(), engine.JobPurgeParams{MinID: -1})
+	_, err := engine.PurgeJobs(t.Context(), s, engine.JobPurgeParams{MinID: -1})
 	wantErrIs(t, "a negative id bound", err, engine.ErrInvalid)
-	_, err = s.JobPurge(t.Context(), engine.JobPurgeParams{MaxID: 5, After: &engine.PurgePosition{ID: 1}})
+	_, err = engine.PurgeJobs(t.Context(), s, engine.JobPurgeParams{MaxID: 5, After: &engine.PurgePosition{ID: 1}})
 	wantErrIs(t, "a range with a place to continue after", err, engine.ErrInvalid)
 }
 
@@ -611,9 +613,11 @@ func testJobPurgeInvalid(t *testing.T, s engine.Store) {
 		"a status that has not ended": {Statuses: []engine.Status{engine.StatusFinished, engine.StatusQueued}},
 		"a negative limit":            {Limit: -1},
 	} {
-		_, err := s.JobPurge(t.Context(), p)
+		_, err := engine.PurgeJobs(t.Context(), s, p)
 		wantErrIs(t, what, err, engine.ErrInvalid)
 	}
+	_, err := s.JobPurge(t.Context(), engine.JobPurgeParams{})
+	wantErrIs(t, "a purge with no rule to choose", err, engine.ErrInvalid)
 	wantGone(t, s, "after refused purges", nil, []*engine.Job{done})
 }
 
@@ -624,6 +628,39 @@ func removeNode(t *testing.T, s engine.Store, name string, staleAfter time.Durat
 	_, err := engine.RemoveNode(t.Context(), s, engine.RemoveNodeParams{Name: name, StaleAfter: staleAfter,
 		Event: engine.EventAppendParams{Verb: engine.EventNodesRm}}, engine.Actor{Who: "op@host"})
 	return err
+}
+
+// The store removes what Choose picks of the candidates it hands it, and
+// hands it the candidates with a child that is no candidate as pinned:
+// which jobs may go is the engine's to judge.
+func testJobPurgeRemovesWhatChooseSays(t *testing.T, s engine.Store) {
+	parent := finished(t, s, engine.JobInsertParams{}, engine.RunSucceeded)
+	child := finished(t, s, engine.JobInsertParams{ParentID: &parent.ID}, engine.RunSucceeded)
+	running := start(t, s, insert(t, s, engine.JobInsertParams{ParentID: &child.ID}), "n1")
+	other := finished(t, s, engine.JobInsertParams{}, engine.RunSucceeded)
+	var seen []engine.PurgeCandidate
+	var seenPinned []int64
+	pick := func(ids ...int64) func([]engine.PurgeCandidate, []int64, int) []int64 {
+		return func(candidates []engine.PurgeCandidate, pinned []int64, _ int) []int64 {
+			seen, seenPinned = candidates, pinned
+			return ids
+		}
+	}
+	res, err := s.JobPurge(t.Context(), engine.JobPurgeParams{Choose: pick()})
+	if err != nil || res.Removed != 0 {
+		t.Fatalf("a purge that picks nothing: %+v, %v; want nothing removed", res, err)
+	}
+	if len(seen) != 3 {
+		t.Errorf("candidates handed to Choose: %v; want the 3 ended jobs", seen)
+	}
+	if !slices.Equal(seenPinned, []int64{child.ID}) {
+		t.Errorf("pinned handed to Choose: %v; want job %d, whose child runs", seenPinned, child.ID)
+	}
+	res, err = s.JobPurge(t.Context(), engine.JobPurgeParams{Choose: pick(other.ID)})
+	if err != nil || res.Removed != 1 {
+		t.Fatalf("a purge that picks one job: %+v, %v; want it removed", res, err)
+	}
+	wantGone(t, s, "after a purge that picks one job", []*engine.Job{other}, []*engine.Job{parent, child, running})
 }
 
 func testNodeRemove(t *testing.T, s engine.Store) {

@@ -119,7 +119,7 @@ func testNodeRegisterFields(t *testing.T, s engine.Store) {
 		t.Errorf("a new node has load %v, running %d, dispatcher %v", n.Load, n.Running, n.Dispatcher)
 	}
 	if got := getNode(t, s, "alpha"); !reflect.DeepEqual(got, n) {
-		t.Errorf("NodeGet differs from NodeRegister:\n get      %+v\n register %+v", got, n)
+		t.Errorf("NodeGet differs from RegisterNode:\n get      %+v\n register %+v", got, n)
 	}
 
 	bare := register(t, s, engine.Node{Name: "bare"})
@@ -360,7 +360,7 @@ func testNodeRegisterInvalid(t *testing.T, s engine.Store) {
 		"negative lease":    {Name: "alpha", Lease: -1},
 	} {
 		if _, err := engine.RegisterNode(t.Context(), s, engine.NodeRegisterParams{Node: n}); err == nil {
-			t.Errorf("NodeRegister accepted %s", what)
+			t.Errorf("RegisterNode accepted %s", what)
 		}
 	}
 	if nodes, err := s.NodeList(t.Context()); err != nil || len(nodes) != 0 {
