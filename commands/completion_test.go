@@ -43,7 +43,7 @@ func TestCompletionOffersJobsTheVerbApplies(t *testing.T) {
 
 func TestCompletionOffersNodes(t *testing.T) {
 	e := newTestEnv(t)
-	_, err := e.store.NodeRegister(context.Background(), engine.NodeRegisterParams{
+	_, err := engine.RegisterNode(context.Background(), e.store, engine.NodeRegisterParams{
 		Node: engine.Node{Name: "worker-1", MaxLoad: 1, MaxJobs: 1, Weight: 1}})
 	if err != nil {
 		t.Fatal(err)

@@ -159,7 +159,7 @@ func eventsRun(ctx context.Context, opts *EventsOptions) error {
 }
 
 // followEvents polls for new events until ctx ends, printing each once.
-func followEvents(ctx context.Context, opts *EventsOptions, store engine.Store, mark time.Time, printed []engine.Event) error {
+func followEvents(ctx context.Context, opts *EventsOptions, store eventReader, mark time.Time, printed []engine.Event) error {
 	seen := map[int64]time.Time{}
 	for _, e := range printed {
 		seen[e.ID] = e.At

@@ -21,7 +21,7 @@ func (e *testEnv) node(t *testing.T, name string, maxLoad float64, edit func(*en
 	if edit != nil {
 		edit(&n)
 	}
-	if _, err := e.store.NodeRegister(context.Background(), engine.NodeRegisterParams{Node: n}); err != nil {
+	if _, err := engine.RegisterNode(context.Background(), e.store, engine.NodeRegisterParams{Node: n}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -283,7 +283,7 @@ const listCountCap = 10000
 // listCountCap (more than it: listCountCap+1). One job more than asked for
 // tells whether the limit cut the listing short; only then are the
 // matching jobs counted, brief and unsorted.
-func listPage(ctx context.Context, opts *ListOptions, store engine.Store) ([]*engine.Job, int, error) {
+func listPage(ctx context.Context, opts *ListOptions, store jobReader) ([]*engine.Job, int, error) {
 	filter := opts.Filter
 	if filter.Limit > 0 {
 		filter.Limit++
@@ -314,7 +314,7 @@ func listPage(ctx context.Context, opts *ListOptions, store engine.Store) ([]*en
 
 // listJobs reads what a watching listing shows: the newest Limit
 // matching jobs, the creation window included.
-func listJobs(ctx context.Context, opts *ListOptions, store engine.Store) ([]*engine.Job, error) {
+func listJobs(ctx context.Context, opts *ListOptions, store jobReader) ([]*engine.Job, error) {
 	jobs, err := store.JobList(ctx, opts.Filter)
 	if err == nil && opts.Output.Format == formatJSON {
 		err = engine.MarkDoubleFaults(ctx, store, jobs)
@@ -334,7 +334,7 @@ func groupDigits(n int) string {
 // watchJobs prints the first listing and calls afterFirst, then prints
 // every job again whenever its version changes, until ctx ends (the
 // operator interrupts).
-func watchJobs(ctx context.Context, opts *ListOptions, store engine.Store, jobs []*engine.Job, afterFirst func()) error {
+func watchJobs(ctx context.Context, opts *ListOptions, store jobReader, jobs []*engine.Job, afterFirst func()) error {
 	seen := map[int64]int64{}
 	first := true
 	for {

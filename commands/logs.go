@@ -148,7 +148,7 @@ func logsRun(ctx context.Context, opts *LogsOptions) error {
 
 // printChunks prints the stored chunks after seq that the flags keep and
 // returns the last sequence number seen. The first read is cut to --tail.
-func printChunks(ctx context.Context, store engine.Store, opts *LogsOptions, lp *logPrinter, after int64, first bool) (int64, error) {
+func printChunks(ctx context.Context, store logReader, opts *LogsOptions, lp *logPrinter, after int64, first bool) (int64, error) {
 	chunks, err := store.JobLogList(ctx, engine.JobLogListParams{JobID: opts.ID, AfterSeq: after})
 	if err != nil {
 		return after, err

@@ -138,7 +138,7 @@ func newNodeView(n *engine.Node, now time.Time) nodeView {
 }
 
 // nodeViews reads the nodes and the database's clock they are judged at.
-func nodeViews(ctx context.Context, store engine.Store) ([]nodeView, error) {
+func nodeViews(ctx context.Context, store nodeReader) ([]nodeView, error) {
 	nodes, err := store.NodeList(ctx)
 	if err != nil {
 		return nil, err

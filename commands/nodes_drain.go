@@ -141,7 +141,7 @@ func nodesDrainRun(ctx context.Context, opts *NodesDrainOptions) error {
 }
 
 // drainPrintNode prints the node for -o json.
-func drainPrintNode(ctx context.Context, opts *NodesDrainOptions, store engine.Store) error {
+func drainPrintNode(ctx context.Context, opts *NodesDrainOptions, store maintenanceStore) error {
 	if opts.Output.Format != formatJSON {
 		return nil
 	}
@@ -152,7 +152,7 @@ func drainPrintNode(ctx context.Context, opts *NodesDrainOptions, store engine.S
 // the deadline, the jobs it stopped to put back in the queue.
 type drainer struct {
 	opts    *NodesDrainOptions
-	store   engine.Store
+	store   maintenanceStore
 	active  []*engine.Job
 	stopped map[int64]bool // cancelled at the deadline, not requeued yet
 	passed  bool           // the deadline has passed and the jobs then active were stopped
@@ -168,7 +168,7 @@ func (d *drainer) notef(format string, args ...any) {
 
 // drainWait polls until no job is active on the node and every job stopped
 // at the deadline is back in the queue.
-func drainWait(ctx context.Context, opts *NodesDrainOptions, store engine.Store, active []*engine.Job) error {
+func drainWait(ctx context.Context, opts *NodesDrainOptions, store maintenanceStore, active []*engine.Job) error {
 	d := &drainer{opts: opts, store: store, active: active, stopped: map[int64]bool{}, line: newProgressLine(opts.IO)}
 	waitCtx := ctx
 	if opts.Timeout > 0 {

@@ -104,7 +104,7 @@ func nodesMaintenanceRun(ctx context.Context, opts *NodesMaintenanceOptions) err
 // leaveMaintenance clears a node's maintenance flag unless it is clear
 // already. Only the flag: whether the node is healthy is for the node and
 // the heartbeat to say, so an OFFLINE node stays OFFLINE.
-func leaveMaintenance(ctx context.Context, store engine.Store, ios *IOStreams, name string, by engine.Actor) error {
+func leaveMaintenance(ctx context.Context, store maintenanceStore, ios *IOStreams, name string, by engine.Actor) error {
 	n, changed, err := engine.MaintenanceSet(ctx, store, name, false, by, engine.EventNodesMaintenance)
 	if err != nil {
 		return err
@@ -127,7 +127,7 @@ func notesOnStderr(ios *IOStreams) *IOStreams {
 // writeNodesJSON prints the named nodes as 'jobctl nodes -o json' does:
 // an array of node objects, read afresh with their live load and whether
 // they dispatch.
-func writeNodesJSON(ctx context.Context, ios *IOStreams, store engine.Store, names ...string) error {
+func writeNodesJSON(ctx context.Context, ios *IOStreams, store nodeReader, names ...string) error {
 	all, err := nodeViews(ctx, store)
 	if err != nil {
 		return err
@@ -144,7 +144,7 @@ func writeNodesJSON(ctx context.Context, ios *IOStreams, store engine.Store, nam
 // enterMaintenance puts a node in maintenance unless it is already, for
 // by, recording it as verb (nodes maintenance, or nodes drain), and
 // returns it as it was.
-func enterMaintenance(ctx context.Context, store engine.Store, ios *IOStreams, name string, by engine.Actor, verb string) (*engine.Node, error) {
+func enterMaintenance(ctx context.Context, store maintenanceStore, ios *IOStreams, name string, by engine.Actor, verb string) (*engine.Node, error) {
 	n, changed, err := engine.MaintenanceSet(ctx, store, name, true, by, verb)
 	if err != nil {
 		return nil, err
@@ -160,7 +160,7 @@ func enterMaintenance(ctx context.Context, store engine.Store, ios *IOStreams, n
 // the node shows now (engine.StatusOf, as 'jobctl nodes' shows it), read
 // back from the store. A node that is not ONLINE takes no work whatever the
 // flag, so a note says what the flag will do once it is back.
-func printMaintenance(ctx context.Context, store engine.Store, ios *IOStreams, before *engine.Node) error {
+func printMaintenance(ctx context.Context, store nodeReader, ios *IOStreams, before *engine.Node) error {
 	after, err := store.NodeGet(ctx, before.Name)
 	if err != nil {
 		return err

@@ -112,7 +112,7 @@ func nodesRemoveRun(ctx context.Context, opts *NodesRemoveOptions) error {
 
 // removeNode removes one node, recovering its jobs first when it is surely
 // gone, and returns it as it was.
-func removeNode(ctx context.Context, store engine.Store, opts *NodesRemoveOptions, name string) (nodeView, error) {
+func removeNode(ctx context.Context, store nodeRemoveStore, opts *NodesRemoveOptions, name string) (nodeView, error) {
 	n, err := nodeWithLoad(ctx, store, name)
 	if err != nil {
 		return nodeView{}, err
@@ -149,10 +149,11 @@ func removeNode(ctx context.Context, store engine.Store, opts *NodesRemoveOption
 		detail += ", forced"
 	}
 	recovered, err := engine.RemoveNode(ctx, store, engine.RemoveNodeParams{
-		NodeRemoveParams: engine.NodeRemoveParams{Name: name, StaleAfter: staleAfter},
-		RecoverJobs:      gone,
-		Why:              "node " + name + " was removed",
-		Event:            engine.EventAppendParams{Verb: engine.EventNodesRm, Detail: detail},
+		Name:        name,
+		StaleAfter:  staleAfter,
+		RecoverJobs: gone,
+		Why:         "node " + name + " was removed",
+		Event:       engine.EventAppendParams{Verb: engine.EventNodesRm, Detail: detail},
 	}, opts.Audit.actor())
 	if errors.Is(err, engine.ErrChildrenLeft) {
 		fmt.Fprintf(opts.IO.ErrOut, "warning: %v; the dispatcher cancels them\n", err)
@@ -176,7 +177,7 @@ func removeNode(ctx context.Context, store engine.Store, opts *NodesRemoveOption
 
 // nodeWithLoad reads one node as 'jobctl nodes' lists it, with its live
 // load and whether it dispatches.
-func nodeWithLoad(ctx context.Context, store engine.Store, name string) (*engine.Node, error) {
+func nodeWithLoad(ctx context.Context, store nodeReader, name string) (*engine.Node, error) {
 	nodes, err := store.NodeList(ctx)
 	if err != nil {
 		return nil, err

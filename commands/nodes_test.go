@@ -18,7 +18,7 @@ import (
 
 func (e *testEnv) registerNode(t *testing.T, name string) *engine.Node {
 	t.Helper()
-	n, err := e.store.NodeRegister(context.Background(), engine.NodeRegisterParams{Node: engine.Node{
+	n, err := engine.RegisterNode(context.Background(), e.store, engine.NodeRegisterParams{Node: engine.Node{
 		Name: name, URL: "http://" + name + ":7420", MaxLoad: 4, MaxJobs: 200, Weight: 100, Candidate: true,
 		Services: []engine.NodeService{{Type: engine.TypeNoop}, {Type: engine.TypeSleep}},
 	}})
@@ -247,7 +247,7 @@ func TestNodesDrain(t *testing.T) {
 // registerHealth registers a node with the health figures it reports.
 func (e *testEnv) registerHealth(t *testing.T, name string, loadAvg, maxLoadAvg float64, free, reserved int64) *engine.Node {
 	t.Helper()
-	n, err := e.store.NodeRegister(context.Background(), engine.NodeRegisterParams{Node: engine.Node{
+	n, err := engine.RegisterNode(context.Background(), e.store, engine.NodeRegisterParams{Node: engine.Node{
 		Name: name, URL: "http://" + name + ":7420", MaxLoad: 4, MaxJobs: 200, Weight: 100, Candidate: true,
 		LoadAvg: loadAvg, MaxLoadAvg: maxLoadAvg, MemAvailable: free, ReservedMemory: reserved, Cores: 2,
 		Services: []engine.NodeService{{Type: engine.TypeNoop}},

@@ -39,7 +39,7 @@ func attemptsJob(t *testing.T, e *testEnv) *engine.Job {
 	j = apply(engine.RecoverUpdate(j, "node n2 was silent for 31s, past its node lease"))
 	j = start(j, "n1")
 	n1 := engine.Node{Name: "n1", URL: "http://n1:7420", MaxLoad: 4, MaxJobs: 200, Weight: 100}
-	if _, err := e.store.NodeRegister(ctx, engine.NodeRegisterParams{Node: n1}); err != nil {
+	if _, err := engine.RegisterNode(ctx, e.store, engine.NodeRegisterParams{Node: n1}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.store.NodeTouch(ctx, engine.NodeTouchParams{Name: "n1", RunningUsage: []engine.LiveUsage{

@@ -34,7 +34,7 @@ type shownJob struct {
 }
 
 // jobChildren reads the children of job id, oldest first.
-func jobChildren(ctx context.Context, store engine.Store, id int64) ([]*engine.Job, error) {
+func jobChildren(ctx context.Context, store jobReader, id int64) ([]*engine.Job, error) {
 	children, err := store.JobList(ctx, engine.JobListParams{ParentID: &id, Brief: true})
 	if err != nil {
 		return nil, fmt.Errorf("listing the children of job %d: %w", id, err)

@@ -222,7 +222,7 @@ func TestSimulateBadInput(t *testing.T) {
 func TestSimulateFromCluster(t *testing.T) {
 	e := newTestEnv(t)
 	ctx := context.Background()
-	if _, err := e.store.NodeRegister(ctx, engine.NodeRegisterParams{Node: engine.Node{
+	if _, err := engine.RegisterNode(ctx, e.store, engine.NodeRegisterParams{Node: engine.Node{
 		Name: "n1", URL: "http://n1", MaxLoad: 2, MaxJobs: 10, Weight: 100, AcceptExceeding: true,
 		Services: []engine.NodeService{{Type: engine.TypeSleep}, {Type: engine.TypeNoop}},
 	}}); err != nil {
@@ -252,7 +252,7 @@ func TestSimulateFromCluster(t *testing.T) {
 // of a type never measured never ends.
 func TestSimulateFromClusterTakesMeasuredDurations(t *testing.T) {
 	e := newTestEnv(t)
-	if _, err := e.store.NodeRegister(context.Background(), engine.NodeRegisterParams{Node: engine.Node{
+	if _, err := engine.RegisterNode(context.Background(), e.store, engine.NodeRegisterParams{Node: engine.Node{
 		Name: "n1", URL: "http://n1", MaxLoad: 4, MaxJobs: 10, Weight: 100, AcceptExceeding: true,
 		Services: []engine.NodeService{{Type: "encode"}, {Type: "report"}},
 	}}); err != nil {

@@ -160,7 +160,7 @@ func statsRun(ctx context.Context, opts *StatsOptions) error {
 // collectStats counts with one query for all jobs and one per type, so
 // its cost does not grow with the number of jobs listed, and reads the
 // latest runs measured runs of each type that has jobs.
-func collectStats(ctx context.Context, store engine.Store, runs int) (*clusterStats, error) {
+func collectStats(ctx context.Context, store statsReader, runs int) (*clusterStats, error) {
 	all, err := store.JobCountByStatus(ctx, engine.JobListParams{})
 	if err != nil {
 		return nil, err

@@ -18,7 +18,7 @@ import (
 func statsFixture(t *testing.T) *testEnv {
 	t.Helper()
 	e := newTestEnv(t)
-	if _, err := e.store.NodeRegister(context.Background(), engine.NodeRegisterParams{Node: engine.Node{
+	if _, err := engine.RegisterNode(context.Background(), e.store, engine.NodeRegisterParams{Node: engine.Node{
 		Name: "n1", URL: "http://n1:7420", MaxLoad: 4, MaxJobs: 200, Weight: 100, Candidate: true,
 		Services: []engine.NodeService{{Type: engine.TypeNoop}, {Type: engine.TypeSleep}, {Type: "encode"}},
 	}}); err != nil {

@@ -622,7 +622,7 @@ func submitRun(ctx context.Context, opts *SubmitOptions) error {
 
 // submitBatchRun creates the jobs of --batch and prints their ids. A line
 // the engine refuses is a usage error naming the line; nothing is created.
-func submitBatchRun(ctx context.Context, opts *SubmitOptions, store engine.Store, nodes []*engine.Node, check *runnableCheck) error {
+func submitBatchRun(ctx context.Context, opts *SubmitOptions, store submitStore, nodes []*engine.Node, check *runnableCheck) error {
 	for i := range opts.Batch.Requests {
 		line := opts.Batch.Lines[i]
 		opts.Batch.Requests[i].Check = func(p *engine.JobInsertParams) error { return check.check(p, line) }
@@ -643,7 +643,7 @@ func submitBatchRun(ctx context.Context, opts *SubmitOptions, store engine.Store
 
 // printSubmitted prints the new ids one a line, or with -o json a JSON
 // array of the new jobs.
-func printSubmitted(ctx context.Context, opts *SubmitOptions, store engine.Store, ids []int64) error {
+func printSubmitted(ctx context.Context, opts *SubmitOptions, store jobReader, ids []int64) error {
 	if opts.Output.Format == formatJSON {
 		// The new jobs are, nearly always, this creator's newest: one read
 		// finds them, and any another submit slipped in between is read

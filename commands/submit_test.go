@@ -215,7 +215,7 @@ func TestSubmitRun(t *testing.T) {
 func TestSubmitTakesServiceDefaults(t *testing.T) {
 	e := newTestEnv(t)
 	ctx := context.Background()
-	_, err := e.store.NodeRegister(ctx, engine.NodeRegisterParams{Node: engine.Node{
+	_, err := engine.RegisterNode(ctx, e.store, engine.NodeRegisterParams{Node: engine.Node{
 		Name: "n1", URL: "http://n1", MaxLoad: 8, MaxJobs: 10, Weight: 100,
 		Services: []engine.NodeService{{Type: "encode", Load: 3, Timeout: engine.Duration(time.Hour), Memory: 512 << 20}},
 	}})
@@ -643,7 +643,7 @@ func (e *testEnv) addNode(t *testing.T, name string, maxLoad float64, types []st
 	if change != nil {
 		change(&n)
 	}
-	if _, err := e.store.NodeRegister(context.Background(), engine.NodeRegisterParams{Node: n}); err != nil {
+	if _, err := engine.RegisterNode(context.Background(), e.store, engine.NodeRegisterParams{Node: n}); err != nil {
 		t.Fatal(err)
 	}
 	if n.Maintenance {

@@ -117,7 +117,7 @@ func liveOf(live map[runKey]engine.LiveUsage, j *engine.Job) (engine.LiveUsage, 
 
 // nodeLive reads what node name last reported of its running jobs; none
 // when the node is unknown.
-func nodeLive(ctx context.Context, store engine.Store, name string) (map[runKey]engine.LiveUsage, error) {
+func nodeLive(ctx context.Context, store nodeReader, name string) (map[runKey]engine.LiveUsage, error) {
 	if name == "" {
 		return nil, nil
 	}
@@ -133,7 +133,7 @@ func nodeLive(ctx context.Context, store engine.Store, name string) (map[runKey]
 
 // typeUsage is the measured use of each of types over its latest runs
 // runs, in one indexed read a type.
-func typeUsage(ctx context.Context, store engine.Store, types []typeCounts, runs int) ([]engine.TypeUsage, error) {
+func typeUsage(ctx context.Context, store usageReader, types []typeCounts, runs int) ([]engine.TypeUsage, error) {
 	names := make([]string, len(types))
 	for i, t := range types {
 		names[i] = t.Type

@@ -242,7 +242,7 @@ func jobSummary(j *engine.Job) string {
 // order of ids, calling report (if not nil) with the jobs as seen at every
 // poll. An unknown id fails at once. When ctx ends first it returns ctx's
 // error with each job as last seen.
-func waitForJobs(ctx context.Context, store engine.Store, ids []int64, report func([]*engine.Job)) ([]*engine.Job, error) {
+func waitForJobs(ctx context.Context, store engine.JobGetter, ids []int64, report func([]*engine.Job)) ([]*engine.Job, error) {
 	jobs := make([]*engine.Job, len(ids))
 	for i, id := range ids {
 		j, err := store.JobGet(ctx, id)

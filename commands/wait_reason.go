@@ -24,7 +24,7 @@ const (
 // waitReasons keeps, for the first job of a wait that waits for a node, why
 // it waits, read again every so often.
 type waitReasons struct {
-	store    engine.Store
+	store    dispatch.ExplainStore
 	clock    engine.Clock
 	selector placement.Selector
 	// notes is stderr when it is not a terminal: the reason goes there as
@@ -41,7 +41,7 @@ type waitReasons struct {
 	reported bool          // the reason went to notes
 }
 
-func newWaitReasons(store engine.Store, ios *IOStreams, clock engine.Clock) *waitReasons {
+func newWaitReasons(store dispatch.ExplainStore, ios *IOStreams, clock engine.Clock) *waitReasons {
 	sel, _ := placement.ParseSelector(placement.SelectorLoadFactor)
 	r := &waitReasons{store: store, clock: clock, selector: sel, every: waitExplainEvery, quiet: waitQuietFor}
 	if !ios.ErrIsTerminal {

@@ -209,7 +209,7 @@ func TestWaitSaysWhyAJobWaitsOnATerminal(t *testing.T) {
 			MatchString(stderr.String())
 	})
 	// A node that offers the type comes: the line says where the job goes.
-	if _, err := e.store.NodeRegister(context.Background(), engine.NodeRegisterParams{Node: engine.Node{
+	if _, err := engine.RegisterNode(context.Background(), e.store, engine.NodeRegisterParams{Node: engine.Node{
 		Name: "n1", URL: "http://127.0.0.1:1", MaxLoad: 4, MaxJobs: 10, Weight: 100, State: engine.NodeOnline,
 		Services: []engine.NodeService{{Type: engine.TypeSleep}}}}); err != nil {
 		t.Fatal(err)

@@ -201,12 +201,12 @@ type VerbEvent struct {
 // cancelled job together with an error naming them (ErrChildrenLeft), and
 // the lease holder's repair finishes them. A job the verb finds done already
 // (AlreadyDone) is left as it is, and no event is recorded for it.
-func ApplyVerb(ctx context.Context, store Store, id int64, verb Verb, by Actor) (*Job, error) {
+func ApplyVerb(ctx context.Context, store Transactor, id int64, verb Verb, by Actor) (*Job, error) {
 	return ApplyVerbAs(ctx, store, id, verb, by, VerbEvent{Verb: string(verb)})
 }
 
 // ApplyVerbAs is ApplyVerb with events that read as ev says.
-func ApplyVerbAs(ctx context.Context, store Store, id int64, verb Verb, by Actor, ev VerbEvent) (*Job, error) {
+func ApplyVerbAs(ctx context.Context, store Transactor, id int64, verb Verb, by Actor, ev VerbEvent) (*Job, error) {
 	if err := validateActor(by); err != nil {
 		return nil, err
 	}
@@ -241,7 +241,7 @@ func recordTransition(ctx context.Context, tx TxStore, by Actor, ev VerbEvent, f
 // descendants in the same transaction (see cancelBelow): the ones that kept
 // changing come back in left. A job cancelled already has its descendants
 // looked at again, so repeating a cancel finishes a cascade cut short.
-func applyOnce(ctx context.Context, store Store, id int64, verb Verb, by Actor, ev VerbEvent) (out *Job, left, err error) {
+func applyOnce(ctx context.Context, store Transactor, id int64, verb Verb, by Actor, ev VerbEvent) (out *Job, left, err error) {
 	for range verbAttempts {
 		err = store.Tx(ctx, func(tx TxStore) error {
 			out, left = nil, nil

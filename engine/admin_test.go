@@ -351,16 +351,9 @@ func TestApplyVerbCancelsDescendants(t *testing.T) {
 // conflictingStore changes the job under ApplyVerb the first times it
 // reads it, the way a node racing the operator would.
 type conflictingStore struct {
-	engine.Store
+	store     engine.Transactor
 	mu        sync.Mutex
 	conflicts int
-}
-
-func (s *conflictingStore) JobUpdate(ctx context.Context, u engine.JobUpdate) (*engine.Job, error) {
-	if s.lose() {
-		return nil, engine.ErrConflict
-	}
-	return s.Store.JobUpdate(ctx, u)
 }
 
 // lose reports whether the next update loses its race.
@@ -374,9 +367,9 @@ func (s *conflictingStore) lose() bool {
 	return false
 }
 
-// Tx loses the races of the updates in a transaction too.
+// Tx loses the races of the updates in the transaction.
 func (s *conflictingStore) Tx(ctx context.Context, fn func(tx engine.TxStore) error) error {
-	return s.Store.Tx(ctx, func(tx engine.TxStore) error { return fn(conflictingTx{TxStore: tx, s: s}) })
+	return s.store.Tx(ctx, func(tx engine.TxStore) error { return fn(conflictingTx{TxStore: tx, s: s}) })
 }
 
 type conflictingTx struct {
@@ -397,7 +390,7 @@ func TestApplyVerbRetriesConflicts(t *testing.T) {
 	base := newStore(t)
 	j := insertJob(t, base, nil)
 
-	s := &conflictingStore{Store: base, conflicts: 3}
+	s := &conflictingStore{store: base, conflicts: 3}
 	got, err := engine.ApplyVerb(ctx, s, j.ID, engine.VerbPause, testActor)
 	if err != nil {
 		t.Fatalf("after 3 lost races: %v; want success", err)
@@ -406,7 +399,7 @@ func TestApplyVerbRetriesConflicts(t *testing.T) {
 		t.Errorf("status %s; want PAUSED", got.Status)
 	}
 
-	s = &conflictingStore{Store: base, conflicts: 1000}
+	s = &conflictingStore{store: base, conflicts: 1000}
 	_, err = engine.ApplyVerb(ctx, s, j.ID, engine.VerbResume, testActor)
 	if !errors.Is(err, engine.ErrConflict) {
 		t.Fatalf("a job that never stops changing: %v; want ErrConflict", err)

@@ -23,5 +23,6 @@ func (e *NotFoundError) Error() string { return fmt.Sprintf("%s %s not found", e
 // Is lets errors.Is(err, ErrNotFound) match.
 func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
 
-// ErrNodeOnline is returned by NodeRegister when a live node already uses the name.
+// ErrNodeOnline is returned by RegisterNode when a live node already uses
+// the name, and by the operations that need a node gone while it is live.
 var ErrNodeOnline = errors.New("node name already online")

@@ -179,7 +179,7 @@ var ErrNoChange = errors.New("nothing to change")
 //
 // Recording a new kind of change is this one call around the store calls
 // that make it.
-func Recorded(ctx context.Context, s Store, by Actor, e EventAppendParams, change func(tx TxStore, e *EventAppendParams) error) error {
+func Recorded(ctx context.Context, s Transactor, by Actor, e EventAppendParams, change func(tx TxStore, e *EventAppendParams) error) error {
 	if err := validateActor(by); err != nil {
 		return err
 	}

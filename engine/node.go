@@ -149,6 +149,12 @@ func NodeTakenError(held *Node) error {
 	return fmt.Errorf("%w: %q was taken over by %s", ErrNodeOnline, held.Name, held.Process)
 }
 
+// NodeGone reports whether n counts as gone at the database's now: OFFLINE,
+// or not seen for staleAfter. Only a gone node may be removed.
+func NodeGone(n *Node, now time.Time, staleAfter time.Duration) bool {
+	return n.State == NodeOffline || !n.LastSeen.After(now.Add(-staleAfter))
+}
+
 // NodeFree reports whether a starting process, p, may take over held, the
 // row of its name, at the database's now: the former holder has been
 // silent past its GoneAfter, or it ran on the same host and gone says it no

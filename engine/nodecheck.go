@@ -11,9 +11,9 @@ import (
 // this many bytes (a DNS host name has at most 253).
 const MaxNodeName = 255
 
-// ValidateNodeRegister checks a starting node's row. Every store calls it
+// ValidateNodeClaim checks a starting node's row. Every store calls it
 // before it writes, so a node is refused the same way on every backend.
-func ValidateNodeRegister(p NodeRegisterParams) error {
+func ValidateNodeClaim(p NodeClaimParams) error {
 	n := p.Node
 	if strings.TrimSpace(n.Name) == "" {
 		return fmt.Errorf("register node: the name is empty")

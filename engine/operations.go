@@ -55,7 +55,7 @@ func cancelsChildren(job *Job, u JobUpdate) bool {
 // results are in the order of jobs; a job that changed since it was read
 // carries ErrConflict and is left alone. When some descendants could not be
 // cancelled the results come with an error matching ErrChildrenLeft.
-func RecoverJobs(ctx context.Context, store Store, jobs []*Job, why string, by Actor, ev VerbEvent) ([]JobUpdateResult, error) {
+func RecoverJobs(ctx context.Context, store Transactor, jobs []*Job, why string, by Actor, ev VerbEvent) ([]JobUpdateResult, error) {
 	if len(jobs) == 0 {
 		return nil, nil
 	}
@@ -88,13 +88,22 @@ func validateOperator(by Actor) error {
 	return validateActor(by)
 }
 
+// OutcomeStore is what RecordOutcome and RecordOutcomes need of a store:
+// the transitions, alone where no follow-up is due, else in a
+// transaction.
+type OutcomeStore interface {
+	Transactor
+	JobUpdate(ctx context.Context, u JobUpdate) (*Job, error)
+	JobUpdateManyQuiet(ctx context.Context, us []JobUpdate) ([]JobUpdateResult, error)
+}
+
 // RecordOutcome applies u, the result of a run of job as read (see
 // OutcomeUpdate), and its follow-ups: when the attempt goes back to the
 // queue, its children are cancelled in the same transaction. A result with
 // no follow-ups (the job ended) is the one guarded UPDATE it always was, so
 // a job's end costs no transaction. Errors are JobUpdate's, or one matching
 // ErrChildrenLeft with the job when it moved but some children did not.
-func RecordOutcome(ctx context.Context, store Store, job *Job, u JobUpdate) (*Job, error) {
+func RecordOutcome(ctx context.Context, store OutcomeStore, job *Job, u JobUpdate) (*Job, error) {
 	if !cancelsChildren(job, u) {
 		return store.JobUpdate(ctx, u)
 	}
@@ -123,7 +132,7 @@ func RecordOutcome(ctx context.Context, store Store, job *Job, u JobUpdate) (*Jo
 // When that transaction fails after the batch was recorded, its results
 // carry the error, and the call's error is nil: a caller tries those again
 // alone, never the batch.
-func RecordOutcomes(ctx context.Context, store Store, jobs []*Job, us []JobUpdate) ([]JobUpdateResult, error) {
+func RecordOutcomes(ctx context.Context, store OutcomeStore, jobs []*Job, us []JobUpdate) ([]JobUpdateResult, error) {
 	var plain, restart []int
 	for i, u := range us {
 		if cancelsChildren(jobs[i], u) {
@@ -279,7 +288,10 @@ func cancelInTx(ctx context.Context, tx TxStore, j *Job, by Actor, ev VerbEvent)
 
 // RemoveNodeParams name a node to remove and what becomes of its jobs.
 type RemoveNodeParams struct {
-	NodeRemoveParams
+	Name string
+	// StaleAfter is how long a node that is not OFFLINE must have been
+	// silent to count as gone (NodeGone).
+	StaleAfter time.Duration
 	// RecoverJobs takes the jobs the node still holds away from it first
 	// (see RecoverJobs), with Why as their message: for a node that has
 	// surely stopped its runs. Without it a node holding jobs stays.
@@ -290,55 +302,72 @@ type RemoveNodeParams struct {
 	Event EventAppendParams
 }
 
-// RemoveNode removes a gone node's row (NodeRemove) and records its event
-// for by, recovering its jobs first when p says so, each with the
-// descendants of its attempt and an event, all in one transaction: the
-// node never goes while a job still names it, nor does a job go back to
-// the queue while the children of its lost attempt run on. It returns the
-// jobs it recovered, as they were before; their errors are NodeRemove's and
-// RecoverJobs'.
-func RemoveNode(ctx context.Context, store Store, p RemoveNodeParams, by Actor) ([]*Job, error) {
+// NodeRemover is what RemoveNode needs of a store.
+type NodeRemover interface {
+	Transactor
+	Now(ctx context.Context) (time.Time, error)
+	NodeGet(ctx context.Context, name string) (*Node, error)
+}
+
+// RemoveNode removes a gone node's row (NodeGone: a live node is an error
+// matching ErrNodeOnline) and records its event for by, recovering its
+// jobs first when p says so, each with the descendants of its attempt and
+// an event, all in one transaction. A node that still holds jobs (its
+// name and a status of RecoverableStatuses) stays, with an error matching
+// ErrConflict: the dispatcher recovers a gone node's jobs through its row,
+// so the node never goes while a job still names it, nor does a job go
+// back to the queue while the children of its lost attempt run on. The
+// row is removed only as it was judged (Store.NodeRemove's guard), so a
+// node that spoke or registered since is judged again. It returns the jobs
+// it recovered, as they were before; their errors are RecoverJobs'.
+func RemoveNode(ctx context.Context, store NodeRemover, p RemoveNodeParams, by Actor) ([]*Job, error) {
 	if err := validateActor(by); err != nil {
 		return nil, err
 	}
 	var recovered []*Job
 	var left error
-	change := func(tx TxStore) error {
-		recovered, left = nil, nil
-		if p.RecoverJobs {
-			jobs, err := tx.JobList(ctx, JobListParams{Node: p.Name, Statuses: RecoverableStatuses})
-			if err != nil {
-				return err
-			}
-			us := make([]JobUpdate, len(jobs))
-			for i, j := range jobs {
-				us[i] = RecoverUpdate(j, p.Why)
-			}
-			results, l, err := updateWithFollowUps(ctx, tx, jobs, us, true, by, VerbEvent{Verb: p.Event.Verb, Note: p.Why})
-			if err != nil {
-				return err
-			}
-			for i, r := range results {
-				if r.Err != nil {
-					// Read in this transaction, a job changes under it only
-					// when a late run races the removal: try again later.
-					return fmt.Errorf("recovering job %d from node %s: %w", jobs[i].ID, p.Name, r.Err)
+	change := func(n *Node) func(tx TxStore) error {
+		return func(tx TxStore) error {
+			recovered, left = nil, nil
+			if p.RecoverJobs {
+				jobs, l, err := recoverNodeJobs(ctx, tx, p, by)
+				if err != nil {
+					return err
 				}
+				recovered, left = jobs, l
 			}
-			recovered, left = jobs, l
+			held, err := tx.JobList(ctx, JobListParams{Node: p.Name, Statuses: RecoverableStatuses, Brief: true})
+			if err != nil {
+				return err
+			}
+			if len(held) > 0 {
+				return &nodeHoldsJobsError{node: p.Name, jobs: len(held)}
+			}
+			if err := tx.NodeRemove(ctx, NodeRemoveParams{Name: n.Name, Process: n.Process, LastSeen: n.LastSeen}); err != nil {
+				return err
+			}
+			e := p.Event
+			e.Node = p.Name
+			return by.Record(ctx, tx, e)
 		}
-		if err := tx.NodeRemove(ctx, p.NodeRemoveParams); err != nil {
-			return err
-		}
-		e := p.Event
-		e.Node = p.Name
-		return by.Record(ctx, tx, e)
 	}
-	// A job that changed between the read and its recovery (a late result
-	// of a run the node no longer has) is read again, a few times.
+	// A node that spoke since it was read, or a job that changed between
+	// the read and its recovery (a late result of a run the node no longer
+	// has), is read again, a few times.
 	var err error
 	for range verbAttempts {
-		if err = store.Tx(ctx, change); !errors.Is(err, ErrConflict) || !p.RecoverJobs {
+		var n *Node
+		if n, err = store.NodeGet(ctx, p.Name); err != nil {
+			return nil, err
+		}
+		var now time.Time
+		if now, err = store.Now(ctx); err != nil {
+			return nil, err
+		}
+		if !NodeGone(n, now, p.StaleAfter) {
+			return nil, NodeLiveError(n, now, p.StaleAfter)
+		}
+		if err = store.Tx(ctx, change(n)); !errors.Is(err, ErrConflict) || errors.As(err, new(*nodeHoldsJobsError)) && !p.RecoverJobs {
 			break
 		}
 	}
@@ -346,6 +375,52 @@ func RemoveNode(ctx context.Context, store Store, p RemoveNodeParams, by Actor) 
 		return nil, err
 	}
 	return recovered, left
+}
+
+// nodeHoldsJobsError refuses to remove a node that still holds jobs. It
+// matches ErrConflict.
+type nodeHoldsJobsError struct {
+	node string
+	jobs int
+}
+
+func (e *nodeHoldsJobsError) Error() string {
+	return fmt.Sprintf("node %s still holds %d jobs; they return to the queue once the dispatcher recovers them from the node: %v",
+		e.node, e.jobs, ErrConflict)
+}
+
+// Is lets errors.Is(err, ErrConflict) match.
+func (e *nodeHoldsJobsError) Is(target error) bool { return target == ErrConflict }
+
+// recoverNodeJobs recovers the jobs p's node holds, each with the
+// descendants of its attempt and an event, in tx.
+func recoverNodeJobs(ctx context.Context, tx TxStore, p RemoveNodeParams, by Actor) (jobs []*Job, left, err error) {
+	jobs, err = tx.JobList(ctx, JobListParams{Node: p.Name, Statuses: RecoverableStatuses})
+	if err != nil {
+		return nil, nil, err
+	}
+	us := make([]JobUpdate, len(jobs))
+	for i, j := range jobs {
+		us[i] = RecoverUpdate(j, p.Why)
+	}
+	results, left, err := updateWithFollowUps(ctx, tx, jobs, us, true, by, VerbEvent{Verb: p.Event.Verb, Note: p.Why})
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, r := range results {
+		if r.Err != nil {
+			// Read in this transaction, a job changes under it only
+			// when a late run races the removal: try again later.
+			return nil, nil, fmt.Errorf("recovering job %d from node %s: %w", jobs[i].ID, p.Name, r.Err)
+		}
+	}
+	return jobs, left, nil
+}
+
+// RepairStore is what RepairChildren needs of a store.
+type RepairStore interface {
+	Transactor
+	JobList(ctx context.Context, p JobListParams) ([]*Job, error)
 }
 
 // RepairChildrenParams name the range of job ids one repair looks at (see
@@ -370,7 +445,7 @@ var repairStatuses = []Status{StatusInstantiated, StatusQueued, StatusRestart, S
 // theirs and left alone. Each child is judged again in the transaction
 // that cancels it, so a repair run twice, or beside the operations,
 // changes nothing more. It returns how many children it cancelled.
-func RepairChildren(ctx context.Context, store Store, p RepairChildrenParams) (int, error) {
+func RepairChildren(ctx context.Context, store RepairStore, p RepairChildrenParams) (int, error) {
 	jobs, err := store.JobList(ctx, JobListParams{MinID: p.MinID, MaxID: p.MaxID, Statuses: repairStatuses})
 	if err != nil {
 		return 0, err
@@ -401,7 +476,7 @@ func requeuedByOperator(j *Job) bool {
 
 // repairChild cancels child id and its descendants, in one transaction,
 // when it is still a child the operations would have cancelled.
-func repairChild(ctx context.Context, store Store, id int64) (cancelled bool, err error) {
+func repairChild(ctx context.Context, store Transactor, id int64) (cancelled bool, err error) {
 	err = store.Tx(ctx, func(tx TxStore) error {
 		cancelled = false
 		child, err := tx.JobGet(ctx, id)
@@ -500,7 +575,7 @@ func during(t time.Time, a Attempt) bool {
 // by. It reads the job in that transaction, and again when it changed;
 // stopped is false when there is nothing to stop: the job left the node,
 // ended, or is being cancelled already.
-func DrainStop(ctx context.Context, store Store, id int64, node, message string, by Actor, ev VerbEvent) (stopped bool, left, err error) {
+func DrainStop(ctx context.Context, store Transactor, id int64, node, message string, by Actor, ev VerbEvent) (stopped bool, left, err error) {
 	if err := validateOperator(by); err != nil {
 		return false, nil, err
 	}
@@ -552,7 +627,7 @@ func DrainStop(ctx context.Context, store Store, id int64, node, message string,
 // under the requeue (judged again at the next call); false and no error
 // when it is done or no longer the drain's (requeued or deleted by
 // someone else, or gone).
-func DrainRequeue(ctx context.Context, store Store, id int64, message string, by Actor, ev VerbEvent) (requeued, pending bool, err error) {
+func DrainRequeue(ctx context.Context, store Transactor, id int64, message string, by Actor, ev VerbEvent) (requeued, pending bool, err error) {
 	if err := validateOperator(by); err != nil {
 		return false, false, err
 	}

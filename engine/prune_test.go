@@ -17,7 +17,7 @@ import (
 // pruneStore is a store whose database clock the test sets (the cutoff of
 // a prune is read from it) and that records the purges asked of it.
 type pruneStore struct {
-	engine.Store
+	store  engine.PruneStore
 	mu     sync.Mutex
 	now    time.Time
 	purges []engine.JobPurgeParams
@@ -33,7 +33,11 @@ func (s *pruneStore) JobPurge(ctx context.Context, p engine.JobPurgeParams) (eng
 	s.mu.Lock()
 	s.purges = append(s.purges, p)
 	s.mu.Unlock()
-	return s.Store.JobPurge(ctx, p)
+	return s.store.JobPurge(ctx, p)
+}
+
+func (s *pruneStore) EventPurge(ctx context.Context, p engine.EventPurgeParams) (int, error) {
+	return s.store.EventPurge(ctx, p)
 }
 
 // storeKinds runs f on the in-memory store and on SQLite. past moves the
@@ -150,7 +154,7 @@ func clockAfter(s engine.Store, jobs ...*engine.Job) *pruneStore {
 			latest = *j.FinishedAt
 		}
 	}
-	return &pruneStore{Store: s, now: latest.Add(time.Hour)}
+	return &pruneStore{store: s, now: latest.Add(time.Hour)}
 }
 
 // olderThan is the age that puts the cutoff halfway between the end of

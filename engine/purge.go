@@ -36,6 +36,13 @@ type PruneResult struct {
 	Stopped       bool      // Between stopped it before the last batch
 }
 
+// PruneStore is what Prune needs of a store.
+type PruneStore interface {
+	Now(ctx context.Context) (time.Time, error)
+	JobPurge(ctx context.Context, p JobPurgeParams) (JobPurgeResult, error)
+	EventPurge(ctx context.Context, p EventPurgeParams) (int, error)
+}
+
 // Prune removes the ended jobs that finished more than p.OlderThan ago, with
 // their logs and reservations, in batches of p.Batch jobs, each its own
 // transaction. A parent goes only with or after its children (see
@@ -48,7 +55,7 @@ type PruneResult struct {
 // ended status (no Statuses) then removes the events naming no job (nodes,
 // limits, schedules, the lease) recorded before the cutoff, in batches
 // too. A dry run counts in one read each and removes nothing.
-func Prune(ctx context.Context, s Store, p PruneParams) (PruneResult, error) {
+func Prune(ctx context.Context, s PruneStore, p PruneParams) (PruneResult, error) {
 	if p.OlderThan <= 0 {
 		return PruneResult{}, &InvalidError{What: "prune", Problems: []string{fmt.Sprintf("older than %s: must be positive", p.OlderThan)}}
 	}
@@ -59,7 +66,7 @@ func Prune(ctx context.Context, s Store, p PruneParams) (PruneResult, error) {
 	if batch == 0 {
 		batch = DefaultPruneBatch
 	}
-	if _, err := PurgeStatuses(JobPurgeParams{Statuses: p.Statuses}); err != nil {
+	if _, err := PurgeStatuses(JobPurgeParams{Statuses: p.Statuses, Choose: PurgeSelect}); err != nil {
 		return PruneResult{}, err
 	}
 	now, err := s.Now(ctx)
@@ -67,7 +74,7 @@ func Prune(ctx context.Context, s Store, p PruneParams) (PruneResult, error) {
 		return PruneResult{}, fmt.Errorf("prune: read the database clock: %w", err)
 	}
 	res := PruneResult{Cutoff: now.Add(-p.OlderThan)}
-	purge := JobPurgeParams{Statuses: p.Statuses, FinishedBefore: &res.Cutoff, Limit: batch}
+	purge := JobPurgeParams{Statuses: p.Statuses, FinishedBefore: &res.Cutoff, Limit: batch, Choose: PurgeSelect}
 	events := EventPurgeParams{Before: res.Cutoff, Limit: batch}
 	pruneEvents := len(p.Statuses) == 0
 	if p.DryRun {
@@ -149,6 +156,9 @@ func PurgeStatuses(p JobPurgeParams) ([]Status, error) {
 	if p.MinID < 0 || p.MaxID < 0 {
 		problems = append(problems, fmt.Sprintf("id range %d to %d: ids are not negative", p.MinID, p.MaxID))
 	}
+	if p.Choose == nil {
+		problems = append(problems, "no rule to choose which candidates go (see PurgeJobs)")
+	}
 	if p.After != nil && (p.MinID != 0 || p.MaxID != 0) {
 		// A range is read in id order, not in the order of the ends After
 		// is a place in.
@@ -169,8 +179,23 @@ type PurgeCandidate struct {
 	ParentID *int64
 }
 
-// PurgeSelect chooses which candidates a purge removes, the same way in
-// every store. candidates are in the order they go, those that ended first
+// JobPurger removes ended jobs (Store.JobPurge).
+type JobPurger interface {
+	JobPurge(ctx context.Context, p JobPurgeParams) (JobPurgeResult, error)
+}
+
+// PurgeJobs removes the ended jobs matching p, with their logs, attempts,
+// events and reservations (Store.JobPurge), by the cluster's rule
+// (PurgeSelect): a job stays while any descendant stays, so no job is left
+// naming a parent that is gone, and with a limit a parent goes only
+// together with all its descendants, which may leave fewer than Limit
+// removed.
+func PurgeJobs(ctx context.Context, s JobPurger, p JobPurgeParams) (JobPurgeResult, error) {
+	p.Choose = PurgeSelect
+	return s.JobPurge(ctx, p)
+}
+
+// PurgeSelect chooses which candidates a purge removes. candidates are in the order they go, those that ended first
 // first (see Store.JobPurge); pinned are the candidates with a child that
 // is no candidate (it has not ended, or does not match), which must stay.
 // A job stays while any descendant stays, so no job is ever left naming a

@@ -111,6 +111,12 @@ func RollbackInsert(f *Job) (JobInsertParams, error) {
 // most in one call; the rest wait for the next round.
 const RollbackSpawnBatch = 100
 
+// RollbackStore is what SpawnRollbacks needs of a store.
+type RollbackStore interface {
+	Transactor
+	JobListRollbackPending(ctx context.Context, limit int) ([]*Job, error)
+}
+
 // SpawnRollbacks creates the rollback job of every job that failed finally
 // with a rollback spec and has none yet. The lease holder calls it every
 // round. Each job's rollback is inserted and recorded on the failed job in
@@ -119,7 +125,7 @@ const RollbackSpawnBatch = 100
 // after a failover) create one rollback job between them: the loser's
 // transaction rolls back with its insert. It returns the jobs created; a
 // spec that cannot become a job is reported and the others go on.
-func SpawnRollbacks(ctx context.Context, s Store) ([]*Job, error) {
+func SpawnRollbacks(ctx context.Context, s RollbackStore) ([]*Job, error) {
 	pending, err := s.JobListRollbackPending(ctx, RollbackSpawnBatch)
 	if err != nil {
 		return nil, fmt.Errorf("list jobs awaiting their rollback: %w", err)
@@ -156,7 +162,7 @@ func SpawnRollbacks(ctx context.Context, s Store) ([]*Job, error) {
 // MarkDoubleFaults sets DoubleFault on each job whose rollback job ended
 // FAILED, reading those rollback jobs from s. A rollback job that is gone
 // (pruned) counts as none.
-func MarkDoubleFaults(ctx context.Context, s TxStore, jobs []*Job) error {
+func MarkDoubleFaults(ctx context.Context, s JobGetter, jobs []*Job) error {
 	for _, j := range jobs {
 		if j.RollbackJobID == nil {
 			continue

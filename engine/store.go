@@ -61,18 +61,19 @@ type Store interface {
 	// JobCountByStatus counts the jobs matching p (Limit ignored) per
 	// status; statuses with none are absent.
 	JobCountByStatus(ctx context.Context, p JobListParams) (map[Status]int, error)
-	// JobPurge removes ended jobs (terminal statuses only, enforced)
-	// matching p and their logs, attempts, events and reservations, at most
-	// p.Limit of them (0: all). With a Limit it weighs the Limit candidates
-	// that ended first (ties by id; within a range of ids, MinID and MaxID,
-	// the lowest ids), after p.After when set, and returns how many it
-	// removed and where it stopped, for the next batch. A job whose
-	// child (or any later descendant) stays, because it does not match or
-	// has not ended, stays too, so no job is left naming a parent that is
-	// gone; a parent goes only together with all its descendants, which
-	// may leave fewer than Limit removed. A batch that would remove nothing
-	// weighs every candidate instead, so a purge in batches always moves on.
-	// With DryRun it removes nothing and counts what it would have removed.
+	// JobPurge removes, in one transaction, the jobs p.Choose picks among
+	// the ended jobs (terminal statuses only, enforced) matching p, with
+	// their logs, attempts, events and reservations. With a Limit it reads
+	// the Limit candidates that ended first (ties by id; within a range of
+	// ids, MinID and MaxID, the lowest ids), after p.After when set, hands
+	// them to Choose with those of them that have a child that is no
+	// candidate (pinned), and returns how many it removed and where it
+	// stopped, for the next batch; when Choose picks none of that window
+	// it hands Choose every candidate instead, so a purge in batches always
+	// moves on. Without a Limit it hands Choose every candidate. A picked
+	// job that is no longer ended at the delete stays. With DryRun it
+	// removes nothing and counts what Choose picked. Which jobs may go is
+	// PurgeJobs' to judge (PurgeSelect).
 	JobPurge(ctx context.Context, p JobPurgeParams) (JobPurgeResult, error)
 	// JobListDispatchable returns one page of one queue: the jobs of type
 	// Type with status Status (QUEUED or RESTART) whose run_after has
@@ -118,18 +119,19 @@ type Store interface {
 	// JobLogList returns the chunks after AfterSeq, oldest first.
 	JobLogList(ctx context.Context, p JobLogListParams) ([]LogChunk, error)
 
-	// NodeRegister inserts or takes over the node row, records the new
-	// process (Node.Process, Node.Lease) and marks it ONLINE. The
-	// maintenance flag survives a takeover, so a node an operator holds out
-	// of dispatch stays out across a restart; a new row starts without it.
-	// A row is free once its holder has been silent for its GoneAfter on
-	// the database clock, whatever its state; before that only a process on
-	// the same host may take it, and only when ProcessGone says the former
-	// process no longer exists. Such a takeover is guarded on the former
-	// identity, so of two restarts racing for the name one wins. Otherwise
-	// it returns ErrNodeOnline, with a message naming the holder's host and
-	// pid and how long until the name is free.
-	NodeRegister(ctx context.Context, p NodeRegisterParams) (*Node, error)
+	// NodeClaim writes the row of p.Node.Name for a starting process: it
+	// records the process (Node.Process, Node.Lease) and the node's
+	// configuration, marks it ONLINE, clears a missed heartbeat and sets
+	// StartedAt and LastSeen to the database's now. Without p.Former it
+	// inserts a new row, without the maintenance flag, and an existing
+	// row of the name is an error matching ErrConflict. With p.Former it
+	// replaces the existing row, keeping its maintenance flag, in one
+	// guarded write: only while the row still names p.Former.Process and,
+	// with p.Former.SilentFor, was last seen longer than that ago on the
+	// database clock; otherwise an error matching ErrConflict, and a
+	// *NotFoundError when the name has no row. Whether a process may have
+	// the name is RegisterNode's to judge.
+	NodeClaim(ctx context.Context, p NodeClaimParams) (*Node, error)
 	// NodeGet returns a *NotFoundError for an unknown name.
 	NodeGet(ctx context.Context, name string) (*Node, error)
 	// NodeList returns every node ordered by name, with live Load and Running filled in.
@@ -148,7 +150,7 @@ type Store interface {
 	// NodeSetBeatMissed records that a dispatcher's heartbeat to the node
 	// went unanswered (BeatMissedAt: the database's now at the first miss
 	// in a row, kept by later ones), or, with missed false, that it was
-	// answered. NodeSetState and NodeRegister clear it too. *NotFoundError
+	// answered. NodeSetState and NodeClaim clear it too. *NotFoundError
 	// for an unknown name.
 	NodeSetBeatMissed(ctx context.Context, name string, missed bool) error
 
@@ -175,6 +177,12 @@ type Store interface {
 	// all), and returns how many it removed (with DryRun: would remove).
 	// The events of a job go with the job (JobPurge).
 	EventPurge(ctx context.Context, p EventPurgeParams) (int, error)
+}
+
+// Transactor is a store that runs changes in one transaction (Store.Tx):
+// what an operation that does all its work in one needs.
+type Transactor interface {
+	Tx(ctx context.Context, fn func(tx TxStore) error) error
 }
 
 // JobChangeNotifier is a store that tells when work may have appeared (a
@@ -276,12 +284,12 @@ type TxStore interface {
 	// *NotFoundError, and nothing is written. The ids are in input order.
 	// It uses multi-row INSERTs (chunked), not one statement per job.
 	JobInsertMany(ctx context.Context, ps []JobInsertParams) ([]int64, error)
-	// NodeRemove deletes a node's row and the reservations kept on it. It
-	// returns ErrNodeOnline while the node is live (not OFFLINE and seen
-	// within StaleAfter, as NodeRegister judges it) and a *NotFoundError
-	// for an unknown name. A gone node that still holds jobs (its name and
-	// a status of RecoverableStatuses) stays, with an error matching
-	// ErrConflict: the dispatcher recovers them through the node's row.
+	// NodeRemove deletes a node's row and the reservations kept on it, in
+	// one guarded write: only while the row still names p.Process and was
+	// last seen at p.LastSeen (no later), as the caller read it; otherwise
+	// an error matching ErrConflict, and a *NotFoundError for an unknown
+	// name. It leaves the jobs alone, whatever names the node: whether a
+	// node may go is RemoveNode's to judge.
 	NodeRemove(ctx context.Context, p NodeRemoveParams) error
 	// NodeSetMaintenance sets or clears a node's maintenance flag, leaving
 	// its health state alone; *NotFoundError for an unknown name.
@@ -456,6 +464,10 @@ type JobPurgeParams struct {
 	After  *PurgePosition
 	Limit  int
 	DryRun bool // count what would go, remove nothing
+	// Choose picks the ids to remove among candidates, in the order they
+	// go, given pinned, the candidates with a child that is no candidate,
+	// and the Limit; required. PurgeJobs sets it to PurgeSelect.
+	Choose func(candidates []PurgeCandidate, pinned []int64, limit int) []int64
 }
 
 // PurgePosition is a place in the order a purge weighs jobs in: by the
@@ -473,11 +485,12 @@ type JobPurgeResult struct {
 	Next *PurgePosition
 }
 
-// NodeRemoveParams name a node to remove; it counts as gone when it is
-// OFFLINE or was last seen longer than StaleAfter ago.
+// NodeRemoveParams name a node row to delete, as the caller read it (see
+// Store.NodeRemove).
 type NodeRemoveParams struct {
-	Name       string
-	StaleAfter time.Duration
+	Name     string
+	Process  NodeProcess
+	LastSeen time.Time
 }
 
 // JobProgressParams report the progress of one attempt of a job on a node.
@@ -579,15 +592,31 @@ func ValidateLogStream(s LogStream) (LogStream, error) {
 	return s, nil
 }
 
-// NodeRegisterParams describe a starting node; Node.State, Maintenance,
-// StartedAt and LastSeen are set by the store.
+// NodeRegisterParams describe a starting node (RegisterNode);
+// Node.State, Maintenance, StartedAt and LastSeen are set by the store.
 type NodeRegisterParams struct {
 	Node Node
 	// ProcessGone reports whether the process that registered the row
-	// earlier no longer exists. The store asks it only about a process on
-	// the same host as Node.Process; nil means it cannot tell, and the
+	// earlier no longer exists. RegisterNode asks it only about a process
+	// on the same host as Node.Process; nil means it cannot tell, and the
 	// name is free only once the former holder's lease has passed.
 	ProcessGone func(NodeProcess) bool
+}
+
+// NodeClaimParams are the row Store.NodeClaim writes and, to replace an
+// existing row, what that row must still be.
+type NodeClaimParams struct {
+	Node Node
+	// Former, when set, replaces the existing row instead of inserting.
+	Former *NodeFormer
+}
+
+// NodeFormer is the guard of a replacing NodeClaim: the row must still
+// name Process and, when SilentFor is above zero, have been last seen
+// longer than SilentFor ago on the database clock.
+type NodeFormer struct {
+	Process   NodeProcess
+	SilentFor time.Duration
 }
 
 // NodeTouchParams are a node's liveness report.

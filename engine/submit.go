@@ -188,6 +188,19 @@ func Submit(ctx context.Context, s TxStore, nodes []*Node, r SubmitRequest) (Sub
 	return Submitted{Job: job, Offered: offered}, nil
 }
 
+// SubmitStore is what SubmitOne and SubmitMany need of a store.
+type SubmitStore interface {
+	Transactor
+	Now(ctx context.Context) (time.Time, error)
+	JobGet(ctx context.Context, id int64) (*Job, error)
+	JobSubmit(ctx context.Context, p JobSubmitParams) (JobSubmitted, error)
+}
+
+// JobGetter reads one job (TxStore.JobGet), in a transaction or not.
+type JobGetter interface {
+	JobGet(ctx context.Context, id int64) (*Job, error)
+}
+
 // SubmitOne creates a job as SubmitRecorded does, for a caller that has
 // not read the nodes (a command): the store picks the service's load,
 // timeout and memory limit in the very statement that inserts the job
@@ -200,7 +213,7 @@ func Submit(ctx context.Context, s TxStore, nodes []*Node, r SubmitRequest) (Sub
 // parent is read first and checked as Submit checks it, and a child that
 // asks for no priority takes its parent's. Nothing is written when any
 // check fails; an invalid field is an *InvalidError.
-func SubmitOne(ctx context.Context, s Store, nodes []*Node, r SubmitRequest, by Actor) (JobSubmitted, error) {
+func SubmitOne(ctx context.Context, s SubmitStore, nodes []*Node, r SubmitRequest, by Actor) (JobSubmitted, error) {
 	if err := validateActor(by); err != nil {
 		return JobSubmitted{}, err
 	}
@@ -232,7 +245,7 @@ func SubmitOne(ctx context.Context, s Store, nodes []*Node, r SubmitRequest, by 
 
 // SubmitRecorded is Submit for by, an operator or a job through its node,
 // with the submit's event in the same transaction.
-func SubmitRecorded(ctx context.Context, s Store, nodes []*Node, r SubmitRequest, by Actor) (Submitted, error) {
+func SubmitRecorded(ctx context.Context, s Transactor, nodes []*Node, r SubmitRequest, by Actor) (Submitted, error) {
 	var sub Submitted
 	err := Recorded(ctx, s, by, EventAppendParams{Verb: EventSubmit}, func(tx TxStore, e *EventAppendParams) error {
 		var err error
@@ -296,7 +309,7 @@ func submitParams(nodes []*Node, r SubmitRequest) (p JobInsertParams, offered bo
 
 // checkParent returns the parent, refusing one that does not exist or has
 // ended.
-func checkParent(ctx context.Context, s TxStore, id int64) (*Job, error) {
+func checkParent(ctx context.Context, s JobGetter, id int64) (*Job, error) {
 	parent, err := s.JobGet(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("parent: %w", err)
@@ -348,7 +361,7 @@ func (e *BatchError) Unwrap() error { return e.Err }
 // A delay (RunIn) counts from one reading of the database clock for the
 // whole batch. Each chunk's jobs are recorded for by, one submit event a
 // job, in the chunk's transaction.
-func SubmitMany(ctx context.Context, s Store, nodes []*Node, rs []SubmitRequest, by Actor) (SubmittedMany, error) {
+func SubmitMany(ctx context.Context, s SubmitStore, nodes []*Node, rs []SubmitRequest, by Actor) (SubmittedMany, error) {
 	if err := validateActor(by); err != nil {
 		return SubmittedMany{}, err
 	}

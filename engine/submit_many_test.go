@@ -42,7 +42,7 @@ func submitManyEnv(t *testing.T) (*chunkCounter, *engine.VirtualClock, []*engine
 	t.Helper()
 	clock := engine.NewVirtualClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 	s := &chunkCounter{Store: memstore.New(clock)}
-	_, err := s.NodeRegister(t.Context(), engine.NodeRegisterParams{Node: engine.Node{
+	_, err := engine.RegisterNode(t.Context(), s, engine.NodeRegisterParams{Node: engine.Node{
 		Name: "n1", URL: "http://n1", MaxLoad: 4, MaxJobs: 10, Weight: 100,
 		Services: []engine.NodeService{{Type: "encode", Load: 2.5, Timeout: engine.Duration(time.Hour)}, {Type: engine.TypeNoop}},
 	}})

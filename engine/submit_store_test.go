@@ -14,7 +14,7 @@ func TestSubmit(t *testing.T) {
 	ctx := t.Context()
 	clock := engine.NewVirtualClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 	s := memstore.New(clock)
-	_, err := s.NodeRegister(ctx, engine.NodeRegisterParams{Node: engine.Node{
+	_, err := engine.RegisterNode(ctx, s, engine.NodeRegisterParams{Node: engine.Node{
 		Name: "n1", URL: "http://n1", MaxLoad: 4, MaxJobs: 10, Weight: 100, State: engine.NodeOnline,
 		Services: []engine.NodeService{{Type: "encode", Load: 2.5, Timeout: engine.Duration(time.Hour)}, {Type: engine.TypeNoop}},
 	}})

@@ -30,9 +30,14 @@ func ValidateTypeLimitSet(p TypeLimitSetParams) error {
 // TypeLimitNotFound is the error of a type that has no limit.
 func TypeLimitNotFound(typ string) error { return &NotFoundError{What: "limit of type", ID: typ} }
 
+// TypeLimitLister reads the type limits (Store.TypeLimitList).
+type TypeLimitLister interface {
+	TypeLimitList(ctx context.Context) ([]TypeLimit, error)
+}
+
 // TypeLimitOf is the limit of typ as store lists it, with its running
 // jobs; nil when typ has none.
-func TypeLimitOf(ctx context.Context, store Store, typ string) (*TypeLimit, error) {
+func TypeLimitOf(ctx context.Context, store TypeLimitLister, typ string) (*TypeLimit, error) {
 	limits, err := store.TypeLimitList(ctx)
 	if err != nil {
 		return nil, err

@@ -24,11 +24,18 @@ type Actions interface {
 	Explain(ctx context.Context, id int64) (*dispatch.Explanation, error)
 }
 
+// ActionStore is what EngineActions need: the verbs' and maintenance's
+// transactions, the node and its jobs to read, and what Explain reads.
+type ActionStore interface {
+	engine.MaintenanceStore
+	dispatch.ExplainStore
+}
+
 // EngineActions are the Actions on a store, through the engine's own code.
 // Every change is recorded with its event, naming Who (user@host) as the
 // one who made it.
 type EngineActions struct {
-	Store engine.Store
+	Store ActionStore
 	Who   string
 }
 

@@ -44,7 +44,7 @@ func registerNode(t testing.TB, s engine.Store, name string, maxLoad float64) {
 	t.Helper()
 	n := engine.Node{Name: name, URL: "http://" + name, MaxLoad: maxLoad, MaxJobs: 10, Weight: 100,
 		AcceptExceeding: true, Services: []engine.NodeService{{Type: engine.TypeSleep}}}
-	if _, err := s.NodeRegister(context.Background(), engine.NodeRegisterParams{Node: n}); err != nil {
+	if _, err := engine.RegisterNode(context.Background(), s, engine.NodeRegisterParams{Node: n}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/engine/dispatch"
 )
 
 // DefaultPageSize is how many jobs one refresh reads for the jobs pane: more
@@ -145,11 +146,20 @@ func DispatchRate(prev, cur *Snapshot) (rate float64, ok bool) {
 // never from Update or View.
 type FetchFunc func(ctx context.Context, q Query) (*Snapshot, error)
 
+// SourceStore is what a Source reads: the cluster and its jobs as Explain
+// reads them, and the lease, the logs and the events.
+type SourceStore interface {
+	dispatch.ExplainStore
+	LeaseGet(ctx context.Context) (engine.Lease, error)
+	JobLogList(ctx context.Context, p engine.JobLogListParams) ([]engine.LogChunk, error)
+	EventList(ctx context.Context, p engine.EventListParams) ([]engine.Event, error)
+}
+
 // Source reads snapshots from a store with bounded queries: the nodes, the
 // lease, at most PageSize jobs in three indexed reads, and now and then the
 // per-state counts. It is used by one dashboard at a time.
 type Source struct {
-	Store       engine.Store
+	Store       SourceStore
 	Clock       engine.Clock
 	Database    string
 	PageSize    int           // 0: DefaultPageSize
@@ -190,7 +200,7 @@ func (s *Source) jobCounts(ctx context.Context, now time.Time, recount bool, nod
 
 // loadsOff judges the declared loads of the types the nodes offer by their
 // latest measured runs, and returns those far off.
-func loadsOff(ctx context.Context, store engine.Store, nodes []*engine.Node) ([]engine.TypeUsage, error) {
+func loadsOff(ctx context.Context, store SourceStore, nodes []*engine.Node) ([]engine.TypeUsage, error) {
 	var types []string
 	for _, n := range nodes {
 		for _, svc := range n.Services {

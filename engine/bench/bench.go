@@ -25,10 +25,23 @@ const lookSpacing = 20
 // figures are summed up, so a run of a million jobs never holds them all.
 const summaryPage = 10000
 
+// runStore is what a run reads and writes itself, beside the nodes it
+// starts on Config.Store: the progress of its jobs, its nodes and the
+// cleanup of both.
+type runStore interface {
+	engine.NodeRemover
+	Dialect() string
+	NodeList(ctx context.Context) ([]*engine.Node, error)
+	JobList(ctx context.Context, p engine.JobListParams) ([]*engine.Job, error)
+	JobCountByStatus(ctx context.Context, p engine.JobListParams) (map[engine.Status]int, error)
+	JobUpdateMany(ctx context.Context, us []engine.JobUpdate) ([]engine.JobUpdateResult, error)
+	JobPurge(ctx context.Context, p engine.JobPurgeParams) (engine.JobPurgeResult, error)
+}
+
 // run is the state of one benchmark run.
 type run struct {
 	cfg      *Config
-	store    engine.Store
+	store    runStore
 	feeder   *feeder
 	fleet    *fleet // nil with --cluster
 	capacity int    // jobs the working nodes run at once

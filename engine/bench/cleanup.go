@@ -84,7 +84,8 @@ func (r *run) cleanUp() error {
 			err := step(func(ctx context.Context) error {
 				n, err := r.store.NodeGet(ctx, name)
 				if err == nil {
-					err = r.store.NodeRemove(ctx, engine.NodeRemoveParams{Name: name, StaleAfter: n.GoneAfter()})
+					_, err = engine.RemoveNode(ctx, r.store, engine.RemoveNodeParams{Name: name, StaleAfter: n.GoneAfter(),
+						Event: engine.EventAppendParams{Verb: engine.EventNodesRm, Detail: "benchmark node"}}, engine.Actor{Who: r.cfg.Creator})
 				}
 				if errors.Is(err, engine.ErrNotFound) {
 					return nil
@@ -115,7 +116,7 @@ func (r *run) purge() error {
 	for from := ids.first; from <= ids.last; from += span {
 		to := min(from+span-1, ids.last)
 		err := step(func(ctx context.Context) error {
-			res, err := r.store.JobPurge(ctx, engine.JobPurgeParams{Creator: r.cfg.Creator, MinID: from, MaxID: to})
+			res, err := engine.PurgeJobs(ctx, r.store, engine.JobPurgeParams{Creator: r.cfg.Creator, MinID: from, MaxID: to})
 			r.removed += res.Removed
 			return err
 		})

@@ -24,9 +24,14 @@ func backlogFor(capacity int, rate float64) int {
 	return max(minBacklog, 2*capacity, int(rate))
 }
 
+// jobInserter inserts jobs in batches (Store.JobInsertMany).
+type jobInserter interface {
+	JobInsertMany(ctx context.Context, ps []engine.JobInsertParams) ([]int64, error)
+}
+
 // feeder inserts the benchmark's noop jobs.
 type feeder struct {
-	store    engine.Store
+	store    jobInserter
 	creator  string
 	inserted int
 	ids      idRange                  // of every job inserted
@@ -48,7 +53,7 @@ func (r *idRange) add(ids []int64) {
 	}
 }
 
-func newFeeder(store engine.Store, creator string) *feeder {
+func newFeeder(store jobInserter, creator string) *feeder {
 	return &feeder{store: store, creator: creator}
 }
 

@@ -378,8 +378,8 @@ func (s *Store) JobCountByStatus(ctx context.Context, p engine.JobListParams) (m
 	return out, nil
 }
 
-// JobPurge removes ended jobs in one transaction; see engine.Store for
-// which. The jobs are deleted children first, and the delete checks each
+// JobPurge removes the ended jobs p.Choose picks in one transaction; see
+// engine.Store. The jobs are deleted children first, and the delete checks each
 // status again, so a job requeued meanwhile stays. Should a child be
 // requeued or submitted under a chosen parent at that very moment, the
 // schema's ON DELETE SET NULL makes it a root job rather than leave it
@@ -422,12 +422,12 @@ func (s *Store) JobPurge(ctx context.Context, p engine.JobPurgeParams) (engine.J
 		if !full && p.MinID == 0 && p.MaxID == 0 {
 			res.Next = last
 		}
-		doomed := engine.PurgeSelect(list, pinned, p.Limit)
+		doomed := p.Choose(list, pinned, p.Limit)
 		if len(doomed) == 0 && !full {
 			if list, pinned, _, _, err = s.purgeCandidates(ctx, tx, query, a, 0); err != nil {
 				return err
 			}
-			doomed = engine.PurgeSelect(list, pinned, p.Limit)
+			doomed = p.Choose(list, pinned, p.Limit)
 		}
 		if p.DryRun {
 			res.Removed = len(doomed)
@@ -481,36 +481,22 @@ func (s *Store) purgeChunk(ctx context.Context, tx *sqlx.Tx, ids []int64) (int, 
 	return removed, nil
 }
 
-// NodeRemove deletes a node that is gone and the reservations kept on it;
-// see engine.Store. A node that still holds jobs (they have its name and a
-// status of engine.RecoverableStatuses) stays, with an error matching
-// engine.ErrConflict: the dispatcher recovers a gone node's jobs through
-// its row, so removing it first would strand them.
+// NodeRemove deletes the node's row, while it is still as the caller read
+// it (p.Process, last seen no later than p.LastSeen), and the reservations
+// kept on it; see engine.Store.
 func (s *Store) NodeRemove(ctx context.Context, p engine.NodeRemoveParams) error {
-	a := args{"name": p.Name, "stale_offset_seconds": -p.StaleAfter.Seconds()}
+	a := args{"name": p.Name, "host_id": p.Process.Host, "pid": p.Process.PID, "proc_start": p.Process.StartTime,
+		"last_seen": s.dialect.timeArg(p.LastSeen)}
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		n, err := s.exec(ctx, tx, qNodeRemove, a)
 		if err != nil {
 			return err
 		}
 		if n == 0 {
-			node, err := s.nodeGet(ctx, tx, p.Name)
-			if err != nil {
+			if _, err := s.nodeGet(ctx, tx, p.Name); err != nil {
 				return err
 			}
-			now, err := s.dbNow(ctx, tx)
-			if err != nil {
-				return err
-			}
-			return engine.NodeLiveError(node, now, p.StaleAfter)
-		}
-		var held int
-		if err := s.get(ctx, tx, &held, qNodeJobsHeld, a); err != nil {
-			return err
-		}
-		if held > 0 {
-			return fmt.Errorf("node %s still holds %d jobs; they return to the queue once the dispatcher recovers them from the node: %w",
-				p.Name, held, engine.ErrConflict)
+			return fmt.Errorf("remove node %s: its row changed since it was read: %w", p.Name, engine.ErrConflict)
 		}
 		_, err = s.exec(ctx, tx, qReservationDeleteNode, args{"node": p.Name})
 		return err

@@ -17,7 +17,7 @@ import (
 // registerNode registers a node named name on s.
 func registerNode(t *testing.T, s *Store, name string) {
 	t.Helper()
-	_, err := s.NodeRegister(t.Context(), engine.NodeRegisterParams{Node: engine.Node{
+	_, err := engine.RegisterNode(t.Context(), s, engine.NodeRegisterParams{Node: engine.Node{
 		Name: name, URL: "http://127.0.0.1:1", MaxLoad: 1, MaxJobs: 1, Weight: 100,
 		State: engine.NodeOnline, Lease: engine.Duration(10 * time.Second)}})
 	if err != nil {

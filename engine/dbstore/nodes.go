@@ -19,14 +19,16 @@ type storedService struct {
 	TimeoutSeconds float64 `json:"timeout_seconds,omitempty"`
 }
 
-// NodeRegister inserts the node or takes over its row, marks it ONLINE,
-// records the new process and sets started_at and last_seen to the
-// database's now. A taken-over row keeps its maintenance flag; a new one
-// starts without (p.Node.Maintenance is ignored). The row is free as
-// engine.NodeFree judges it on the database clock; otherwise the error
-// matches engine.ErrNodeOnline: another live process uses the name.
-func (s *Store) NodeRegister(ctx context.Context, p engine.NodeRegisterParams) (*engine.Node, error) {
-	if err := engine.ValidateNodeRegister(p); err != nil {
+// NodeClaim inserts the node's row or, with p.Former, replaces the row
+// that still names p.Former.Process (and, with SilentFor, was last seen
+// before now less SilentFor), in one statement each: it marks the row
+// ONLINE, records the new process and sets started_at and last_seen to the
+// database's now. A replaced row keeps its maintenance flag; a new one
+// starts without (p.Node.Maintenance is ignored). A row the statement does
+// not write is an error matching engine.ErrConflict (a *NotFoundError
+// when a replacement finds no row); see engine.Store.
+func (s *Store) NodeClaim(ctx context.Context, p engine.NodeClaimParams) (*engine.Node, error) {
+	if err := engine.ValidateNodeClaim(p); err != nil {
 		return nil, err
 	}
 	n := p.Node
@@ -61,14 +63,15 @@ func (s *Store) NodeRegister(ctx context.Context, p engine.NodeRegisterParams) (
 	}
 	var node *engine.Node
 	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
-		inserted, err := s.exec(ctx, tx, qNodeInsertAbsent, a)
+		written, err := s.nodeWrite(ctx, tx, p.Former, a)
 		if err != nil {
 			return err
 		}
-		if inserted == 0 {
-			if err := s.nodeTakeover(ctx, tx, p, a); err != nil {
+		if !written {
+			if _, err := s.nodeGet(ctx, tx, n.Name); err != nil {
 				return err
 			}
+			return fmt.Errorf("register node %s: its row is not as expected: %w", n.Name, engine.ErrConflict)
 		}
 		node, err = s.nodeGet(ctx, tx, n.Name)
 		return err
@@ -82,46 +85,18 @@ func (s *Store) NodeRegister(ctx context.Context, p engine.NodeRegisterParams) (
 	return node, nil
 }
 
-// nodeTakeover takes the existing row of p's name for the new process when
-// it is free, and explains the refusal otherwise. The takeover statement
-// judges again what the row read said, so a row another restart took
-// meanwhile is refused.
-func (s *Store) nodeTakeover(ctx context.Context, q querier, p engine.NodeRegisterParams, a args) error {
-	held, err := s.nodeGet(ctx, q, p.Node.Name)
-	if err != nil {
-		return err
+// nodeWrite inserts the row of a, or replaces the row that is still as
+// former says, and reports whether it wrote one.
+func (s *Store) nodeWrite(ctx context.Context, q querier, former *engine.NodeFormer, a args) (bool, error) {
+	if former == nil {
+		inserted, err := s.exec(ctx, q, qNodeInsertAbsent, a)
+		return inserted > 0, err
 	}
-	now, err := s.dbNow(ctx, q)
-	if err != nil {
-		return err
-	}
-	free, byIdentity := engine.NodeFree(held, p.Node.Process, now, p.ProcessGone)
-	if !free {
-		return engine.NodeOnlineError(held, now)
-	}
-	a["by_identity"] = byIdentity
-	a["old_host_id"], a["old_pid"], a["old_proc_start"] = held.Process.Host, held.Process.PID, held.Process.StartTime
-	a["stale_offset_seconds"] = -held.GoneAfter().Seconds()
+	a["old_host_id"], a["old_pid"], a["old_proc_start"] = former.Process.Host, former.Process.PID, former.Process.StartTime
+	a["by_silence"] = former.SilentFor > 0
+	a["stale_offset_seconds"] = -former.SilentFor.Seconds()
 	taken, err := s.exec(ctx, q, qNodeTakeover, a)
-	if err != nil {
-		return err
-	}
-	if taken == 0 {
-		if held, err = s.nodeGet(ctx, q, p.Node.Name); err != nil {
-			return err
-		}
-		return engine.NodeOnlineError(held, now)
-	}
-	return nil
-}
-
-// dbNow reads the database's clock through q.
-func (s *Store) dbNow(ctx context.Context, q querier) (time.Time, error) {
-	var now dbTime
-	if err := s.get(ctx, q, &now, qDBNow, nil); err != nil {
-		return time.Time{}, err
-	}
-	return now.Time, nil
+	return taken > 0, err
 }
 
 // NodeGet returns the node with its live load, or a *NotFoundError.

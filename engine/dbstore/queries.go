@@ -76,7 +76,6 @@ const (
 	qJobPurgeChildrenOf    = "job_purge_children_of"
 	qJobPurgeDelete        = "job_purge_delete"
 	qNodeRemove            = "node_remove"
-	qNodeJobsHeld          = "node_jobs_held"
 	qReservationDeleteNode = "reservation_delete_node"
 	qJobChangesSchema      = "job_changes_schema"
 
@@ -99,7 +98,7 @@ var requiredQueries = []string{
 	qSchemaMigrationApplied, qSchemaMigrationInsert, qSchemaMigrationDelete, qSchemaVersion, qJobSubmit,
 	qReservationList, qReservationNodeHolder, qReservationDelete, qReservationInsert,
 	qJobInsertMany, qJobInsertRow, qJobIDsFrom, qJobIDsExisting, qJobCountByStatus, qJobPurgeCandidates,
-	qJobPurgeChildrenOf, qJobPurgeDelete, qNodeRemove, qNodeJobsHeld, qReservationDeleteNode,
+	qJobPurgeChildrenOf, qJobPurgeDelete, qNodeRemove, qReservationDeleteNode,
 	qJobUpdateMany,
 	qTypeLimitSet, qTypeLimitList, qTypeLimitDelete,
 	qJobAttemptList, qJobAttemptUsageList, qJobAttemptUsageType, qJobPurgeAttempts,

@@ -31,7 +31,7 @@ func BenchmarkRoundBacklogPostgres(b *testing.B) {
 			load := func(int) float64 { return float64(1 + rng.IntN(4)) }
 			for i := range 100 {
 				name := fmt.Sprintf("n%03d", i)
-				if _, err := s.NodeRegister(ctx, engine.NodeRegisterParams{Node: engine.Node{Name: name, URL: "http://" + name,
+				if _, err := engine.RegisterNode(ctx, s, engine.NodeRegisterParams{Node: engine.Node{Name: name, URL: "http://" + name,
 					MaxLoad: 8, MaxJobs: 200, Weight: 100, AcceptExceeding: true,
 					Services: []engine.NodeService{{Type: engine.TypeSleep}}}}); err != nil {
 					b.Fatal(err)

@@ -245,7 +245,7 @@ func TestPlainSubmitStatements(t *testing.T) {
 			dsn := b.dsn(t)
 			setup := migrated(t, openStore(t, dsn))
 			// A registered node offering the type, whose defaults apply.
-			if _, err := setup.NodeRegister(ctx, engine.NodeRegisterParams{Node: engine.Node{Name: "n1", MaxLoad: 4,
+			if _, err := engine.RegisterNode(ctx, setup, engine.NodeRegisterParams{Node: engine.Node{Name: "n1", MaxLoad: 4,
 				Services: []engine.NodeService{{Type: "encode", Load: 2, Timeout: engine.Duration(time.Hour), Memory: 1 << 30}}},
 				ProcessGone: func(engine.NodeProcess) bool { return false }}); err != nil {
 				t.Fatal(err)

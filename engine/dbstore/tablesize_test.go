@@ -114,7 +114,7 @@ func explain(ctx context.Context, tx *sqlx.Tx, dialect, query string, params []a
 func TestJobSubmitServiceOfAnOlderRelease(t *testing.T) {
 	everyBackend(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
-		if _, err := s.NodeRegister(ctx, engine.NodeRegisterParams{Node: engine.Node{Name: "old", MaxLoad: 3},
+		if _, err := engine.RegisterNode(ctx, s, engine.NodeRegisterParams{Node: engine.Node{Name: "old", MaxLoad: 3},
 			ProcessGone: func(engine.NodeProcess) bool { return false }}); err != nil {
 			t.Fatal(err)
 		}

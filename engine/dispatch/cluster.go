@@ -15,7 +15,7 @@ import (
 // children. A round and Explain compute a job's candidates through the same
 // cluster methods, so an explanation is what the round does.
 type cluster struct {
-	store engine.Store
+	store ClusterReader
 	nodes []*engine.Node
 	// heldFor maps each kept node to the oversized job it is kept for;
 	// keptBy is the same the other way round.
@@ -33,7 +33,7 @@ type cluster struct {
 
 // loadCluster reads the nodes and the reservations that still stand (see
 // liveReservations); stale lists the jobs whose reservation has lapsed.
-func loadCluster(ctx context.Context, store engine.Store) (c *cluster, kept []*engine.Job, stale []int64, err error) {
+func loadCluster(ctx context.Context, store ClusterReader) (c *cluster, kept []*engine.Job, stale []int64, err error) {
 	nodes, err := store.NodeList(ctx)
 	if err != nil {
 		return nil, nil, nil, err
@@ -86,7 +86,7 @@ func (c *cluster) liveReservations(ctx context.Context) (kept []*engine.Job, sta
 }
 
 // jobHold is engine.DispatchHold with the jobs of job's key read from store.
-func jobHold(ctx context.Context, store engine.Store, job *engine.Job, now time.Time) (engine.Hold, error) {
+func jobHold(ctx context.Context, store ClusterReader, job *engine.Job, now time.Time) (engine.Hold, error) {
 	var keyJobs []*engine.Job
 	if job.Key != "" && job.Status.Dispatchable() {
 		var err error

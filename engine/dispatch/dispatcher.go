@@ -54,7 +54,7 @@ const DefaultPageSize = 1000
 // of its own between rounds that a successor would need: the nodes kept for
 // oversized jobs live in the store, so a new lease holder honours them.
 type Dispatcher struct {
-	store    engine.Store
+	store    Store
 	offerer  Offerer
 	local    LocalOfferer // offerer, when one of its nodes is in-process
 	selector placement.Selector
@@ -77,7 +77,7 @@ type Dispatcher struct {
 }
 
 // NewDispatcher returns a dispatcher ordering candidates with selector.
-func NewDispatcher(store engine.Store, offerer Offerer, selector placement.Selector, clock engine.Clock, log *slog.Logger) *Dispatcher {
+func NewDispatcher(store Store, offerer Offerer, selector placement.Selector, clock engine.Clock, log *slog.Logger) *Dispatcher {
 	local, _ := offerer.(LocalOfferer)
 	return &Dispatcher{
 		store: store, offerer: offerer, local: local, selector: selector, clock: clock, log: log,

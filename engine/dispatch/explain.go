@@ -83,7 +83,7 @@ type NodeVerdict struct {
 // changes nothing; a reservation the next round would drop is ignored, as
 // that round would. selector is only asked for an order, so pass a fresh
 // one (placement.ParseSelector) rather than a running dispatcher's.
-func Explain(ctx context.Context, store engine.Store, jobID int64, selector placement.Selector) (*Explanation, error) {
+func Explain(ctx context.Context, store ExplainStore, jobID int64, selector placement.Selector) (*Explanation, error) {
 	job, err := store.JobGet(ctx, jobID)
 	if err != nil {
 		return nil, err
@@ -155,7 +155,7 @@ func Explain(ctx context.Context, store engine.Store, jobID int64, selector plac
 
 // aheadHigher counts the queued jobs of a higher priority than job's, when
 // job is queued itself.
-func aheadHigher(ctx context.Context, store engine.Store, job *engine.Job) (int, error) {
+func aheadHigher(ctx context.Context, store ExplainStore, job *engine.Job) (int, error) {
 	if !job.Status.QueuedLike() || job.Priority >= engine.MaxPriority {
 		return 0, nil
 	}
@@ -172,7 +172,7 @@ func aheadHigher(ctx context.Context, store engine.Store, job *engine.Job) (int,
 }
 
 // countChildren fills in the children a WAITING job waits for.
-func countChildren(ctx context.Context, store engine.Store, job *engine.Job, hold *engine.Hold) error {
+func countChildren(ctx context.Context, store ExplainStore, job *engine.Job, hold *engine.Hold) error {
 	if job.Status != engine.StatusWaiting {
 		return nil
 	}

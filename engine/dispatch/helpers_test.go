@@ -66,7 +66,7 @@ func addNodeB(t testing.TB, s engine.Store, name string, maxLoad float64, types 
 	for _, ty := range types {
 		svcs = append(svcs, engine.NodeService{Type: ty})
 	}
-	_, err := s.NodeRegister(context.Background(), engine.NodeRegisterParams{Node: engine.Node{
+	_, err := engine.RegisterNode(context.Background(), s, engine.NodeRegisterParams{Node: engine.Node{
 		Name: name, URL: "http://" + name, MaxLoad: maxLoad, MaxJobs: 200, Weight: 100,
 		AcceptExceeding: true, Candidate: true, Services: svcs, Process: testProcess(),
 	}, ProcessGone: gone})
@@ -156,7 +156,7 @@ func addNodeAs(t testing.TB, s engine.Store, name string, maxLoad float64, edit 
 		edit(&n)
 	}
 	n.Process = testProcess()
-	if _, err := s.NodeRegister(context.Background(), engine.NodeRegisterParams{Node: n, ProcessGone: gone}); err != nil {
+	if _, err := engine.RegisterNode(context.Background(), s, engine.NodeRegisterParams{Node: n, ProcessGone: gone}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -42,7 +42,7 @@ const RecoverBatch = 1000
 // never counts on it: a lapsed reservation is ignored by the round that
 // reads it, and a silent node is offered nothing.
 type Housekeeper struct {
-	store engine.Store
+	store HousekeepingStore
 	terms TermSource
 	log   *slog.Logger
 	// quiet are silent nodes found with no job left to recover, by the
@@ -72,7 +72,7 @@ func (s HousekeepingStats) Changed() bool {
 // NewHousekeeper returns the housekeeping of the holder of the terms
 // terms tells; with nil terms it recovers no silent node's jobs (a
 // simulation).
-func NewHousekeeper(store engine.Store, terms TermSource, log *slog.Logger) *Housekeeper {
+func NewHousekeeper(store HousekeepingStore, terms TermSource, log *slog.Logger) *Housekeeper {
 	return &Housekeeper{store: store, terms: terms, log: log, quiet: map[string]time.Time{}}
 }
 

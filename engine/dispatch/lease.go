@@ -16,7 +16,7 @@ import (
 // of the renewal, so a holder that cannot renew stops dispatching before a
 // successor can take over.
 type LeaseHolder struct {
-	store  engine.Store
+	store  LeaseStore
 	owner  string
 	ttl    time.Duration
 	margin time.Duration
@@ -32,7 +32,7 @@ type LeaseHolder struct {
 
 // NewLeaseHolder returns a holder for owner. The TTL must exceed the margin;
 // a margin of a third of the TTL leaves room for clock drift and slow renewals.
-func NewLeaseHolder(store engine.Store, owner string, ttl time.Duration, clock engine.Clock, log *slog.Logger) *LeaseHolder {
+func NewLeaseHolder(store LeaseStore, owner string, ttl time.Duration, clock engine.Clock, log *slog.Logger) *LeaseHolder {
 	return &LeaseHolder{store: store, owner: owner, ttl: ttl, margin: ttl / 3, clock: clock, log: log}
 }
 

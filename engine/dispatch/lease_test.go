@@ -68,20 +68,24 @@ func TestLeaseHolderStopsTrustingWhenTheDatabaseCannotBeReached(t *testing.T) {
 	}
 }
 
-// leaseWrites counts the renewals that reach the store.
+// leaseWrites is a lease store that counts the renewals that reach store.
 type leaseWrites struct {
-	engine.Store
-	n int
+	store dispatch.LeaseStore
+	n     int
 }
 
 func (s *leaseWrites) LeaseAcquire(ctx context.Context, owner string, ttl time.Duration) (engine.LeaseTerm, error) {
 	s.n++
-	return s.Store.LeaseAcquire(ctx, owner, ttl)
+	return s.store.LeaseAcquire(ctx, owner, ttl)
+}
+
+func (s *leaseWrites) LeaseRelease(ctx context.Context, owner string) (bool, error) {
+	return s.store.LeaseRelease(ctx, owner)
 }
 
 func TestLeaseHolderRenewsWhenDueOnly(t *testing.T) {
 	t.Parallel()
-	s := &leaseWrites{Store: newStore(t)}
+	s := &leaseWrites{store: newStore(t)}
 	clock := &fixedClock{now: time.Unix(1_000_000, 0)}
 	h := dispatch.NewLeaseHolder(s, "a", 30*time.Second, clock, quietLog())
 	ctx := context.Background()

@@ -31,7 +31,7 @@ func HeartbeatTimeout(interval time.Duration) time.Duration {
 // recorded in the store too (NodeSetBeatMissed), so 'jobctl nodes' and the
 // dashboard show it, and the next answered beat clears it.
 type Monitor struct {
-	store   engine.Store
+	store   MonitorStore
 	self    string
 	check   func(ctx context.Context, n *engine.Node) error
 	timeout time.Duration
@@ -43,7 +43,7 @@ type Monitor struct {
 
 // NewMonitor returns a monitor for the node named self; check sends one
 // heartbeat and returns nil when the node answered as expected.
-func NewMonitor(store engine.Store, self string, check func(context.Context, *engine.Node) error, timeout time.Duration, log *slog.Logger) *Monitor {
+func NewMonitor(store MonitorStore, self string, check func(context.Context, *engine.Node) error, timeout time.Duration, log *slog.Logger) *Monitor {
 	return &Monitor{store: store, self: self, check: check, timeout: timeout, log: log, watched: map[string]int{}}
 }
 

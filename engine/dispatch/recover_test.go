@@ -224,15 +224,49 @@ func TestDispatcherUnderALeaseMakesNoOffersWithoutItsTerm(t *testing.T) {
 	}
 }
 
-// staleNodes is a store whose node listing is a copy taken earlier, as a
-// dispatcher that stalled between reading the nodes and judging them sees
-// it.
+// staleNodes is a housekeeping store whose node listing is a copy taken
+// earlier, as a dispatcher that stalled between reading the nodes and
+// judging them sees it; the rest is store's.
 type staleNodes struct {
-	engine.Store
+	store dispatch.HousekeepingStore
 	nodes []*engine.Node
 }
 
 func (s staleNodes) NodeList(context.Context) ([]*engine.Node, error) { return s.nodes, nil }
+
+func (s staleNodes) Now(ctx context.Context) (time.Time, error) { return s.store.Now(ctx) }
+
+func (s staleNodes) NodeGet(ctx context.Context, name string) (*engine.Node, error) {
+	return s.store.NodeGet(ctx, name)
+}
+
+func (s staleNodes) ReservationList(ctx context.Context) ([]engine.Reservation, error) {
+	return s.store.ReservationList(ctx)
+}
+
+func (s staleNodes) ReservationDelete(ctx context.Context, jobID int64) error {
+	return s.store.ReservationDelete(ctx, jobID)
+}
+
+func (s staleNodes) JobGet(ctx context.Context, id int64) (*engine.Job, error) {
+	return s.store.JobGet(ctx, id)
+}
+
+func (s staleNodes) JobList(ctx context.Context, p engine.JobListParams) ([]*engine.Job, error) {
+	return s.store.JobList(ctx, p)
+}
+
+func (s staleNodes) JobListRollbackPending(ctx context.Context, limit int) ([]*engine.Job, error) {
+	return s.store.JobListRollbackPending(ctx, limit)
+}
+
+func (s staleNodes) JobUpdateMany(ctx context.Context, us []engine.JobUpdate) ([]engine.JobUpdateResult, error) {
+	return s.store.JobUpdateMany(ctx, us)
+}
+
+func (s staleNodes) Tx(ctx context.Context, fn func(tx engine.TxStore) error) error {
+	return s.store.Tx(ctx, fn)
+}
 
 // A round judges a node's silence on its rows and on a now read later: the
 // node may have touched the store in between, and then it runs its jobs.
@@ -251,7 +285,7 @@ func TestANodeThatSpokeSinceTheRoundReadItKeepsItsJobs(t *testing.T) {
 	if _, err := l.store.NodeTouch(ctx, engine.NodeTouchParams{Name: "dead"}); err != nil {
 		t.Fatal(err)
 	}
-	h := dispatch.NewHousekeeper(staleNodes{Store: l.store, nodes: old}, l.holder, quietLog())
+	h := dispatch.NewHousekeeper(staleNodes{store: l.store, nodes: old}, l.holder, quietLog())
 	if !l.holder.Renew(ctx) {
 		t.Fatal("no lease")
 	}

@@ -36,7 +36,7 @@ func RetainInterval(retain time.Duration) time.Duration {
 // Retainer removes the ended jobs older than a retention, a pass every
 // RetainInterval, while its node holds the dispatcher lease.
 type Retainer struct {
-	store   engine.Store
+	store   engine.PruneStore
 	retain  time.Duration
 	trusted func() bool // whether the node holds the lease now
 	clock   engine.Clock
@@ -52,7 +52,7 @@ type Retainer struct {
 
 // NewRetainer returns a retainer that prunes jobs ended more than retain
 // ago while trusted says the lease is held (LeaseHolder.Trusted).
-func NewRetainer(store engine.Store, retain time.Duration, trusted func() bool, clock engine.Clock, log *slog.Logger) *Retainer {
+func NewRetainer(store engine.PruneStore, retain time.Duration, trusted func() bool, clock engine.Clock, log *slog.Logger) *Retainer {
 	return &Retainer{
 		store: store, retain: retain, trusted: trusted, clock: clock, log: log,
 		batch: RetainBatch, pause: RetainPause, sleep: sleepCtx,

@@ -34,7 +34,7 @@ type quota struct {
 }
 
 // readQuotas reads the limits and the running count of each limited type.
-func readQuotas(ctx context.Context, store engine.Store) (quotas, error) {
+func readQuotas(ctx context.Context, store engine.TypeLimitLister) (quotas, error) {
 	limits, err := store.TypeLimitList(ctx)
 	if err != nil {
 		return nil, err

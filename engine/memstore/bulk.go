@@ -81,8 +81,8 @@ func (s *Store) JobCountByStatus(_ context.Context, p engine.JobListParams) (map
 	return out, nil
 }
 
-// JobPurge removes ended jobs, their logs, attempts, events and
-// reservations; see engine.Store for which.
+// JobPurge removes the ended jobs p.Choose picks, their logs, attempts,
+// events and reservations, under the lock; see engine.Store.
 func (s *Store) JobPurge(_ context.Context, p engine.JobPurgeParams) (engine.JobPurgeResult, error) {
 	statuses, err := engine.PurgeStatuses(p)
 	if err != nil {
@@ -135,9 +135,9 @@ func (s *Store) JobPurge(_ context.Context, p engine.JobPurgeParams) (engine.Job
 			res.Next = &engine.PurgePosition{EndedAt: *last.FinishedAt, ID: last.ID}
 		}
 	}
-	doomed := engine.PurgeSelect(window, t.purgePinned(window), p.Limit)
+	doomed := p.Choose(window, t.purgePinned(window), p.Limit)
 	if len(doomed) == 0 && len(window) < len(candidates) {
-		doomed = engine.PurgeSelect(candidates, t.purgePinned(candidates), p.Limit)
+		doomed = p.Choose(candidates, t.purgePinned(candidates), p.Limit)
 	}
 	res.Removed = len(doomed)
 	if p.DryRun {
@@ -185,19 +185,16 @@ func (t *jobTable) purgePinned(candidates []engine.PurgeCandidate) []int64 {
 	return pinned
 }
 
-// NodeRemove deletes a node that is gone (OFFLINE, or not seen for
-// p.StaleAfter) and the reservations kept on it. A node that still holds
-// jobs (with its name and a status of engine.RecoverableStatuses) stays,
-// with an error matching engine.ErrConflict: the dispatcher recovers a gone
-// node's jobs through its row.
+// NodeRemove deletes the node's row, while it is still as the caller read
+// it, and the reservations kept on it; see engine.Store.
 func (s *Store) NodeRemove(ctx context.Context, p engine.NodeRemoveParams) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.direct.NodeRemove(ctx, p)
 }
 
-// NodeRemove deletes a node that is gone and the reservations kept on it;
-// see Store.NodeRemove.
+// NodeRemove deletes the node's row, while it is still as the caller read
+// it, and the reservations kept on it; see Store.NodeRemove.
 func (tx *txStore) NodeRemove(ctx context.Context, p engine.NodeRemoveParams) error {
 	if err := tx.check(); err != nil {
 		return err
@@ -207,22 +204,8 @@ func (tx *txStore) NodeRemove(ctx context.Context, p engine.NodeRemoveParams) er
 	if n == nil {
 		return nodeNotFound(p.Name)
 	}
-	now := s.now()
-	if n.State != engine.NodeOffline && n.LastSeen.After(now.Add(-p.StaleAfter)) {
-		return engine.NodeLiveError(s.liveNode(n, now), now, p.StaleAfter)
-	}
-	held := 0
-	if jobs := s.jobs.byNode[p.Name]; jobs != nil {
-		jobs.Ascend(func(id int64) bool {
-			if slices.Contains(engine.RecoverableStatuses, s.jobs.byID[id].Status) {
-				held++
-			}
-			return true
-		})
-	}
-	if held > 0 {
-		return fmt.Errorf("node %s still holds %d jobs; they return to the queue once the dispatcher recovers them from the node: %w",
-			p.Name, held, engine.ErrConflict)
+	if !n.Process.Same(p.Process) || n.LastSeen.After(p.LastSeen) {
+		return fmt.Errorf("remove node %s: its row changed since it was read: %w", p.Name, engine.ErrConflict)
 	}
 	delete(s.nodes, p.Name)
 	tx.onUndo(func() { s.nodes[p.Name] = n })

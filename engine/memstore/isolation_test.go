@@ -42,7 +42,7 @@ func TestCopiesInAndOut(t *testing.T) {
 	}
 
 	n := engine.Node{Name: "n1", Services: []engine.NodeService{{Type: "noop"}}}
-	if _, err := s.NodeRegister(t.Context(), engine.NodeRegisterParams{Node: n}); err != nil {
+	if _, err := engine.RegisterNode(t.Context(), s, engine.NodeRegisterParams{Node: n}); err != nil {
 		t.Fatal(err)
 	}
 	n.Services[0].Type = "changed"
@@ -61,7 +61,7 @@ func TestListedNodesAreOwnCopies(t *testing.T) {
 	s, _ := newStore(t)
 	for _, name := range []string{"n1", "n2"} {
 		n := engine.Node{Name: name, Services: []engine.NodeService{{Type: "noop"}, {Type: "sleep"}}}
-		if _, err := s.NodeRegister(t.Context(), engine.NodeRegisterParams{Node: n}); err != nil {
+		if _, err := engine.RegisterNode(t.Context(), s, engine.NodeRegisterParams{Node: n}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.NodeTouch(t.Context(), engine.NodeTouchParams{Name: name, RunningUsage: []engine.LiveUsage{{JobID: 1}}}); err != nil {
@@ -217,7 +217,7 @@ func TestNodeListIntoListsAfresh(t *testing.T) {
 	register := func(name string) {
 		t.Helper()
 		n := engine.Node{Name: name, MaxLoad: 8, Services: []engine.NodeService{{Type: "noop"}}}
-		if _, err := s.NodeRegister(t.Context(), engine.NodeRegisterParams{Node: n}); err != nil {
+		if _, err := engine.RegisterNode(t.Context(), s, engine.NodeRegisterParams{Node: n}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -249,7 +249,11 @@ func TestNodeListIntoListsAfresh(t *testing.T) {
 	if err := s.NodeSetState(t.Context(), "n1", engine.NodeOffline); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.NodeRemove(t.Context(), engine.NodeRemoveParams{Name: "n1"}); err != nil {
+	gone, err := s.NodeGet(t.Context(), "n1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.NodeRemove(t.Context(), engine.NodeRemoveParams{Name: "n1", Process: gone.Process, LastSeen: gone.LastSeen}); err != nil {
 		t.Fatal(err)
 	}
 	register("n3")

@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -11,23 +12,28 @@ import (
 
 func nodeNotFound(name string) error { return &engine.NotFoundError{What: "node", ID: name} }
 
-// NodeRegister inserts the node, or takes its row over when it is free as
-// engine.NodeFree judges it (under the lock, so two restarts cannot both
-// take it). A takeover keeps the maintenance flag; a new node starts
-// without it.
-func (s *Store) NodeRegister(_ context.Context, p engine.NodeRegisterParams) (*engine.Node, error) {
+// NodeClaim inserts the node's row or, with p.Former, replaces the row
+// that is still as p.Former says, under the lock; see engine.Store. A
+// replaced row keeps its maintenance flag; a new node starts without it.
+func (s *Store) NodeClaim(_ context.Context, p engine.NodeClaimParams) (*engine.Node, error) {
 	n := p.Node
-	if err := engine.ValidateNodeRegister(p); err != nil {
+	if err := engine.ValidateNodeClaim(p); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
+	old := s.nodes[n.Name]
 	maintenance := false
-	if old := s.nodes[n.Name]; old != nil {
-		held := s.liveNode(old, now)
-		if free, _ := engine.NodeFree(held, n.Process, now, p.ProcessGone); !free {
-			return nil, engine.NodeOnlineError(held, now)
+	switch {
+	case p.Former == nil && old != nil:
+		return nil, fmt.Errorf("register node %s: the name has a row: %w", n.Name, engine.ErrConflict)
+	case p.Former != nil && old == nil:
+		return nil, nodeNotFound(n.Name)
+	case p.Former != nil:
+		silent := p.Former.SilentFor == 0 || old.LastSeen.Before(now.Add(-p.Former.SilentFor))
+		if !old.Process.Same(p.Former.Process) || !silent {
+			return nil, fmt.Errorf("register node %s: its row is not as expected: %w", n.Name, engine.ErrConflict)
 		}
 		maintenance = old.Maintenance
 	}

@@ -37,7 +37,7 @@ func TestOverloadIsLoggedOncePerChange(t *testing.T) {
 	s := testStore(t)
 	var logs logBuffer
 	n := testNodeLogging(t, s, &logs, func(c *Config) { c.MaxLoadAvg, c.ReservedMemory = 4, 1<<30 }, WithHealthReader(feed.read))
-	if _, err := s.NodeRegister(ctx, engine.NodeRegisterParams{Node: n.row()}); err != nil {
+	if _, err := engine.RegisterNode(ctx, s, engine.NodeRegisterParams{Node: n.row()}); err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(n.Handler())

@@ -55,7 +55,7 @@ type Runtime struct {
 // /metrics serves. Its parts get the store each as they need it.
 type registryStore interface {
 	ClusterToken(ctx context.Context) (string, error)
-	NodeRegister(ctx context.Context, p engine.NodeRegisterParams) (*engine.Node, error)
+	engine.NodeRegistrar
 	NodeSetState(ctx context.Context, name string, state engine.NodeState) error
 	endpoint.JobCounter
 }
@@ -152,7 +152,7 @@ func (n *Runtime) Run(ctx context.Context) error {
 	row := n.row()
 	row.Process = n.liveness.process
 	began := time.Now()
-	if _, err := n.store.NodeRegister(ctx, engine.NodeRegisterParams{Node: row, ProcessGone: ProcessGone}); err != nil {
+	if _, err := engine.RegisterNode(ctx, n.store, engine.NodeRegisterParams{Node: row, ProcessGone: ProcessGone}); err != nil {
 		if errors.Is(err, engine.ErrNodeOnline) {
 			return fmt.Errorf("%w, or choose another --node name", err)
 		}

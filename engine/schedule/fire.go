@@ -13,16 +13,27 @@ import (
 // DueLimit is how many due schedules one Fire takes on.
 const DueLimit = 100
 
+// FireStore is what a Firer needs: the schedules, the node rows that give
+// service defaults, and the transaction that creates a fire's job and
+// moves its schedule on.
+type FireStore interface {
+	engine.Transactor
+	Now(ctx context.Context) (time.Time, error)
+	NodeList(ctx context.Context) ([]*engine.Node, error)
+	ScheduleList(ctx context.Context) ([]*engine.Schedule, error)
+	ScheduleListDue(ctx context.Context, p engine.ScheduleDueParams) ([]*engine.Schedule, error)
+}
+
 // Firer fires due schedules. Run it only on the lease holder; should two
 // holders overlap for a moment, the guarded move of the fire time still
 // lets one job through per fire.
 type Firer struct {
-	store engine.Store
+	store FireStore
 	log   *slog.Logger
 }
 
 // NewFirer returns a firer on store.
-func NewFirer(store engine.Store, log *slog.Logger) *Firer {
+func NewFirer(store FireStore, log *slog.Logger) *Firer {
 	return &Firer{store: store, log: log}
 }
 

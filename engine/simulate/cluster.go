@@ -13,6 +13,15 @@ import (
 // duration of 0 would mean it never ends.
 const noopDuration = time.Millisecond
 
+// ClusterSource is what FromCluster reads of a live cluster: its nodes,
+// its jobs and what the runs of each type measured.
+type ClusterSource interface {
+	Now(ctx context.Context) (time.Time, error)
+	NodeList(ctx context.Context) ([]*engine.Node, error)
+	JobList(ctx context.Context, p engine.JobListParams) ([]*engine.Job, error)
+	JobAttemptUsageList(ctx context.Context, p engine.JobAttemptUsageParams) ([]engine.AttemptUsage, error)
+}
+
 // FromCluster reads the simulation's input from a live cluster: its ONLINE
 // nodes as they are configured and report their health, the jobs they run
 // now, which stay where they are, and its queued jobs, all submitted at the
@@ -20,7 +29,7 @@ const noopDuration = time.Millisecond
 // for what is left of it) and a noop job ends at once; any other job runs
 // for the median of its type's latest measured runs (engine.TypeUsage
 // WallP50), and one of a type never measured never ends.
-func FromCluster(ctx context.Context, store engine.Store) ([]NodeSpec, []JobSpec, error) {
+func FromCluster(ctx context.Context, store ClusterSource) ([]NodeSpec, []JobSpec, error) {
 	now, err := store.Now(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -91,7 +100,7 @@ func FromCluster(ctx context.Context, store engine.Store) ([]NodeSpec, []JobSpec
 // measuredDurations is the median running time of the latest measured
 // runs of each type of jobs but noop and sleep, whose running times the
 // jobs themselves say.
-func measuredDurations(ctx context.Context, store engine.Store, jobs []*engine.Job) (map[string]time.Duration, error) {
+func measuredDurations(ctx context.Context, store ClusterSource, jobs []*engine.Job) (map[string]time.Duration, error) {
 	var types []string
 	for _, j := range jobs {
 		if j.Type != engine.TypeNoop && j.Type != engine.TypeSleep && !slices.Contains(types, j.Type) {

@@ -171,7 +171,7 @@ func (s *sim) end(e ending) error {
 		// order of the ends would cost a sort by end time of every ended
 		// job. Without a limit the order changes nothing removed.
 		s.ended = 0
-		if _, err := s.store.JobPurge(s.ctx, engine.JobPurgeParams{MinID: 1}); err != nil {
+		if _, err := engine.PurgeJobs(s.ctx, s.store, engine.JobPurgeParams{MinID: 1}); err != nil {
 			return fmt.Errorf("pruning ended jobs: %w", err)
 		}
 	}

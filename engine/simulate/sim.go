@@ -189,7 +189,7 @@ func (s *sim) registerNodes() error {
 	for _, spec := range specs {
 		s.clock.Set(epoch.Add(oldest - time.Duration(spec.StartedAgo)))
 		n := newSimNode(spec)
-		if _, err := s.store.NodeRegister(s.ctx, engine.NodeRegisterParams{Node: n.row()}); err != nil {
+		if _, err := engine.RegisterNode(s.ctx, s.store, engine.NodeRegisterParams{Node: n.row()}); err != nil {
 			return fmt.Errorf("registering node %s: %w", spec.Name, err)
 		}
 		s.nodes[spec.Name] = n

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +23,7 @@ var bulkTests = []subtest{
 	{"JobListCreator", testJobListCreator},
 	{"JobCountByStatus", testJobCountByStatus},
 	{"JobPurgeEndedOnly", testJobPurgeEndedOnly},
+	{"JobPurgeRemovesWhatChooseSays", testJobPurgeRemovesWhatChooseSays},
 	{"JobPurgeFilters", testJobPurgeFilters},
 	{"JobPurgeFinishedBefore", testJobPurgeFinishedBefore},
 	{"JobPurgeLimit", testJobPurgeLimit},
@@ -36,6 +38,7 @@ var bulkTests = []subtest{
 	{"NodeRemove", testNodeRemove},
 	{"NodeRemoveStale", testNodeRemoveStale},
 	{"NodeRemoveHoldingJobs", testNodeRemoveHoldingJobs},
+	{"NodeRemoveGuarded", testNodeRemoveGuarded},
 }
 
 func insertJobsMany(t *testing.T, s engine.Store, ps []engine.JobInsertParams) []int64 {
@@ -71,7 +74,7 @@ func purge(t *testing.T, s engine.Store, p engine.JobPurgeParams) int {
 
 func purgeBatch(t *testing.T, s engine.Store, p engine.JobPurgeParams) engine.JobPurgeResult {
 	t.Helper()
-	res, err := s.JobPurge(t.Context(), p)
+	res, err := engine.PurgeJobs(t.Context(), s, p)
 	if err != nil {
 		t.Fatalf("JobPurge(%+v): %v", p, err)
 	}
@@ -456,9 +459,9 @@ func testJobPurgeIDRange(t *testing.T, s engine.Store) {
 		t.Errorf("purge of the rest removed %d, want the 1 ended", n)
 	}
 	wantGone(t, s, "the rest", jobs, []*engine.Job{running})
-	_, err := s.JobPurge(t.Context(), engine.JobPurgeParams{MinID: -1})
+	_, err := engine.PurgeJobs(t.Context(), s, engine.JobPurgeParams{MinID: -1})
 	wantErrIs(t, "a negative id bound", err, engine.ErrInvalid)
-	_, err = s.JobPurge(t.Context(), engine.JobPurgeParams{MaxID: 5, After: &engine.PurgePosition{ID: 1}})
+	_, err = engine.PurgeJobs(t.Context(), s, engine.JobPurgeParams{MaxID: 5, After: &engine.PurgePosition{ID: 1}})
 	wantErrIs(t, "a range with a place to continue after", err, engine.ErrInvalid)
 }
 
@@ -610,16 +613,60 @@ func testJobPurgeInvalid(t *testing.T, s engine.Store) {
 		"a status that has not ended": {Statuses: []engine.Status{engine.StatusFinished, engine.StatusQueued}},
 		"a negative limit":            {Limit: -1},
 	} {
-		_, err := s.JobPurge(t.Context(), p)
+		_, err := engine.PurgeJobs(t.Context(), s, p)
 		wantErrIs(t, what, err, engine.ErrInvalid)
 	}
+	_, err := s.JobPurge(t.Context(), engine.JobPurgeParams{})
+	wantErrIs(t, "a purge with no rule to choose", err, engine.ErrInvalid)
 	wantGone(t, s, "after refused purges", nil, []*engine.Job{done})
+}
+
+// removeNode removes a node through engine.RemoveNode, which judges
+// whether it may go and removes it through the store's guarded NodeRemove.
+func removeNode(t *testing.T, s engine.Store, name string, staleAfter time.Duration) error {
+	t.Helper()
+	_, err := engine.RemoveNode(t.Context(), s, engine.RemoveNodeParams{Name: name, StaleAfter: staleAfter,
+		Event: engine.EventAppendParams{Verb: engine.EventNodesRm}}, engine.Actor{Who: "op@host"})
+	return err
+}
+
+// The store removes what Choose picks of the candidates it hands it, and
+// hands it the candidates with a child that is no candidate as pinned:
+// which jobs may go is the engine's to judge.
+func testJobPurgeRemovesWhatChooseSays(t *testing.T, s engine.Store) {
+	parent := finished(t, s, engine.JobInsertParams{}, engine.RunSucceeded)
+	child := finished(t, s, engine.JobInsertParams{ParentID: &parent.ID}, engine.RunSucceeded)
+	running := start(t, s, insert(t, s, engine.JobInsertParams{ParentID: &child.ID}), "n1")
+	other := finished(t, s, engine.JobInsertParams{}, engine.RunSucceeded)
+	var seen []engine.PurgeCandidate
+	var seenPinned []int64
+	pick := func(ids ...int64) func([]engine.PurgeCandidate, []int64, int) []int64 {
+		return func(candidates []engine.PurgeCandidate, pinned []int64, _ int) []int64 {
+			seen, seenPinned = candidates, pinned
+			return ids
+		}
+	}
+	res, err := s.JobPurge(t.Context(), engine.JobPurgeParams{Choose: pick()})
+	if err != nil || res.Removed != 0 {
+		t.Fatalf("a purge that picks nothing: %+v, %v; want nothing removed", res, err)
+	}
+	if len(seen) != 3 {
+		t.Errorf("candidates handed to Choose: %v; want the 3 ended jobs", seen)
+	}
+	if !slices.Equal(seenPinned, []int64{child.ID}) {
+		t.Errorf("pinned handed to Choose: %v; want job %d, whose child runs", seenPinned, child.ID)
+	}
+	res, err = s.JobPurge(t.Context(), engine.JobPurgeParams{Choose: pick(other.ID)})
+	if err != nil || res.Removed != 1 {
+		t.Fatalf("a purge that picks one job: %+v, %v; want it removed", res, err)
+	}
+	wantGone(t, s, "after a purge that picks one job", []*engine.Job{other}, []*engine.Job{parent, child, running})
 }
 
 func testNodeRemove(t *testing.T, s engine.Store) {
 	ctx := t.Context()
 	register(t, s, sampleNode("alpha"))
-	err := s.NodeRemove(ctx, engine.NodeRemoveParams{Name: "alpha", StaleAfter: time.Hour})
+	err := removeNode(t, s, "alpha", time.Hour)
 	wantErrIs(t, "removing a live node", err, engine.ErrNodeOnline)
 	getNode(t, s, "alpha")
 
@@ -630,7 +677,7 @@ func testNodeRemove(t *testing.T, s engine.Store) {
 	if err := s.NodeSetState(ctx, "alpha", engine.NodeOffline); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.NodeRemove(ctx, engine.NodeRemoveParams{Name: "alpha", StaleAfter: time.Hour}); err != nil {
+	if err := removeNode(t, s, "alpha", time.Hour); err != nil {
 		t.Fatalf("removing an OFFLINE node: %v", err)
 	}
 	_, err = s.NodeGet(ctx, "alpha")
@@ -640,7 +687,7 @@ func testNodeRemove(t *testing.T, s engine.Store) {
 	}
 	get(t, s, job.ID)
 
-	err = s.NodeRemove(ctx, engine.NodeRemoveParams{Name: "alpha", StaleAfter: time.Hour})
+	err = removeNode(t, s, "alpha", time.Hour)
 	var nf *engine.NotFoundError
 	if !errors.As(err, &nf) {
 		t.Errorf("removing an unknown node: got %v, want a *engine.NotFoundError", err)
@@ -650,10 +697,10 @@ func testNodeRemove(t *testing.T, s engine.Store) {
 func testNodeRemoveStale(t *testing.T, s engine.Store) {
 	const staleAfter = 300 * time.Millisecond
 	n := register(t, s, sampleNode("alpha"))
-	err := s.NodeRemove(t.Context(), engine.NodeRemoveParams{Name: "alpha", StaleAfter: time.Hour})
+	err := removeNode(t, s, "alpha", time.Hour)
 	wantErrIs(t, "removing a node seen within StaleAfter", err, engine.ErrNodeOnline)
 	waitDBClockPast(t, s, n.LastSeen.Add(staleAfter))
-	if err := s.NodeRemove(t.Context(), engine.NodeRemoveParams{Name: "alpha", StaleAfter: staleAfter}); err != nil {
+	if err := removeNode(t, s, "alpha", staleAfter); err != nil {
 		t.Fatalf("removing an ONLINE node not seen for StaleAfter: %v", err)
 	}
 	_, err = s.NodeGet(t.Context(), "alpha")
@@ -669,12 +716,37 @@ func testNodeRemoveHoldingJobs(t *testing.T, s engine.Store) {
 	if err := s.NodeSetState(ctx, "alpha", engine.NodeOffline); err != nil {
 		t.Fatal(err)
 	}
-	err := s.NodeRemove(ctx, engine.NodeRemoveParams{Name: "alpha", StaleAfter: time.Hour})
+	err := removeNode(t, s, "alpha", time.Hour)
 	wantErrIs(t, "removing a node that holds a running job", err, engine.ErrConflict)
 	getNode(t, s, "alpha")
 
 	apply(t, s, engine.RecoverUpdate(running, "node alpha went offline"))
-	if err := s.NodeRemove(ctx, engine.NodeRemoveParams{Name: "alpha", StaleAfter: time.Hour}); err != nil {
+	if err := removeNode(t, s, "alpha", time.Hour); err != nil {
 		t.Fatalf("removing the node once its job is recovered: %v", err)
 	}
+}
+
+// The store's NodeRemove deletes the row only as the caller read it: not
+// once the node spoke since, nor once another process holds the name,
+// whatever the node's state.
+func testNodeRemoveGuarded(t *testing.T, s engine.Store) {
+	ctx := t.Context()
+	read := register(t, s, sampleNode("alpha"))
+	waitDBClockPast(t, s, read.LastSeen)
+	if _, err := s.NodeTouch(ctx, engine.NodeTouchParams{Name: "alpha"}); err != nil {
+		t.Fatal(err)
+	}
+	err := s.NodeRemove(ctx, engine.NodeRemoveParams{Name: "alpha", Process: read.Process, LastSeen: read.LastSeen})
+	wantErrIs(t, "removing a node that spoke since it was read", err, engine.ErrConflict)
+	now := getNode(t, s, "alpha")
+	other := now.Process
+	other.PID++
+	err = s.NodeRemove(ctx, engine.NodeRemoveParams{Name: "alpha", Process: other, LastSeen: now.LastSeen})
+	wantErrIs(t, "removing a node held by another process", err, engine.ErrConflict)
+	getNode(t, s, "alpha")
+	if err := s.NodeRemove(ctx, engine.NodeRemoveParams{Name: "alpha", Process: now.Process, LastSeen: now.LastSeen}); err != nil {
+		t.Fatalf("removing a live node as it was read: %v", err)
+	}
+	err = s.NodeRemove(ctx, engine.NodeRemoveParams{Name: "alpha", Process: now.Process, LastSeen: now.LastSeen})
+	wantErrIs(t, "removing an unknown node", err, engine.ErrNotFound)
 }

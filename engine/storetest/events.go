@@ -345,7 +345,9 @@ func makeRecordedChanges(t *testing.T, tx engine.TxStore) {
 	if err := tx.NodeSetMaintenance(ctx, "alpha", true); err != nil {
 		t.Fatalf("NodeSetMaintenance: %v", err)
 	}
-	if err := tx.NodeRemove(ctx, engine.NodeRemoveParams{Name: "gone", StaleAfter: time.Hour}); err != nil {
+	// The row as recordedSetup registered it, seen no later than in a day.
+	gone := engine.NodeRemoveParams{Name: "gone", Process: sampleNode("gone").Process, LastSeen: time.Now().Add(24 * time.Hour)}
+	if err := tx.NodeRemove(ctx, gone); err != nil {
 		t.Fatalf("NodeRemove: %v", err)
 	}
 	if err := tx.TypeLimitDelete(ctx, "encode"); err != nil {

@@ -21,6 +21,7 @@ var nodeTests = []subtest{
 	{"NodeRegisterInvalid", testNodeRegisterInvalid},
 	{"NodeRegisterSameHostRestart", testNodeRegisterSameHostRestart},
 	{"NodeRegisterOlderRow", testNodeRegisterOlderRow},
+	{"NodeClaimGuarded", testNodeClaimGuarded},
 	{"NodeTouchByATakenOverProcess", testNodeTouchByATakenOverProcess},
 	{"NodeTouchAndState", testNodeTouchAndState},
 	{"NodeNotFound", testNodeNotFound},
@@ -55,9 +56,9 @@ func sampleNode(name string) engine.Node {
 // register registers n as a process whose predecessor, if any, is alive.
 func register(t *testing.T, s engine.Store, n engine.Node) *engine.Node {
 	t.Helper()
-	got, err := s.NodeRegister(t.Context(), engine.NodeRegisterParams{Node: n, ProcessGone: never})
+	got, err := engine.RegisterNode(t.Context(), s, engine.NodeRegisterParams{Node: n, ProcessGone: never})
 	if err != nil {
-		t.Fatalf("NodeRegister(%s): %v", n.Name, err)
+		t.Fatalf("RegisterNode(%s): %v", n.Name, err)
 	}
 	return got
 }
@@ -71,10 +72,10 @@ func reregister(t *testing.T, s engine.Store, n engine.Node) *engine.Node {
 	old := getNode(t, s, n.Name).Process
 	n.Process = old
 	n.Process.PID++
-	got, err := s.NodeRegister(t.Context(), engine.NodeRegisterParams{Node: n,
+	got, err := engine.RegisterNode(t.Context(), s, engine.NodeRegisterParams{Node: n,
 		ProcessGone: func(p engine.NodeProcess) bool { return p == old }})
 	if err != nil {
-		t.Fatalf("NodeRegister(%s) after its process died: %v", n.Name, err)
+		t.Fatalf("RegisterNode(%s) after its process died: %v", n.Name, err)
 	}
 	return got
 }
@@ -118,7 +119,7 @@ func testNodeRegisterFields(t *testing.T, s engine.Store) {
 		t.Errorf("a new node has load %v, running %d, dispatcher %v", n.Load, n.Running, n.Dispatcher)
 	}
 	if got := getNode(t, s, "alpha"); !reflect.DeepEqual(got, n) {
-		t.Errorf("NodeGet differs from NodeRegister:\n get      %+v\n register %+v", got, n)
+		t.Errorf("NodeGet differs from RegisterNode:\n get      %+v\n register %+v", got, n)
 	}
 
 	bare := register(t, s, engine.Node{Name: "bare"})
@@ -140,7 +141,7 @@ func testNodeRegisterOnlineConflict(t *testing.T, s engine.Store) {
 	impostor.URL = "http://elsewhere:7420"
 	impostor.Process = engine.NodeProcess{Host: "boot-2", Hostname: "host-2", PID: 7, StartTime: 1}
 	asked := false
-	_, err := s.NodeRegister(t.Context(), engine.NodeRegisterParams{Node: impostor,
+	_, err := engine.RegisterNode(t.Context(), s, engine.NodeRegisterParams{Node: impostor,
 		ProcessGone: func(engine.NodeProcess) bool { asked = true; return true }})
 	wantErrIs(t, "registering a live node's name", err, engine.ErrNodeOnline)
 	if err != nil {
@@ -159,19 +160,19 @@ func testNodeRegisterOnlineConflict(t *testing.T, s engine.Store) {
 
 	// A live node in maintenance or in error still holds its name.
 	setMaintenance(t, s, "alpha", true)
-	_, err = s.NodeRegister(t.Context(), engine.NodeRegisterParams{Node: impostor})
+	_, err = engine.RegisterNode(t.Context(), s, engine.NodeRegisterParams{Node: impostor})
 	wantErrIs(t, "registering the name of a live node in maintenance", err, engine.ErrNodeOnline)
 	setMaintenance(t, s, "alpha", false)
 	if err := s.NodeSetState(t.Context(), "alpha", engine.NodeError); err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.NodeRegister(t.Context(), engine.NodeRegisterParams{Node: impostor})
+	_, err = engine.RegisterNode(t.Context(), s, engine.NodeRegisterParams{Node: impostor})
 	wantErrIs(t, "registering the name of a live ERROR node", err, engine.ErrNodeOnline)
 
 	// Heartbeats marking a node OFFLINE do not free its name: the process
 	// may still run its jobs.
 	setState(t, s, "alpha", engine.NodeOffline)
-	_, err = s.NodeRegister(t.Context(), engine.NodeRegisterParams{Node: impostor})
+	_, err = engine.RegisterNode(t.Context(), s, engine.NodeRegisterParams{Node: impostor})
 	wantErrIs(t, "registering the name of a recently seen OFFLINE node", err, engine.ErrNodeOnline)
 }
 
@@ -182,7 +183,7 @@ func testNodeRegisterSameHostRestart(t *testing.T, s engine.Store) {
 	again := sampleNode("alpha")
 	again.Process.PID = 101
 	var asked []engine.NodeProcess
-	_, err := s.NodeRegister(t.Context(), engine.NodeRegisterParams{Node: again,
+	_, err := engine.RegisterNode(t.Context(), s, engine.NodeRegisterParams{Node: again,
 		ProcessGone: func(p engine.NodeProcess) bool { asked = append(asked, p); return false }})
 	wantErrIs(t, "registering while the former process on this host lives", err, engine.ErrNodeOnline)
 	if len(asked) != 1 || asked[0] != first.Process {
@@ -196,7 +197,7 @@ func testNodeRegisterSameHostRestart(t *testing.T, s engine.Store) {
 	// one that still thinks pid 100 held the name is refused.
 	late := sampleNode("alpha")
 	late.Process.PID = 102
-	_, err = s.NodeRegister(t.Context(), engine.NodeRegisterParams{Node: late,
+	_, err = engine.RegisterNode(t.Context(), s, engine.NodeRegisterParams{Node: late,
 		ProcessGone: func(p engine.NodeProcess) bool { return p.PID == 100 }})
 	wantErrIs(t, "a second restart racing for the name", err, engine.ErrNodeOnline)
 	// A row marked OFFLINE by a clean shutdown is restarted the same way.
@@ -214,7 +215,7 @@ func testNodeRegisterOlderRow(t *testing.T, s engine.Store) {
 	if n := register(t, s, old); n.LeaseOf() != engine.DefaultNodeLease || n.Lease != 0 {
 		t.Errorf("a row without a lease: Lease %v, LeaseOf %s; want 0 and the default", n.Lease, n.LeaseOf())
 	}
-	_, err := s.NodeRegister(t.Context(), engine.NodeRegisterParams{Node: sampleNode("alpha"),
+	_, err := engine.RegisterNode(t.Context(), s, engine.NodeRegisterParams{Node: sampleNode("alpha"),
 		ProcessGone: func(engine.NodeProcess) bool { return true }})
 	wantErrIs(t, "registering over a live row of unknown process", err, engine.ErrNodeOnline)
 }
@@ -333,7 +334,7 @@ func testNodeRegisterStaleTakeover(t *testing.T, s engine.Store) {
 	first := register(t, s, short)
 	elsewhere := sampleNode("alpha")
 	elsewhere.Process = engine.NodeProcess{Host: "boot-2", Hostname: "host-2", PID: 7, StartTime: 1}
-	_, err := s.NodeRegister(t.Context(), engine.NodeRegisterParams{Node: elsewhere})
+	_, err := engine.RegisterNode(t.Context(), s, engine.NodeRegisterParams{Node: elsewhere})
 	wantErrIs(t, "registering while the row is fresh", err, engine.ErrNodeOnline)
 
 	// The process died without a word: once its last_seen is older than
@@ -358,8 +359,8 @@ func testNodeRegisterInvalid(t *testing.T, s engine.Store) {
 		"negative max load": {Name: "alpha", MaxLoad: -1},
 		"negative lease":    {Name: "alpha", Lease: -1},
 	} {
-		if _, err := s.NodeRegister(t.Context(), engine.NodeRegisterParams{Node: n}); err == nil {
-			t.Errorf("NodeRegister accepted %s", what)
+		if _, err := engine.RegisterNode(t.Context(), s, engine.NodeRegisterParams{Node: n}); err == nil {
+			t.Errorf("RegisterNode accepted %s", what)
 		}
 	}
 	if nodes, err := s.NodeList(t.Context()); err != nil || len(nodes) != 0 {
@@ -569,4 +570,41 @@ func testNodeBeatMissed(t *testing.T, s engine.Store) {
 	if err := s.NodeSetBeatMissed(t.Context(), "nobody", true); !errors.Is(err, engine.ErrNotFound) {
 		t.Errorf("NodeSetBeatMissed(nobody) = %v, want not found", err)
 	}
+}
+
+// The store's NodeClaim writes a row only as its guard says: a new row
+// only where the name has none, a replacement only while the row names
+// the former process and, with SilentFor, has been silent that long.
+// Whether a process may have the name is engine.RegisterNode's to judge.
+func testNodeClaimGuarded(t *testing.T, s engine.Store) {
+	ctx := t.Context()
+	first := sampleNode("alpha")
+	if _, err := s.NodeClaim(ctx, engine.NodeClaimParams{Node: first}); err != nil {
+		t.Fatalf("claiming a free name: %v", err)
+	}
+	setMaintenance(t, s, "alpha", true)
+	next := first
+	next.Process.PID++
+	_, err := s.NodeClaim(ctx, engine.NodeClaimParams{Node: next})
+	wantErrIs(t, "inserting over an existing row", err, engine.ErrConflict)
+	other := first.Process
+	other.StartTime++
+	_, err = s.NodeClaim(ctx, engine.NodeClaimParams{Node: next, Former: &engine.NodeFormer{Process: other}})
+	wantErrIs(t, "replacing a row that names another process", err, engine.ErrConflict)
+	_, err = s.NodeClaim(ctx, engine.NodeClaimParams{Node: next,
+		Former: &engine.NodeFormer{Process: first.Process, SilentFor: time.Hour}})
+	wantErrIs(t, "replacing a row seen within SilentFor", err, engine.ErrConflict)
+	if got := getNode(t, s, "alpha"); !got.Process.Same(first.Process) {
+		t.Fatalf("refused claims changed the row: it names %v, want %v", got.Process, first.Process)
+	}
+	got, err := s.NodeClaim(ctx, engine.NodeClaimParams{Node: next, Former: &engine.NodeFormer{Process: first.Process}})
+	if err != nil {
+		t.Fatalf("replacing the row of the former process: %v", err)
+	}
+	if !got.Process.Same(next.Process) {
+		t.Errorf("the replaced row names %v, want %v", got.Process, next.Process)
+	}
+	wantState(t, "the replaced row", got, engine.NodeMaintenance, true)
+	_, err = s.NodeClaim(ctx, engine.NodeClaimParams{Node: sampleNode("beta"), Former: &engine.NodeFormer{Process: first.Process}})
+	wantErrIs(t, "replacing the row of an unknown name", err, engine.ErrNotFound)
 }

@@ -134,8 +134,8 @@ func testRemoveNodeCancelsChildren(t *testing.T, s engine.Store) {
 	}
 	by := engine.Actor{Who: "op@host"}
 	recovered, err := engine.RemoveNode(t.Context(), s, engine.RemoveNodeParams{
-		NodeRemoveParams: engine.NodeRemoveParams{Name: n.Name, StaleAfter: n.GoneAfter()},
-		RecoverJobs:      true, Why: "node n1 was removed",
+		Name: n.Name, StaleAfter: n.GoneAfter(),
+		RecoverJobs: true, Why: "node n1 was removed",
 		Event: engine.EventAppendParams{Verb: engine.EventNodesRm, Detail: "OFFLINE"},
 	}, by)
 	if err != nil {

@@ -13,6 +13,13 @@ import (
 // created while it was cancelling.
 const cancelPasses = 5
 
+// CancelStore is what Cancel needs: the workflow's jobs to read and the
+// transactions that cancel them.
+type CancelStore interface {
+	engine.Transactor
+	Reader
+}
+
 // Cancel cancels every unfinished job of workflow id, steps first so no
 // step creates more, with the cancel verb (a running job is stopped on
 // its node; a job's own children go with it). It looks again until a
@@ -21,7 +28,7 @@ const cancelPasses = 5
 // the jobs it cancelled or began cancelling, and what went wrong; errors
 // for single jobs do not stop it. Each job's cancel is recorded for by as
 // a "workflow cancel" event naming the workflow.
-func Cancel(ctx context.Context, store engine.Store, id int64, by engine.Actor) ([]int64, error) {
+func Cancel(ctx context.Context, store CancelStore, id int64, by engine.Actor) ([]int64, error) {
 	ev := engine.VerbEvent{Verb: engine.EventWorkflowCancel, Note: fmt.Sprintf("with workflow %d", id)}
 	var cancelled []int64
 	var errs []error

@@ -37,9 +37,16 @@ func notAWorkflow(id int64) error {
 	return &engine.NotFoundError{What: "workflow", ID: strconv.FormatInt(id, 10)}
 }
 
+// Reader reads a workflow's jobs, in a transaction or not; every
+// engine.TxStore is one.
+type Reader interface {
+	JobGet(ctx context.Context, id int64) (*engine.Job, error)
+	JobList(ctx context.Context, p engine.JobListParams) ([]*engine.Job, error)
+}
+
 // Get reads workflow id: its root job and every job made for it. An id
 // that names no workflow's root is a *engine.NotFoundError.
-func Get(ctx context.Context, store engine.TxStore, id int64) (*Workflow, error) {
+func Get(ctx context.Context, store Reader, id int64) (*Workflow, error) {
 	root, err := store.JobGet(ctx, id)
 	if err != nil {
 		if errors.Is(err, engine.ErrNotFound) {
@@ -55,7 +62,7 @@ func Get(ctx context.Context, store engine.TxStore, id int64) (*Workflow, error)
 
 // Load reads the workflow job j belongs to: j is its root or one of its
 // steps.
-func Load(ctx context.Context, store engine.TxStore, j *engine.Job) (*Workflow, error) {
+func Load(ctx context.Context, store Reader, j *engine.Job) (*Workflow, error) {
 	root := j
 	if !IsRoot(j) {
 		var p stepPayload
@@ -255,7 +262,7 @@ func joinAnd(items []string) string {
 }
 
 // List reads the workflows, newest first, at most limit of them (0: all).
-func List(ctx context.Context, store engine.TxStore, limit int) ([]*Workflow, error) {
+func List(ctx context.Context, store Reader, limit int) ([]*Workflow, error) {
 	// A workflow is a root job of type workflow; its steps share the type
 	// but have the root as their parent.
 	jobs, err := store.JobList(ctx, engine.JobListParams{Types: []string{engine.TypeWorkflow}, Roots: true, Limit: limit})

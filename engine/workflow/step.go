@@ -119,12 +119,19 @@ func Final(err error) bool {
 		errors.Is(err, engine.ErrInvalid) || errors.Is(err, engine.ErrNotFound)
 }
 
+// StepStore is what RunStep needs: the node rows that give service
+// defaults and the transaction the step runs in.
+type StepStore interface {
+	engine.Transactor
+	NodeList(ctx context.Context) ([]*engine.Node, error)
+}
+
 // RunStep runs step job id, attempt attempt, against store, in one
 // transaction: it judges the operation before it and, unless that ends the
 // workflow, creates the next operation's job and the next step's job.
 // Running it again changes nothing more. attempt 0 skips the check that
 // the job is that attempt running (for tests and tools).
-func RunStep(ctx context.Context, store engine.Store, id int64, attempt int) (StepResult, error) {
+func RunStep(ctx context.Context, store StepStore, id int64, attempt int) (StepResult, error) {
 	// Service defaults come from the node rows, which are no part of
 	// the transaction; they only fill in defaults.
 	nodes, err := store.NodeList(ctx)

@@ -1,5 +1,7 @@
--- Only a node that is gone (OFFLINE, or not seen for StaleAfter), as
--- node_takeover judges it. Changing no row means it is live or unknown.
+-- A node's row, only while it still names the process the caller read and
+-- was last seen no later than the caller read it. Changing no row means it
+-- changed since, or is gone.
 DELETE FROM nodes
 WHERE name = :name
-  AND NOT (state <> 'OFFLINE' AND last_seen > {{nowPlus ":stale_offset_seconds"}})
+  AND host_id = :host_id AND pid = :pid AND proc_start = :proc_start
+  AND last_seen <= :last_seen

@@ -1,10 +1,10 @@
--- A new process takes over the node's row once it is free, when its holder has
--- been silent past its node lease and margin (stale_offset_seconds), or the
--- starting process found on this very host that the former one is gone
--- (by_identity), in which case the row must still name that process, so of
--- two restarts racing for the name only one takes it. Changing no row means
--- it is taken. The maintenance flag is left alone, so an operator's
--- maintenance outlives a restart. The new process runs nothing yet.
+-- A new process takes over the node's row, only while the row still names
+-- the former process (old_*) and, with by_silence, was last seen before now
+-- plus stale_offset_seconds (a negative offset), so a row another process
+-- took, or a holder that spoke, since the caller read it stays. Changing
+-- no row means it is not as the caller read it. The maintenance flag is
+-- left alone, so an operator's maintenance outlives a restart. The new
+-- process runs nothing yet.
 UPDATE nodes SET
     url              = :url,
     max_load         = :max_load,
@@ -30,5 +30,5 @@ UPDATE nodes SET
     beat_missed_at   = NULL,
     running_usage    = '[]'
 WHERE name = :name
-  AND ((:by_identity AND host_id = :old_host_id AND pid = :old_pid AND proc_start = :old_proc_start)
-       OR last_seen < {{nowPlus ":stale_offset_seconds"}})
+  AND host_id = :old_host_id AND pid = :old_pid AND proc_start = :old_proc_start
+  AND (NOT :by_silence OR last_seen < {{nowPlus ":stale_offset_seconds"}})
