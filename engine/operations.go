@@ -356,7 +356,7 @@ type RepairChildrenParams struct {
 
 // repairStatuses are those of a job below a cancelled parent, or of a lost
 // attempt, that the operations would have cancelled.
-var repairStatuses = []Status{StatusInstantiated, StatusQueued, StatusRestart, StatusDispatching,
+var repairStatuses = []Status{StatusInstantiated, StatusQueued, StatusRestart,
 	StatusRunning, StatusPaused, StatusWaiting}
 
 // RepairChildren finds, among the jobs with ids in p's range, the children

@@ -41,17 +41,15 @@ type JobUpdate struct {
 	StartedUnder *LeaseTerm
 }
 
-// allowedTransitions is the job state machine. A transition to
-// the same state is allowed only where listed (a DISPATCHING job retargeted
-// to the next candidate).
+// allowedTransitions is the job state machine. A transition to the same
+// state is allowed nowhere.
 var allowedTransitions = map[Status][]Status{
 	StatusInstantiated: {StatusQueued, StatusCancelled},
 	// QUEUED or RESTART → RUNNING is a node starting a job offered straight
 	// from the queue (the start is the claim); → FAILED, the dispatcher
 	// failing a job a node refused for good before starting it.
-	StatusQueued:      {StatusDispatching, StatusRunning, StatusPaused, StatusCancelled, StatusFailed},
-	StatusRestart:     {StatusDispatching, StatusRunning, StatusPaused, StatusCancelled, StatusFailed},
-	StatusDispatching: {StatusDispatching, StatusRunning, StatusQueued, StatusRestart, StatusFailed, StatusCancelled},
+	StatusQueued:  {StatusRunning, StatusPaused, StatusCancelled, StatusFailed},
+	StatusRestart: {StatusRunning, StatusPaused, StatusCancelled, StatusFailed},
 	StatusRunning: {StatusFinished, StatusWarning, StatusFailed, StatusRestart, StatusCancelling,
 		StatusCancelled, StatusPaused, StatusWaiting},
 	StatusPaused: {StatusQueued, StatusRestart, StatusRunning, StatusCancelling, StatusCancelled,

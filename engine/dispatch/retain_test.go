@@ -20,8 +20,7 @@ func retainJob(t *testing.T, s engine.Store, outcome engine.RunOutcome) *engine.
 		t.Fatal(err)
 	}
 	for _, u := range []func(*engine.Job) engine.JobUpdate{
-		func(j *engine.Job) engine.JobUpdate { return engine.DispatchUpdate(j, "n1") },
-		engine.StartUpdate,
+		func(j *engine.Job) engine.JobUpdate { return engine.QueuedStartUpdate(j, "n1") },
 	} {
 		if j, err = s.JobUpdate(ctx, u(j)); err != nil {
 			t.Fatal(err)

@@ -187,8 +187,8 @@ func (n *Runtime) housekeep(ctx context.Context, h *dispatch.Housekeeper) {
 	if err != nil && ctx.Err() == nil {
 		n.log.Warn("housekeeping", "err", err)
 	}
-	if stats.Recovered+stats.Reclaimed > 0 {
-		n.log.Info("housekeeping put jobs back in the queue", "recovered", stats.Recovered, "reclaimed", stats.Reclaimed)
+	if stats.Recovered > 0 {
+		n.log.Info("housekeeping put jobs back in the queue", "recovered", stats.Recovered)
 	}
 }
 
