@@ -63,7 +63,7 @@ func RunWith(t *testing.T, open OpenFunc, opts Options) {
 		leaseTests, tokenTests, agreementTests, txTests, reservationTests, limitTests,
 		bulkTests, batchTests, notifyTests, windowTests, scheduleTests,
 		typeLimitTests, attemptTests, rollbackTests, eventTests, sortTests, usageTests, submitTests,
-		operationTests,
+		operationTests, lateTests,
 	} {
 		all = append(all, group...)
 	}
