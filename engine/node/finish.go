@@ -23,7 +23,7 @@ const logCloseTimeout = 10 * time.Second
 // meanwhile; the run stays on the books until its result is recorded or
 // dropped, so the orphan check (recoverOrphans) leaves its job alone.
 func (n *Runtime) finish(ar *activeRun, res runner.Result) {
-	c := &completion{run: ar, result: res, endedAt: n.clock.Now()}
+	c := &completion{run: ar, result: res, endedAt: n.clock.Now(), lease: n.fence.endLease()}
 	n.observeEnd(ar, res)
 	if ar.out != nil {
 		c.logPending = ar.out.Close(time.Now().Add(logCloseTimeout)) != nil
@@ -66,7 +66,13 @@ func (n *Runtime) recordOnce(ctx context.Context, c *completion) error {
 		return err
 	}
 	if verdict == resultFenced {
-		n.logDropped(c.run, c.result)
+		taken, err := n.takeLateResult(ctx, c)
+		if err != nil {
+			return err
+		}
+		if !taken {
+			n.logDropped(c.run, c.result)
+		}
 	}
 	n.settle(c)
 	return nil
