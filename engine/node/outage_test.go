@@ -181,8 +181,7 @@ func runningOn(t *testing.T, s engine.Store) int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.JobUpdate(t.Context(), engine.JobUpdate{ID: j.ID, From: j.Status, Version: j.Version,
-		To: engine.StatusRunning, IncrementAttempt: true}); err != nil {
+	if _, err := s.JobUpdate(t.Context(), engine.QueuedStartUpdate(j, "n1")); err != nil {
 		t.Fatal(err)
 	}
 	return j.ID
