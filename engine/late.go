@@ -40,16 +40,17 @@ func LateOutcomeUpdate(job *Job, run LateRun, random func() float64) JobUpdate {
 }
 
 // TakesLateResult reports whether the transition from before to after
-// takes the late result of before's attempt (LateOutcomeUpdate): from
-// RESTART without a node, at the same attempt, to a retry or to an ending
-// on the run's node. No other transition does so: RESTART → RESTART is
-// this one only, and no other leaves RESTART for an ending with a node.
+// takes the late result of before's attempt (LateOutcomeUpdate): a write
+// (the version moves on) from RESTART without a node, at the same attempt,
+// to a retry or to an ending on the run's node. No other transition does
+// so: RESTART → RESTART is this one only, and no other leaves RESTART for
+// an ending with a node.
 // The stores rewrite that attempt's record by it, so the job keeps one
 // record of the attempt and it says how the run ended: the SQL store's
 // triggers of migration 017 are the copy of this rule.
 func TakesLateResult(before, after *Job) bool {
 	return before.Status == StatusRestart && before.Node == "" && before.Attempt > 0 &&
-		after.Attempt == before.Attempt &&
+		after.Attempt == before.Attempt && after.Version != before.Version &&
 		(after.Status == StatusRestart || after.Status.Terminal() && after.Node != "")
 }
 

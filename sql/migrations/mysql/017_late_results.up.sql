@@ -37,5 +37,6 @@ CREATE TRIGGER jobs_take_late_result
         oom_killed = NEW.oom_killed
     WHERE job_id = NEW.id AND attempt = NEW.attempt
       AND OLD.status = 'RESTART' AND OLD.node = '' AND OLD.attempt > 0 AND NEW.attempt = OLD.attempt
+      AND NEW.version <> OLD.version
       AND (NEW.status = 'RESTART'
            OR NEW.status IN ('FINISHED', 'WARNING', 'FAILED', 'CANCELLED', 'DELETED') AND NEW.node <> '');

@@ -64,6 +64,7 @@ BEGIN
     FROM jobs_before AS o JOIN jobs_after AS n ON n.id = o.id
     WHERE a.job_id = n.id AND a.attempt = n.attempt
       AND o.status = 'RESTART' AND o.node = '' AND o.attempt > 0 AND n.attempt = o.attempt
+      AND n.version <> o.version
       AND (n.status = 'RESTART'
            OR n.status IN ('FINISHED', 'WARNING', 'FAILED', 'CANCELLED', 'DELETED') AND n.node <> '');
     RETURN NULL;

@@ -28,6 +28,7 @@ CREATE TRIGGER jobs_take_late_result
     AFTER UPDATE OF status ON jobs
     FOR EACH ROW
     WHEN OLD.status = 'RESTART' AND OLD.node = '' AND OLD.attempt > 0 AND NEW.attempt = OLD.attempt
+         AND NEW.version <> OLD.version
          AND (NEW.status = 'RESTART'
               OR NEW.status IN ('FINISHED', 'WARNING', 'FAILED', 'CANCELLED', 'DELETED') AND NEW.node <> '')
 BEGIN
