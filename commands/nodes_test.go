@@ -607,15 +607,21 @@ func TestNodesDrainDeadlineZeroAndJSON(t *testing.T) {
 	e := newTestEnv(t)
 	e.registerNode(t, "n1")
 	j := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusRunning)
-	if err := e.run(t, "nodes", "drain", "n1", "--deadline", "0", "-o", "json"); err != nil {
+	done := make(chan error, 1)
+	go func() { done <- e.run(t, "nodes", "drain", "n1", "--deadline", "0", "-o", "json") }()
+	// The node stops the job the drain stopped at once; then it goes back
+	// to the queue.
+	waitfor.Until(t, 10*time.Second, "the job to be stopped", func() bool { return e.get(t, j.ID).Status == engine.StatusCancelling })
+	e.move(t, e.get(t, j.ID), engine.StatusCancelled)
+	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
 	nodes := nodeJSON(t, e.stdout.Bytes())
-	if len(nodes) != 1 || nodes[0]["name"] != "n1" || nodes[0]["state"] != "ONLINE" || nodes[0]["maintenance"] != true || nodes[0]["running"] != 1.0 {
-		t.Errorf("drain -o json = %v; want n1 in maintenance with its job being stopped", nodes)
+	if len(nodes) != 1 || nodes[0]["name"] != "n1" || nodes[0]["state"] != "ONLINE" || nodes[0]["maintenance"] != true || nodes[0]["running"] != 0.0 {
+		t.Errorf("drain -o json = %v; want n1 in maintenance with nothing running", nodes)
 	}
-	if got := e.get(t, j.ID); got.Status != engine.StatusCancelling {
-		t.Errorf("job after drain --deadline 0: %s; want CANCELLING, for its node to stop it", got.Status)
+	if got := e.get(t, j.ID); got.Status != engine.StatusRestart {
+		t.Errorf("job after drain --deadline 0: %s; want RESTART", got.Status)
 	}
 	for _, args := range [][]string{
 		{"--deadline", "-1s"},
