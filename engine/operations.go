@@ -27,6 +27,8 @@ import (
 //     children) and its row removed.
 //   - DrainStop, DrainRequeue: a job stopped at a drain's deadline (with
 //     its attempt's children) and put back in the queue once stopped.
+//   - LateOutcome (late.go): the result of a run its node recorded too
+//     late, taken when the job was only put back in the queue for it.
 //
 // RepairChildren ends what a store written by an older jobctl, or a
 // cascade that met jobs that kept changing, may still have left behind.
