@@ -119,6 +119,7 @@ when the job is pruned; the others with 'jobctl prune' by age.`,
 	_ = cmd.RegisterFlagCompletionFunc("since", cobra.NoFileCompletions)
 	_ = cmd.RegisterFlagCompletionFunc("limit", cobra.NoFileCompletions)
 	addOutputFlags(cmd, &opts.Output, false)
+	addHeaderFlags(cmd)
 	return cmd
 }
 

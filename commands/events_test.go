@@ -354,3 +354,24 @@ func TestEventsFollow(t *testing.T) {
 		t.Errorf("events -f ended with %v; want nil once interrupted", err)
 	}
 }
+
+// The events table follows --headers and --no-headers as every table does.
+func TestEventsHeaders(t *testing.T) {
+	e := auditEnv(t)
+	j := e.insert(t, engine.JobInsertParams{})
+	if err := e.run(t, "cancel", fmt.Sprint(j.ID)); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		flags  []string
+		header bool
+	}{{nil, false}, {[]string{"--headers"}, true}, {[]string{"--no-headers"}, false}} {
+		if err := e.run(t, append([]string{"events"}, tc.flags...)...); err != nil {
+			t.Fatal(err)
+		}
+		got := e.stdout.String()
+		if has := strings.HasPrefix(got, "AGE\tWHO\tVERB"); has != tc.header || !strings.Contains(got, "\tcancel\t") {
+			t.Errorf("piped %v: %q; want a header %v and the cancel", tc.flags, got, tc.header)
+		}
+	}
+}

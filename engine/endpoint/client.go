@@ -21,10 +21,13 @@ type Client struct {
 }
 
 // NewClient returns a client whose requests time out after timeout and that
-// verifies HTTPS endpoints with tlsConfig (nil: the system's roots).
+// verifies HTTPS endpoints with tlsConfig (nil: the system's roots). The
+// client keeps a copy of tlsConfig: a transport adds its protocols to its
+// config on first use, so two clients built from one config must not share
+// it.
 func NewClient(token string, timeout time.Duration, tlsConfig *tls.Config) *Client {
 	transport := http.DefaultTransport.(*http.Transport).Clone()
-	transport.TLSClientConfig = tlsConfig
+	transport.TLSClientConfig = tlsConfig.Clone()
 	return &Client{http: &http.Client{Timeout: timeout, Transport: transport}, token: token}
 }
 

@@ -47,7 +47,8 @@ func (c *JobClient) TrustFile(path string) *JobClient {
 		return c
 	}
 	for _, hc := range []*http.Client{c.http, c.waits} {
-		hc.Transport = &http.Transport{TLSClientConfig: cfg, Proxy: http.ProxyFromEnvironment}
+		// A config each: a transport writes its protocols into its own.
+		hc.Transport = &http.Transport{TLSClientConfig: cfg.Clone(), Proxy: http.ProxyFromEnvironment}
 	}
 	return c
 }

@@ -11,6 +11,7 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -132,5 +133,23 @@ func TestTLSSettingsAreChecked(t *testing.T) {
 	}
 	if c, err := (TLS{}).ServerConfig(); c != nil || err != nil {
 		t.Errorf("no certificate: %v, %v; want plain HTTP", c, err)
+	}
+}
+
+// A node builds its offer and heartbeat clients from one TLS config, and
+// each transport writes its protocols into its config on first use: the
+// caller's config must stay as given, or the two clients race on it.
+func TestClientLeavesTheCallersTLSConfigAlone(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
+	defer srv.Close()
+	cfg, err := TLS{}.ClientConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := NewClient("token", 5*time.Second, cfg).Heartbeat(context.Background(), &engine.Node{Name: "n", URL: srv.URL}); err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.NextProtos) != 0 {
+		t.Fatalf("the client changed the config it was given: NextProtos %q", cfg.NextProtos)
 	}
 }

@@ -21,7 +21,7 @@ type activeRun struct {
 	tempDir string     // its own TMPDIR, removed when it ends; "": none
 	lapses  uint64     // the fence's count of lapses when its job was taken
 
-	// Guarded by Runtime.mu.
+	// Guarded by jobRunner.mu.
 	paused     bool
 	cancelling bool
 	fenced     bool // the job was taken from this node: its result is dropped
@@ -30,6 +30,8 @@ type activeRun struct {
 	// node's liveness lapsed; the group may have been only a zombie leader
 	// then, so run.go decides from how the leader ended.
 	groupKilled bool
+
+	// Guarded by jobAPI.mu.
 	// waiters counts the job's waits for its children in progress; waiting
 	// says the job is WAITING and its load off the books (waitchildren.go).
 	waiters int
@@ -40,8 +42,8 @@ type activeRun struct {
 }
 
 // Accept answers one dispatch offer: a batch of one.
-func (n *Runtime) Accept(ctx context.Context, o engine.DispatchOffer) engine.OfferResult {
-	return n.AcceptBatch(ctx, []engine.DispatchOffer{o})[0]
+func (r *jobRunner) Accept(ctx context.Context, o engine.DispatchOffer) engine.OfferResult {
+	return r.AcceptBatch(ctx, []engine.DispatchOffer{o})[0]
 }
 
 // AcceptBatch answers dispatch offers, a verdict each in their order. It
@@ -53,29 +55,29 @@ func (n *Runtime) Accept(ctx context.Context, o engine.DispatchOffer) engine.Off
 // RUNNING here in one guarded store call (engine.StartOfferUpdate: for a
 // job offered straight from the queue that start is its claim), and each
 // is started.
-func (n *Runtime) AcceptBatch(ctx context.Context, offers []engine.DispatchOffer) []engine.OfferResult {
+func (r *jobRunner) AcceptBatch(ctx context.Context, offers []engine.DispatchOffer) []engine.OfferResult {
 	out := make([]engine.OfferResult, len(offers))
-	if taken := n.take(offers, out); len(taken) > 0 {
+	if taken := r.take(offers, out); len(taken) > 0 {
 		us := make([]engine.JobUpdate, len(taken))
 		for k, t := range taken {
-			us[k] = engine.StartOfferUpdate(t.offer, n.cfg.Name)
+			us[k] = engine.StartOfferUpdate(t.offer, r.cfg.Name)
 		}
-		n.startTaken(ctx, taken, us, out)
+		r.startTaken(ctx, taken, us, out)
 	}
 	for _, res := range out {
-		n.metrics.offer(res.Verdict)
+		r.metrics.offer(res.Verdict)
 	}
 	return out
 }
 
 // StartLocal is AcceptBatch for this node's own dispatcher, which hands it
 // the jobs as its round read them, under its lease term, without HTTP.
-func (n *Runtime) StartLocal(ctx context.Context, term engine.LeaseTerm, jobs []*engine.Job) []engine.OfferResult {
+func (r *jobRunner) StartLocal(ctx context.Context, term engine.LeaseTerm, jobs []*engine.Job) []engine.OfferResult {
 	offers := make([]engine.DispatchOffer, len(jobs))
 	for i, j := range jobs {
 		offers[i] = engine.OfferOf(j, term)
 	}
-	return n.AcceptBatch(ctx, offers)
+	return r.AcceptBatch(ctx, offers)
 }
 
 // takenOffer is an offer the books took, with the run it becomes.
@@ -89,13 +91,13 @@ type takenOffer struct {
 
 // take lets the books decide each offer and answers those they do not
 // take; the rest are entered as runs not started yet.
-func (n *Runtime) take(offers []engine.DispatchOffer, out []engine.OfferResult) []takenOffer {
+func (r *jobRunner) take(offers []engine.DispatchOffer, out []engine.OfferResult) []takenOffer {
 	var taken []takenOffer
-	lapses := n.fence.lapseCount()
+	lapses := r.fence.lapseCount()
 	for i, o := range offers {
-		h, ok := n.handlers[o.Type]
+		h, ok := r.handlers[o.Type]
 		if !ok {
-			out[i] = engine.OfferResult{Verdict: engine.OfferRefused, Reason: fmt.Sprintf("type %q not offered by node %s", o.Type, n.cfg.Name)}
+			out[i] = engine.OfferResult{Verdict: engine.OfferRefused, Reason: fmt.Sprintf("type %q not offered by node %s", o.Type, r.cfg.Name)}
 			continue
 		}
 		// The load is on the books before the job is looked at, so
@@ -103,18 +105,18 @@ func (n *Runtime) take(offers []engine.DispatchOffer, out []engine.OfferResult) 
 		// is counted in the same step, so a shutdown's drain waits for it.
 		// The books also take a job at most once, so the jobs taken are
 		// distinct, as the store's batch wants them.
-		d := n.books.Take(o.JobID, o.Load, func() { n.runsDone.Add(1) })
+		d := r.books.Take(o.JobID, o.Load, func() { r.runsDone.Add(1) })
 		if !d.Accept {
 			out[i] = engine.OfferResult{Verdict: engine.OfferDeclined, Reason: d.Reason}
 			continue
 		}
 		taken = append(taken, takenOffer{index: i, offer: o, handler: h, run: &activeRun{attempt: o.Attempt + 1, lapses: lapses}, warning: d.Warning})
 	}
-	n.mu.Lock()
+	r.mu.Lock()
 	for _, t := range taken {
-		n.runs[t.offer.JobID] = t.run // a placeholder until started
+		r.runs[t.offer.JobID] = t.run // a placeholder until started
 	}
-	n.mu.Unlock()
+	r.mu.Unlock()
 	return taken
 }
 
@@ -122,11 +124,11 @@ func (n *Runtime) take(offers []engine.DispatchOffer, out []engine.OfferResult) 
 // start transition us[k] of each, and starts them. The version guard of each
 // makes sure the job is still the one offered: a job cancelled or
 // redispatched meanwhile is not started.
-func (n *Runtime) startTaken(ctx context.Context, taken []takenOffer, us []engine.JobUpdate, out []engine.OfferResult) {
-	results, err := n.store.JobUpdateMany(ctx, us)
+func (r *jobRunner) startTaken(ctx context.Context, taken []takenOffer, us []engine.JobUpdate, out []engine.OfferResult) {
+	results, err := r.store.JobUpdateMany(ctx, us)
 	if err != nil {
 		for _, t := range taken {
-			n.forget(t.offer.JobID, t.run)
+			r.forget(t.offer.JobID, t.run)
 			out[t.index] = engine.OfferResult{Verdict: engine.OfferDeclined, Reason: "not-ready: " + err.Error()}
 		}
 		return
@@ -136,28 +138,28 @@ func (n *Runtime) startTaken(ctx context.Context, taken []takenOffer, us []engin
 		job, err := results[k].Job, results[k].Err
 		switch {
 		case errors.Is(err, engine.ErrConflict):
-			n.forget(t.offer.JobID, t.run)
-			out[t.index] = n.notStarted(ctx, t.offer)
+			r.forget(t.offer.JobID, t.run)
+			out[t.index] = r.notStarted(ctx, t.offer)
 		case err != nil:
-			n.forget(t.offer.JobID, t.run)
+			r.forget(t.offer.JobID, t.run)
 			out[t.index] = engine.OfferResult{Verdict: engine.OfferDeclined, Reason: "not-ready: " + err.Error()}
 		default:
 			t.run.job, t.run.attempt = job, job.Attempt
-			spec, err := n.spec(t.handler, job, job.Attempt)
+			spec, err := r.spec(t.handler, job, job.Attempt)
 			if err != nil {
 				refused = append(refused, refusal{t.run, err.Error()})
 				out[t.index] = engine.OfferResult{Verdict: engine.OfferRefused, Reason: err.Error()}
 				continue
 			}
-			n.start(t.handler, spec, t.run)
+			r.start(t.handler, spec, t.run)
 			out[t.index] = engine.OfferResult{Verdict: engine.OfferAccepted}
 			if t.warning != "" {
-				n.log.Warn(t.warning, "job", job.ID)
+				r.log.Warn(t.warning, "job", job.ID)
 			}
 		}
 	}
 	if len(refused) > 0 {
-		n.endRefused(ctx, refused)
+		r.endRefused(ctx, refused)
 	}
 }
 
@@ -166,8 +168,8 @@ func (n *Runtime) startTaken(ctx context.Context, taken []takenOffer, us []engin
 // longer current, which the store's batch does not: the rare path of a
 // lost race may read the job. A job still as offered was refused for its
 // term: the offer is declined, and the job waits for the current holder.
-func (n *Runtime) notStarted(ctx context.Context, o engine.DispatchOffer) engine.OfferResult {
-	job, err := n.store.JobGet(ctx, o.JobID)
+func (r *jobRunner) notStarted(ctx context.Context, o engine.DispatchOffer) engine.OfferResult {
+	job, err := r.store.JobGet(ctx, o.JobID)
 	if errors.Is(err, engine.ErrNotFound) {
 		return engine.OfferResult{Verdict: engine.OfferUnknownJob, Reason: "unknown job"}
 	}
@@ -179,11 +181,11 @@ func (n *Runtime) notStarted(ctx context.Context, o engine.DispatchOffer) engine
 }
 
 // Accepting reports whether the node takes work; heartbeats answer with it.
-func (n *Runtime) Accepting() bool { return n.books.Ready() }
+func (r *jobRunner) Accepting() bool { return r.books.Ready() }
 
 // Health is the node's answer to GET /healthz.
-func (n *Runtime) Health() endpoint.Health {
-	load, running := n.books.Totals()
-	return endpoint.Health{Node: n.cfg.Name, Accepting: n.books.Ready(), Load: load, Running: running,
-		Waiting: n.books.Waiting()}
+func (r *jobRunner) Health() endpoint.Health {
+	load, running := r.books.Totals()
+	return endpoint.Health{Node: r.cfg.Name, Accepting: r.books.Ready(), Load: load, Running: running,
+		Waiting: r.books.Waiting()}
 }

@@ -46,7 +46,7 @@ func TestOfferVerdicts(t *testing.T) {
 	defer srv.Close()
 	remote := endpoint.NewClient("secret-token", 5*time.Second, nil)
 	offer := func(o engine.DispatchOffer) (inProcess, overHTTP engine.OfferResult) {
-		return n.Accept(ctx, o), remote.Offer(ctx, &engine.Node{URL: srv.URL}, o)
+		return n.runner.Accept(ctx, o), remote.Offer(ctx, &engine.Node{URL: srv.URL}, o)
 	}
 
 	exec := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeExec, Args: []string{"true"}, Load: 1})
@@ -54,7 +54,7 @@ func TestOfferVerdicts(t *testing.T) {
 		t.Errorf("exec without --exec: %v / %v, want refused (412)", a, b)
 	}
 	badSleep := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeSleep, Payload: []byte(`{"duration":"soon"}`), Load: 1})
-	if a := n.Accept(ctx, badSleep); a.Verdict != engine.OfferRefused {
+	if a := n.runner.Accept(ctx, badSleep); a.Verdict != engine.OfferRefused {
 		t.Errorf("sleep with an invalid payload: %v, want refused", a)
 	}
 	huge := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeNoop, Load: 3})
@@ -77,7 +77,7 @@ func TestOfferVerdicts(t *testing.T) {
 	// Two sleeps of load 1 fill max load 2; the third is declined as busy.
 	for i := range 3 {
 		o := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeSleep, Payload: []byte(`"30s"`), Load: 1})
-		res := n.Accept(ctx, o)
+		res := n.runner.Accept(ctx, o)
 		want := engine.OfferAccepted
 		if i == 2 {
 			want = engine.OfferDeclined
@@ -94,7 +94,7 @@ func TestAJobIsNeverRunTwiceOnOneNode(t *testing.T) {
 	ctx := context.Background()
 	n, s := testNode(t, nil)
 	o := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeSleep, Payload: []byte(`"60s"`), Load: 1})
-	if res := n.Accept(ctx, o); res.Verdict != engine.OfferAccepted {
+	if res := n.runner.Accept(ctx, o); res.Verdict != engine.OfferAccepted {
 		t.Fatal(res)
 	}
 	// The job is taken away and offered to this node again while its first
@@ -105,17 +105,17 @@ func TestAJobIsNeverRunTwiceOnOneNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	again := engine.OfferOf(j, engine.LeaseTerm{})
-	if res := n.Accept(ctx, again); res.Verdict != engine.OfferDeclined {
+	if res := n.runner.Accept(ctx, again); res.Verdict != engine.OfferDeclined {
 		t.Fatalf("second offer while the first run lives: %v, want declined", res)
 	}
-	if load, running := n.books.Totals(); running != 1 || load != 1 {
+	if load, running := n.runner.books.Totals(); running != 1 || load != 1 {
 		t.Errorf("books after the refused offer: %d runs, load %v; want 1 and 1", running, load)
 	}
-	if err := n.reconcile(ctx); err != nil { // stops the run taken away
+	if err := n.runner.reconcile(ctx); err != nil { // stops the run taken away
 		t.Fatal(err)
 	}
-	n.runsDone.Wait()
-	if res := n.Accept(ctx, again); res.Verdict != engine.OfferAccepted {
+	n.runner.runsDone.Wait()
+	if res := n.runner.Accept(ctx, again); res.Verdict != engine.OfferAccepted {
 		t.Fatalf("offer after the first run ended: %v, want accepted", res)
 	}
 	j = waitJob(t, s, o.JobID, func(j *engine.Job) bool { return j.Status == engine.StatusRunning })
@@ -129,9 +129,9 @@ func TestANodeInMaintenanceDeclinesOffers(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	n, s := testNode(t, nil)
-	n.books.SetMaintenance(true) // as the touch loop mirrors it from the store
+	n.runner.books.SetMaintenance(true) // as the touch loop mirrors it from the store
 	o := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeNoop, Load: 1})
-	if res := n.Accept(ctx, o); res.Verdict != engine.OfferDeclined {
+	if res := n.runner.Accept(ctx, o); res.Verdict != engine.OfferDeclined {
 		t.Fatalf("offer to a node in maintenance: %v, want declined", res)
 	}
 	if j, _ := s.JobGet(ctx, o.JobID); j.Status != engine.StatusQueued || j.Attempt != 0 {
@@ -151,7 +151,7 @@ func TestAcceptanceKeepsTheBooks(t *testing.T) {
 	}
 	results := make(chan engine.OfferResult, len(offers))
 	for _, o := range offers {
-		go func() { results <- n.Accept(ctx, o) }()
+		go func() { results <- n.runner.Accept(ctx, o) }()
 	}
 	accepted := 0
 	for range offers {
@@ -163,20 +163,20 @@ func TestAcceptanceKeepsTheBooks(t *testing.T) {
 			t.Errorf("concurrent offer: %+v, want accepted or declined busy", r)
 		}
 	}
-	if load, running := n.books.Totals(); accepted != 2 || load != 2 || running != 2 {
+	if load, running := n.runner.books.Totals(); accepted != 2 || load != 2 || running != 2 {
 		t.Fatalf("%d accepted, books load %v with %d jobs; want 2, 2 and 2", accepted, load, running)
 	}
-	if h := n.Health(); !h.Accepting || h.Load != 2 || h.Running != 2 || h.Node != "n1" {
+	if h := n.runner.Health(); !h.Accepting || h.Load != 2 || h.Running != 2 || h.Node != "n1" {
 		t.Errorf("health = %+v", h)
 	}
 
 	// A node that stopped taking work declines, and leaves the job alone.
-	n.books.SetReady(false)
+	n.runner.books.SetReady(false)
 	late := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeNoop, Load: 0})
-	if r := n.Accept(ctx, late); r.Verdict != engine.OfferDeclined || r.Reason != "not-ready" {
+	if r := n.runner.Accept(ctx, late); r.Verdict != engine.OfferDeclined || r.Reason != "not-ready" {
 		t.Errorf("offer to a node not taking work: %+v, want declined not-ready", r)
 	}
-	if n.Accepting() {
+	if n.runner.Accepting() {
 		t.Error("the node says it accepts work after SetReady(false)")
 	}
 	if j, _ := s.JobGet(ctx, late.JobID); j.Status != engine.StatusQueued || j.Attempt != 0 {
@@ -186,8 +186,8 @@ func TestAcceptanceKeepsTheBooks(t *testing.T) {
 	// Every accepted run is counted until its result is recorded, which is
 	// what a shutdown waits for; then the books are empty again.
 	stopRuns(n)
-	n.runsDone.Wait()
-	if load, running := n.books.Totals(); load != 0 || running != 0 {
+	n.runner.runsDone.Wait()
+	if load, running := n.runner.books.Totals(); load != 0 || running != 0 {
 		t.Errorf("books after the runs ended: load %v with %d jobs, want empty", load, running)
 	}
 	for _, o := range offers {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -21,7 +20,7 @@ func TestABatchLargerThanTheRoomIsAcceptedInPart(t *testing.T) {
 	for i := range offers {
 		offers[i] = offerFor(t, s, engine.JobInsertParams{Type: engine.TypeSleep, Payload: []byte(`"60s"`), Load: 1})
 	}
-	got := n.AcceptBatch(ctx, offers)
+	got := n.runner.AcceptBatch(ctx, offers)
 	if len(got) != len(offers) {
 		t.Fatalf("%d verdicts for %d offers", len(got), len(offers))
 	}
@@ -38,7 +37,7 @@ func TestABatchLargerThanTheRoomIsAcceptedInPart(t *testing.T) {
 			t.Errorf("offer %d: %+v, job %s attempt %d; want declined busy and left QUEUED", i, res, j.Status, j.Attempt)
 		}
 	}
-	if load, running := n.books.Totals(); load != 2 || running != 2 {
+	if load, running := n.runner.books.Totals(); load != 2 || running != 2 {
 		t.Errorf("books hold load %v in %d jobs, want 2 in 2", load, running)
 	}
 	stopRuns(n)
@@ -59,7 +58,7 @@ func TestABatchAnswersEachJobOnItsOwn(t *testing.T) {
 	invalid := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeSleep, Payload: []byte(`{"duration":"soon"}`), Load: 0.5, MaxAttempts: 3})
 	last := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeNoop, Load: 0.5, MaxAttempts: 1})
 
-	got := n.AcceptBatch(ctx, []engine.DispatchOffer{first, stale, unknown, foreign, invalid, last})
+	got := n.runner.AcceptBatch(ctx, []engine.DispatchOffer{first, stale, unknown, foreign, invalid, last})
 	want := []engine.OfferVerdict{engine.OfferAccepted, engine.OfferGone, engine.OfferUnknownJob, engine.OfferRefused,
 		engine.OfferRefused, engine.OfferAccepted}
 	for i, res := range got {
@@ -86,8 +85,8 @@ func TestABatchAnswersEachJobOnItsOwn(t *testing.T) {
 	if j.Status != engine.StatusFailed || !strings.HasPrefix(j.Message, "refused by node n1: ") || !strings.Contains(got[4].Reason, "soon") {
 		t.Errorf("invalid job = %s %q, answered %q; want FAILED as refused, with the reason", j.Status, j.Message, got[4].Reason)
 	}
-	n.runsDone.Wait()
-	if load, running := n.books.Totals(); load != 0 || running != 0 {
+	n.runner.runsDone.Wait()
+	if load, running := n.runner.books.Totals(); load != 0 || running != 0 {
 		t.Errorf("books hold load %v in %d jobs after every run ended", load, running)
 	}
 }
@@ -102,7 +101,7 @@ type gatedRuns struct {
 
 func addGatedService(n *Runtime) *gatedRuns {
 	g := &gatedRuns{release: make(chan struct{}), started: map[int64]int{}}
-	n.handlers["gated"] = handler{builtin: func(ctx context.Context, s runner.Spec, _ *runner.Gate, _ runner.Output) error {
+	n.runner.handlers["gated"] = handler{builtin: func(ctx context.Context, s runner.Spec, _ *runner.Gate, _ runner.Output) error {
 		g.mu.Lock()
 		g.started[s.JobID]++
 		g.mu.Unlock()
@@ -134,7 +133,7 @@ func TestACompletionBatchLeavesChangedJobsToTheSinglePath(t *testing.T) {
 	for i := range offers {
 		offers[i] = offerFor(t, s, engine.JobInsertParams{Type: "gated", Load: 1, MaxAttempts: 1})
 	}
-	for i, res := range n.AcceptBatch(ctx, offers) {
+	for i, res := range n.runner.AcceptBatch(ctx, offers) {
 		if res.Verdict != engine.OfferAccepted {
 			t.Fatalf("offer %d: %+v", i, res)
 		}
@@ -153,7 +152,7 @@ func TestACompletionBatchLeavesChangedJobsToTheSinglePath(t *testing.T) {
 	// the other it learns of only from its result's conflict.
 	markFenced(n, fenced)
 	close(g.release)
-	n.runsDone.Wait()
+	n.runner.runsDone.Wait()
 
 	for id, want := range map[int64]engine.Status{plain: engine.StatusFinished, paused: engine.StatusFinished,
 		fenced: engine.StatusRestart, recovered: engine.StatusRestart} {
@@ -171,16 +170,16 @@ func TestACompletionBatchLeavesChangedJobsToTheSinglePath(t *testing.T) {
 			t.Errorf("job %d ran %d times, want once", id, r)
 		}
 	}
-	if load, running := n.books.Totals(); load != 0 || running != 0 {
+	if load, running := n.runner.books.Totals(); load != 0 || running != 0 {
 		t.Errorf("books hold load %v in %d jobs after every result was recorded or dropped", load, running)
 	}
 }
 
 // markFenced is what reconcile does to a run whose job was taken away.
 func markFenced(n *Runtime, id int64) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	ar := n.runs[id]
+	n.runner.mu.Lock()
+	defer n.runner.mu.Unlock()
+	ar := n.runner.runs[id]
 	ar.fenced = true
 	ar.run.Cancel("job was taken from this node", n.cfg.CancelGrace)
 }
@@ -235,14 +234,14 @@ func TestResultsAreRetriedWhileTheDatabaseIsAway(t *testing.T) {
 		offerFor(t, s, engine.JobInsertParams{Type: "gated", Load: 1, MaxAttempts: 1}),
 		offerFor(t, s, engine.JobInsertParams{Type: "gated", Load: 1, MaxAttempts: 1}),
 	}
-	for i, res := range n.AcceptBatch(ctx, offers) {
+	for i, res := range n.runner.AcceptBatch(ctx, offers) {
 		if res.Verdict != engine.OfferAccepted {
 			t.Fatalf("offer %d: %+v", i, res)
 		}
 	}
 	s.fail(2)
 	close(g.release)
-	n.runsDone.Wait()
+	n.runner.runsDone.Wait()
 	for _, o := range offers {
 		if j, _ := s.JobGet(ctx, o.JobID); j.Status != engine.StatusFinished {
 			t.Errorf("job %d = %s after the database came back, want FINISHED", j.ID, j.Status)
@@ -268,15 +267,15 @@ func TestAStartTheDatabaseRefusesDeclinesTheBatch(t *testing.T) {
 		offerFor(t, s, engine.JobInsertParams{Type: engine.TypeNoop, Load: 1}),
 	}
 	s.fail(1)
-	for i, res := range n.AcceptBatch(ctx, offers) {
+	for i, res := range n.runner.AcceptBatch(ctx, offers) {
 		if res.Verdict != engine.OfferDeclined || !strings.HasPrefix(res.Reason, "not-ready: ") {
 			t.Errorf("offer %d: %+v, want declined not-ready", i, res)
 		}
 	}
-	if load, running := n.books.Totals(); load != 0 || running != 0 {
+	if load, running := n.runner.books.Totals(); load != 0 || running != 0 {
 		t.Errorf("books hold load %v in %d jobs after a failed start", load, running)
 	}
-	for i, res := range n.AcceptBatch(ctx, offers) {
+	for i, res := range n.runner.AcceptBatch(ctx, offers) {
 		if res.Verdict != engine.OfferAccepted {
 			t.Errorf("offer %d once the database is back: %+v, want accepted", i, res)
 		}
@@ -288,17 +287,17 @@ func TestAStartTheDatabaseRefusesDeclinesTheBatch(t *testing.T) {
 func TestOnlyUnusualEndsAreLogged(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	n, s := testNode(t, nil)
+	s := testStore(t)
 	var logs logBuffer
-	n.log = slog.New(slog.NewTextHandler(&logs, nil))
+	n := testNodeLogging(t, s, &logs, nil)
 	ok := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeNoop, Load: 1, MaxAttempts: 1})
 	failing := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeExec, Args: []string{"sh", "-c", "exit 3"}, Load: 1, MaxAttempts: 1})
-	for i, res := range n.AcceptBatch(ctx, []engine.DispatchOffer{ok, failing}) {
+	for i, res := range n.runner.AcceptBatch(ctx, []engine.DispatchOffer{ok, failing}) {
 		if res.Verdict != engine.OfferAccepted {
 			t.Fatalf("offer %d: %+v", i, res)
 		}
 	}
-	n.runsDone.Wait()
+	n.runner.runsDone.Wait()
 	got := logs.String()
 	if strings.Count(got, "job ended") != 1 || !strings.Contains(got, fmt.Sprintf("job=%d attempt=1 status=FAILED", failing.JobID)) {
 		t.Errorf("log:\n%s\nwant one line, for the failed job", got)
@@ -325,8 +324,8 @@ func TestAQueuedJobOfferedToTwoNodesStartsOnOne(t *testing.T) {
 		offer := engine.OfferOf(job, engine.LeaseTerm{})
 		var wg sync.WaitGroup
 		var r1, r2 engine.OfferResult
-		wg.Go(func() { r1 = n1.Accept(ctx, offer) })
-		wg.Go(func() { r2 = n2.Accept(ctx, offer) })
+		wg.Go(func() { r1 = n1.runner.Accept(ctx, offer) })
+		wg.Go(func() { r2 = n2.runner.Accept(ctx, offer) })
 		wg.Wait()
 		accepted := 0
 		for _, r := range []engine.OfferResult{r1, r2} {
@@ -347,12 +346,12 @@ func TestAQueuedJobOfferedToTwoNodesStartsOnOne(t *testing.T) {
 		}
 		winner := map[string]*Runtime{"n1": n1, "n2": n2}[j.Node]
 		loser := map[string]*Runtime{"n1": n2, "n2": n1}[j.Node]
-		if _, running := loser.books.Totals(); running != 0 {
+		if _, running := loser.runner.books.Totals(); running != 0 {
 			t.Fatalf("job %d: node %s lost the race but holds %d runs", job.ID, loser.cfg.Name, running)
 		}
 		stopRuns(winner)
 		waitJob(t, s, job.ID, func(j *engine.Job) bool { return j.Status != engine.StatusRunning })
-		winner.runsDone.Wait()
+		winner.runner.runsDone.Wait()
 	}
 }
 

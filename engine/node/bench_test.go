@@ -38,13 +38,13 @@ func noopBurst(b *testing.B, n *Runtime, s engine.Store) {
 	b.ResetTimer()
 	cpu := cpuTime(b)
 	for batch := range slices.Chunk(offers, 500) {
-		for _, res := range n.AcceptBatch(ctx, batch) {
+		for _, res := range n.runner.AcceptBatch(ctx, batch) {
 			if res.Verdict != engine.OfferAccepted {
 				b.Fatal(res)
 			}
 		}
 	}
-	n.runsDone.Wait()
+	n.runner.runsDone.Wait()
 	b.ReportMetric(float64(cpuTime(b)-cpu)/float64(b.N), "cpu-ns/op")
 }
 

@@ -1,15 +1,11 @@
 package node
 
 import (
-	"cmp"
-	"context"
-	"errors"
 	"log/slog"
 	"slices"
 	"sync"
 	"time"
 
-	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/runner"
 )
 
@@ -92,15 +88,6 @@ func newCompletionBatcher(write func([]*completion) ([]*completion, error), keep
 	return &completionBatcher{write: write, keep: keep, spool: newResultSpool("", "", log), log: log,
 		linger: completionLinger, max: completionBatchMax, minDelay: retryMinDelay, maxDelay: retryMaxDelay, pause: pause,
 		held: map[*completion]struct{}{}, full: make(chan struct{}, 1), hurry: make(chan struct{})}
-}
-
-// newCompletions is the node's batcher, recording into its store and
-// keeping what waits in its state directory.
-func (n *Runtime) newCompletions() *completionBatcher {
-	b := newCompletionBatcher(n.recordBatch, n.keepResult, n.log)
-	b.spool = newResultSpool(n.cfg.StateDir, n.cfg.Name, n.log)
-	b.maxDelay = max(min(retryMaxDelay, n.cfg.NodeLease/4), retryMinDelay)
-	return b
 }
 
 // add queues a result, starting a writer if none runs.
@@ -257,94 +244,4 @@ func (b *completionBatcher) keepAll() (onDisk, lost int) {
 		}
 	}
 	return onDisk, lost
-}
-
-// recordBatch writes a batch of results in one store call, each guarded by
-// the job as its run started (RUNNING, the version the start left). A result
-// whose job changed since then is recorded alone (recordAlone), which reads
-// the job and decides anew; a fenced run's result is dropped.
-func (n *Runtime) recordBatch(batch []*completion) ([]*completion, error) {
-	type pending struct {
-		c *completion
-		u engine.JobUpdate
-	}
-	writes := make([]pending, 0, len(batch))
-	var dropped, alone []*completion
-	n.mu.Lock()
-	for _, c := range batch {
-		switch {
-		case c.run.fenced:
-			dropped = append(dropped, c)
-		case c.alone:
-			alone = append(alone, c)
-		default:
-			writes = append(writes, pending{c, n.outcomeUpdate(c.run.job, c.run, c.result, c.run.shutdown)})
-		}
-	}
-	n.mu.Unlock()
-	for _, c := range dropped {
-		n.logDropped(c.run, c.result)
-		n.settle(c)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), resultTryTimeout)
-	defer cancel()
-	var tried []*completion
-	var failed error
-	for _, c := range alone {
-		if err := n.recordOnce(ctx, c); err != nil {
-			tried, failed = append(tried, c), cmp.Or(failed, err)
-		}
-	}
-	if len(writes) == 0 {
-		return tried, failed
-	}
-	us := make([]engine.JobUpdate, len(writes))
-	jobs := make([]*engine.Job, len(writes))
-	for k, w := range writes {
-		us[k], jobs[k] = w.u, w.c.run.job
-		n.flushLog(ctx, w.c)
-	}
-	results, err := engine.RecordOutcomes(ctx, n.store, jobs, us)
-	if errors.Is(err, engine.ErrChildrenLeft) {
-		n.log.Warn("cannot cancel all the children of jobs that go back to the queue", "err", err)
-		err = nil
-	}
-	if err != nil {
-		for _, w := range writes {
-			tried = append(tried, w.c)
-		}
-		return tried, cmp.Or(failed, err)
-	}
-	for k, w := range writes {
-		if results[k].Err != nil {
-			go n.recordAlone(w.c)
-			continue
-		}
-		n.recorded(w.c.run, w.u, w.c.result)
-		n.settle(w.c)
-	}
-	return tried, failed
-}
-
-// keepResult puts a result that waits for the database on disk.
-func (n *Runtime) keepResult(c *completion) {
-	n.completions.spool.save(c, func() spoolRecord {
-		n.mu.Lock()
-		shutdown := c.run.shutdown
-		n.mu.Unlock()
-		return spoolRecord{Format: spoolFormat, JobID: c.run.job.ID, Attempt: c.run.attempt, Node: n.cfg.Name,
-			ExitCode: c.result.ExitCode, Outcome: c.result.Outcome, Warning: c.result.Warning, Reason: c.result.Reason,
-			Shutdown: shutdown, Refused: c.run.refused, EndedAt: c.endedAt, Usage: c.result.Usage}
-	})
-}
-
-// settle is done with a result, recorded or dropped: its file goes, and its
-// run leaves the books.
-func (n *Runtime) settle(c *completion) {
-	if c.logPending {
-		n.log.Warn("lost part of a job's log", "job", c.run.job.ID, "attempt", c.run.attempt)
-	}
-	n.completions.spool.settle(c)
-	n.completions.release(c)
-	n.forget(c.run.job.ID, c.run)
 }

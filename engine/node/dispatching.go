@@ -2,63 +2,10 @@ package node
 
 import (
 	"context"
-	"sync"
 	"time"
 
-	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/dispatch"
-	"github.com/jobctl/jobctl/engine/endpoint"
-	"github.com/jobctl/jobctl/engine/placement"
 )
-
-// startDispatching runs what a dispatch candidate does beside its own
-// work: the lease election with dispatch rounds while it holds the lease,
-// and, while it holds it, housekeeping, firing schedules and pruning old
-// jobs (with --retain), each paced on its own; and the heartbeats to the
-// other nodes.
-func (n *Runtime) startDispatching(ctx context.Context, wg *sync.WaitGroup) error {
-	selector, err := placement.ParseSelector(n.cfg.Selector)
-	if err != nil {
-		return err
-	}
-	for _, p := range n.cfg.Preferred {
-		p.Inner = selector
-		selector = p
-	}
-	tlsConfig, err := n.cfg.TLS.ClientConfig()
-	if err != nil {
-		return err
-	}
-	// An offer must not outlast the lease's trust: a node that does not
-	// answer costs a round at most this long.
-	client := endpoint.NewClient(n.token, min(max(n.cfg.leaseTTL()/3, time.Second), 10*time.Second), tlsConfig)
-	n.holder = dispatch.NewLeaseHolder(n.store, n.cfg.Name, n.cfg.leaseTTL(), n.clock, n.log)
-	d := dispatch.NewDispatcher(n.store, &offerer{self: n, client: client}, selector, n.clock, n.log)
-	d.SetLease(n.holder)
-	wg.Go(func() { n.dispatchLoop(ctx, d) })
-	house := dispatch.NewHousekeeper(n.store, n.holder, n.log)
-	wg.Go(func() {
-		every(ctx, min(dispatch.HousekeepingInterval, n.cfg.DispatchInterval), func() { n.housekeep(ctx, house) })
-	})
-	if n.cfg.Retain > 0 {
-		r := dispatch.NewRetainer(n.store, n.cfg.Retain, n.holder.Trusted, n.clock, n.log)
-		wg.Go(func() { every(ctx, dispatch.RetainCheck, func() { r.Step(ctx) }) })
-	}
-	wg.Go(func() { n.scheduleLoop(ctx) })
-	// Heartbeats get a client of their own: a node slow to answer is not
-	// dead, and the offers' short timeout would say it is.
-	heartbeatTimeout := dispatch.HeartbeatTimeout(n.cfg.HeartbeatInterval)
-	beats := endpoint.NewClient(n.token, heartbeatTimeout, tlsConfig)
-	monitor := dispatch.NewMonitor(n.store, n.cfg.Name, beats.Heartbeat, heartbeatTimeout, n.log)
-	wg.Go(func() {
-		every(ctx, n.cfg.HeartbeatInterval, func() {
-			if err := monitor.Beat(ctx); err != nil && ctx.Err() == nil {
-				n.log.Warn("heartbeat round failed", "err", err)
-			}
-		})
-	})
-	return nil
-}
 
 // jobChanges is a store that says when work may have appeared or capacity
 // been freed (engine/dbstore: in-process, and LISTEN/NOTIFY on PostgreSQL).
@@ -72,7 +19,7 @@ type jobChanges interface {
 // as a notification may be lost, or never come (a transaction pooler lets
 // no LISTEN through). Only the lease holder listens for changes: a node
 // that does not hold the lease holds no listening connection.
-func (n *Runtime) dispatchLoop(ctx context.Context, d *dispatch.Dispatcher) {
+func (s *leaseServices) dispatchLoop(ctx context.Context, d *dispatch.Dispatcher) {
 	var wake *wakeUps // nil while the lease is not held
 	defer func() {
 		if wake != nil {
@@ -80,10 +27,10 @@ func (n *Runtime) dispatchLoop(ctx context.Context, d *dispatch.Dispatcher) {
 		}
 	}()
 	for {
-		pause, gap, held := n.dispatchOnce(ctx, d)
+		pause, gap, held := s.dispatchOnce(ctx, d)
 		switch {
 		case held && wake == nil:
-			wake = n.listen(ctx)
+			wake = s.listen(ctx)
 			// A change between the round's reads and the subscription
 			// would wait for the poll: look once more at once.
 			continue
@@ -122,16 +69,16 @@ type wakeUps struct {
 // subscription is stopped. A store that cannot report them, or whose
 // listener cannot connect, gives a subscription that never delivers: the
 // rounds then come at the interval.
-func (n *Runtime) listen(ctx context.Context) *wakeUps {
+func (s *leaseServices) listen(ctx context.Context) *wakeUps {
 	ctx, stop := context.WithCancel(ctx)
 	w := &wakeUps{changes: make(chan struct{}), stop: stop}
-	c, ok := n.store.(jobChanges)
+	c, ok := s.store.(jobChanges)
 	if !ok {
 		return w
 	}
 	ch, err := c.JobChanges(ctx)
 	if err != nil {
-		n.log.Warn("no wake-ups from the database; dispatching every interval", "err", err)
+		s.log.Warn("no wake-ups from the database; dispatching every interval", "err", err)
 		return w
 	}
 	w.changes = ch
@@ -144,28 +91,28 @@ func (n *Runtime) listen(ctx context.Context) *wakeUps {
 // quarter TTL, if shorter): rounds woken by job changes, many a second
 // under load, reuse the last renewal, which with the default TTL of three
 // intervals still leaves at least 1.75 intervals of trust.
-func (n *Runtime) dispatchOnce(ctx context.Context, d *dispatch.Dispatcher) (pause, gap time.Duration, held bool) {
-	held = n.holder.RenewIfDue(ctx, n.renewEvery())
-	n.metrics.leaseHeld.Set(boolGauge(held))
+func (s *leaseServices) dispatchOnce(ctx context.Context, d *dispatch.Dispatcher) (pause, gap time.Duration, held bool) {
+	held = s.holder.RenewIfDue(ctx, s.renewEvery())
+	s.metrics.leaseHeld.Set(boolGauge(held))
 	if !held {
-		return n.cfg.DispatchInterval, 0, false
+		return s.cfg.DispatchInterval, 0, false
 	}
 	// A round asks before every slice of its work whether the lease may
 	// be trusted; renewing it then when due keeps a long round inside its
 	// trust.
-	renewing := func() bool { return n.holder.RenewIfDue(ctx, n.renewEvery()) }
+	renewing := func() bool { return s.holder.RenewIfDue(ctx, s.renewEvery()) }
 	stats, err := d.Round(ctx, renewing)
-	n.metrics.rounds.Inc()
-	n.metrics.dispatched.Add(float64(stats.Dispatched))
-	n.metrics.queueRead.Add(float64(stats.Read))
+	s.metrics.rounds.Inc()
+	s.metrics.dispatched.Add(float64(stats.Dispatched))
+	s.metrics.queueRead.Add(float64(stats.Read))
 	if err != nil && ctx.Err() == nil {
-		n.log.Warn("dispatch round ended early", "err", err, "dispatched", stats.Dispatched)
+		s.log.Warn("dispatch round ended early", "err", err, "dispatched", stats.Dispatched)
 	} else if stats.Dispatched+stats.Failed > 0 {
-		n.log.Debug("dispatch round", "read", stats.Read, "considered", stats.Considered, "dispatched", stats.Dispatched,
+		s.log.Debug("dispatch round", "read", stats.Read, "considered", stats.Considered, "dispatched", stats.Dispatched,
 			"failed", stats.Failed)
 	}
-	pause = dispatch.NextRound(stats, n.cfg.DispatchInterval)
-	return pause, min(dispatch.WakeGap(stats, n.cfg.DispatchInterval), pause), true
+	pause = dispatch.NextRound(stats, s.cfg.DispatchInterval)
+	return pause, min(dispatch.WakeGap(stats, s.cfg.DispatchInterval), pause), true
 }
 
 // renewEvery is how often the lease holder renews its lease at most: a
@@ -173,22 +120,22 @@ func (n *Runtime) dispatchOnce(ctx context.Context, d *dispatch.Dispatcher) (pau
 // changes, many a second under load, reuse the last renewal, which with the
 // default TTL of three intervals still leaves at least 1.75 intervals of
 // trust.
-func (n *Runtime) renewEvery() time.Duration {
-	return min(n.cfg.DispatchInterval, n.cfg.leaseTTL()) / 4
+func (s *leaseServices) renewEvery() time.Duration {
+	return min(s.cfg.DispatchInterval, s.cfg.leaseTTL()) / 4
 }
 
 // housekeep runs a pass of the lease holder's housekeeping while the node
 // holds the lease.
-func (n *Runtime) housekeep(ctx context.Context, h *dispatch.Housekeeper) {
-	if !n.holder.Trusted() {
+func (s *leaseServices) housekeep(ctx context.Context, h *dispatch.Housekeeper) {
+	if !s.holder.Trusted() {
 		return
 	}
 	stats, err := h.Step(ctx)
 	if err != nil && ctx.Err() == nil {
-		n.log.Warn("housekeeping", "err", err)
+		s.log.Warn("housekeeping", "err", err)
 	}
 	if stats.Recovered > 0 {
-		n.log.Info("housekeeping put jobs back in the queue", "recovered", stats.Recovered)
+		s.log.Info("housekeeping put jobs back in the queue", "recovered", stats.Recovered)
 	}
 }
 
@@ -205,28 +152,6 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	case <-t.C:
 		return true
 	}
-}
-
-// offerer sends offers to other nodes over HTTP and to its own node
-// in-process, through the same acceptance code.
-type offerer struct {
-	self   *Runtime
-	client *endpoint.Client
-}
-
-func (o *offerer) OfferBatch(ctx context.Context, n *engine.Node, offers []engine.DispatchOffer) []engine.OfferResult {
-	if n.Name == o.self.cfg.Name {
-		return o.self.AcceptBatch(ctx, offers)
-	}
-	return o.client.OfferBatch(ctx, n, offers)
-}
-
-// Local reports whether n is this node, whose acceptance runs in-process.
-func (o *offerer) Local(n *engine.Node) bool { return n.Name == o.self.cfg.Name }
-
-// StartLocal offers this node jobs as the round read them, in-process.
-func (o *offerer) StartLocal(ctx context.Context, term engine.LeaseTerm, jobs []*engine.Job) []engine.OfferResult {
-	return o.self.StartLocal(ctx, term, jobs)
 }
 
 // every runs f now and then each interval until ctx ends; a slow f delays

@@ -6,6 +6,13 @@
 // dispatch candidates — runs the lease election, the dispatch loop and the
 // heartbeats.
 //
+// Runtime wires the node's parts, each a type of its own with its state and
+// goroutines: the runner (jobRunner) answers offers and runs the jobs, the
+// job API (jobAPI) answers their processes, the result recorder
+// (resultRecorder) records how they end, liveness and the fence keep the
+// node's record alive and its runs within its node lease, and the lease
+// services (leaseServices) run what a dispatch candidate runs.
+//
 // The HTTP side of the endpoint lives in package endpoint; the rules for a
 // job's next state live in package engine. This package ties them to a
 // store, a clock and running processes.

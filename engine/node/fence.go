@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"log/slog"
 	"slices"
 	"sync"
 	"time"
@@ -25,9 +26,14 @@ const lapseReason = "node could not record its liveness within its node lease"
 // liveness again. A run that ends while liveness has lapsed, or that the
 // watchdog killed, goes back to RESTART too: it did not end on its own.
 type fence struct {
-	n    *Runtime
-	argv []string // the watchdog's command; none: the deadline is kept here only
-	now  func() time.Time
+	lease time.Duration // the node lease
+	// ready is whether the node takes work: a lapse holds it off.
+	ready readiness
+	// stopRuns stops the node's runs for a lapse and counts them.
+	stopRuns func() int
+	log      *slog.Logger
+	argv     []string // the watchdog's command; none: the deadline is kept here only
+	now      func() time.Time
 
 	mu        sync.Mutex
 	ctx       context.Context // the node's run: done once it shuts down
@@ -41,8 +47,14 @@ type fence struct {
 	stopped   bool
 }
 
-func newFence(n *Runtime) *fence {
-	return &fence{n: n, now: time.Now, ctx: context.Background()}
+// readiness is whether the node takes work (placement.Books).
+type readiness interface {
+	Ready() bool
+	SetReady(bool)
+}
+
+func newFence(lease time.Duration, ready readiness, stopRuns func() int, log *slog.Logger) *fence {
+	return &fence{lease: lease, ready: ready, stopRuns: stopRuns, log: log, now: time.Now, ctx: context.Background()}
 }
 
 // WithWatchdog has the node run argv as its watchdog process (`jobctl
@@ -62,14 +74,14 @@ func (f *fence) start(ctx context.Context, began time.Time) error {
 	f.ctx = ctx
 	f.mu.Unlock()
 	if len(f.argv) > 0 {
-		wd, err := watchdog.Start(f.argv, f.n.log, func() { f.lapse("the watchdog killed the jobs") })
+		wd, err := watchdog.Start(f.argv, f.log, func() { f.lapse("the watchdog killed the jobs") })
 		if err != nil {
 			return err
 		}
 		f.mu.Lock()
 		f.wd = wd
 		f.mu.Unlock()
-		f.n.log.Debug("watchdog started", "pid", wd.Pid())
+		f.log.Debug("watchdog started", "pid", wd.Pid())
 	}
 	f.recorded(began)
 	return nil
@@ -106,7 +118,7 @@ func (f *fence) recorded(began time.Time) {
 		return
 	}
 	now := f.now()
-	deadline := began.Add(f.n.cfg.NodeLease)
+	deadline := began.Add(f.lease)
 	f.mu.Lock()
 	if f.stopped {
 		f.mu.Unlock()
@@ -141,13 +153,13 @@ func (f *fence) recorded(began time.Time) {
 		wd.Until(deadline.Sub(now))
 	}
 	if restore {
-		f.n.books.SetReady(true)
+		f.ready.SetReady(true)
 		if f.ctx.Err() != nil { // a shutdown began meanwhile: it wins
-			f.n.books.SetReady(false)
+			f.ready.SetReady(false)
 		}
 	}
 	if wasLapsed {
-		f.n.log.Info("recorded liveness again; taking work again")
+		f.log.Info("recorded liveness again; taking work again")
 	}
 }
 
@@ -210,25 +222,25 @@ func (f *fence) lapse(cause string) {
 		f.timer.Stop()
 	}
 	// Declining comes first, so no run starts after the runs are stopped.
-	if f.n.books.Ready() {
+	if f.ready.Ready() {
 		f.heldReady = true
-		f.n.books.SetReady(false)
+		f.ready.SetReady(false)
 	}
 	f.mu.Unlock()
-	stopped := f.n.stopForLapse()
-	f.n.log.Warn("could not record liveness within the node lease: stopped this node's jobs, and takes no new ones until it records it again",
-		"node_lease", f.n.cfg.NodeLease, "jobs_stopped", stopped, "cause", cause)
+	stopped := f.stopRuns()
+	f.log.Warn("could not record liveness within the node lease: stopped this node's jobs, and takes no new ones until it records it again",
+		"node_lease", f.lease, "jobs_stopped", stopped, "cause", cause)
 }
 
 // stopForLapse kills the node's runs and marks them to go back to RESTART;
 // it counts them, with those the watchdog killed already. A run still
 // starting is stopped by start, which sees the lapse, even one that is
 // over by then: the job may have gone elsewhere meanwhile.
-func (n *Runtime) stopForLapse() int {
-	n.mu.Lock()
-	defer n.mu.Unlock()
+func (r *jobRunner) stopForLapse() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	stopped := 0
-	for _, ar := range n.runs {
+	for _, ar := range r.runs {
 		if ar.run == nil {
 			continue
 		}
@@ -258,12 +270,12 @@ func (f *fence) watchdog() *watchdog.Client {
 
 // runGroup tells the watchdog of one run's process group.
 type runGroup struct {
-	n  *Runtime
+	r  *jobRunner
 	ar *activeRun
 }
 
 func (g runGroup) WatchGroup(pgid int) {
-	if wd := g.n.fence.watchdog(); wd != nil {
+	if wd := g.r.fence.watchdog(); wd != nil {
 		wd.Watch(pgid)
 	}
 }
@@ -272,11 +284,11 @@ func (g runGroup) WatchGroup(pgid int) {
 // watchdog killed the group, for run.go to weigh against how the leader
 // ended.
 func (g runGroup) ForgetGroup(pgid int) {
-	wd := g.n.fence.watchdog()
+	wd := g.r.fence.watchdog()
 	if wd == nil || !wd.Forget(pgid) {
 		return
 	}
-	g.n.mu.Lock()
+	g.r.mu.Lock()
 	g.ar.groupKilled = true
-	g.n.mu.Unlock()
+	g.r.mu.Unlock()
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -21,9 +20,9 @@ import (
 // runs on real time, never fires during a test: the test clock decides.
 func fencedNode(t *testing.T) (*Runtime, engine.Store, *engine.VirtualClock, *logBuffer) {
 	t.Helper()
-	n, s := testNode(t, func(c *Config) { c.NodeLease = time.Hour })
+	s := testStore(t)
 	logs := &logBuffer{}
-	n.log = slog.New(slog.NewTextHandler(logs, nil))
+	n := testNodeLogging(t, s, logs, func(c *Config) { c.NodeLease = time.Hour })
 	clock := engine.NewVirtualClock(time.Now())
 	n.fence.now = clock.Now
 	t.Cleanup(n.fence.stop)
@@ -34,7 +33,7 @@ func fencedNode(t *testing.T) (*Runtime, engine.Store, *engine.VirtualClock, *lo
 // stopAtEnd kills what a failed test left running, so the node's cleanup,
 // which waits for every run, does not wait for ever.
 func stopAtEnd(t *testing.T, n *Runtime) {
-	t.Cleanup(func() { n.stopForLapse() })
+	t.Cleanup(func() { n.runner.stopForLapse() })
 }
 
 // startTree starts an exec job whose shell forks a grandchild, and returns
@@ -44,7 +43,7 @@ func startTree(t *testing.T, n *Runtime, s engine.Store, extra string) (engine.D
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	o := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeExec, Load: 1, MaxAttempts: 1,
 		Args: []string{"sh", "-c", `sleep 600 & echo $! > "$1.tmp"; mv "$1.tmp" "$1"; ` + extra + `wait`, "sh", pidFile}})
-	if res := n.Accept(context.Background(), o); res.Verdict != engine.OfferAccepted {
+	if res := n.runner.Accept(context.Background(), o); res.Verdict != engine.OfferAccepted {
 		t.Fatalf("offer: %+v, want accepted", res)
 	}
 	var pid int
@@ -80,7 +79,7 @@ func TestALapsedNodeLeaseStopsTheRunsAndPutsThemBack(t *testing.T) {
 	n.fence.recorded(clock.Now())
 	tree, grandchild := startTree(t, n, s, "")
 	builtin := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeSleep, Payload: []byte(`"600s"`), Load: 1, MaxAttempts: 1})
-	if res := n.Accept(ctx, builtin); res.Verdict != engine.OfferAccepted {
+	if res := n.runner.Accept(ctx, builtin); res.Verdict != engine.OfferAccepted {
 		t.Fatalf("offer: %+v, want accepted", res)
 	}
 
@@ -96,7 +95,7 @@ func TestALapsedNodeLeaseStopsTheRunsAndPutsThemBack(t *testing.T) {
 	}
 	waitGone(t, grandchild)
 	noop := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeNoop, Load: 1})
-	if res := n.Accept(ctx, noop); res.Verdict != engine.OfferDeclined || !strings.HasPrefix(res.Reason, "not-ready") {
+	if res := n.runner.Accept(ctx, noop); res.Verdict != engine.OfferDeclined || !strings.HasPrefix(res.Reason, "not-ready") {
 		t.Errorf("offer while lapsed: %+v, want declined not-ready", res)
 	}
 	if l := logs.String(); strings.Count(l, "could not record liveness") != 1 || !strings.Contains(l, "node_lease="+n.cfg.NodeLease.String()) || !strings.Contains(l, "jobs_stopped=2") {
@@ -105,8 +104,8 @@ func TestALapsedNodeLeaseStopsTheRunsAndPutsThemBack(t *testing.T) {
 
 	n.fence.recorded(clock.Now())
 	// A stopped run holds its load until its process has been reaped.
-	waitfor.Until(t, 30*time.Second, "the stopped runs off the books", func() bool { _, running := n.books.Totals(); return running == 0 })
-	if res := n.Accept(ctx, noop); res.Verdict != engine.OfferAccepted {
+	waitfor.Until(t, 30*time.Second, "the stopped runs off the books", func() bool { _, running := n.runner.books.Totals(); return running == 0 })
+	if res := n.runner.Accept(ctx, noop); res.Verdict != engine.OfferAccepted {
 		t.Errorf("offer once liveness is recorded again: %+v, want accepted", res)
 	}
 	waitJob(t, s, noop.JobID, func(j *engine.Job) bool { return j.Status == engine.StatusFinished })
@@ -152,8 +151,8 @@ func TestARunEndingOnItsOwnWhileLapsedKeepsItsResult(t *testing.T) {
 		t.Errorf("a run going on past the deadline = %s, want RESTART", j.Status)
 	}
 	waitGone(t, grandchild)
-	if !n.books.Ready() || !strings.Contains(logs.String(), "recorded liveness again") {
-		t.Errorf("ready %v, log %q: want the node taking work again", n.books.Ready(), logs.String())
+	if !n.runner.books.Ready() || !strings.Contains(logs.String(), "recorded liveness again") {
+		t.Errorf("ready %v, log %q: want the node taking work again", n.runner.books.Ready(), logs.String())
 	}
 }
 
@@ -166,13 +165,13 @@ func TestTheEndOfALapseDoesNotUndoAShutdown(t *testing.T) {
 	}
 	clock.Advance(n.cfg.NodeLease)
 	n.fence.expired()
-	if n.books.Ready() {
+	if n.runner.books.Ready() {
 		t.Fatal("a lapsed node still takes work")
 	}
 	shutdown()
-	n.books.SetReady(false) // as Run does
+	n.runner.books.SetReady(false) // as Run does
 	n.fence.recorded(clock.Now())
-	if n.books.Ready() {
+	if n.runner.books.Ready() {
 		t.Error("recording liveness again made a node that is shutting down take work")
 	}
 }
@@ -187,17 +186,17 @@ func TestOnlyAWriteBegunAfterALapseEndsIt(t *testing.T) {
 	inFlight := clock.Now().Add(n.cfg.NodeLease / 2) // began, then the node froze
 	clock.Advance(n.cfg.NodeLease)
 	n.fence.expired()
-	if n.books.Ready() {
+	if n.runner.books.Ready() {
 		t.Fatal("the node takes work after its deadline passed")
 	}
 
 	n.fence.recorded(inFlight)
-	if n.books.Ready() || strings.Contains(logs.String(), "recorded liveness again") {
-		t.Errorf("a write begun before the lapse ended it (ready %v)", n.books.Ready())
+	if n.runner.books.Ready() || strings.Contains(logs.String(), "recorded liveness again") {
+		t.Errorf("a write begun before the lapse ended it (ready %v)", n.runner.books.Ready())
 	}
 	n.fence.recorded(clock.Now())
-	if !n.books.Ready() || !strings.Contains(logs.String(), "recorded liveness again") {
-		t.Errorf("a write begun after the lapse did not end it (ready %v)", n.books.Ready())
+	if !n.runner.books.Ready() || !strings.Contains(logs.String(), "recorded liveness again") {
+		t.Errorf("a write begun after the lapse did not end it (ready %v)", n.runner.books.Ready())
 	}
 }
 
@@ -212,7 +211,7 @@ func TestARunTakenBeforeALapseThatStartsAfterItIsStopped(t *testing.T) {
 	n.fence.recorded(clock.Now())
 	o := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeSleep, Payload: []byte(`"600s"`), Load: 1, MaxAttempts: 1})
 	out := make([]engine.OfferResult, 1)
-	taken := n.take([]engine.DispatchOffer{o}, out)
+	taken := n.runner.take([]engine.DispatchOffer{o}, out)
 	if len(taken) != 1 {
 		t.Fatalf("offer not taken: %+v", out[0])
 	}
@@ -220,11 +219,11 @@ func TestARunTakenBeforeALapseThatStartsAfterItIsStopped(t *testing.T) {
 	clock.Advance(n.cfg.NodeLease + time.Second)
 	n.fence.expired()
 	n.fence.recorded(clock.Now())
-	if !n.books.Ready() {
+	if !n.runner.books.Ready() {
 		t.Fatal("liveness recorded again, but the node takes no work")
 	}
 
-	n.startTaken(ctx, taken, []engine.JobUpdate{engine.StartOfferUpdate(o, n.cfg.Name)}, out)
+	n.runner.startTaken(ctx, taken, []engine.JobUpdate{engine.StartOfferUpdate(o, n.cfg.Name)}, out)
 	if j := waitJob(t, s, o.JobID, func(j *engine.Job) bool { return j.Status != engine.StatusRunning }); j.Status != engine.StatusRestart || j.Node != "" {
 		t.Errorf("job = %s on %q, want RESTART with no node", j.Status, j.Node)
 	}

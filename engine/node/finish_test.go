@@ -13,7 +13,7 @@ func TestAFailedRunIsRetriedAfterTheBackoff(t *testing.T) {
 	n, s := testNode(t, nil, WithRandom(func() float64 { return 0 }))
 	o := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeExec, Args: []string{"sh", "-c", "exit 3"}, Load: 1,
 		MaxAttempts: 2, Backoff: 2 * time.Second})
-	if res := n.Accept(t.Context(), o); res.Verdict != engine.OfferAccepted {
+	if res := n.runner.Accept(t.Context(), o); res.Verdict != engine.OfferAccepted {
 		t.Fatal(res)
 	}
 	j := waitJob(t, s, o.JobID, func(j *engine.Job) bool { return j.Status != engine.StatusRunning })

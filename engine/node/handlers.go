@@ -47,9 +47,9 @@ func buildHandlers(cfg Config, store engine.Store, users jobUsers) (map[string]h
 	return hs, nil
 }
 
-func (n *Runtime) serviceTypes() []string {
-	types := make([]string, 0, len(n.handlers))
-	for t := range n.handlers {
+func (r *jobRunner) serviceTypes() []string {
+	types := make([]string, 0, len(r.handlers))
+	for t := range r.handlers {
 		types = append(types, t)
 	}
 	slices.Sort(types)
@@ -58,13 +58,13 @@ func (n *Runtime) serviceTypes() []string {
 
 // spec builds what the runner starts for a job, or says why the job can
 // never run here (a permanent refusal).
-func (n *Runtime) spec(h handler, job *engine.Job, attempt int) (runner.Spec, error) {
+func (r *jobRunner) spec(h handler, job *engine.Job, attempt int) (runner.Spec, error) {
 	s := runner.Spec{
 		JobID:   job.ID,
 		Attempt: attempt,
 		Stdin:   job.Payload,
 		Timeout: time.Duration(job.Timeout),
-		Grace:   n.cfg.CancelGrace,
+		Grace:   r.cfg.CancelGrace,
 	}
 	switch {
 	case h.jobArgv:
@@ -83,11 +83,11 @@ func (n *Runtime) spec(h handler, job *engine.Job, attempt int) (runner.Spec, er
 		}
 	}
 	if h.builtin == nil { // only a process has an environment
-		token, err := n.issueJobToken(job.ID, attempt)
+		token, err := r.tokens.issueJobToken(job.ID, attempt)
 		if err != nil {
 			return s, err
 		}
-		s.Env = n.jobEnv(job, token, h.user)
+		s.Env = r.jobEnv(job, token, h.user)
 		if h.user != nil {
 			s.Credential = h.user.Credential()
 			s.Dir = h.user.Dir()
@@ -111,8 +111,8 @@ var userEnv = []string{"HOME", "USER", "LOGNAME", "TMPDIR"}
 // own, then the job's. It holds no database address and no cluster token:
 // a job reaches the cluster only through its node, with its own token. A
 // job run as user u has u's HOME, USER and LOGNAME.
-func (n *Runtime) jobEnv(job *engine.Job, token string, u *jobuser.User) []string {
-	names, _ := passEnvNames(n.cfg.PassEnv) // checked by New
+func (r *jobRunner) jobEnv(job *engine.Job, token string, u *jobuser.User) []string {
+	names, _ := passEnvNames(r.cfg.PassEnv) // checked by New
 	env := make([]string, 0, len(names)+8)
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
@@ -126,11 +126,11 @@ func (n *Runtime) jobEnv(job *engine.Job, token string, u *jobuser.User) []strin
 	env = append(env,
 		"JOBCTL_KEY="+job.Key,
 		"JOBCTL_PARENT_ID="+parentID(job),
-		"JOBCTL_NODE="+n.cfg.Name,
-		"JOBCTL_URL="+n.url,
+		"JOBCTL_NODE="+r.cfg.Name,
+		"JOBCTL_URL="+r.url(),
 		"JOBCTL_JOB_TOKEN="+token)
-	if n.caFile != "" {
-		env = append(env, "JOBCTL_CA_FILE="+n.caFile)
+	if r.caFile != "" {
+		env = append(env, "JOBCTL_CA_FILE="+r.caFile)
 	}
 	return env
 }

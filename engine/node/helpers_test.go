@@ -20,6 +20,13 @@ import (
 // background loops, so tests drive the handshake directly.
 func testNode(t testing.TB, mutate func(*Config), opts ...Option) (*Runtime, engine.Store) {
 	t.Helper()
+	s := testStore(t)
+	return testNodeOn(t, s, mutate, opts...), s
+}
+
+// testStore is a fresh, migrated SQLite store.
+func testStore(t testing.TB) engine.Store {
+	t.Helper()
 	ctx := context.Background()
 	s, err := dbstore.Open(ctx, sqlitetest.DSN(t))
 	if err != nil {
@@ -29,24 +36,30 @@ func testNode(t testing.TB, mutate func(*Config), opts ...Option) (*Runtime, eng
 	if err := s.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	return testNodeOn(t, s, mutate, opts...), s
+	return s
 }
 
 // testNodeOn is testNode on a store of the caller's.
 func testNodeOn(t testing.TB, s engine.Store, mutate func(*Config), opts ...Option) *Runtime {
+	t.Helper()
+	return testNodeLogging(t, s, io.Discard, mutate, opts...)
+}
+
+// testNodeLogging is testNodeOn with what the node logs written to w.
+func testNodeLogging(t testing.TB, s engine.Store, w io.Writer, mutate func(*Config), opts ...Option) *Runtime {
 	t.Helper()
 	cfg := Defaults()
 	cfg.Name, cfg.MaxLoad, cfg.Exec = "n1", 2, true
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	n, err := New(cfg, s, engine.SystemClock{}, slog.New(slog.NewTextHandler(io.Discard, nil)), opts...)
+	n, err := New(cfg, s, engine.SystemClock{}, slog.New(slog.NewTextHandler(w, nil)), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	n.token = "secret-token"
-	n.books.SetReady(true)
-	t.Cleanup(func() { n.runsDone.Wait() })
+	n.runner.books.SetReady(true)
+	t.Cleanup(func() { n.runner.runsDone.Wait() })
 	return n
 }
 
@@ -80,9 +93,9 @@ func waitJob(t *testing.T, s engine.Store, id int64, done func(*engine.Job) bool
 
 // stopRuns ends a test's runs the way a node shutdown does.
 func stopRuns(n *Runtime) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	for _, ar := range n.runs {
+	n.runner.mu.Lock()
+	defer n.runner.mu.Unlock()
+	for _, ar := range n.runner.runs {
 		ar.shutdown = true
 		ar.run.Cancel("test over", time.Second)
 	}

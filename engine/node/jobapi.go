@@ -8,20 +8,74 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/endpoint"
 )
+
+// jobAPI answers the requests a job process makes to its node with the
+// token the node gave its run ($JOBCTL_JOB_TOKEN): its progress, children
+// it submits and lists, and waits for its children, during which its job
+// is WAITING and holds no load (waitchildren.go). A token is good only
+// while its run goes on here, as the runner says (liveRun).
+type jobAPI struct {
+	node         string
+	pollInterval time.Duration // how often a wait for children looks again
+	store        jobAPIStore
+	// submit creates a job a running job asks for (engine.SubmitRecorded).
+	submit func(ctx context.Context, nodes []*engine.Node, r engine.SubmitRequest, by engine.Actor) (engine.Submitted, error)
+	log    *slog.Logger
+	runs   liveRuns
+	books  waitingBooks
+	// runningJobs and waitingJobs count the runs that hold load and those
+	// that wait for their children.
+	runningJobs, waitingJobs prometheus.Gauge
+
+	tokens jobTokens
+	// mu guards the runs' waiters and waiting.
+	mu sync.Mutex
+}
+
+// jobAPIStore is what the job API reads and writes: a job's children, its
+// moves into and out of WAITING, and the nodes a child may go to.
+type jobAPIStore interface {
+	JobGet(ctx context.Context, id int64) (*engine.Job, error)
+	JobList(ctx context.Context, p engine.JobListParams) ([]*engine.Job, error)
+	JobUpdate(ctx context.Context, u engine.JobUpdate) (*engine.Job, error)
+	NodeList(ctx context.Context) ([]*engine.Node, error)
+}
+
+// liveRuns is what the job API needs of the runner (jobRunner).
+type liveRuns interface {
+	liveRun(g tokenGrant) (ar *activeRun, live bool)
+}
+
+// waitingBooks take a run's load off and on again while its job waits
+// for its children (placement.Books).
+type waitingBooks interface {
+	SetWaiting(id int64, on bool) bool
+}
+
+func newJobAPI(cfg Config, store engine.Store, runs liveRuns, books waitingBooks, m *metrics, log *slog.Logger) *jobAPI {
+	return &jobAPI{node: cfg.Name, pollInterval: cfg.PollInterval, store: store, runs: runs, books: books,
+		runningJobs: m.running, waitingJobs: m.waiting, log: log,
+		submit: func(ctx context.Context, nodes []*engine.Node, r engine.SubmitRequest, by engine.Actor) (engine.Submitted, error) {
+			return engine.SubmitRecorded(ctx, store, nodes, r, by)
+		}}
+}
 
 // jobTokens are the tokens the node gave its job processes
 // ($JOBCTL_JOB_TOKEN), one per attempt, made as the run starts. A token is
 // good only while its attempt runs here (see liveRun); one whose run has
 // ended is dropped when next used or at the next sweep. The zero value is
-// ready to use. Lock order: jobTokens.mu, then Runtime.mu.
+// ready to use. Lock order: jobTokens.mu, then jobRunner.mu.
 type jobTokens struct {
 	mu sync.Mutex
 	// grants are keyed by the token's SHA-256: looking a token up leaks
@@ -38,13 +92,13 @@ type tokenGrant struct {
 }
 
 // issueJobToken makes the token of one attempt of a job about to start.
-func (n *Runtime) issueJobToken(jobID int64, attempt int) (string, error) {
+func (a *jobAPI) issueJobToken(jobID int64, attempt int) (string, error) {
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", fmt.Errorf("cannot make the job's token: %w", err)
 	}
 	token := hex.EncodeToString(b[:])
-	t := &n.jobTokens
+	t := &a.tokens
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.grants == nil {
@@ -53,7 +107,7 @@ func (n *Runtime) issueJobToken(jobID int64, attempt int) (string, error) {
 	if len(t.grants) >= t.sweepAt {
 		// Amortized: each sweep at least doubles the room before the next.
 		for k, g := range t.grants {
-			if _, live := n.liveRun(g); !live {
+			if _, live := a.runs.liveRun(g); !live {
 				delete(t.grants, k)
 			}
 		}
@@ -63,29 +117,9 @@ func (n *Runtime) issueJobToken(jobID int64, attempt int) (string, error) {
 	return token, nil
 }
 
-// liveRun is the run a grant is for, while that attempt of the job is this
-// node's and has not ended; its run is nil while its process is being
-// started.
-func (n *Runtime) liveRun(g tokenGrant) (ar *activeRun, live bool) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	ar = n.runs[g.jobID]
-	if ar == nil || ar.job == nil || ar.attempt != g.attempt || ar.refused || ar.fenced {
-		return nil, false
-	}
-	if ar.run != nil {
-		select {
-		case <-ar.run.Done():
-			return nil, false
-		default:
-		}
-	}
-	return ar, true
-}
-
 // JobOfToken implements endpoint.JobAPI.
-func (n *Runtime) JobOfToken(token string) (endpoint.RunningJob, bool) {
-	t := &n.jobTokens
+func (a *jobAPI) JobOfToken(token string) (endpoint.RunningJob, bool) {
+	t := &a.tokens
 	key := sha256.Sum256([]byte(token))
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -93,16 +127,16 @@ func (n *Runtime) JobOfToken(token string) (endpoint.RunningJob, bool) {
 	if !ok || subtle.ConstantTimeCompare([]byte(g.token), []byte(token)) != 1 {
 		return nil, false
 	}
-	if _, live := n.liveRun(g); !live {
+	if _, live := a.runs.liveRun(g); !live {
 		delete(t.grants, key) // its run has ended: no need to wait for a sweep
 		return nil, false
 	}
-	return runningJob{n: n, grant: g}, true
+	return runningJob{api: a, grant: g}, true
 }
 
 // runningJob is a job's run as its token reaches it.
 type runningJob struct {
-	n     *Runtime
+	api   *jobAPI
 	grant tokenGrant
 }
 
@@ -110,7 +144,7 @@ func (j runningJob) ID() int64 { return j.grant.jobID }
 
 // started is the job's run, once its process has been started.
 func (j runningJob) started() (*activeRun, error) {
-	ar, live := j.n.liveRun(j.grant)
+	ar, live := j.api.runs.liveRun(j.grant)
 	switch {
 	case !live:
 		return nil, &endpoint.JobAPIError{Status: http.StatusUnauthorized, Message: "the run this token was given to has ended"}
@@ -146,18 +180,18 @@ func (j runningJob) SubmitChild(ctx context.Context, r engine.SubmitRequest) (en
 	}
 	parent := j.grant.jobID
 	r.ParentID = &parent
-	r.Creator = fmt.Sprintf("job %d@%s", parent, j.n.cfg.Name)
-	nodes, err := j.n.store.NodeList(ctx)
+	r.Creator = fmt.Sprintf("job %d@%s", parent, j.api.node)
+	nodes, err := j.api.store.NodeList(ctx)
 	if err != nil {
-		return endpoint.ChildSubmitted{}, j.n.jobAPIFailure("submit a child", parent, err)
+		return endpoint.ChildSubmitted{}, j.api.jobAPIFailure("submit a child", parent, err)
 	}
 	// The job is who submits it, in its event as in the child's creator.
-	sub, err := engine.SubmitRecorded(ctx, j.n.store, nodes, r, engine.Actor{Who: r.Creator})
+	sub, err := j.api.submit(ctx, nodes, r, engine.Actor{Who: r.Creator})
 	switch {
 	case errors.Is(err, engine.ErrInvalid):
 		return endpoint.ChildSubmitted{}, &endpoint.JobAPIError{Status: http.StatusBadRequest, Message: err.Error()}
 	case err != nil:
-		return endpoint.ChildSubmitted{}, j.n.jobAPIFailure("submit a child", parent, err)
+		return endpoint.ChildSubmitted{}, j.api.jobAPIFailure("submit a child", parent, err)
 	}
 	return endpoint.ChildSubmitted{ID: sub.Job.ID, Offered: sub.Offered}, nil
 }
@@ -169,9 +203,9 @@ func (j runningJob) Children(ctx context.Context) ([]endpoint.Child, error) {
 		return nil, err
 	}
 	parent := j.grant.jobID
-	jobs, err := j.n.store.JobList(ctx, engine.JobListParams{ParentID: &parent, Brief: true})
+	jobs, err := j.api.store.JobList(ctx, engine.JobListParams{ParentID: &parent, Brief: true})
 	if err != nil {
-		return nil, j.n.jobAPIFailure("list its children", parent, err)
+		return nil, j.api.jobAPIFailure("list its children", parent, err)
 	}
 	out := make([]endpoint.Child, len(jobs))
 	for i, c := range jobs {
@@ -182,7 +216,7 @@ func (j runningJob) Children(ctx context.Context) ([]endpoint.Child, error) {
 
 // jobAPIFailure logs what the node could not do for a job and returns it;
 // the job is told only that the node could not.
-func (n *Runtime) jobAPIFailure(what string, job int64, err error) error {
-	n.log.Warn("a job's request to its node failed", "job", job, "request", what, "err", err)
+func (a *jobAPI) jobAPIFailure(what string, job int64, err error) error {
+	a.log.Warn("a job's request to its node failed", "job", job, "request", what, "err", err)
 	return err
 }

@@ -59,7 +59,7 @@ func TestJobTokensReachOnlyTheirOwnRunningJob(t *testing.T) {
 	execJob := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeExec, Args: []string{"sh", "-c", tokenScript, "sh", dir}, Load: 1, MaxAttempts: 1})
 	svcJob := offerFor(t, s, engine.JobInsertParams{Type: "svc", Load: 1, MaxAttempts: 1})
 	for _, o := range []engine.DispatchOffer{execJob, svcJob} {
-		if res := n.Accept(ctx, o); res.Verdict != engine.OfferAccepted {
+		if res := n.runner.Accept(ctx, o); res.Verdict != engine.OfferAccepted {
 			t.Fatalf("offer: %+v, want accepted", res)
 		}
 	}

@@ -41,7 +41,7 @@ func TestAJobSeesOnlyItsOwnVariablesAndTheAllowedOnes(t *testing.T) {
 	}
 	o := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeExec, Args: []string{"env"}, Load: 1, MaxAttempts: 1,
 		Key: "k1", ParentID: &parent.ID})
-	if res := n.Accept(context.Background(), o); res.Verdict != engine.OfferAccepted {
+	if res := n.runner.Accept(context.Background(), o); res.Verdict != engine.OfferAccepted {
 		t.Fatalf("offer: %+v, want accepted", res)
 	}
 	if j := waitJob(t, s, o.JobID, func(j *engine.Job) bool { return j.Status.Terminal() }); j.Status != engine.StatusFinished {
@@ -99,12 +99,12 @@ func TestTokensOfEndedRunsAreDropped(t *testing.T) {
 	t.Parallel()
 	n, _ := testNode(t, nil)
 	for i := range 1000 {
-		if _, err := n.issueJobToken(int64(i+1), 1); err != nil {
+		if _, err := n.api.issueJobToken(int64(i+1), 1); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// None of these jobs runs here: each sweep drops every grant.
-	if left := len(n.jobTokens.grants); left > 64 {
+	if left := len(n.api.tokens.grants); left > 64 {
 		t.Errorf("%d tokens kept for runs that are not running, want at most 64", left)
 	}
 }

@@ -48,7 +48,7 @@ func TestNodeMetricsLoadWaitAndRun(t *testing.T) {
 	want("idle", `jobctl_node_info{node="n1"} 1`, "jobctl_node_max_load 2", "jobctl_node_load 0")
 
 	o := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeSleep, Payload: []byte(`"1h"`), Load: 1.5})
-	if res := n.Accept(context.Background(), o); res.Verdict != engine.OfferAccepted {
+	if res := n.runner.Accept(context.Background(), o); res.Verdict != engine.OfferAccepted {
 		t.Fatalf("offer: %+v", res)
 	}
 	want("running", "jobctl_node_load 1.5", `jobctl_job_wait_seconds_count{type="sleep"} 1`)
@@ -56,18 +56,18 @@ func TestNodeMetricsLoadWaitAndRun(t *testing.T) {
 		t.Errorf("a run is timed before it ends")
 	}
 	stopRuns(n)
-	n.runsDone.Wait()
+	n.runner.runsDone.Wait()
 	want("ended", "jobctl_node_load 0", `jobctl_job_run_seconds_count{type="sleep"} 1`, `jobctl_job_wait_seconds_count{type="sleep"} 1`)
 
 	// The retry of a job that went back to the queue is not a wait: its
 	// queue time was its first attempt's.
 	j := waitJob(t, s, o.JobID, func(j *engine.Job) bool { return j.Status == engine.StatusRestart })
 	o = engine.OfferOf(j, engine.LeaseTerm{})
-	if res := n.Accept(context.Background(), o); res.Verdict != engine.OfferAccepted {
+	if res := n.runner.Accept(context.Background(), o); res.Verdict != engine.OfferAccepted {
 		t.Fatalf("second offer: %+v", res)
 	}
 	want("second attempt", "jobctl_node_load 1.5", `jobctl_job_wait_seconds_count{type="sleep"} 1`)
 	stopRuns(n)
-	n.runsDone.Wait()
+	n.runner.runsDone.Wait()
 	want("second attempt ended", `jobctl_job_run_seconds_count{type="sleep"} 2`)
 }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/jobctl/jobctl/engine/jobuser"
-	"github.com/jobctl/jobctl/engine/runner"
 )
 
 // JobUsers are the users jobs run as besides the node's own (--job-user, a
@@ -94,49 +92,4 @@ func jobTempBase(cfg Config) string {
 	}
 	sum := sha256.Sum256([]byte(fmt.Sprintf("%d\x00%s\x00%s", os.Geteuid(), cfg.Name, state)))
 	return filepath.Join(os.TempDir(), "jobctl-jobs-"+hex.EncodeToString(sum[:6]))
-}
-
-// openTempDirs prepares the temporary directories of jobs run as another
-// user, once the node's name is its own (registered): what is left in
-// them is an earlier process's, whose jobs are dead.
-func (n *Runtime) openTempDirs() error {
-	if len(n.users) == 0 {
-		return nil
-	}
-	d, err := jobuser.OpenTempDirs(jobTempBase(n.cfg))
-	if err != nil {
-		return err
-	}
-	n.tempDirs = d
-	for _, u := range n.users {
-		n.log.Info("jobs run as another user", "user", u.Name, "uid", u.UID, "gid", u.GID, "tmp", d.Base())
-	}
-	return nil
-}
-
-// makeTempDir gives a run of a job of user u its own empty TMPDIR, and
-// names it in the spec's environment.
-func (n *Runtime) makeTempDir(u *jobuser.User, ar *activeRun, spec *runner.Spec) error {
-	if n.tempDirs == nil {
-		return errors.New("the node is not running yet")
-	}
-	dir, err := n.tempDirs.Make(u, ar.job.ID, ar.attempt)
-	if err != nil {
-		return fmt.Errorf("cannot make the job's temporary directory: %w", err)
-	}
-	ar.tempDir = dir
-	spec.Env = append(spec.Env, "TMPDIR="+dir)
-	return nil
-}
-
-// removeTempDir removes a run's TMPDIR once its processes are gone. One
-// that cannot be removed is logged, and removed by the node's next start.
-func (n *Runtime) removeTempDir(ar *activeRun) {
-	if ar.tempDir == "" {
-		return
-	}
-	if err := n.tempDirs.Remove(ar.tempDir); err != nil {
-		n.log.Error("cannot remove a job's temporary directory", "job", ar.job.ID, "dir", ar.tempDir, "err", err)
-	}
-	ar.tempDir = ""
 }

@@ -39,12 +39,12 @@ func TestJobsOfAnotherUserGetItsIdentityAndAPrivateTmpdir(t *testing.T) {
 		c.StateDir = t.TempDir()
 		c.Services = []Service{{Type: "who", Argv: []string{"sh", "-c", "id -u"}, User: "daemon"}}
 	})
-	if err := n.openTempDirs(); err != nil {
+	if err := n.resources.openTempDirs(); err != nil {
 		t.Fatal(err)
 	}
 	report := `echo "uid=$(id -u) home=$HOME user=$USER logname=$LOGNAME pwd=$(pwd)"; echo "tmpdir=$TMPDIR"; stat -c 'mode=%a owner=%U' "$TMPDIR"; touch "$TMPDIR/left"`
 	o := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeExec, Args: []string{"sh", "-c", report}, Load: 1, MaxAttempts: 1})
-	if res := n.Accept(context.Background(), o); res.Verdict != engine.OfferAccepted {
+	if res := n.runner.Accept(context.Background(), o); res.Verdict != engine.OfferAccepted {
 		t.Fatalf("offer: %+v, want accepted", res)
 	}
 	if j := waitJob(t, s, o.JobID, func(j *engine.Job) bool { return j.Status.Terminal() }); j.Status != engine.StatusFinished {
@@ -61,15 +61,15 @@ func TestJobsOfAnotherUserGetItsIdentityAndAPrivateTmpdir(t *testing.T) {
 	}
 	_, rest, _ := strings.Cut(log, "tmpdir=")
 	tmpdir, _, _ := strings.Cut(rest, "\n")
-	if filepath.Dir(tmpdir) != n.tempDirs.Base() {
-		t.Errorf("TMPDIR %q is not in the node's directory of them, %s", tmpdir, n.tempDirs.Base())
+	if filepath.Dir(tmpdir) != n.resources.tempDirs.Base() {
+		t.Errorf("TMPDIR %q is not in the node's directory of them, %s", tmpdir, n.resources.tempDirs.Base())
 	}
 	if _, err := os.Stat(tmpdir); !os.IsNotExist(err) {
 		t.Errorf("the job's TMPDIR %s is still there after it ended (%v)", tmpdir, err)
 	}
 
 	o = offerFor(t, s, engine.JobInsertParams{Type: "who", Load: 1, MaxAttempts: 1})
-	if res := n.Accept(context.Background(), o); res.Verdict != engine.OfferAccepted {
+	if res := n.runner.Accept(context.Background(), o); res.Verdict != engine.OfferAccepted {
 		t.Fatalf("offer: %+v, want accepted", res)
 	}
 	waitJob(t, s, o.JobID, func(j *engine.Job) bool { return j.Status.Terminal() })

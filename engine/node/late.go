@@ -27,21 +27,25 @@ func (f *fence) endedBeforeLapse(end runEndLease) bool {
 	return end.inLease && f.lapsedSince(end.lapses)
 }
 
+// leaseWitness is what the result recorder asks the fence (fence): whether
+// a run ended before the node lease lapsed.
+type leaseWitness interface {
+	endedBeforeLapse(end runEndLease) bool
+}
+
 // takeLateResult offers the result of a fenced run to the store when the
 // run ended before the node's lease lapsed: if the job was only put back to
 // RESTART for it, and no new attempt has started, the result is taken
 // (engine.LateOutcome) and the job does not run again. It reports whether
 // the result was taken; an error means the store did not answer.
-func (n *Runtime) takeLateResult(ctx context.Context, c *completion) (bool, error) {
+func (r *resultRecorder) takeLateResult(ctx context.Context, c *completion) (bool, error) {
 	ar := c.run
-	n.mu.Lock()
-	stopped := ar.fenced || ar.shutdown || ar.refused
-	n.mu.Unlock()
-	if stopped || !n.fence.endedBeforeLapse(c.lease) {
+	fenced, shutdown := r.runs.stopState(ar)
+	if fenced || shutdown || ar.refused || r.lease == nil || !r.lease.endedBeforeLapse(c.lease) {
 		return false, nil
 	}
-	run := engine.LateRun{JobID: ar.job.ID, Attempt: ar.attempt, Node: n.cfg.Name, Result: c.result}
-	job, err := engine.LateOutcome(ctx, n.store, run, n.random)
+	run := engine.LateRun{JobID: ar.job.ID, Attempt: ar.attempt, Node: r.node, Result: c.result}
+	job, err := r.takeLate(ctx, run)
 	switch {
 	case errors.Is(err, engine.ErrConflict) || errors.Is(err, engine.ErrNotFound) ||
 		errors.Is(err, engine.ErrInvalidTransition) || errors.Is(err, engine.ErrInvalid):
@@ -49,8 +53,8 @@ func (n *Runtime) takeLateResult(ctx context.Context, c *completion) (bool, erro
 	case err != nil:
 		return false, err
 	}
-	n.metrics.completed.WithLabelValues(string(job.Status)).Inc()
-	n.log.Info("took the late result of a job nothing had replaced", "job", job.ID, "attempt", ar.attempt,
+	r.completed.WithLabelValues(string(job.Status)).Inc()
+	r.log.Info("took the late result of a job nothing had replaced", "job", job.ID, "attempt", ar.attempt,
 		"status", job.Status, "result", c.result.Reason)
 	return true, nil
 }

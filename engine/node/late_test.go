@@ -54,7 +54,7 @@ func (l *lateSetup) cutOffWhileTheRunEnds(t *testing.T) {
 	waitfor.Until(t, 30*time.Second, "the result on disk", func() bool { return len(spooled(t, l.dir)) == 1 })
 	l.lease.Advance(time.Hour)
 	l.n.fence.expired()
-	if !l.n.fence.lapsedNow() || l.n.books.Ready() {
+	if !l.n.fence.lapsedNow() || l.n.runner.books.Ready() {
 		t.Fatal("the node's lease did not lapse")
 	}
 }
@@ -96,7 +96,7 @@ func TestALateResultIsTakenWhenNothingReplacedItsRun(t *testing.T) {
 
 	l.comeBack()
 	j := waitJob(t, l.base, l.job.JobID, func(j *engine.Job) bool { return j.Status != engine.StatusRestart })
-	l.n.runsDone.Wait()
+	l.n.runner.runsDone.Wait()
 	if j.Status != engine.StatusFinished || j.Attempt != 1 || j.Node != "n1" || j.ExitCode == nil || *j.ExitCode != 0 {
 		t.Fatalf("job after the node came back: %s on %q attempt %d exit %v; want FINISHED on n1 at attempt 1 with exit 0",
 			j.Status, j.Node, j.Attempt, j.ExitCode)
@@ -132,7 +132,7 @@ func TestALateResultIsDroppedOnceAnotherRunStarted(t *testing.T) {
 	waitfor.Until(t, 30*time.Second, "the node to drop the result", func() bool {
 		return strings.Contains(l.log.String(), "dropped the result of a job taken from this node")
 	})
-	l.n.runsDone.Wait()
+	l.n.runner.runsDone.Wait()
 	j, err := l.base.JobGet(t.Context(), again.ID)
 	if err != nil {
 		t.Fatal(err)

@@ -33,7 +33,7 @@ func TestOfferUnderALostLeaseTermIsDeclined(t *testing.T) {
 	lost.Term++
 	o := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeNoop, Load: 1, MaxAttempts: 1})
 	for how, res := range map[string]engine.OfferResult{
-		"in-process": n.Accept(ctx, under(o, lost)),
+		"in-process": n.runner.Accept(ctx, under(o, lost)),
 		"over HTTP":  remote.Offer(ctx, &engine.Node{URL: srv.URL}, under(o, lost)),
 	} {
 		if res.Verdict != engine.OfferDeclined || !strings.Contains(res.Reason, "lease term") {
@@ -47,7 +47,7 @@ func TestOfferUnderALostLeaseTermIsDeclined(t *testing.T) {
 	if j.Status != engine.StatusQueued || j.Version != o.Version || j.Attempt != 0 {
 		t.Fatalf("declined offers changed the job: %s v%d attempt %d", j.Status, j.Version, j.Attempt)
 	}
-	if res := n.Accept(ctx, under(o, term)); res.Verdict != engine.OfferAccepted {
+	if res := n.runner.Accept(ctx, under(o, term)); res.Verdict != engine.OfferAccepted {
 		t.Fatalf("offer under the current term: %+v, want accepted", res)
 	}
 	j = waitJob(t, s, o.JobID, func(j *engine.Job) bool { return j.Status.Terminal() })

@@ -50,10 +50,10 @@ func TestLivenessOutrunsQueuedWrites(t *testing.T) {
 			t.Errorf("node: %v", err)
 		}
 	})
-	waitfor.Until(t, 30*time.Second, "the node to take work", func() bool { return n.books.Ready() })
+	waitfor.Until(t, 30*time.Second, "the node to take work", func() bool { return n.runner.books.Ready() })
 	o := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeExec, Load: 1, MaxAttempts: 1,
 		Args: []string{"sleep", "600"}})
-	if res := n.Accept(ctx, o); res.Verdict != engine.OfferAccepted {
+	if res := n.runner.Accept(ctx, o); res.Verdict != engine.OfferAccepted {
 		t.Fatalf("offer: %+v, want accepted", res)
 	}
 	waitJob(t, s, o.JobID, func(j *engine.Job) bool { return j.Status == engine.StatusRunning })

@@ -134,8 +134,8 @@ func outageNode(t *testing.T, s engine.Store, stateDir string, log *logBuffer, m
 		t.Fatal(err)
 	}
 	n.token = "secret-token"
-	n.books.SetReady(true)
-	n.completions.minDelay, n.completions.maxDelay = time.Millisecond, time.Millisecond
+	n.runner.books.SetReady(true)
+	n.results.batcher.minDelay, n.results.batcher.maxDelay = time.Millisecond, time.Millisecond
 	return n, clock
 }
 
@@ -146,7 +146,7 @@ func gatedJob(t *testing.T, n *Runtime, s engine.Store) (engine.DispatchOffer, s
 	gate := filepath.Join(t.TempDir(), "gate")
 	o := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeExec, Load: 1,
 		Args: []string{"sh", "-c", `while [ ! -e "$1" ]; do sleep 0.01; done`, "sh", gate}})
-	if res := n.Accept(t.Context(), o); res.Verdict != engine.OfferAccepted {
+	if res := n.runner.Accept(t.Context(), o); res.Verdict != engine.OfferAccepted {
 		t.Fatal(res)
 	}
 	return o, gate
@@ -190,7 +190,7 @@ func runningOn(t *testing.T, s engine.Store) int64 {
 // keptResult is a successful, measured result of attempt 1 of job id that
 // a node kept on disk, with no run of it on the books.
 func keptResult(n *Runtime, id int64) {
-	n.keepResult(&completion{run: &activeRun{job: &engine.Job{ID: id}, attempt: 1},
+	n.results.keepResult(&completion{run: &activeRun{job: &engine.Job{ID: id}, attempt: 1},
 		result: engine.RunResult{Outcome: runner.Succeeded, Reason: "exit code 0", Usage: keptUsage}, endedAt: time.Now()})
 }
 
@@ -219,8 +219,8 @@ func TestAResultOutlastsAnOutage(t *testing.T) {
 		waitfor.Until(t, 30*time.Second, "more tries", func() bool { return s.refusals() >= tries+20 })
 		clock.Advance(24 * time.Hour)
 	}
-	if j, _ := mem.JobGet(t.Context(), o.JobID); j.Status != engine.StatusRunning || !n.books.Holds(o.JobID) {
-		t.Fatalf("during the outage the job is %s and on the books: %v; want RUNNING and held", j.Status, n.books.Holds(o.JobID))
+	if j, _ := mem.JobGet(t.Context(), o.JobID); j.Status != engine.StatusRunning || !n.runner.books.Holds(o.JobID) {
+		t.Fatalf("during the outage the job is %s and on the books: %v; want RUNNING and held", j.Status, n.runner.books.Holds(o.JobID))
 	}
 
 	path := filepath.Join(dir, "results", spooled(t, dir)[0])
@@ -243,7 +243,7 @@ func TestAResultOutlastsAnOutage(t *testing.T) {
 	}
 
 	s.restore()
-	n.runsDone.Wait()
+	n.runner.runsDone.Wait()
 	if j, _ := mem.JobGet(t.Context(), o.JobID); j.Status != engine.StatusFinished || j.Attempt != 1 {
 		t.Errorf("after the outage the job is %s at attempt %d, want FINISHED at 1", j.Status, j.Attempt)
 	}
@@ -291,7 +291,7 @@ func TestAResultRecordedAloneOutlastsAnOutage(t *testing.T) {
 	waitfor.Until(t, 30*time.Second, "more tries", func() bool { return s.refusals() >= tries+20 })
 
 	s.restore()
-	n.runsDone.Wait()
+	n.runner.runsDone.Wait()
 	if j, _ := mem.JobGet(ctx, o.JobID); j.Status != engine.StatusFinished || j.Attempt != 1 {
 		t.Errorf("the job is %s at attempt %d, want FINISHED at 1", j.Status, j.Attempt)
 	}
@@ -334,7 +334,7 @@ func TestKeptResultsAreRecordedAtTheNextStart(t *testing.T) {
 	writeFile(t, cutShort, `{"format":1,"job_`)
 
 	n, _ := outageNode(t, mem, dir, &log, nil)
-	if err := n.replayResults(ctx); err != nil {
+	if err := n.results.replayResults(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if j, _ := mem.JobGet(ctx, ours); j.Status != engine.StatusFinished || j.Attempt != 1 || j.Node != "n1" ||
@@ -348,7 +348,7 @@ func TestKeptResultsAreRecordedAtTheNextStart(t *testing.T) {
 	if j, _ := mem.JobGet(ctx, foreign); j.Status != engine.StatusRunning {
 		t.Errorf("a job whose result another node kept is %s, want RUNNING, untouched", j.Status)
 	}
-	want := []string{other.completions.spool.fileName(foreign, 1)}
+	want := []string{other.results.batcher.spool.fileName(foreign, 1)}
 	if files := spooled(t, dir); !slices.Equal(files, want) {
 		t.Errorf("files left %v, want only %v, the other node's", files, want)
 	}
@@ -374,7 +374,7 @@ func TestTheOrphanCheckLeavesWaitingResultsAlone(t *testing.T) {
 	keptID := runningOn(t, mem)
 	orphan := runningOn(t, mem)
 	keptResult(onDisk, keptID)
-	if err := onDisk.recoverOrphans(ctx); err != nil {
+	if err := onDisk.runner.recoverOrphans(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if j, _ := mem.JobGet(ctx, keptID); j.Status != engine.StatusRunning {
@@ -388,7 +388,7 @@ func TestTheOrphanCheckLeavesWaitingResultsAlone(t *testing.T) {
 	// check has run with the store back.
 	inMemory, _ := outageNode(t, s, "", &log, nil)
 	paused, resume := make(chan struct{}, 1), make(chan struct{})
-	inMemory.completions.pause = func(time.Duration) {
+	inMemory.results.batcher.pause = func(time.Duration) {
 		select {
 		case paused <- struct{}{}:
 		default:
@@ -400,14 +400,14 @@ func TestTheOrphanCheckLeavesWaitingResultsAlone(t *testing.T) {
 	writeFile(t, gate, "")
 	<-paused
 	s.restore()
-	if err := inMemory.recoverOrphans(ctx); err != nil {
+	if err := inMemory.runner.recoverOrphans(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if j, _ := mem.JobGet(ctx, o.JobID); j.Status != engine.StatusRunning {
 		t.Errorf("a job whose result waits in memory became %s, want RUNNING", j.Status)
 	}
 	close(resume)
-	inMemory.runsDone.Wait()
+	inMemory.runner.runsDone.Wait()
 	if j, _ := mem.JobGet(ctx, o.JobID); j.Status != engine.StatusFinished || j.Attempt != 1 {
 		t.Errorf("the job is %s at attempt %d, want FINISHED at 1", j.Status, j.Attempt)
 	}
@@ -425,24 +425,24 @@ func TestAStoppingNodeKeepsWhatTheDatabaseHasNotTaken(t *testing.T) {
 	dir := t.TempDir()
 	var log logBuffer
 	n, _ := outageNode(t, s, dir, &log, func(c *Config) { c.ShutdownGrace, c.CancelGrace = 0, 100*time.Millisecond })
-	n.completions.minDelay, n.completions.maxDelay = 10*time.Millisecond, 10*time.Millisecond
+	n.results.batcher.minDelay, n.results.batcher.maxDelay = 10*time.Millisecond, 10*time.Millisecond
 	ended, gate := gatedJob(t, n, s)
 	stopped := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeSleep, Payload: []byte(`"60s"`), Load: 1})
-	if res := n.Accept(ctx, stopped); res.Verdict != engine.OfferAccepted {
+	if res := n.runner.Accept(ctx, stopped); res.Verdict != engine.OfferAccepted {
 		t.Fatal(res)
 	}
 	s.cut()
 	writeFile(t, gate, "")
 	waitfor.Until(t, 30*time.Second, "the ended run's result on disk", func() bool { return len(spooled(t, dir)) == 1 })
 
-	n.books.SetReady(false)
+	n.runner.books.SetReady(false)
 	n.drain()
 	if files := spooled(t, dir); len(files) != 2 {
 		t.Fatalf("kept %v after the shutdown, want both results", files)
 	}
-	n.mu.Lock()
-	marked := n.runs[ended.JobID].shutdown
-	n.mu.Unlock()
+	n.runner.mu.Lock()
+	marked := n.runner.runs[ended.JobID].shutdown
+	n.runner.mu.Unlock()
 	if marked {
 		t.Error("the run that ended before the grace is marked as stopped by the shutdown: its job would go back to RESTART")
 	}
@@ -453,7 +453,7 @@ func TestAStoppingNodeKeepsWhatTheDatabaseHasNotTaken(t *testing.T) {
 	// The next start, the database back; the stopped process's writer
 	// still retries against the old connection.
 	next, _ := outageNode(t, mem, dir, &log, nil)
-	if err := next.replayResults(ctx); err != nil {
+	if err := next.results.replayResults(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if j, _ := mem.JobGet(ctx, ended.JobID); j.Status != engine.StatusFinished || j.Attempt != 1 {
@@ -466,5 +466,5 @@ func TestAStoppingNodeKeepsWhatTheDatabaseHasNotTaken(t *testing.T) {
 		t.Errorf("files left after the replay: %v", files)
 	}
 	s.restore() // the old writer finds both jobs moved on and lets go
-	n.runsDone.Wait()
+	n.runner.runsDone.Wait()
 }

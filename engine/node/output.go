@@ -15,7 +15,7 @@ import (
 // between writes. The log batcher, with its goroutine and ticker, starts
 // with the first output: most builtin runs write none, and then cost none.
 type jobOutput struct {
-	n   *Runtime
+	r   *jobRunner
 	job *engine.Job
 
 	mu       sync.Mutex
@@ -24,8 +24,8 @@ type jobOutput struct {
 	progress bool               // the run has reported progress
 }
 
-func (n *Runtime) newOutput(job *engine.Job) *jobOutput {
-	return &jobOutput{n: n, job: job}
+func (r *jobRunner) newOutput(job *engine.Job) *jobOutput {
+	return &jobOutput{r: r, job: job}
 }
 
 // Close stores what is left of the log and the last progress once the run
@@ -36,7 +36,7 @@ func (o *jobOutput) Close(deadline time.Time) error {
 	logs, progress := o.logs, o.progress
 	o.mu.Unlock()
 	if progress {
-		o.n.progress.Flush(o.job.ID)
+		o.r.progress.Flush(o.job.ID)
 	}
 	if logs == nil {
 		return nil
@@ -50,7 +50,7 @@ func (o *jobOutput) Close(deadline time.Time) error {
 func (o *jobOutput) Log(stream engine.LogStream, p []byte) {
 	o.mu.Lock()
 	if o.logs == nil && !o.closed {
-		o.logs = runner.NewLogBatcher(o.flush, runner.LogBatcherOptions{MaxBytes: o.n.cfg.LogCap, Logger: o.n.log})
+		o.logs = runner.NewLogBatcher(o.flush, runner.LogBatcherOptions{MaxBytes: o.r.cfg.LogCap, Logger: o.r.log})
 	}
 	logs := o.logs
 	o.mu.Unlock()
@@ -68,7 +68,7 @@ func (o *jobOutput) Progress(percent int, message string) {
 	}
 	o.progress = true
 	o.mu.Unlock()
-	o.n.progress.Set(engine.JobProgressParams{ID: o.job.ID, Attempt: o.job.Attempt, Node: o.n.cfg.Name,
+	o.r.progress.Set(engine.JobProgressParams{ID: o.job.ID, Attempt: o.job.Attempt, Node: o.r.cfg.Name,
 		Progress: percent, Message: message})
 }
 
@@ -79,6 +79,6 @@ func (o *jobOutput) Warning(string) {}
 func (o *jobOutput) flush(ctx context.Context, stream engine.LogStream, data []byte) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	return o.n.store.JobLogAppend(ctx, engine.JobLogAppendParams{JobID: o.job.ID, Attempt: o.job.Attempt,
+	return o.r.store.JobLogAppend(ctx, engine.JobLogAppendParams{JobID: o.job.ID, Attempt: o.job.Attempt,
 		Stream: stream, Data: data})
 }

@@ -12,43 +12,43 @@ import (
 // (placement.Filter); free memory under the reserve holds it back.
 
 // logOverloadLimits says at startup which limits the gate holds this node to.
-func (n *Runtime) logOverloadLimits() {
+func (l *liveness) logOverloadLimits() {
 	loadAvg := "off"
-	if n.cfg.MaxLoadAvg > 0 {
-		loadAvg = engine.FormatNumber(n.cfg.MaxLoadAvg)
+	if l.maxLoadAvg > 0 {
+		loadAvg = engine.FormatNumber(l.maxLoadAvg)
 	}
 	reserve := "off"
-	if n.cfg.ReservedMemory > 0 {
-		reserve = engine.FormatBytes(n.cfg.ReservedMemory)
+	if l.reservedMemory > 0 {
+		reserve = engine.FormatBytes(l.reservedMemory)
 	}
-	n.log.Info("overload gate", "max_load_avg", loadAvg, "reserved_memory", reserve)
+	l.log.Info("overload gate", "max_load_avg", loadAvg, "reserved_memory", reserve)
 }
 
 // noteOverload judges a health reading against this node's limits the way
 // dispatchers do, and logs when the node becomes overloaded, when the cause
 // changes and when it recovers; readings that change nothing log nothing.
-func (n *Runtime) noteOverload(h HealthReading) {
-	me := engine.Node{MaxLoadAvg: n.cfg.MaxLoadAvg, ReservedMemory: n.cfg.ReservedMemory,
+func (l *liveness) noteOverload(h HealthReading) {
+	me := engine.Node{MaxLoadAvg: l.maxLoadAvg, ReservedMemory: l.reservedMemory,
 		LoadAvg: h.LoadAvg, MemAvailable: h.MemAvailable}
 	now := me.Overloaded()
-	n.mu.Lock()
-	was := n.overload
-	n.overload = now
-	n.mu.Unlock()
-	n.metrics.overloaded.Set(boolGauge(now.Kind != ""))
+	l.mu.Lock()
+	was := l.overload
+	l.overload = now
+	l.mu.Unlock()
+	l.overloaded.Set(boolGauge(now.Kind != ""))
 	if now.Kind == was.Kind {
 		return
 	}
 	switch now.Kind {
 	case engine.OverloadLoadAvg:
-		n.log.Warn("load average " + engine.FormatNumber(h.LoadAvg) + " is above --max-load-avg " +
-			engine.FormatNumber(n.cfg.MaxLoadAvg) + ": this node gets new work only when no node under its limit can take it" +
+		l.log.Warn("load average " + engine.FormatNumber(h.LoadAvg) + " is above --max-load-avg " +
+			engine.FormatNumber(l.maxLoadAvg) + ": this node gets new work only when no node under its limit can take it" +
 			" ('--max-load-avg off' removes the limit)")
 	case engine.OverloadLowMemory:
-		n.log.Warn("taking no new work: free memory " + engine.FormatBytes(h.MemAvailable) + " is under --reserved-memory " +
-			engine.FormatBytes(n.cfg.ReservedMemory) + " (set it lower, or to 0 to remove the reserve)")
+		l.log.Warn("taking no new work: free memory " + engine.FormatBytes(h.MemAvailable) + " is under --reserved-memory " +
+			engine.FormatBytes(l.reservedMemory) + " (set it lower, or to 0 to remove the reserve)")
 	default:
-		n.log.Info("no longer overloaded: taking new work as usual", "load_avg", engine.FormatNumber(h.LoadAvg),
+		l.log.Info("no longer overloaded: taking new work as usual", "load_avg", engine.FormatNumber(h.LoadAvg),
 			"was", was.Reason)
 	}
 }

@@ -3,7 +3,6 @@ package node
 import (
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -35,9 +34,9 @@ func TestOverloadIsLoggedOncePerChange(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	feed := &healthFeed{}
-	n, s := testNode(t, func(c *Config) { c.MaxLoadAvg, c.ReservedMemory = 4, 1<<30 }, WithHealthReader(feed.read))
+	s := testStore(t)
 	var logs logBuffer
-	n.log = slog.New(slog.NewTextHandler(&logs, nil))
+	n := testNodeLogging(t, s, &logs, func(c *Config) { c.MaxLoadAvg, c.ReservedMemory = 4, 1<<30 }, WithHealthReader(feed.read))
 	if _, err := s.NodeRegister(ctx, engine.NodeRegisterParams{Node: n.row()}); err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +58,7 @@ func TestOverloadIsLoggedOncePerChange(t *testing.T) {
 	}
 	for i, step := range steps {
 		feed.set(step.reading)
-		n.touch(ctx)
+		n.liveness.touch(ctx)
 		want := "jobctl_node_overloaded 0"
 		if step.overloaded {
 			want = "jobctl_node_overloaded 1"
@@ -88,12 +87,11 @@ func TestOverloadIsLoggedOncePerChange(t *testing.T) {
 func TestNoLoadAverageLimitNeverOverloads(t *testing.T) {
 	t.Parallel()
 	feed := &healthFeed{}
-	n, _ := testNode(t, func(c *Config) { c.MaxLoadAvg = 0 }, WithHealthReader(feed.read))
 	var logs logBuffer
-	n.log = slog.New(slog.NewTextHandler(&logs, nil))
+	n := testNodeLogging(t, testStore(t), &logs, func(c *Config) { c.MaxLoadAvg = 0 }, WithHealthReader(feed.read))
 	feed.set(HealthReading{LoadAvg: 1000})
-	n.noteOverload(feed.read())
-	n.logOverloadLimits()
+	n.liveness.noteOverload(feed.read())
+	n.liveness.logOverloadLimits()
 	if out := logs.String(); strings.Contains(out, "above --max-load-avg") || !strings.Contains(out, "max_load_avg=off") {
 		t.Errorf("with --max-load-avg off the node logged:\n%s", out)
 	}

@@ -27,7 +27,7 @@ const progressInterval = 500 * time.Millisecond
 // here.
 // Progress is stored whether or not the job logs anything.
 type progressWriter struct {
-	store    engine.Store
+	store    progressStore
 	log      *slog.Logger
 	interval time.Duration
 
@@ -43,7 +43,12 @@ type progressWriter struct {
 	failing   bool          // the last write failed and was reported
 }
 
-func newProgressWriter(store engine.Store, log *slog.Logger, interval time.Duration) *progressWriter {
+// progressStore is what the progress writer writes.
+type progressStore interface {
+	JobProgressSet(ctx context.Context, p engine.JobProgressParams) error
+}
+
+func newProgressWriter(store progressStore, log *slog.Logger, interval time.Duration) *progressWriter {
 	return &progressWriter{store: store, log: log, interval: interval, pending: map[int64]engine.JobProgressParams{}}
 }
 

@@ -19,7 +19,7 @@ func TestSleepProgressIsStoredWhileItRuns(t *testing.T) {
 	t.Parallel()
 	n, s := testNode(t, nil)
 	o := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeSleep, Payload: []byte(`{"duration":"3s"}`), Load: 1, MaxAttempts: 1})
-	if res := n.Accept(context.Background(), o); res.Verdict != engine.OfferAccepted {
+	if res := n.runner.Accept(context.Background(), o); res.Verdict != engine.OfferAccepted {
 		t.Fatalf("offer: %+v, want accepted", res)
 	}
 	// The sleep builtin logs nothing: its progress must be stored on its own.
@@ -41,10 +41,10 @@ func TestTheLastProgressIsStoredBeforeTheResult(t *testing.T) {
 	n, s := testNode(t, nil)
 	// A long interval: the first report is written at once, the last only
 	// by the final write when the run ends.
-	n.progress = newProgressWriter(s, n.log, time.Hour)
+	n.runner.progress = newProgressWriter(s, n.log, time.Hour)
 	o := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeExec, Load: 1, MaxAttempts: 1,
 		Args: []string{"sh", "-c", "echo 'jobctl:progress 10 starting'; sleep 0.3; echo 'jobctl:progress 90 nearly'"}})
-	if res := n.Accept(context.Background(), o); res.Verdict != engine.OfferAccepted {
+	if res := n.runner.Accept(context.Background(), o); res.Verdict != engine.OfferAccepted {
 		t.Fatalf("offer: %+v, want accepted", res)
 	}
 	j := waitJob(t, s, o.JobID, func(j *engine.Job) bool { return j.Status.Terminal() })
@@ -87,7 +87,7 @@ func TestProgressOfManyJobsIsWrittenInRoundsOnOneConnection(t *testing.T) {
 	ids := make([]int64, jobs)
 	for i := range ids {
 		o := offerFor(t, base, engine.JobInsertParams{Type: engine.TypeSleep, Payload: []byte(`{"duration":"1500ms"}`), Load: 1, MaxAttempts: 1})
-		if res := n.Accept(context.Background(), o); res.Verdict != engine.OfferAccepted {
+		if res := n.runner.Accept(context.Background(), o); res.Verdict != engine.OfferAccepted {
 			t.Fatalf("offer %d: %+v, want accepted", i, res)
 		}
 		ids[i] = o.JobID

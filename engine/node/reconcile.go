@@ -10,28 +10,28 @@ import (
 // resume — for the jobs running here, and stops runs whose job was taken
 // from this node (recovered elsewhere after it was thought offline). One
 // query per poll covers all of the node's jobs.
-func (n *Runtime) reconcileLoop(ctx context.Context) {
-	every(ctx, n.cfg.PollInterval, func() {
-		if err := n.reconcile(ctx); err != nil && ctx.Err() == nil {
-			n.log.Warn("cannot check running jobs", "err", err)
+func (r *jobRunner) reconcileLoop(ctx context.Context) {
+	every(ctx, r.cfg.PollInterval, func() {
+		if err := r.reconcile(ctx); err != nil && ctx.Err() == nil {
+			r.log.Warn("cannot check running jobs", "err", err)
 		}
 	})
 }
 
-func (n *Runtime) reconcile(ctx context.Context) error {
+func (r *jobRunner) reconcile(ctx context.Context) error {
 	// Only runs started before the query can be judged by its answer.
-	n.mu.Lock()
-	started := make(map[int64]*activeRun, len(n.runs))
-	for id, ar := range n.runs {
+	r.mu.Lock()
+	started := make(map[int64]*activeRun, len(r.runs))
+	for id, ar := range r.runs {
 		if ar.run != nil {
 			started[id] = ar
 		}
 	}
-	n.mu.Unlock()
+	r.mu.Unlock()
 	if len(started) == 0 {
 		return nil
 	}
-	jobs, err := n.store.JobList(ctx, engine.JobListParams{Node: n.cfg.Name, Statuses: engine.RecoverableStatuses, Brief: true})
+	jobs, err := r.store.JobList(ctx, engine.JobListParams{Node: r.cfg.Name, Statuses: engine.RecoverableStatuses, Brief: true})
 	if err != nil {
 		return err
 	}
@@ -40,36 +40,36 @@ func (n *Runtime) reconcile(ctx context.Context) error {
 		current[j.ID] = j
 	}
 
-	n.mu.Lock()
-	defer n.mu.Unlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	for id, ar := range started {
-		if n.runs[id] != ar || ar.fenced || ar.shutdown || ended(ar) {
+		if r.runs[id] != ar || ar.fenced || ar.shutdown || ended(ar) {
 			continue // ended meanwhile, or already being stopped for good
 		}
 		job := current[id]
 		switch {
-		case job == nil || !n.owns(job, ar):
+		case job == nil || !owns(r.cfg.Name, job, ar):
 			ar.fenced = true
-			n.log.Warn("job was taken from this node; stopping it", "job", id, "attempt", ar.attempt)
-			ar.run.Cancel("job was taken from this node", n.cfg.CancelGrace)
+			r.log.Warn("job was taken from this node; stopping it", "job", id, "attempt", ar.attempt)
+			ar.run.Cancel("job was taken from this node", r.cfg.CancelGrace)
 		case job.Status == engine.StatusCancelling && !ar.cancelling:
 			ar.cancelling = true
-			n.log.Info("cancelling job", "job", id)
-			ar.run.Cancel("cancelled by operator", n.cfg.CancelGrace)
+			r.log.Info("cancelling job", "job", id)
+			ar.run.Cancel("cancelled by operator", r.cfg.CancelGrace)
 		case job.Status == engine.StatusPaused && !ar.paused:
 			if err := ar.run.Pause(); err != nil {
-				n.log.Warn("cannot pause job", "job", id, "err", err)
+				r.log.Warn("cannot pause job", "job", id, "err", err)
 				continue
 			}
 			ar.paused = true
-			n.log.Info("paused job", "job", id)
+			r.log.Info("paused job", "job", id)
 		case job.Status == engine.StatusRunning && ar.paused:
 			if err := ar.run.Resume(); err != nil {
-				n.log.Warn("cannot resume job", "job", id, "err", err)
+				r.log.Warn("cannot resume job", "job", id, "err", err)
 				continue
 			}
 			ar.paused = false
-			n.log.Info("resumed job", "job", id)
+			r.log.Info("resumed job", "job", id)
 		}
 	}
 	return nil
@@ -93,24 +93,54 @@ func ended(ar *activeRun) bool {
 // fenced off, and one kept on disk is checked too. A job accepted meanwhile
 // is safe: its run is on the books before the job becomes RUNNING, and a
 // job that ended meanwhile has a new version, so the guarded update misses.
-func (n *Runtime) recoverOrphans(ctx context.Context) error {
-	jobs, err := n.store.JobList(ctx, engine.JobListParams{Node: n.cfg.Name, Statuses: engine.NodeOwnedStatuses})
+func (r *jobRunner) recoverOrphans(ctx context.Context) error {
+	jobs, err := r.store.JobList(ctx, engine.JobListParams{Node: r.cfg.Name, Statuses: engine.NodeOwnedStatuses})
 	if err != nil {
 		return err
 	}
 	var orphans []*engine.Job
 	for _, job := range jobs {
-		if !n.books.Holds(job.ID) && !n.completions.spool.holds(job.ID) {
+		if !r.books.Holds(job.ID) && !r.results.holds(job.ID) {
 			orphans = append(orphans, job)
 		}
 	}
-	return n.recoverJobs(ctx, orphans, "node "+n.cfg.Name+" lost track of the run", "recovered a job this node no longer runs")
+	return r.recoverJobs(ctx, orphans, "node "+r.cfg.Name+" lost track of the run", "recovered a job this node no longer runs")
 }
 
-// owns reports whether the job, as stored, is still the run ar: this node,
+// owns reports whether the job, as stored, is still the run ar: on node,
 // this attempt, started and not ended. A job recovered and offered anew —
 // even to this node — is back in the queue with the same attempt number
 // until it starts again, and is no longer ar's.
-func (n *Runtime) owns(job *engine.Job, ar *activeRun) bool {
-	return job.Node == n.cfg.Name && job.Attempt == ar.attempt && job.Status.NodeOwned()
+func owns(node string, job *engine.Job, ar *activeRun) bool {
+	return job.Node == node && job.Attempt == ar.attempt && job.Status.NodeOwned()
+}
+
+// recoverOwnJobs restarts jobs a former process of this node left behind:
+// they died with it (its watchdog killed them), so they must run again.
+func (r *jobRunner) recoverOwnJobs(ctx context.Context) error {
+	jobs, err := r.store.JobList(ctx, engine.JobListParams{Node: r.cfg.Name, Statuses: engine.RecoverableStatuses})
+	if err != nil {
+		return err
+	}
+	return r.recoverJobs(ctx, jobs, "node "+r.cfg.Name+" restarted while it ran", "recovered job left by an earlier run of this node")
+}
+
+// recoverJobs puts back jobs this node's books do not hold, with the
+// children of their attempts (engine.RecoverJobs), and logs each one put
+// back with the note said. Children it could not cancel are the lease
+// holder's repair sweep's; they only warrant a warning here.
+func (r *jobRunner) recoverJobs(ctx context.Context, jobs []*engine.Job, why, said string) error {
+	results, err := r.putBack(ctx, jobs, why)
+	if results == nil {
+		return err
+	}
+	if err != nil {
+		r.log.Warn("cannot cancel the children of all recovered jobs", "err", err)
+	}
+	for i, res := range results {
+		if res.Err == nil {
+			r.log.Warn(said, "job", jobs[i].ID, "status", res.Job.Status)
+		}
+	}
+	return nil
 }

@@ -13,7 +13,7 @@ func TestReconcileFollowsCancelPauseResumeAndTakeover(t *testing.T) {
 	ctx := context.Background()
 	n, s := testNode(t, nil)
 	o := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeSleep, Payload: []byte(`"60s"`), Load: 1})
-	if res := n.Accept(ctx, o); res.Verdict != engine.OfferAccepted {
+	if res := n.runner.Accept(ctx, o); res.Verdict != engine.OfferAccepted {
 		t.Fatal(res)
 	}
 	set := func(to engine.Status) {
@@ -21,14 +21,14 @@ func TestReconcileFollowsCancelPauseResumeAndTakeover(t *testing.T) {
 		if _, err := s.JobUpdate(ctx, engine.JobUpdate{ID: j.ID, From: j.Status, Version: j.Version, To: to}); err != nil {
 			t.Fatal(err)
 		}
-		if err := n.reconcile(ctx); err != nil {
+		if err := n.runner.reconcile(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
 	run := func() *runner.Run {
-		n.mu.Lock()
-		defer n.mu.Unlock()
-		return n.runs[o.JobID].run
+		n.runner.mu.Lock()
+		defer n.runner.mu.Unlock()
+		return n.runner.runs[o.JobID].run
 	}()
 	set(engine.StatusPaused)
 	if !run.Paused() {
@@ -46,17 +46,17 @@ func TestReconcileFollowsCancelPauseResumeAndTakeover(t *testing.T) {
 
 	// A job taken from this node (restarted elsewhere) is stopped and its result dropped.
 	o2 := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeSleep, Payload: []byte(`"60s"`), Load: 1})
-	if res := n.Accept(ctx, o2); res.Verdict != engine.OfferAccepted {
+	if res := n.runner.Accept(ctx, o2); res.Verdict != engine.OfferAccepted {
 		t.Fatal(res)
 	}
 	j2, _ := s.JobGet(ctx, o2.JobID)
 	if _, err := s.JobUpdate(ctx, engine.JobUpdate{ID: j2.ID, From: j2.Status, Version: j2.Version, To: engine.StatusRestart, Node: engine.Ptr("")}); err != nil {
 		t.Fatal(err)
 	}
-	if err := n.reconcile(ctx); err != nil {
+	if err := n.runner.reconcile(ctx); err != nil {
 		t.Fatal(err)
 	}
-	n.runsDone.Wait()
+	n.runner.runsDone.Wait()
 	if j, _ := s.JobGet(ctx, o2.JobID); j.Status != engine.StatusRestart {
 		t.Fatalf("the node overwrote a job taken from it: %s", j.Status)
 	}
@@ -75,10 +75,10 @@ func TestOrphanedJobsAreRecovered(t *testing.T) {
 	}
 	// A job that runs here for real is left alone.
 	live := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeSleep, Payload: []byte(`"60s"`), Load: 1})
-	if res := n.Accept(ctx, live); res.Verdict != engine.OfferAccepted {
+	if res := n.runner.Accept(ctx, live); res.Verdict != engine.OfferAccepted {
 		t.Fatal(res)
 	}
-	if err := n.recoverOrphans(ctx); err != nil {
+	if err := n.runner.recoverOrphans(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if j, _ := s.JobGet(ctx, o.JobID); j.Status != engine.StatusRestart || j.Node != "" {

@@ -12,10 +12,10 @@ import (
 // it has moved on, removed when the job is gone. It runs before
 // recoverOwnJobs, so a job whose result was kept is not run again. A
 // database that does not answer is retried until ctx ends.
-func (n *Runtime) replayResults(ctx context.Context) error {
-	spool := n.completions.spool
+func (r *resultRecorder) replayResults(ctx context.Context) error {
+	spool := r.batcher.spool
 	if spool.dir == "" {
-		n.log.Info("no state directory: job results the database cannot take are kept in memory only")
+		r.log.Info("no state directory: job results the database cannot take are kept in memory only")
 		return nil
 	}
 	kept, err := spool.load()
@@ -25,11 +25,11 @@ func (n *Runtime) replayResults(ctx context.Context) error {
 	if len(kept) == 0 {
 		return nil
 	}
-	n.log.Info("recording job results kept by an earlier run of this node", "results", len(kept), "dir", spool.dir)
+	r.log.Info("recording job results kept by an earlier run of this node", "results", len(kept), "dir", spool.dir)
 	var recorded, dropped, gone int
 	warned := false
 	for _, c := range kept {
-		verdict, err := n.replayOne(ctx, c, &warned)
+		verdict, err := r.replayOne(ctx, c, &warned)
 		if err != nil {
 			return fmt.Errorf("cannot record the job results kept in %s: %w", spool.dir, err)
 		}
@@ -38,31 +38,31 @@ func (n *Runtime) replayResults(ctx context.Context) error {
 			recorded++
 		case resultFenced:
 			dropped++
-			n.log.Warn("dropped a kept job result: the job has moved on", "job", c.run.job.ID,
+			r.log.Warn("dropped a kept job result: the job has moved on", "job", c.run.job.ID,
 				"attempt", c.run.attempt, "result", c.result.Reason)
 		case resultGone:
 			gone++
 		}
-		n.settle(c)
+		r.settle(c)
 	}
-	n.log.Info("recorded the job results kept on disk", "recorded", recorded, "dropped", dropped,
+	r.log.Info("recorded the job results kept on disk", "recorded", recorded, "dropped", dropped,
 		"of_jobs_gone", gone)
 	return nil
 }
 
 // replayOne records one kept result, trying until the store answers or ctx
 // ends; the node says once that it waits (warned).
-func (n *Runtime) replayOne(ctx context.Context, c *completion, warned *bool) (resultVerdict, error) {
-	delay := n.completions.minDelay
+func (r *resultRecorder) replayOne(ctx context.Context, c *completion, warned *bool) (resultVerdict, error) {
+	delay := r.batcher.minDelay
 	for {
 		try, cancel := context.WithTimeout(ctx, resultTryTimeout)
-		verdict, err := n.recordResult(try, c.run, c.result)
+		verdict, err := r.recordResult(try, c.run, c.result)
 		cancel()
 		if err == nil {
 			return verdict, nil
 		}
 		if !*warned {
-			n.log.Warn("cannot record the kept job results yet; retrying", "err", err)
+			r.log.Warn("cannot record the kept job results yet; retrying", "err", err)
 			*warned = true
 		}
 		select {
@@ -70,6 +70,6 @@ func (n *Runtime) replayOne(ctx context.Context, c *completion, warned *bool) (r
 			return 0, ctx.Err()
 		case <-time.After(delay):
 		}
-		delay = min(2*delay, n.completions.maxDelay)
+		delay = min(2*delay, r.batcher.maxDelay)
 	}
 }

@@ -12,18 +12,18 @@ import (
 // start runs a job the node has just moved to RUNNING. From here on the
 // job is RUNNING on this node: whatever happens, its end is recorded by
 // finish.
-func (n *Runtime) start(h handler, spec runner.Spec, ar *activeRun) {
+func (r *jobRunner) start(h handler, spec runner.Spec, ar *activeRun) {
 	job := ar.job
-	ar.out = n.newOutput(job)
-	spec.Watcher = runGroup{n: n, ar: ar}
-	spec.Group = n.jobGroup(h, job, spec.Attempt)
+	ar.out = r.newOutput(job)
+	spec.Watcher = runGroup{r: r, ar: ar}
+	spec.Group = r.resources.jobGroup(h, job, spec.Attempt)
 	var run *runner.Run
 	var err error
 	switch {
 	case h.builtin != nil:
 		run, err = runner.StartBuiltin(spec, h.builtin, ar.out)
 	case h.user != nil:
-		if err = n.makeTempDir(h.user, ar, &spec); err == nil {
+		if err = r.resources.makeTempDir(h.user, ar, &spec); err == nil {
 			run, err = runner.Start(spec, ar.out)
 		}
 	default:
@@ -34,19 +34,19 @@ func (n *Runtime) start(h handler, spec runner.Spec, ar *activeRun) {
 			if spec.Group != nil {
 				_ = spec.Group.Remove()
 			}
-			n.removeTempDir(ar)
-			n.finish(ar, runner.Result{ExitCode: -1, Outcome: runner.Failed, Reason: "cannot start: " + err.Error()})
+			r.resources.removeTempDir(ar)
+			r.finish(ar, runner.Result{ExitCode: -1, Outcome: runner.Failed, Reason: "cannot start: " + err.Error()})
 		}()
 		return
 	}
-	n.mu.Lock()
+	r.mu.Lock()
 	ar.run = run
 	switch {
-	case n.stopping:
+	case r.stopping:
 		// Accepted just as the shutdown grace ran out: put it back too.
 		ar.shutdown = true
-		run.Cancel("node shutting down", n.cfg.CancelGrace)
-	case n.fence.lapsedSince(ar.lapses):
+		run.Cancel("node shutting down", r.cfg.CancelGrace)
+	case r.fence.lapsedSince(ar.lapses):
 		// Liveness lapsed since its job was taken, and stopForLapse
 		// passed it by, not started yet: the cluster may have taken the
 		// job back meanwhile, so it must not go on either.
@@ -54,20 +54,20 @@ func (n *Runtime) start(h handler, spec runner.Spec, ar *activeRun) {
 			ar.shutdown = true
 		}
 	}
-	n.mu.Unlock()
-	n.metrics.running.Inc()
-	n.metrics.started(job)
+	r.mu.Unlock()
+	r.metrics.running.Inc()
+	r.metrics.started(job)
 	began := time.Now()
-	if n.log.Enabled(context.Background(), slog.LevelDebug) { // spares building the line's values
-		n.log.Debug("job started", "job", job.ID, "type", job.Type, "attempt", job.Attempt, "load", job.Load)
+	if r.log.Enabled(context.Background(), slog.LevelDebug) { // spares building the line's values
+		r.log.Debug("job started", "job", job.ID, "type", job.Type, "attempt", job.Attempt, "load", job.Load)
 	}
 	go func() {
 		<-run.Done()
 		// Before the result: whoever sees the job ended finds its
 		// TMPDIR gone.
-		n.removeTempDir(ar)
-		n.metrics.running.Dec()
-		n.metrics.run.WithLabelValues(job.Type).Observe(time.Since(began).Seconds())
+		r.resources.removeTempDir(ar)
+		r.metrics.running.Dec()
+		r.metrics.run.WithLabelValues(job.Type).Observe(time.Since(began).Seconds())
 		// A run that ended on its own keeps its result even when it is
 		// read only after a lapse (the node was frozen): it is recorded
 		// only while the job is still this attempt on this node, so a job
@@ -75,12 +75,12 @@ func (n *Runtime) start(h handler, spec runner.Spec, ar *activeRun) {
 		// signal in a group the watchdog killed was stopped by the fence:
 		// back to the queue, as runs the node kills itself are marked.
 		res := run.Result()
-		n.mu.Lock()
+		r.mu.Lock()
 		if ar.groupKilled && res.ExitCode < 0 {
 			ar.shutdown = true
 		}
-		n.mu.Unlock()
-		n.finish(ar, res)
+		r.mu.Unlock()
+		r.finish(ar, res)
 	}()
 }
 
@@ -88,16 +88,16 @@ func (n *Runtime) start(h handler, spec runner.Spec, ar *activeRun) {
 // leaves the runs map before the books release the job, so a new run of
 // the same job, which the books let in only after that, is never dropped
 // here by mistake.
-func (n *Runtime) forget(id int64, ar *activeRun) {
-	n.mu.Lock()
-	if n.runs[id] != ar {
-		n.mu.Unlock()
+func (r *jobRunner) forget(id int64, ar *activeRun) {
+	r.mu.Lock()
+	if r.runs[id] != ar {
+		r.mu.Unlock()
 		return
 	}
-	delete(n.runs, id)
-	n.mu.Unlock()
-	n.books.Release(id)
-	n.runsDone.Done()
+	delete(r.runs, id)
+	r.mu.Unlock()
+	r.books.Release(id)
+	r.runsDone.Done()
 }
 
 // refusal is a job started that can never run here (an invalid spec).
@@ -110,20 +110,20 @@ type refusal struct {
 // batch learns a job's args and payload only from the started row. They end
 // before the offers are answered, as a refusal before the start would; one
 // the store does not take now is recorded like any other result.
-func (n *Runtime) endRefused(ctx context.Context, refused []refusal) {
+func (r *jobRunner) endRefused(ctx context.Context, refused []refusal) {
 	us := make([]engine.JobUpdate, len(refused))
-	for k, r := range refused {
-		r.run.refused = true
-		us[k] = engine.RefuseUpdate(r.run.job, n.cfg.Name, r.reason)
+	for k, f := range refused {
+		f.run.refused = true
+		us[k] = engine.RefuseUpdate(f.run.job, r.cfg.Name, f.reason)
 	}
-	results, err := n.store.JobUpdateMany(ctx, us)
-	for k, r := range refused {
-		res := runner.Result{ExitCode: -1, Outcome: runner.Failed, Reason: r.reason}
+	results, err := r.store.JobUpdateMany(ctx, us)
+	for k, f := range refused {
+		res := runner.Result{ExitCode: -1, Outcome: runner.Failed, Reason: f.reason}
 		if err != nil || results[k].Err != nil {
-			go n.finish(r.run, res)
+			go r.finish(f.run, res)
 			continue
 		}
-		n.recorded(r.run, us[k], res)
-		n.forget(r.run.job.ID, r.run)
+		r.results.recorded(f.run, us[k], res)
+		r.forget(f.run.job.ID, f.run)
 	}
 }

@@ -8,77 +8,56 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"path/filepath"
 	"runtime"
 	"sync"
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
-	"github.com/jobctl/jobctl/engine/cgroup"
-	"github.com/jobctl/jobctl/engine/dispatch"
 	"github.com/jobctl/jobctl/engine/endpoint"
-	"github.com/jobctl/jobctl/engine/jobuser"
 	"github.com/jobctl/jobctl/engine/placement"
 )
 
 // Runtime is one running `jobctl serve`. It is not the node's row in the
 // store (engine.Node), which it registers and keeps up to date.
+//
+// Runtime is the wiring of the node's parts, each with its own state and
+// goroutines: the runner (jobRunner) takes offers and runs jobs, in the
+// cgroups and temporary directories of jobResources, answering their
+// processes through the job API (jobAPI); the result recorder
+// (resultRecorder) records how they end; liveness and the fence keep the
+// node's record alive and its runs within its node lease; and on a
+// dispatch candidate the lease services (leaseServices) run the dispatcher
+// and the lease holder's housekeeping. Runtime builds them, handing each
+// what it needs of the others, registers the node, serves its endpoint,
+// and starts and stops the parts in order.
 type Runtime struct {
-	cfg      Config
-	store    engine.Store
-	clock    engine.Clock
-	log      *slog.Logger
-	token    string
-	handlers map[string]handler
-	// users are who jobs run as besides the node's own user; tempDirs
-	// hold their attempts' temporary directories (nil without users).
-	users    jobUsers
-	tempDirs *jobuser.TempDirs
-	// caFile is this node's certificate, as an absolute path, when it
-	// serves HTTPS: its jobs trust it for their requests to it.
-	caFile  string
+	cfg     Config
+	store   registryStore
+	log     *slog.Logger
+	token   string
 	metrics *metrics
-	random  func() float64       // jitter of retry backoffs
-	health  func() HealthReading // this machine's load average and free memory
 
 	listener net.Listener
 	server   *http.Server
 	url      string
 
-	// books hold the load and count of accepted jobs, whether the node
-	// takes work and whether it is in maintenance.
-	books *placement.Books
-	// runsDone counts accepted runs not yet finished with; a shutdown
-	// waits on it. Books.Take adds to it, so no run slips past a drain.
-	runsDone sync.WaitGroup
+	runner    *jobRunner
+	resources *jobResources
+	api       *jobAPI
+	results   *resultRecorder
+	fence     *fence
+	liveness  *liveness
+	services  *leaseServices
+}
 
-	mu       sync.Mutex
-	stopping bool // the shutdown grace is over: runs still going are stopped
-	runs     map[int64]*activeRun
-	overload engine.Overload // as last seen by the touch loop
-
-	holder *dispatch.LeaseHolder
-
-	// process is this process as registered: its touches apply only while
-	// the row still names it.
-	process engine.NodeProcess
-
-	// fence stops this node's runs when it cannot record its liveness for
-	// its node lease, and when the node itself dies.
-	fence *fence
-	// markedOffline carries, from the touch loop to the check loop, that
-	// others marked this node OFFLINE while it was alive.
-	markedOffline chan struct{}
-
-	// completions records the results of finished runs in batches.
-	completions *completionBatcher
-	// progress stores the progress running jobs report.
-	progress *progressWriter
-	// jobTokens let job processes reach their own job's API here.
-	jobTokens jobTokens
-	// cgroups make a cgroup for each job process's run; nil when the
-	// machine lets the node make none.
-	cgroups *cgroup.Manager
+// registryStore is what the runtime itself reads and writes: the cluster
+// token, its node's registration and state, and the job counts its
+// /metrics serves. Its parts get the store each as they need it.
+type registryStore interface {
+	ClusterToken(ctx context.Context) (string, error)
+	NodeRegister(ctx context.Context, p engine.NodeRegisterParams) (*engine.Node, error)
+	NodeSetState(ctx context.Context, name string, state engine.NodeState) error
+	endpoint.JobCounter
 }
 
 // Option changes how a Runtime works, for tests and simulations.
@@ -87,13 +66,13 @@ type Option func(*Runtime)
 // WithRandom sets the source of the retry backoff's jitter: numbers in
 // [0, 1). The default is math/rand/v2's Float64.
 func WithRandom(random func() float64) Option {
-	return func(n *Runtime) { n.random = random }
+	return func(n *Runtime) { n.results.random = random }
 }
 
 // WithHealthReader sets how the node reads its machine's load average and
 // free memory. The default, ReadHealth, reads /proc.
 func WithHealthReader(read func() HealthReading) Option {
-	return func(n *Runtime) { n.health = read }
+	return func(n *Runtime) { n.liveness.health = read }
 }
 
 // New checks the configuration and prepares a node; Run starts it.
@@ -111,18 +90,24 @@ func New(cfg Config, store engine.Store, clock engine.Clock, log *slog.Logger, o
 	}
 	books := placement.NewBooks(placement.BookLimits{MaxLoad: cfg.MaxLoad, MaxJobs: cfg.MaxJobs,
 		AcceptExceeding: cfg.AcceptExceeding})
-	n := &Runtime{cfg: cfg, store: store, clock: clock, log: log.With("node", cfg.Name),
-		handlers: handlers, runs: map[int64]*activeRun{}, metrics: newMetrics(cfg.Name, books),
-		random: rand.Float64, health: ReadHealth, markedOffline: make(chan struct{}, 1), books: books}
-	n.users = users
-	if cfg.TLS.CertFile != "" {
-		if n.caFile, err = filepath.Abs(cfg.TLS.CertFile); err != nil {
-			return nil, fmt.Errorf("--tls-cert: %w", err)
-		}
+	log = log.With("node", cfg.Name)
+	n := &Runtime{cfg: cfg, store: store, log: log, metrics: newMetrics(cfg.Name, books)}
+	// The runner needs the recorder, the fence and the job API, and each
+	// of them needs the runner: the runner is made first, and told of the
+	// others.
+	n.resources = newJobResources(cfg, users, log)
+	r, err := newJobRunner(cfg, store, handlers, n.resources, books, n.metrics, n.URL, clock, log)
+	if err != nil {
+		return nil, err
 	}
-	n.progress = newProgressWriter(store, n.log, progressInterval)
-	n.fence = newFence(n)
-	n.completions = n.newCompletions()
+	n.runner = r
+	n.results = newResultRecorder(cfg, store, r, n.metrics.completed, rand.Float64, log)
+	n.fence = newFence(cfg.NodeLease, books, r.stopForLapse, log)
+	n.api = newJobAPI(cfg, store, r, books, n.metrics, log)
+	r.results, r.fence, r.tokens = n.results, n.fence, n.api
+	n.results.lease = n.fence
+	n.liveness = newLiveness(cfg, store, n.fence, books, r.runningUsage, r.recoverOrphans, n.metrics.overloaded, log)
+	n.services = newLeaseServices(cfg, store, r, n.metrics, clock, log)
 	for _, o := range opts {
 		o(n)
 	}
@@ -146,8 +131,8 @@ func (n *Runtime) Listen() error {
 // Handler serves this node's endpoint; valid once the cluster token is
 // known (Run reads it).
 func (n *Runtime) Handler() http.Handler {
-	return endpoint.NewHandler(endpoint.HandlerConfig{Token: n.token, Acceptor: n,
-		Metrics: n.metrics.registry, MetricsAuth: n.cfg.MetricsAuth, Jobs: n.store, JobAPI: n})
+	return endpoint.NewHandler(endpoint.HandlerConfig{Token: n.token, Acceptor: n.runner,
+		Metrics: n.metrics.registry, MetricsAuth: n.cfg.MetricsAuth, Jobs: n.store, JobAPI: n.api})
 }
 
 // Run registers the node and serves until ctx is cancelled, then shuts down
@@ -164,9 +149,9 @@ func (n *Runtime) Run(ctx context.Context) error {
 		return fmt.Errorf("cannot read the cluster token: %w", err)
 	}
 	n.token = token
-	n.process = ThisProcess()
+	n.liveness.process = ThisProcess()
 	row := n.row()
-	row.Process = n.process
+	row.Process = n.liveness.process
 	began := time.Now()
 	if _, err := n.store.NodeRegister(ctx, engine.NodeRegisterParams{Node: row, ProcessGone: ProcessGone}); err != nil {
 		if errors.Is(err, engine.ErrNodeOnline) {
@@ -178,38 +163,38 @@ func (n *Runtime) Run(ctx context.Context) error {
 		return err
 	}
 	defer n.fence.stop()
-	n.openCgroups()
-	defer n.closeCgroups()
-	if err := n.openTempDirs(); err != nil {
+	n.resources.openCgroups()
+	defer n.resources.closeCgroups()
+	if err := n.resources.openTempDirs(); err != nil {
 		return err
 	}
-	if err := n.replayResults(ctx); err != nil {
+	if err := n.results.replayResults(ctx); err != nil {
 		return err
 	}
-	if err := n.recoverOwnJobs(ctx); err != nil {
+	if err := n.runner.recoverOwnJobs(ctx); err != nil {
 		return err
 	}
 	n.server = &http.Server{Handler: n.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- n.server.Serve(n.listener) }()
 
-	n.books.SetReady(true)
-	n.log.Info("node online", "url", n.url, "max_load", n.cfg.MaxLoad, "services", n.serviceTypes(),
+	n.runner.books.SetReady(true)
+	n.log.Info("node online", "url", n.url, "max_load", n.cfg.MaxLoad, "services", n.runner.serviceTypes(),
 		"dispatch_interval", n.cfg.DispatchInterval)
-	n.logOverloadLimits()
+	n.liveness.logOverloadLimits()
 
 	// Housekeeping (liveness, orphans, operator requests) goes on while
 	// running jobs drain at shutdown; dispatching stops first. Liveness
 	// has a loop of its own that does nothing else.
 	housekeeping, stopHousekeeping := context.WithCancel(context.Background())
 	var houseWG sync.WaitGroup
-	houseWG.Go(func() { n.touchLoop(housekeeping) })
-	houseWG.Go(func() { n.checkLoop(housekeeping) })
-	houseWG.Go(func() { n.reconcileLoop(housekeeping) })
+	houseWG.Go(func() { n.liveness.touchLoop(housekeeping) })
+	houseWG.Go(func() { n.liveness.checkLoop(housekeeping) })
+	houseWG.Go(func() { n.runner.reconcileLoop(housekeeping) })
 	dispatching, stopDispatching := context.WithCancel(context.Background())
 	var dispatchWG sync.WaitGroup
 	if n.cfg.DispatchInterval > 0 {
-		err = n.startDispatching(dispatching, &dispatchWG)
+		err = n.services.start(dispatching, &dispatchWG, n.token)
 	}
 	if err == nil {
 		select {
@@ -219,14 +204,12 @@ func (n *Runtime) Run(ctx context.Context) error {
 		}
 	}
 
-	n.books.SetReady(false)
+	n.runner.books.SetReady(false)
 	stopDispatching()
 	dispatchWG.Wait()
-	n.releaseLease()
+	n.services.release()
 	n.drain()
-	if n.tempDirs != nil {
-		n.tempDirs.Close()
-	}
+	n.resources.closeTempDirs()
 	stopHousekeeping()
 	houseWG.Wait()
 	n.goOffline()
@@ -235,9 +218,9 @@ func (n *Runtime) Run(ctx context.Context) error {
 
 // row is this node as registered in the store.
 func (n *Runtime) row() engine.Node {
-	services := make([]engine.NodeService, 0, len(n.handlers))
-	for _, t := range n.serviceTypes() {
-		h := n.handlers[t]
+	services := make([]engine.NodeService, 0, len(n.runner.handlers))
+	for _, t := range n.runner.serviceTypes() {
+		h := n.runner.handlers[t]
 		services = append(services, engine.NodeService{Type: t, Load: h.load, Timeout: engine.Duration(h.timeout), Memory: h.memory})
 	}
 	return engine.Node{
@@ -247,34 +230,4 @@ func (n *Runtime) row() engine.Node {
 		MaxLoadAvg: n.cfg.MaxLoadAvg, ReservedMemory: n.cfg.ReservedMemory, Cores: runtime.NumCPU(),
 		Lease: engine.Duration(n.cfg.NodeLease),
 	}
-}
-
-// recoverOwnJobs restarts jobs a former process of this node left behind:
-// they died with it (its watchdog killed them), so they must run again.
-func (n *Runtime) recoverOwnJobs(ctx context.Context) error {
-	jobs, err := n.store.JobList(ctx, engine.JobListParams{Node: n.cfg.Name, Statuses: engine.RecoverableStatuses})
-	if err != nil {
-		return err
-	}
-	return n.recoverJobs(ctx, jobs, "node "+n.cfg.Name+" restarted while it ran", "recovered job left by an earlier run of this node")
-}
-
-// recoverJobs puts back jobs this node's books do not hold, with the
-// children of their attempts (engine.RecoverJobs), and logs each one put
-// back with the note said. Children it could not cancel are the lease
-// holder's repair sweep's; they only warrant a warning here.
-func (n *Runtime) recoverJobs(ctx context.Context, jobs []*engine.Job, why, said string) error {
-	results, err := engine.RecoverJobs(ctx, n.store, jobs, why, engine.Actor{}, engine.VerbEvent{})
-	if results == nil {
-		return err
-	}
-	if err != nil {
-		n.log.Warn("cannot cancel the children of all recovered jobs", "err", err)
-	}
-	for i, r := range results {
-		if r.Err == nil {
-			n.log.Warn(said, "job", jobs[i].ID, "status", r.Job.Status)
-		}
-	}
-	return nil
 }

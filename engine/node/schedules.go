@@ -11,16 +11,16 @@ import (
 // sleeps until the next fire time, but never longer than a dispatch
 // interval, so a schedule added or resumed meanwhile, or a lease taken
 // over, is noticed within one.
-func (n *Runtime) scheduleLoop(ctx context.Context) {
-	firer := schedule.NewFirer(n.store, n.log)
-	longest := n.cfg.DispatchInterval
+func (s *leaseServices) scheduleLoop(ctx context.Context) {
+	firer := schedule.NewFirer(s.store, s.log)
+	longest := s.cfg.DispatchInterval
 	repeat(ctx, func() time.Duration {
-		if !n.holder.Trusted() {
+		if !s.holder.Trusted() {
 			return min(longest, 250*time.Millisecond)
 		}
-		if _, err := firer.Fire(ctx, n.holder.Trusted); err != nil {
+		if _, err := firer.Fire(ctx, s.holder.Trusted); err != nil {
 			if ctx.Err() == nil {
-				n.log.Warn("firing schedules failed", "err", err)
+				s.log.Warn("firing schedules failed", "err", err)
 			}
 			// A schedule that cannot fire stays due: try it again an
 			// interval later, not at once.

@@ -11,69 +11,75 @@ import (
 // recorded before it keeps them on disk and stops.
 const resultsWait = 5 * time.Second
 
-// releaseLease hands the lease over at once instead of letting it expire.
-func (n *Runtime) releaseLease() {
-	if n.holder == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := n.holder.Release(ctx); err != nil {
-		n.log.Warn("cannot release the lease", "err", err)
-		return
-	}
-	n.log.Info("released the dispatcher lease")
-}
-
 // drain lets running jobs finish within the shutdown grace, then stops the
-// rest and puts them back to RESTART so another node runs them. The books
-// take no work by now, so runsDone cannot grow.
+// rest and puts them back to RESTART so another node runs them.
 //
 // A result the database has not taken does not hold the node: once the
 // runs stopped have had their cancel grace, and the results a last
 // resultsWait to be recorded, what is left is kept on disk for the next
 // start of this node (replayResults), and the node stops.
 func (n *Runtime) drain() {
-	n.completions.flushNow()
+	n.results.hurry()
+	if !n.runner.drain() {
+		n.results.keepForNextStart()
+	}
+}
+
+// drain lets running jobs finish within the shutdown grace, then stops the
+// rest, to go back to RESTART, and gives them their cancel grace and their
+// results a last resultsWait to be recorded. It reports whether every run
+// was done with by then. The books take no work by now, so runsDone cannot
+// grow.
+func (r *jobRunner) drain() bool {
 	done := make(chan struct{})
-	go func() { n.runsDone.Wait(); close(done) }()
-	if _, running := n.books.Totals(); running > 0 {
-		n.log.Info("waiting for running jobs to finish", "jobs", running, "grace", n.cfg.ShutdownGrace)
+	go func() { r.runsDone.Wait(); close(done) }()
+	if _, running := r.books.Totals(); running > 0 {
+		r.log.Info("waiting for running jobs to finish", "jobs", running, "grace", r.cfg.ShutdownGrace)
 	}
 	select {
 	case <-done:
-		return
-	case <-time.After(n.cfg.ShutdownGrace):
+		return true
+	case <-time.After(r.cfg.ShutdownGrace):
 	}
 	wait := resultsWait
-	n.mu.Lock()
-	n.stopping = true
-	for _, ar := range n.runs {
+	r.mu.Lock()
+	r.stopping = true
+	for _, ar := range r.runs {
 		// One still starting is stopped by start itself; one that has
 		// ended keeps its result, which only waits to be recorded.
 		switch {
 		case ar.run == nil:
-			wait = n.cfg.CancelGrace + resultsWait
+			wait = r.cfg.CancelGrace + resultsWait
 		case !ended(ar):
 			ar.shutdown = true
-			ar.run.Cancel("node shutting down", n.cfg.CancelGrace)
-			wait = n.cfg.CancelGrace + resultsWait
+			ar.run.Cancel("node shutting down", r.cfg.CancelGrace)
+			wait = r.cfg.CancelGrace + resultsWait
 		}
 	}
-	n.mu.Unlock()
+	r.mu.Unlock()
 	select {
 	case <-done:
-		return
+		return true
 	case <-time.After(wait):
+		return false
 	}
-	onDisk, lost := n.completions.keepAll()
+}
+
+// hurry ends the batches' lingering for good: a node shutting down records
+// results as they come.
+func (r *resultRecorder) hurry() { r.batcher.flushNow() }
+
+// keepForNextStart puts every result not yet recorded on disk, for a node
+// about to stop, and says how many wait there.
+func (r *resultRecorder) keepForNextStart() {
+	onDisk, lost := r.batcher.keepAll()
 	if lost > 0 {
-		n.log.Error("stopping with job results that could be kept neither in the database nor on disk; their jobs run again",
+		r.log.Error("stopping with job results that could be kept neither in the database nor on disk; their jobs run again",
 			"results", lost)
 	}
 	if onDisk > 0 {
-		n.log.Warn("stopping with job results the database has not taken; the next start of this node records them",
-			"results", onDisk, "dir", n.completions.spool.dir)
+		r.log.Warn("stopping with job results the database has not taken; the next start of this node records them",
+			"results", onDisk, "dir", r.batcher.spool.dir)
 	}
 }
 

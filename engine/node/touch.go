@@ -15,8 +15,8 @@ import (
 // listing of its jobs ever holds a liveness write up. What the touch learns
 // (maintenance, a node marked OFFLINE while alive) is acted on at once or
 // handed to the check loop, never waited for here.
-func (n *Runtime) touchLoop(ctx context.Context) {
-	every(ctx, n.cfg.NodeLease/5, func() { n.touch(ctx) })
+func (l *liveness) touchLoop(ctx context.Context) {
+	every(ctx, l.lease/5, func() { l.touch(ctx) })
 }
 
 // touch is one round of the touch loop. It reports, with the node's
@@ -26,30 +26,30 @@ func (n *Runtime) touchLoop(ctx context.Context) {
 // still unanswered after a node lease could renew nothing
 // (fence.recorded), so it is given up then, and the next one starts on a
 // fresh connection.
-func (n *Runtime) touch(ctx context.Context) {
-	h := n.health()
+func (l *liveness) touch(ctx context.Context) {
+	h := l.health()
 	// Dispatchers hold the overload gate against this node's reported
 	// figures; judging them here too is what lets the node say so.
-	n.noteOverload(h)
+	l.noteOverload(h)
 	// Read before the write's clock starts, so the time it takes with many
 	// runs does not eat into the node lease the write renews.
-	usage := n.runningUsage()
+	usage := l.usage()
 	began := time.Now()
-	wctx, cancel := context.WithTimeout(ctx, n.cfg.NodeLease)
-	touched, err := n.store.NodeTouch(wctx, engine.NodeTouchParams{Name: n.cfg.Name, LoadAvg: h.LoadAvg,
-		MemAvailable: h.MemAvailable, Cores: runtime.NumCPU(), RunningUsage: usage, Process: &n.process})
+	wctx, cancel := context.WithTimeout(ctx, l.lease)
+	touched, err := l.store.NodeTouch(wctx, engine.NodeTouchParams{Name: l.name, LoadAvg: h.LoadAvg,
+		MemAvailable: h.MemAvailable, Cores: runtime.NumCPU(), RunningUsage: usage, Process: &l.process})
 	cancel()
 	if err != nil {
 		if ctx.Err() == nil {
-			n.log.Warn("cannot report liveness", "err", err)
+			l.log.Warn("cannot report liveness", "err", err)
 		}
 		return
 	}
-	n.fence.recorded(began)
-	n.books.SetMaintenance(touched.Maintenance)
+	l.fence.recorded(began)
+	l.books.SetMaintenance(touched.Maintenance)
 	if touched.State == engine.NodeOffline {
 		select {
-		case n.markedOffline <- struct{}{}:
+		case l.markedOffline <- struct{}{}:
 		default: // the check loop has it already
 		}
 	}
@@ -68,21 +68,21 @@ const orphanCheckInterval = 30 * time.Second
 // the touch loop learns that others marked it OFFLINE while it was alive (a
 // partition, a stall). Its jobs were restarted elsewhere meanwhile; the
 // reconcile loop stops its copies.
-func (n *Runtime) checkLoop(ctx context.Context) {
+func (l *liveness) checkLoop(ctx context.Context) {
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-n.markedOffline:
-			n.log.Warn("this node was marked OFFLINE while alive; coming back online")
-			if err := n.store.NodeSetState(ctx, n.cfg.Name, engine.NodeOnline); err != nil && ctx.Err() == nil {
-				n.log.Warn("cannot set node online", "err", err)
+		case <-l.markedOffline:
+			l.log.Warn("this node was marked OFFLINE while alive; coming back online")
+			if err := l.store.NodeSetState(ctx, l.name, engine.NodeOnline); err != nil && ctx.Err() == nil {
+				l.log.Warn("cannot set node online", "err", err)
 			}
 		case <-t.C:
-			if err := n.recoverOrphans(ctx); err != nil && ctx.Err() == nil {
-				n.log.Warn("cannot check for orphaned jobs", "err", err)
+			if err := l.recoverOrphans(ctx); err != nil && ctx.Err() == nil {
+				l.log.Warn("cannot check for orphaned jobs", "err", err)
 			}
 			t.Reset(orphanCheckInterval)
 		}

@@ -23,13 +23,13 @@ func withCgroups(t *testing.T, n *Runtime) {
 	if _, err := os.Stat("/sys/fs/cgroup"); err != nil {
 		t.Skip("the kernel has no cgroup file system mounted")
 	}
-	n.openCgroups()
-	if n.cgroups == nil {
+	n.resources.openCgroups()
+	if n.resources.cgroups == nil {
 		t.Fatal("the node made no cgroups on a machine that has them")
 	}
 	t.Cleanup(func() {
-		n.runsDone.Wait()
-		n.closeCgroups()
+		n.runner.runsDone.Wait()
+		n.resources.closeCgroups()
 	})
 }
 
@@ -69,7 +69,7 @@ func TestNodeRecordsWhatARunUsed(t *testing.T) {
 	ctx := context.Background()
 	o := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeExec,
 		Args: []string{"sh", "-c", "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done"}})
-	if res := n.Accept(ctx, o); res.Verdict != engine.OfferAccepted {
+	if res := n.runner.Accept(ctx, o); res.Verdict != engine.OfferAccepted {
 		t.Fatalf("offer: %+v", res)
 	}
 	j := waitJob(t, s, o.JobID, func(j *engine.Job) bool { return j.Status.Terminal() })
@@ -81,7 +81,7 @@ func TestNodeRecordsWhatARunUsed(t *testing.T) {
 	if err != nil || len(attempts) != 1 || attempts[0].Usage == nil || *attempts[0].Usage != *j.Usage {
 		t.Fatalf("attempts %+v, %v; want the one with the job's usage", attempts, err)
 	}
-	n.runsDone.Wait()
+	n.runner.runsDone.Wait()
 	for _, name := range []string{"jobctl_job_wait_seconds", "jobctl_job_run_seconds", "jobctl_job_cpu_seconds"} {
 		if got := histogramCount(t, n, name, engine.TypeExec); got != 1 {
 			t.Errorf("%s{type=exec} has %d observations, want 1", name, got)
@@ -98,14 +98,14 @@ func TestNodeHoldsAJobToItsMemoryLimit(t *testing.T) {
 			Memory: 64 << 20}}
 	})
 	withCgroups(t, n)
-	if sup := n.cgroups.Support(); !sup.MemoryLimit {
+	if sup := n.resources.cgroups.Support(); !sup.MemoryLimit {
 		t.Skipf("this kernel's cgroups hold no memory limit here: %v", sup.Missing)
 	}
 	ctx := context.Background()
 	limited := offerFor(t, s, engine.JobInsertParams{Type: "hog"})
 	roomy := offerFor(t, s, engine.JobInsertParams{Type: "hog", MemoryLimit: 512 << 20})
 	for _, o := range []engine.DispatchOffer{limited, roomy} {
-		if res := n.Accept(ctx, o); res.Verdict != engine.OfferAccepted {
+		if res := n.runner.Accept(ctx, o); res.Verdict != engine.OfferAccepted {
 			t.Fatalf("offer: %+v", res)
 		}
 	}
@@ -131,7 +131,7 @@ func TestNodeWithoutEnforceMeasuresOnly(t *testing.T) {
 	withCgroups(t, n)
 	o := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeExec, MemoryLimit: 64 << 20,
 		Args: []string{"sh", "-c", "head -c 200M /dev/zero | tail -n 1 >/dev/null"}})
-	if res := n.Accept(context.Background(), o); res.Verdict != engine.OfferAccepted {
+	if res := n.runner.Accept(context.Background(), o); res.Verdict != engine.OfferAccepted {
 		t.Fatalf("offer: %+v", res)
 	}
 	j := waitJob(t, s, o.JobID, func(j *engine.Job) bool { return j.Status.Terminal() })
@@ -155,14 +155,14 @@ func TestNodeReportsTheLiveUseOfItsRuns(t *testing.T) {
 			busy := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeExec, Args: []string{"sh", "-c", "while :; do :; done"}})
 			idle := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeSleep, Payload: []byte(`{"duration":"1h"}`)})
 			for _, o := range []engine.DispatchOffer{busy, idle} {
-				if res := n.Accept(ctx, o); res.Verdict != engine.OfferAccepted {
+				if res := n.runner.Accept(ctx, o); res.Verdict != engine.OfferAccepted {
 					t.Fatalf("offer: %+v", res)
 				}
 			}
 			defer stopRuns(n)
 			var usage []engine.LiveUsage
 			if !waitfor.Within(20*time.Second, func() bool {
-				usage = n.runningUsage()
+				usage = n.runner.runningUsage()
 				if len(usage) > 1 {
 					t.Fatalf("live usage %+v: a builtin has none", usage)
 				}

@@ -42,7 +42,7 @@ func (j runningJob) WaitChildren(ctx context.Context, timeout time.Duration) (en
 	if err != nil {
 		return endpoint.ChildrenWaited{}, err
 	}
-	return j.n.waitChildren(ctx, ar, timeout)
+	return j.api.waitChildren(ctx, ar, timeout)
 }
 
 // waitChildren waits until every child of the run's job has ended, until
@@ -50,7 +50,7 @@ func (j runningJob) WaitChildren(ctx context.Context, timeout time.Duration) (en
 // looks again whenever the store reports a change that may be a child
 // ending, and every poll interval, since a report may be lost or come from
 // another process.
-func (n *Runtime) waitChildren(ctx context.Context, ar *activeRun, timeout time.Duration) (endpoint.ChildrenWaited, error) {
+func (a *jobAPI) waitChildren(ctx context.Context, ar *activeRun, timeout time.Duration) (endpoint.ChildrenWaited, error) {
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
@@ -60,7 +60,7 @@ func (n *Runtime) waitChildren(ctx context.Context, ar *activeRun, timeout time.
 	// nodes are seen by the poll, so no node but the dispatcher holds a
 	// listening connection to the database.
 	var wake <-chan struct{}
-	switch c := n.store.(type) {
+	switch c := a.store.(type) {
 	case processJobChanges:
 		wake = c.ProcessJobChanges(ctx)
 	case engine.JobChangeNotifier:
@@ -68,37 +68,37 @@ func (n *Runtime) waitChildren(ctx context.Context, ar *activeRun, timeout time.
 			wake = ch
 		}
 	}
-	n.mu.Lock()
+	a.mu.Lock()
 	ar.waiters++
-	n.mu.Unlock()
-	defer n.leaveWait(ar)
+	a.mu.Unlock()
+	defer a.leaveWait(ar)
 
 	id := ar.job.ID
-	poll := time.NewTicker(n.cfg.PollInterval)
+	poll := time.NewTicker(a.pollInterval)
 	defer poll.Stop()
 	var children []endpoint.Child
 	for {
-		fresh, err := n.childrenOf(ctx, id)
+		fresh, err := a.childrenOf(ctx, id)
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return endpoint.ChildrenWaited{Children: children}, nil
 		case err != nil:
-			return endpoint.ChildrenWaited{}, n.jobAPIFailure("wait for its children", id, err)
+			return endpoint.ChildrenWaited{}, a.jobAPIFailure("wait for its children", id, err)
 		}
 		children = fresh
 		if !slices.ContainsFunc(children, func(c endpoint.Child) bool { return !c.Status.Terminal() }) {
 			// A parent cancelled meanwhile has its children cancelled
 			// with it: that they ended is no news for a run that is
 			// being stopped.
-			if stopping, err := n.runStopping(ctx, ar); err != nil || stopping {
+			if stopping, err := a.runStopping(ctx, ar); err != nil || stopping {
 				if err != nil {
-					return endpoint.ChildrenWaited{}, n.jobAPIFailure("wait for its children", id, err)
+					return endpoint.ChildrenWaited{}, a.jobAPIFailure("wait for its children", id, err)
 				}
 				return endpoint.ChildrenWaited{}, errRunEnded
 			}
 			return endpoint.ChildrenWaited{Ended: true, Children: children}, nil
 		}
-		entered, err := n.enterWaiting(ctx, ar)
+		entered, err := a.enterWaiting(ctx, ar)
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return endpoint.ChildrenWaited{Children: children}, nil
@@ -126,13 +126,13 @@ var errRunEnded = &endpoint.JobAPIError{Status: http.StatusUnauthorized, Message
 
 // runStopping reports whether the run's job has ended, is being cancelled,
 // or has moved on to another attempt: its run is over or about to be.
-func (n *Runtime) runStopping(ctx context.Context, ar *activeRun) (bool, error) {
+func (a *jobAPI) runStopping(ctx context.Context, ar *activeRun) (bool, error) {
 	select {
 	case <-ar.run.Done():
 		return true, nil
 	default:
 	}
-	j, err := n.store.JobGet(ctx, ar.job.ID)
+	j, err := a.store.JobGet(ctx, ar.job.ID)
 	if err != nil {
 		return false, err
 	}
@@ -146,8 +146,8 @@ type processJobChanges interface {
 }
 
 // childrenOf lists the children of job id, brief.
-func (n *Runtime) childrenOf(ctx context.Context, id int64) ([]endpoint.Child, error) {
-	jobs, err := n.store.JobList(ctx, engine.JobListParams{ParentID: &id, Brief: true})
+func (a *jobAPI) childrenOf(ctx context.Context, id int64) ([]endpoint.Child, error) {
+	jobs, err := a.store.JobList(ctx, engine.JobListParams{ParentID: &id, Brief: true})
 	if err != nil {
 		return nil, err
 	}
@@ -162,22 +162,22 @@ func (n *Runtime) childrenOf(ctx context.Context, id int64) ([]endpoint.Child, e
 // the books; it reports whether it made the move now. A job already WAITING
 // stays so. A job paused meanwhile is left as it is (its wait goes on and
 // tries again); a job being cancelled, or no longer this run, cannot wait.
-func (n *Runtime) enterWaiting(ctx context.Context, ar *activeRun) (bool, error) {
+func (a *jobAPI) enterWaiting(ctx context.Context, ar *activeRun) (bool, error) {
 	ar.waitMu.Lock()
 	defer ar.waitMu.Unlock()
-	n.mu.Lock()
+	a.mu.Lock()
 	already := ar.waiting
-	n.mu.Unlock()
+	a.mu.Unlock()
 	if already {
 		return false, nil
 	}
 	id := ar.job.ID
 	for {
-		job, err := n.store.JobGet(ctx, id)
+		job, err := a.store.JobGet(ctx, id)
 		if err != nil {
-			return false, n.jobAPIFailure("wait for its children", id, err)
+			return false, a.jobAPIFailure("wait for its children", id, err)
 		}
-		if !n.owns(job, ar) {
+		if !owns(a.node, job, ar) {
 			return false, &endpoint.JobAPIError{Status: http.StatusUnauthorized, Message: "the run this token was given to has ended"}
 		}
 		switch job.Status {
@@ -187,10 +187,10 @@ func (n *Runtime) enterWaiting(ctx context.Context, ar *activeRun) (bool, error)
 			return false, &endpoint.JobAPIError{Status: http.StatusConflict, Message: "the job is being cancelled; it cannot wait"}
 		case engine.StatusRunning:
 			u := engine.JobUpdate{ID: id, From: engine.StatusRunning, Version: job.Version, To: engine.StatusWaiting}
-			if _, err := n.store.JobUpdate(ctx, u); errors.Is(err, engine.ErrConflict) {
+			if _, err := a.store.JobUpdate(ctx, u); errors.Is(err, engine.ErrConflict) {
 				continue
 			} else if err != nil {
-				return false, n.jobAPIFailure("wait for its children", id, err)
+				return false, a.jobAPIFailure("wait for its children", id, err)
 			}
 		case engine.StatusWaiting:
 			// Left WAITING by a move back that the store did not take.
@@ -198,13 +198,13 @@ func (n *Runtime) enterWaiting(ctx context.Context, ar *activeRun) (bool, error)
 			return false, &endpoint.JobAPIError{Status: http.StatusConflict,
 				Message: fmt.Sprintf("the job is %s; it cannot wait", job.Status)}
 		}
-		n.mu.Lock()
+		a.mu.Lock()
 		ar.waiting = true
-		n.mu.Unlock()
-		n.books.SetWaiting(id, true)
-		n.metrics.running.Dec()
-		n.metrics.waiting.Inc()
-		n.log.Debug("job waits for its children", "job", id)
+		a.mu.Unlock()
+		a.books.SetWaiting(id, true)
+		a.runningJobs.Dec()
+		a.waitingJobs.Inc()
+		a.log.Debug("job waits for its children", "job", id)
 		return true, nil
 	}
 }
@@ -216,43 +216,43 @@ func (n *Runtime) enterWaiting(ctx context.Context, ar *activeRun) (bool, error)
 // node takes no new work until it is under its limits again. A run that
 // has ended, or a job that moved on (being cancelled, taken from this
 // node), is left to the recording of the run's result.
-func (n *Runtime) leaveWait(ar *activeRun) {
-	n.mu.Lock()
+func (a *jobAPI) leaveWait(ar *activeRun) {
+	a.mu.Lock()
 	ar.waiters--
 	last := ar.waiters == 0
-	n.mu.Unlock()
+	a.mu.Unlock()
 	if !last {
 		return
 	}
 	ar.waitMu.Lock()
 	defer ar.waitMu.Unlock()
-	n.mu.Lock()
+	a.mu.Lock()
 	back := ar.waiters == 0 && ar.waiting
 	if back {
 		ar.waiting = false
 	}
-	n.mu.Unlock()
+	a.mu.Unlock()
 	if !back {
 		return // another wait began meanwhile, or the job never was WAITING
 	}
 	id := ar.job.ID
-	n.books.SetWaiting(id, false)
-	n.metrics.waiting.Dec()
-	n.metrics.running.Inc()
+	a.books.SetWaiting(id, false)
+	a.waitingJobs.Dec()
+	a.runningJobs.Inc()
 	if ended(ar) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), waitTransitionTimeout)
 	defer cancel()
 	for {
-		job, err := n.store.JobGet(ctx, id)
-		if err == nil && (!n.owns(job, ar) || job.Status != engine.StatusWaiting) {
+		job, err := a.store.JobGet(ctx, id)
+		if err == nil && (!owns(a.node, job, ar) || job.Status != engine.StatusWaiting) {
 			return
 		}
 		if err == nil {
 			u := engine.JobUpdate{ID: id, From: engine.StatusWaiting, Version: job.Version, To: engine.StatusRunning}
-			if _, err = n.store.JobUpdate(ctx, u); err == nil {
-				n.log.Debug("job runs again after waiting for its children", "job", id)
+			if _, err = a.store.JobUpdate(ctx, u); err == nil {
+				a.log.Debug("job runs again after waiting for its children", "job", id)
 				return
 			}
 			if errors.Is(err, engine.ErrConflict) {
@@ -262,7 +262,7 @@ func (n *Runtime) leaveWait(ar *activeRun) {
 		// The job stays WAITING in the store while its process runs: the
 		// next wait of the run takes it as it is, and its result moves it
 		// on from there.
-		n.log.Warn("cannot move a job back to RUNNING after it waited for its children", "job", id, "err", err)
+		a.log.Warn("cannot move a job back to RUNNING after it waited for its children", "job", id, "err", err)
 		return
 	}
 }

@@ -38,7 +38,7 @@ func newWaitSetup(t *testing.T) *waitSetup {
 	n.url = srv.URL
 	parent := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeExec, Args: []string{"sh", "-c", tokenScript, "sh", dir},
 		Load: 1, MaxAttempts: 1})
-	if res := n.Accept(context.Background(), parent); res.Verdict != engine.OfferAccepted {
+	if res := n.runner.Accept(context.Background(), parent); res.Verdict != engine.OfferAccepted {
 		t.Fatalf("parent's offer: %+v, want accepted", res)
 	}
 	token := readToken(t, dir, parent.JobID)
@@ -75,7 +75,7 @@ type books struct {
 }
 
 func booksOf(n *Runtime) books {
-	h := n.Health()
+	h := n.runner.Health()
 	return books{load: h.Load, running: h.Running, waiting: h.Waiting,
 		gRunning: testutil.ToFloat64(n.metrics.running), gWaiting: testutil.ToFloat64(n.metrics.waiting)}
 }
@@ -99,7 +99,7 @@ func TestAWaitingRunFreesItsLoadUntilItsChildrenEnd(t *testing.T) {
 	ctx := context.Background()
 	w := newWaitSetup(t)
 	child, childDir := w.child(t)
-	if res := w.n.Accept(ctx, child); res.Verdict != engine.OfferDeclined {
+	if res := w.n.runner.Accept(ctx, child); res.Verdict != engine.OfferDeclined {
 		t.Fatalf("child offered beside its running parent: %+v, want declined (busy)", res)
 	}
 
@@ -110,11 +110,11 @@ func TestAWaitingRunFreesItsLoadUntilItsChildrenEnd(t *testing.T) {
 	if b := booksOf(w.n); b != (books{load: 0, running: 0, waiting: 1, gRunning: 0, gWaiting: 1}) {
 		t.Errorf("books of a node whose only job waits: %+v", b)
 	}
-	if !w.n.books.Holds(w.parent.JobID) {
+	if !w.n.runner.books.Holds(w.parent.JobID) {
 		t.Error("the waiting parent is no longer on the books")
 	}
 
-	if res := w.n.Accept(ctx, child); res.Verdict != engine.OfferAccepted {
+	if res := w.n.runner.Accept(ctx, child); res.Verdict != engine.OfferAccepted {
 		t.Fatalf("child offered while its parent waits: %+v, want accepted", res)
 	}
 	if b := booksOf(w.n); b.load != 1 || b.running != 1 || b.waiting != 1 {
@@ -134,7 +134,7 @@ func TestAWaitingRunFreesItsLoadUntilItsChildrenEnd(t *testing.T) {
 	if j, _ := w.s.JobGet(ctx, w.parent.JobID); j.Status != engine.StatusRunning {
 		t.Errorf("the parent is %s once its wait answered, want RUNNING", j.Status)
 	}
-	waitfor.Until(t, 30*time.Second, "the child to leave the books", func() bool { return !w.n.books.Holds(child.JobID) })
+	waitfor.Until(t, 30*time.Second, "the child to leave the books", func() bool { return !w.n.runner.books.Holds(child.JobID) })
 	if b := booksOf(w.n); b != (books{load: 1, running: 1, waiting: 0, gRunning: 1, gWaiting: 0}) {
 		t.Errorf("books once the parent runs again: %+v", b)
 	}
@@ -184,7 +184,7 @@ func TestCancellingAWaitingParentStopsItAndItsChildren(t *testing.T) {
 	child, _ := w.child(t)
 	answer := w.waitAsync(ctx)
 	waitJob(t, w.s, w.parent.JobID, func(j *engine.Job) bool { return j.Status == engine.StatusWaiting })
-	if res := w.n.Accept(ctx, child); res.Verdict != engine.OfferAccepted {
+	if res := w.n.runner.Accept(ctx, child); res.Verdict != engine.OfferAccepted {
 		t.Fatalf("child offered while its parent waits: %+v, want accepted", res)
 	}
 	if _, err := engine.ApplyVerb(ctx, w.s, w.parent.JobID, engine.VerbCancel, testActor); err != nil {
@@ -192,7 +192,7 @@ func TestCancellingAWaitingParentStopsItAndItsChildren(t *testing.T) {
 	}
 	// The reconcile loop's work, done here as the test node has no loops.
 	parent := waitJob(t, w.s, w.parent.JobID, func(j *engine.Job) bool {
-		if err := w.n.reconcile(ctx); err != nil {
+		if err := w.n.runner.reconcile(ctx); err != nil {
 			t.Fatal(err)
 		}
 		return j.Status.Terminal()
@@ -206,7 +206,7 @@ func TestCancellingAWaitingParentStopsItAndItsChildren(t *testing.T) {
 	if a := <-answer; apiStatus(a.err) != http.StatusUnauthorized {
 		t.Errorf("the cancelled parent's wait answered %+v, %v; want 401, its run has ended", a.waited, a.err)
 	}
-	waitfor.Until(t, 30*time.Second, "the runs to leave the books", func() bool { return !w.n.books.Holds(w.parent.JobID) && !w.n.books.Holds(child.JobID) })
+	waitfor.Until(t, 30*time.Second, "the runs to leave the books", func() bool { return !w.n.runner.books.Holds(w.parent.JobID) && !w.n.runner.books.Holds(child.JobID) })
 	if b := booksOf(w.n); b != (books{}) {
 		t.Errorf("books after both ended: %+v", b)
 	}
@@ -226,7 +226,7 @@ func TestARunEndingWhileItWaitsIsRecordedFromWaiting(t *testing.T) {
 	if a := <-answer; apiStatus(a.err) != http.StatusUnauthorized {
 		t.Errorf("the wait of a run that ended answered %+v, %v; want 401", a.waited, a.err)
 	}
-	waitfor.Until(t, 30*time.Second, "the run to leave the books", func() bool { return !w.n.books.Holds(w.parent.JobID) })
+	waitfor.Until(t, 30*time.Second, "the run to leave the books", func() bool { return !w.n.runner.books.Holds(w.parent.JobID) })
 	if b := booksOf(w.n); b != (books{}) {
 		t.Errorf("books after the run ended: %+v", b)
 	}
@@ -244,16 +244,12 @@ func TestAWaitSentTwiceWaitsUntilTheLastIsOver(t *testing.T) {
 	second, stopSecond := context.WithCancel(ctx)
 	again := w.waitAsync(second)
 	waitfor.Until(t, 30*time.Second, "the second wait to begin", func() bool {
-		w.n.mu.Lock()
-		defer w.n.mu.Unlock()
-		return w.n.runs[w.parent.JobID].waiters == 2
+		return waitersOf(w.n, w.parent.JobID) == 2
 	})
 	stopFirst()
 	<-answer
 	waitfor.Until(t, 30*time.Second, "the first wait to end", func() bool {
-		w.n.mu.Lock()
-		defer w.n.mu.Unlock()
-		return w.n.runs[w.parent.JobID].waiters == 1
+		return waitersOf(w.n, w.parent.JobID) == 1
 	})
 	if j, _ := w.s.JobGet(ctx, w.parent.JobID); j.Status != engine.StatusWaiting {
 		t.Errorf("the parent is %s while a wait remains, want WAITING", j.Status)
@@ -279,4 +275,14 @@ func TestANodeStoppingWhileItsJobWaitsPutsItBackAndCancelsItsChildren(t *testing
 		t.Errorf("the child of the stopped attempt is %s, want CANCELLED", c.Status)
 	}
 	<-answer
+}
+
+// waitersOf is how many waits for its children the run of job id has.
+func waitersOf(n *Runtime, id int64) int {
+	n.runner.mu.Lock()
+	ar := n.runner.runs[id]
+	n.runner.mu.Unlock()
+	n.api.mu.Lock()
+	defer n.api.mu.Unlock()
+	return ar.waiters
 }
