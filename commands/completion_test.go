@@ -29,7 +29,7 @@ func (e *testEnv) complete(t *testing.T, args ...string) []string {
 func TestCompletionOffersJobsTheVerbApplies(t *testing.T) {
 	e := newTestEnv(t)
 	queued := e.insert(t, engine.JobInsertParams{})
-	done := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning, engine.StatusFinished)
+	done := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusRunning, engine.StatusFinished)
 	if got := e.complete(t, "cancel", ""); len(got) != 1 || got[0] != fmt.Sprint(queued.ID) {
 		t.Errorf("cancel completes %v; want only the queued job %d", got, queued.ID)
 	}

@@ -38,7 +38,7 @@ func (e *testEnv) eventsJSON(t *testing.T, args ...string) []engine.Event {
 
 func TestCancelWithReasonNamesWhoAndWhy(t *testing.T) {
 	e := auditEnv(t)
-	running := e.move(t, e.insert(t, engine.JobInsertParams{Type: "encode"}), engine.StatusDispatching, engine.StatusRunning)
+	running := e.move(t, e.insert(t, engine.JobInsertParams{Type: "encode"}), engine.StatusRunning)
 	child := e.insert(t, engine.JobInsertParams{ParentID: &running.ID})
 	if err := e.run(t, "cancel", fmt.Sprint(running.ID), "--reason", "input was the wrong file"); err != nil {
 		t.Fatal(err)
@@ -81,7 +81,7 @@ func TestCancelWithReasonNamesWhoAndWhy(t *testing.T) {
 	}
 
 	// A job that ended on its own has no ended_by.
-	done := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning, engine.StatusFinished)
+	done := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusRunning, engine.StatusFinished)
 	if err := e.run(t, "show", fmt.Sprint(done.ID), "-o", "json"); err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestEveryChangeIsRecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 	held := e.insert(t, engine.JobInsertParams{Status: engine.StatusInstantiated, Type: "sleep"})
-	old := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning, engine.StatusFinished)
+	old := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusRunning, engine.StatusFinished)
 
 	for _, c := range []struct {
 		args []string
@@ -186,7 +186,7 @@ func TestEveryChangeIsRecorded(t *testing.T) {
 
 func TestPruneRecordsAndRemovesEvents(t *testing.T) {
 	e := auditEnv(t)
-	done := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning, engine.StatusFinished)
+	done := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusRunning, engine.StatusFinished)
 	if err := e.run(t, "delete", fmt.Sprint(done.ID)); err != nil {
 		t.Fatal(err)
 	}

@@ -248,11 +248,16 @@ Running again. A job runs at least once; it can run again after its work
 ended, so it should be idempotent (safe to run twice). That happens only
 when its node could not record the result before the cluster gave the job
 to another node: the node was cut off from the database, or frozen, for
-longer than its --node-lease (10s) plus 2 seconds, and the run ended in
-that time (its result, recorded late, is dropped: the node logs "dropped
-the result"); or the node crashed between the run's end and its first try
-to record the result (after a first failed try the result waits in the
-node's --state-dir and is recorded when the node is started again).
+longer than its --node-lease (10s) plus 2 seconds, the run ended in that
+time, and another node started the job before this one came back (its
+result, recorded late, is dropped: the node logs "dropped the result"); or
+the node crashed between the run's end and its first try to record the
+result (after a first failed try the result waits in the node's
+--state-dir and is recorded when the node is started again). A run that
+ended while its node still held its lease, whose job was only put back in
+the queue (RESTART, no new attempt started yet), has its late result taken:
+the job ends as the run did and does not run again (the node logs "took
+the late result").
 
 Example. A service handler in shell, /usr/local/bin/report.sh:
 

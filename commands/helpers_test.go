@@ -79,11 +79,11 @@ func (e *testEnv) move(t *testing.T, j *engine.Job, path ...engine.Status) *engi
 	for _, to := range path {
 		u := engine.JobUpdate{ID: j.ID, From: j.Status, Version: j.Version, To: to}
 		switch to {
-		case engine.StatusDispatching:
-			u.Node = engine.Ptr("n1")
 		case engine.StatusRunning:
 			u.MarkStarted = true
-			u.IncrementAttempt = j.Status == engine.StatusDispatching
+			if j.Status.Dispatchable() { // a start from the queue: a new attempt on n1
+				u.IncrementAttempt, u.Node = true, engine.Ptr("n1")
+			}
 		case engine.StatusFinished, engine.StatusFailed, engine.StatusWarning:
 			u.MarkFinished = true
 			u.ExitCode = engine.Ptr(0)

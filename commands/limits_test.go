@@ -63,10 +63,10 @@ func TestLimitsSetListRemove(t *testing.T) {
 	}
 	run("limits", "set", "encode", "--max-running", "5")
 	for range 3 {
-		e.move(t, e.insert(t, engine.JobInsertParams{Type: "render"}), engine.StatusDispatching, engine.StatusRunning)
+		e.move(t, e.insert(t, engine.JobInsertParams{Type: "render"}), engine.StatusRunning)
 	}
 	e.insert(t, engine.JobInsertParams{Type: "render"})
-	e.move(t, e.insert(t, engine.JobInsertParams{Type: "encode"}), engine.StatusDispatching, engine.StatusRunning)
+	e.move(t, e.insert(t, engine.JobInsertParams{Type: "encode"}), engine.StatusRunning)
 
 	for _, args := range [][]string{{"limits"}, {"limits", "ls"}, {"limits", "list"}} {
 		if got, want := run(args...), "encode\t5\t1\nrender\t2\t3\n"; got != want {
@@ -148,7 +148,7 @@ func TestLimitsOnATerminal(t *testing.T) {
 func TestExplainPipedTypeLimit(t *testing.T) {
 	e := newTestEnv(t)
 	e.node(t, "a", 4, nil)
-	e.move(t, e.insert(t, engine.JobInsertParams{Type: engine.TypeSleep}), engine.StatusDispatching, engine.StatusRunning)
+	e.move(t, e.insert(t, engine.JobInsertParams{Type: engine.TypeSleep}), engine.StatusRunning)
 	j := e.insert(t, engine.JobInsertParams{Type: engine.TypeSleep})
 	if err := e.store.TypeLimitSet(context.Background(), engine.TypeLimitSetParams{Type: engine.TypeSleep, MaxRunning: 1}); err != nil {
 		t.Fatal(err)

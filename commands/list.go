@@ -67,8 +67,8 @@ The header row shows on a terminal and not when piped; --headers and
 --no-headers decide otherwise.
 
 Without --state, deleted jobs are left out; --state all shows them too.
-States: INSTANTIATED, QUEUED, RESTART, DISPATCHING, RUNNING, PAUSED, WAITING,
-CANCELLING, FINISHED, WARNING, FAILED, CANCELLED, DELETED (any case).
+States: INSTANTIATED, QUEUED, RESTART, RUNNING, PAUSED, WAITING, CANCELLING,
+FINISHED, WARNING, FAILED, CANCELLED, DELETED (any case).
 
 --oom keeps the jobs whose last ended run was killed at its memory limit
 (submit --memory, on a node with serve --enforce): their message says

@@ -84,9 +84,9 @@ func listFixture(t *testing.T, e *testEnv) (queued, running, deleted *engine.Job
 	t.Helper()
 	queued = e.insert(t, engine.JobInsertParams{Operation: "ping"})
 	running = e.move(t, e.insert(t, engine.JobInsertParams{Type: engine.TypeSleep, Key: "k1", Load: 2.5, MaxAttempts: 2}),
-		engine.StatusDispatching, engine.StatusRunning)
+		engine.StatusRunning)
 	deleted = e.move(t, e.insert(t, engine.JobInsertParams{}),
-		engine.StatusDispatching, engine.StatusRunning, engine.StatusFinished, engine.StatusDeleted)
+		engine.StatusRunning, engine.StatusFinished, engine.StatusDeleted)
 	return queued, running, deleted
 }
 
@@ -237,7 +237,7 @@ func TestListWatchPrintsChanges(t *testing.T) {
 
 	q2 := e.insert(t, engine.JobInsertParams{})
 	waitfor.Until(t, 10*time.Second, "the new job", func() bool { return out.String() == fmt.Sprintf("%d\n%d\n", q.ID, q2.ID) })
-	e.move(t, q, engine.StatusDispatching)
+	e.move(t, q, engine.StatusRunning)
 	waitfor.Until(t, 10*time.Second, "the changed job", func() bool { return out.String() == fmt.Sprintf("%d\n%d\n%d\n", q.ID, q2.ID, q.ID) })
 
 	cancel()
@@ -356,7 +356,7 @@ func TestListWideCommandAndExit(t *testing.T) {
 	e := newTestEnv(t)
 	args := []string{"sh", "-c", "echo hello world; sleep 1; echo a rather long tail of words; exit 3"}
 	j := e.insert(t, engine.JobInsertParams{Type: engine.TypeExec, Args: args})
-	j = e.move(t, j, engine.StatusDispatching, engine.StatusRunning)
+	j = e.move(t, j, engine.StatusRunning)
 	if _, err := e.store.JobUpdate(context.Background(), engine.OutcomeUpdate(j,
 		engine.RunResult{Outcome: engine.RunFailed, ExitCode: 3, Reason: "exit 3"}, false, func() float64 { return 0 })); err != nil {
 		t.Fatal(err)

@@ -22,10 +22,10 @@ func newTreeFixture(t *testing.T, e *testEnv) treeFixture {
 	t.Helper()
 	var f treeFixture
 	f.a = e.insert(t, engine.JobInsertParams{})
-	f.b = e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning)
+	f.b = e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusRunning)
 	f.a1 = e.insert(t, engine.JobInsertParams{ParentID: &f.a.ID})
 	f.b1 = e.move(t, e.insert(t, engine.JobInsertParams{ParentID: &f.b.ID}),
-		engine.StatusDispatching, engine.StatusRunning, engine.StatusFailed)
+		engine.StatusRunning, engine.StatusFailed)
 	f.c = e.insert(t, engine.JobInsertParams{})
 	f.a11 = e.insert(t, engine.JobInsertParams{ParentID: &f.a1.ID})
 	f.a2 = e.insert(t, engine.JobInsertParams{ParentID: &f.a.ID})

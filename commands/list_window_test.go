@@ -102,7 +102,7 @@ func TestListWatchKeepsTheWindow(t *testing.T) {
 	waitfor.Until(t, 10*time.Second, "the first listing", func() bool { return out.String() == idLines(b, c) })
 	// a changes before d is created, so the poll that shows d would show a
 	// too, were it let in.
-	e.move(t, a, engine.StatusDispatching, engine.StatusRunning)
+	e.move(t, a, engine.StatusRunning)
 	d := e.insert(t, engine.JobInsertParams{})
 	waitfor.Until(t, 10*time.Second, "the new job", func() bool { return out.String() == idLines(b, c, d) })
 	cancel()
@@ -119,7 +119,7 @@ func TestListSort(t *testing.T) {
 	light := e.insert(t, engine.JobInsertParams{Type: engine.TypeSleep, Load: 0.5})
 	heavy := e.insert(t, engine.JobInsertParams{Type: engine.TypeNoop, Load: 4})
 	mid := e.move(t, e.insert(t, engine.JobInsertParams{Type: engine.TypeExec, Args: []string{"true"}, Load: 2}),
-		engine.StatusDispatching, engine.StatusRunning)
+		engine.StatusRunning)
 	same := e.insert(t, engine.JobInsertParams{Type: engine.TypeNoop, Load: 4})
 	cases := map[string]string{
 		"load":      idLines(light, mid, heavy, same),
@@ -274,7 +274,7 @@ func TestListWatchSaysWhenTheLimitCutsItShort(t *testing.T) {
 
 func TestListColourOnlyOnAColourTerminal(t *testing.T) {
 	e := newTestEnv(t)
-	e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning, engine.StatusFailed)
+	e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusRunning, engine.StatusFailed)
 	e.f.IO.OutIsTerminal = true
 	if err := e.run(t, "list"); err != nil {
 		t.Fatal(err)

@@ -23,8 +23,8 @@ func (e *testEnv) appendLog(t *testing.T, id int64, attempt int, data string) {
 
 func TestLogs(t *testing.T) {
 	e := newTestEnv(t)
-	j := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning,
-		engine.StatusRestart, engine.StatusDispatching, engine.StatusRunning) // on its second attempt
+	j := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusRunning,
+		engine.StatusRestart, engine.StatusRunning) // on its second attempt
 	e.appendLog(t, j.ID, 1, "first try\n")
 	e.appendLog(t, j.ID, 2, "second \x00binary\n")
 	if err := e.run(t, "logs", fmt.Sprint(j.ID)); err != nil {
@@ -49,7 +49,7 @@ func TestLogs(t *testing.T) {
 
 func TestLogsFollow(t *testing.T) {
 	e := newTestEnv(t)
-	j := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning)
+	j := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusRunning)
 	e.appendLog(t, j.ID, 1, "one\n")
 	out := &syncBuffer{}
 	done := make(chan error, 1)
@@ -77,7 +77,7 @@ func TestLogsFollow(t *testing.T) {
 
 func TestLogsOfAnAttemptNotMadeIsNotFound(t *testing.T) {
 	e := newTestEnv(t)
-	j := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning, engine.StatusFinished)
+	j := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusRunning, engine.StatusFinished)
 	err := e.run(t, "logs", fmt.Sprint(j.ID), "--attempt", "2")
 	if !errors.Is(err, engine.ErrNotFound) {
 		t.Fatalf("logs --attempt 2 of a job that ran once: %v; want not found", err)
@@ -131,7 +131,7 @@ func streamLog(t *testing.T, e *testEnv, id int64) []engine.LogChunk {
 // --since and --timestamps work on what would be printed.
 func TestLogsStreams(t *testing.T) {
 	e := newTestEnv(t)
-	j := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning, engine.StatusFinished)
+	j := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusRunning, engine.StatusFinished)
 	chunks := streamLog(t, e, j.ID)
 	stamp := func(i int) string { return chunks[i].CreatedAt.UTC().Format("2006-01-02T15:04:05.000Z07:00") + " " }
 	id := fmt.Sprint(j.ID)
@@ -178,7 +178,7 @@ func TestLogsStreams(t *testing.T) {
 // TestLogsFollowRaw: -f goes on with --raw, --timestamps and --tail.
 func TestLogsFollowRaw(t *testing.T) {
 	e := newTestEnv(t)
-	j := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning)
+	j := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusRunning)
 	e.appendLog(t, j.ID, 1, "one\ntwo\n")
 	out := &syncBuffer{}
 	done := make(chan error, 1)

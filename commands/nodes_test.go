@@ -32,7 +32,7 @@ func TestNodesList(t *testing.T) {
 	e := newTestEnv(t)
 	n1 := e.registerNode(t, "n1")
 	e.registerNode(t, "n2")
-	e.move(t, e.insert(t, engine.JobInsertParams{Load: 1.5}), engine.StatusDispatching, engine.StatusRunning)
+	e.move(t, e.insert(t, engine.JobInsertParams{Load: 1.5}), engine.StatusRunning)
 	if ok, err := e.store.LeaseAcquire(context.Background(), "n1", time.Minute); err != nil || !ok.Held() {
 		t.Fatalf("lease: %v %v", ok, err)
 	}
@@ -198,7 +198,7 @@ func TestNodesMaintenanceTerminal(t *testing.T) {
 func TestNodesDrain(t *testing.T) {
 	e := newTestEnv(t)
 	e.registerNode(t, "n1")
-	running := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning)
+	running := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusRunning)
 	e.insert(t, engine.JobInsertParams{}) // queued: not on the node
 
 	if err := e.run(t, "nodes", "drain", "n1", "-q"); err != nil {
@@ -347,7 +347,7 @@ func TestNodesMaintenanceJSON(t *testing.T) {
 	e := newTestEnv(t)
 	e.registerNode(t, "n1")
 	e.registerNode(t, "n2")
-	e.move(t, e.insert(t, engine.JobInsertParams{Load: 1.5}), engine.StatusDispatching, engine.StatusRunning)
+	e.move(t, e.insert(t, engine.JobInsertParams{Load: 1.5}), engine.StatusRunning)
 	for _, c := range []struct {
 		sw, state, stderr string
 		maintenance       bool
@@ -428,7 +428,7 @@ func TestNodesRemove(t *testing.T) {
 
 	// OFFLINE but seen just now, with a job: its process may still run it.
 	e.registerNode(t, "n1")
-	running := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning)
+	running := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusRunning)
 	if err := e.store.NodeSetState(ctx, "n1", engine.NodeOffline); err != nil {
 		t.Fatal(err)
 	}
@@ -449,7 +449,7 @@ func TestNodesRemove(t *testing.T) {
 	}
 
 	// Silent for longer than a node may be: its jobs are recovered, then it goes.
-	cancelling := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning, engine.StatusCancelling)
+	cancelling := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusRunning, engine.StatusCancelling)
 	e.silence(t, "n1", time.Minute)
 	if err := e.run(t, "nodes", "rm", "n1", "-o", "json"); err != nil {
 		t.Fatal(err)
@@ -524,10 +524,9 @@ func TestNodesDrainDeadlineRequeues(t *testing.T) {
 	e := newTestEnv(t)
 	e.registerNode(t, "n1")
 	e.registerNode(t, "n2")
-	running := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning)
-	paused := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning, engine.StatusPaused)
-	cancelling := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning, engine.StatusCancelling)
-	dispatching := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching)
+	running := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusRunning)
+	paused := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusRunning, engine.StatusPaused)
+	cancelling := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusRunning, engine.StatusCancelling)
 
 	clock := &manualClock{now: testNow}
 	out, errOut := &syncBuffer{}, &syncBuffer{}
@@ -540,7 +539,7 @@ func TestNodesDrainDeadlineRequeues(t *testing.T) {
 			Output: outputOptions{Format: formatTable, Quiet: true},
 		})
 	}()
-	waitfor.Until(t, 10*time.Second, "the drain to list the jobs", func() bool { return strings.Contains(errOut.String(), "4 jobs still active on node n1") })
+	waitfor.Until(t, 10*time.Second, "the drain to list the jobs", func() bool { return strings.Contains(errOut.String(), "3 jobs still active on node n1") })
 	// Before the deadline nothing is stopped, however often drain looks.
 	polls := counting.lists.Load()
 	waitfor.Until(t, 10*time.Second, "more polls", func() bool { return counting.lists.Load() >= polls+3 })
@@ -552,11 +551,8 @@ func TestNodesDrainDeadlineRequeues(t *testing.T) {
 	if j := e.get(t, running.ID); j.Message != "stopped to go back to the queue: the drain deadline of node n1 passed" {
 		t.Errorf("stopped job's message %q", j.Message)
 	}
-	// Jobs not started on the node need no stop: back in the queue at once.
-	waitfor.Until(t, 10*time.Second, "the dispatching job to be requeued", func() bool { return e.get(t, dispatching.ID).Status == engine.StatusRestart })
-	if j := e.get(t, paused.ID); j.Status != engine.StatusCancelling {
-		t.Errorf("paused job after the deadline: %s; want CANCELLING", j.Status)
-	}
+	// The drain stops its jobs one after the other: the paused one too.
+	waitfor.Until(t, 10*time.Second, "the paused job to be stopped", func() bool { return e.get(t, paused.ID).Status == engine.StatusCancelling })
 	// The node reports the stops; only then do the jobs go back.
 	for _, j := range []*engine.Job{running, paused, cancelling} {
 		j = e.get(t, j.ID)
@@ -571,7 +567,7 @@ func TestNodesDrainDeadlineRequeues(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	for _, j := range []*engine.Job{running, paused, dispatching} {
+	for _, j := range []*engine.Job{running, paused} {
 		if got := e.get(t, j.ID); got.Status != engine.StatusRestart || got.Node != "" || got.Message != "requeued: the drain deadline of node n1 passed" {
 			t.Errorf("job %d after the drain: %s on %q, %q; want RESTART off the node", j.ID, got.Status, got.Node, got.Message)
 		}
@@ -594,12 +590,11 @@ func TestNodesDrainDeadlineRequeues(t *testing.T) {
 			t.Errorf("events of job %d: %q, %v; want %q", j.ID, got, err, want)
 		}
 	}
-	if got, want := out.String(), fmt.Sprintf("%d\n%d\n%d\n%d\n", running.ID, paused.ID, cancelling.ID, dispatching.ID); got != want {
+	if got, want := out.String(), fmt.Sprintf("%d\n%d\n%d\n", running.ID, paused.ID, cancelling.ID); got != want {
 		t.Errorf("stdout %q; want the active jobs' ids %q", got, want)
 	}
-	wantErr := "n1\tONLINE,MAINTENANCE\n4 jobs still active on node n1:\n" +
-		fmt.Sprintf("deadline passed: stopping 3 jobs on node n1 to put back in the queue: %d, %d, %d\n", running.ID, paused.ID, dispatching.ID) +
-		fmt.Sprintf("job %d is back in the queue\n", dispatching.ID) +
+	wantErr := "n1\tONLINE,MAINTENANCE\n3 jobs still active on node n1:\n" +
+		fmt.Sprintf("deadline passed: stopping 2 jobs on node n1 to put back in the queue: %d, %d\n", running.ID, paused.ID) +
 		fmt.Sprintf("job %d is back in the queue\njob %d is back in the queue\n", running.ID, paused.ID) +
 		"node n1 is drained: no job is active on it\n"
 	if got := errOut.String(); got != wantErr {
@@ -610,8 +605,14 @@ func TestNodesDrainDeadlineRequeues(t *testing.T) {
 func TestNodesDrainDeadlineZeroAndJSON(t *testing.T) {
 	e := newTestEnv(t)
 	e.registerNode(t, "n1")
-	j := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching)
-	if err := e.run(t, "nodes", "drain", "n1", "--deadline", "0", "-o", "json"); err != nil {
+	j := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusRunning)
+	done := make(chan error, 1)
+	go func() { done <- e.run(t, "nodes", "drain", "n1", "--deadline", "0", "-o", "json") }()
+	// The node stops the job the drain stopped at once; then it goes back
+	// to the queue.
+	waitfor.Until(t, 10*time.Second, "the job to be stopped", func() bool { return e.get(t, j.ID).Status == engine.StatusCancelling })
+	e.move(t, e.get(t, j.ID), engine.StatusCancelled)
+	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
 	nodes := nodeJSON(t, e.stdout.Bytes())
@@ -635,7 +636,7 @@ func TestNodesDrainDeadlineZeroAndJSON(t *testing.T) {
 func TestNodesDrainProgressOnATerminal(t *testing.T) {
 	e := newTestEnv(t)
 	e.registerNode(t, "n1")
-	running := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning)
+	running := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusRunning)
 	out, errOut := &syncBuffer{}, &syncBuffer{}
 	done := make(chan error, 1)
 	go func() {
@@ -659,7 +660,7 @@ func TestNodesDrainProgressOnATerminal(t *testing.T) {
 func TestNodesDrainQuietWhenPiped(t *testing.T) {
 	e := newTestEnv(t)
 	e.registerNode(t, "n1")
-	e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning)
+	e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusRunning)
 	err := e.run(t, "nodes", "drain", "n1", "--wait", "--timeout", "100ms")
 	if !errors.As(err, new(*WaitTimeoutError)) || strings.Contains(e.stderr.String(), "\r") {
 		t.Errorf("drain --wait piped: %v, stderr %q; want a timeout and no progress drawn", err, e.stderr.String())
@@ -675,7 +676,7 @@ func TestNodesShowWhatTheClusterDoes(t *testing.T) {
 	e := newTestEnv(t)
 	ctx := context.Background()
 	e.registerHealth(t, "n1", 9.1, 4, 0, 0) // overloaded when it died: stale news
-	e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning)
+	e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusRunning)
 	e.silence(t, "n1", 30*time.Second)
 	e.registerNode(t, "late")
 	e.silence(t, "late", 6*time.Second)
@@ -751,11 +752,11 @@ func TestNodesShowWhatTheClusterDoes(t *testing.T) {
 func TestNodesRemoveCancelsTheChildrenOfTheJobsItRecovers(t *testing.T) {
 	e := newTestEnv(t)
 	e.registerNode(t, "n1")
-	parent := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning)
+	parent := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusRunning)
 	queued := e.insert(t, engine.JobInsertParams{ParentID: &parent.ID})
 	running := e.insert(t, engine.JobInsertParams{ParentID: &parent.ID})
-	running = e.moveOn(t, running, "n2", engine.StatusRunning)
-	done := e.move(t, e.insert(t, engine.JobInsertParams{ParentID: &parent.ID}), engine.StatusDispatching, engine.StatusRunning, engine.StatusFinished)
+	running = e.moveOn(t, running, "n2")
+	done := e.move(t, e.insert(t, engine.JobInsertParams{ParentID: &parent.ID}), engine.StatusRunning, engine.StatusFinished)
 	e.silence(t, "n1", time.Minute)
 
 	if err := e.run(t, "nodes", "rm", "n1"); err != nil {
@@ -775,11 +776,10 @@ func TestNodesRemoveCancelsTheChildrenOfTheJobsItRecovers(t *testing.T) {
 	}
 }
 
-// moveOn is move for a job handed to node instead of n1.
+// moveOn is move for a job started on node instead of n1.
 func (e *testEnv) moveOn(t *testing.T, j *engine.Job, node string, path ...engine.Status) *engine.Job {
 	t.Helper()
-	u := engine.JobUpdate{ID: j.ID, From: j.Status, Version: j.Version, To: engine.StatusDispatching, Node: engine.Ptr(node)}
-	j, err := e.store.JobUpdate(context.Background(), u)
+	j, err := e.store.JobUpdate(context.Background(), engine.QueuedStartUpdate(j, node))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,7 +78,7 @@ func TestPriorityOnSubmitBatchRequeueAndList(t *testing.T) {
 	}
 
 	// requeue --priority.
-	done := e.move(t, urgent, engine.StatusDispatching, engine.StatusRunning, engine.StatusFailed)
+	done := e.move(t, urgent, engine.StatusRunning, engine.StatusFailed)
 	if err := e.run(t, "requeue", "--priority", "100", fmt.Sprint(done.ID)); err != nil {
 		t.Fatal(err)
 	}

@@ -34,8 +34,8 @@ func newPruneFixture(t *testing.T) *pruneFixture {
 	t.Helper()
 	e := newTestEnv(t)
 	p := &pruneFixture{testEnv: e}
-	p.done = e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning, engine.StatusFinished)
-	p.failed = e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning, engine.StatusFailed)
+	p.done = e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusRunning, engine.StatusFinished)
+	p.failed = e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusRunning, engine.StatusFailed)
 	p.cancelled = e.insert(t, engine.JobInsertParams{})
 	u, err := engine.VerbCancel.Update(p.cancelled)
 	if err != nil {
@@ -44,7 +44,7 @@ func newPruneFixture(t *testing.T) *pruneFixture {
 	if p.cancelled, err = e.store.JobUpdate(t.Context(), u); err != nil {
 		t.Fatal(err)
 	}
-	p.running = e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning)
+	p.running = e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusRunning)
 	p.queued = e.insert(t, engine.JobInsertParams{})
 	if err := e.store.JobLogAppend(t.Context(), engine.JobLogAppendParams{JobID: p.done.ID, Attempt: 1, Data: []byte("done\n")}); err != nil {
 		t.Fatal(err)

@@ -78,7 +78,7 @@ func TestExplainAndShowRollback(t *testing.T) {
 	e.node(t, "n1", 4, func(n *engine.Node) { n.Services = append(n.Services, engine.NodeService{Type: engine.TypeNoop}) })
 	failed := e.insert(t, engine.JobInsertParams{Key: "web", Rollback: "undo"})
 	next := e.insert(t, engine.JobInsertParams{Key: "web"})
-	failed = e.move(t, failed, engine.StatusDispatching, engine.StatusRunning, engine.StatusFailed)
+	failed = e.move(t, failed, engine.StatusRunning, engine.StatusFailed)
 	if err := e.run(t, "explain", fmt.Sprint(next.ID)); err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestExplainAndShowRollback(t *testing.T) {
 	if want := fmt.Sprintf(`waiting behind job %d of key "web"`, made[0].ID); !strings.Contains(e.stdout.String(), want) {
 		t.Errorf("explain does not say %q:\n%s", want, e.stdout.String())
 	}
-	e.move(t, made[0], engine.StatusDispatching, engine.StatusRunning, engine.StatusFailed)
+	e.move(t, made[0], engine.StatusRunning, engine.StatusFailed)
 
 	if err := e.run(t, "show", fmt.Sprint(failed.ID)); err != nil {
 		t.Fatal(err)

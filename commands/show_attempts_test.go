@@ -29,7 +29,7 @@ func attemptsJob(t *testing.T, e *testEnv) *engine.Job {
 	}
 	start := func(j *engine.Job, node string) *engine.Job {
 		t.Helper()
-		return apply(engine.StartUpdate(apply(engine.DispatchUpdate(j, node))))
+		return apply(engine.QueuedStartUpdate(j, node))
 	}
 	j := e.insert(t, engine.JobInsertParams{MaxAttempts: 3})
 	j = start(j, "n1")

@@ -12,9 +12,9 @@ import (
 func TestShowListsTheChildren(t *testing.T) {
 	e := newTestEnv(t)
 	parent := e.move(t, e.insert(t, engine.JobInsertParams{Type: engine.TypeExec, Args: []string{"true"}}),
-		engine.StatusDispatching, engine.StatusRunning, engine.StatusWaiting)
+		engine.StatusRunning, engine.StatusWaiting)
 	done := e.move(t, e.insert(t, engine.JobInsertParams{Type: "encode", ParentID: &parent.ID}),
-		engine.StatusDispatching, engine.StatusRunning, engine.StatusFinished)
+		engine.StatusRunning, engine.StatusFinished)
 	queued := e.insert(t, engine.JobInsertParams{Type: engine.TypeSleep, ParentID: &parent.ID})
 	e.insert(t, engine.JobInsertParams{ParentID: &done.ID}) // a grandchild: not the parent's child
 

@@ -15,7 +15,7 @@ import (
 func TestShowJSONFields(t *testing.T) {
 	e := newTestEnv(t)
 	j := e.move(t, e.insert(t, engine.JobInsertParams{Type: engine.TypeExec, Args: []string{"true"}}),
-		engine.StatusDispatching, engine.StatusRunning, engine.StatusFinished)
+		engine.StatusRunning, engine.StatusFinished)
 	if err := e.run(t, "show", fmt.Sprint(j.ID), "-o", "json"); err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestShowPiped(t *testing.T) {
 	e := newTestEnv(t)
 	j := e.move(t, e.insert(t, engine.JobInsertParams{Type: "encode", Operation: "scale",
 		Args: []string{"in file.mp4", "-q"}, Key: "k", MaxAttempts: 3}),
-		engine.StatusDispatching, engine.StatusRunning, engine.StatusFailed)
+		engine.StatusRunning, engine.StatusFailed)
 	if err := e.run(t, "show", fmt.Sprint(j.ID)); err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestShowErrors(t *testing.T) {
 // -o wide shows its CPU, PEAK and WALL.
 func TestShowAndListWhatARunUsed(t *testing.T) {
 	e := newTestEnv(t)
-	j := e.move(t, e.insert(t, engine.JobInsertParams{Type: "encode", MemoryLimit: 64 << 20}), engine.StatusDispatching, engine.StatusRunning)
+	j := e.move(t, e.insert(t, engine.JobInsertParams{Type: "encode", MemoryLimit: 64 << 20}), engine.StatusRunning)
 	used := &engine.Usage{CPUSeconds: 3, PeakMemory: 64 << 20, WallSeconds: 2, OOMKilled: true}
 	j, err := e.store.JobUpdate(context.Background(), engine.OutcomeUpdate(j, engine.RunResult{ExitCode: -1,
 		Outcome: engine.RunFailed, Reason: engine.MessageOutOfMemory(64 << 20), Usage: used}, false, func() float64 { return 0.5 }))

@@ -232,7 +232,7 @@ func TestSimulateFromCluster(t *testing.T) {
 	// beside it at once, 3 only once 2 has ended at 3s: at the round at
 	// 4.05s (rounds at 0, 0.05, then every 2s).
 	e.move(t, e.insert(t, engine.JobInsertParams{Type: engine.TypeSleep, Payload: json.RawMessage(`{"duration":"1h"}`)}),
-		engine.StatusDispatching, engine.StatusRunning)
+		engine.StatusRunning)
 	e.insert(t, engine.JobInsertParams{Type: engine.TypeSleep, Payload: json.RawMessage(`{"duration":"3s"}`)})
 	e.insert(t, engine.JobInsertParams{Type: engine.TypeNoop})
 	if err := e.run(t, "simulate", "--from-cluster", "-o", "json"); err != nil {

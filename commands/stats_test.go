@@ -29,8 +29,8 @@ func statsFixture(t *testing.T) *testEnv {
 	}
 	e.insert(t, engine.JobInsertParams{})
 	e.insert(t, engine.JobInsertParams{})
-	e.move(t, e.insert(t, engine.JobInsertParams{Type: engine.TypeSleep, Load: 1.5}), engine.StatusDispatching, engine.StatusRunning)
-	e.move(t, e.insert(t, engine.JobInsertParams{Type: "encode"}), engine.StatusDispatching, engine.StatusRunning, engine.StatusFailed)
+	e.move(t, e.insert(t, engine.JobInsertParams{Type: engine.TypeSleep, Load: 1.5}), engine.StatusRunning)
+	e.move(t, e.insert(t, engine.JobInsertParams{Type: "encode"}), engine.StatusRunning, engine.StatusFailed)
 	e.insert(t, engine.JobInsertParams{Type: "custom"})
 	return e
 }
@@ -44,7 +44,6 @@ func TestStatsPiped(t *testing.T) {
 		"jobs.by_status.INSTANTIATED\t0\n" +
 		"jobs.by_status.QUEUED\t3\n" +
 		"jobs.by_status.RESTART\t0\n" +
-		"jobs.by_status.DISPATCHING\t0\n" +
 		"jobs.by_status.RUNNING\t1\n" +
 		"jobs.by_status.PAUSED\t0\n" +
 		"jobs.by_status.WAITING\t0\n" +
@@ -166,7 +165,7 @@ func TestStatsJSON(t *testing.T) {
 // measured run: cores over wall seconds, and a peak.
 func (e *testEnv) runMeasured(t *testing.T, typ string, load, cores, wall float64, peak int64, oom bool) *engine.Job {
 	t.Helper()
-	j := e.move(t, e.insert(t, engine.JobInsertParams{Type: typ, Load: load}), engine.StatusDispatching, engine.StatusRunning)
+	j := e.move(t, e.insert(t, engine.JobInsertParams{Type: typ, Load: load}), engine.StatusRunning)
 	res := engine.RunResult{Outcome: engine.RunSucceeded, Reason: "exit code 0",
 		Usage: &engine.Usage{CPUSeconds: cores * wall, WallSeconds: wall, PeakMemory: peak, OOMKilled: oom}}
 	if oom {

@@ -325,7 +325,7 @@ func TestSubmitWait(t *testing.T) {
 
 func TestSubmitRefusesAnEndedParent(t *testing.T) {
 	e := newTestEnv(t)
-	done := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning, engine.StatusFinished)
+	done := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusRunning, engine.StatusFinished)
 	err := e.run(t, "submit", "--parent", fmt.Sprint(done.ID), "--", "true")
 	if !errors.Is(err, engine.ErrInvalid) || !strings.Contains(err.Error(), "has ended") {
 		t.Fatalf("submit with an ended parent: %v; want a refusal", err)
@@ -496,7 +496,7 @@ func TestSubmitBatchOfSeveralChunksFromStdin(t *testing.T) {
 // batch, naming its line, before anything is created.
 func TestSubmitBatchRefusedLineCreatesNothing(t *testing.T) {
 	e := newTestEnv(t)
-	ended := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning, engine.StatusFinished)
+	ended := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusRunning, engine.StatusFinished)
 	for name, c := range map[string]struct{ line, want string }{
 		"unknown parent":  {`{"parent_id": 999}`, "line 1502: parent: job 999 not found"},
 		"ended parent":    {fmt.Sprintf(`{"parent_id": %d}`, ended.ID), "line 1502: invalid job: parent job"},

@@ -94,7 +94,7 @@ and can no longer be requeued.`,
 // in tests.
 // verbCompletionStates are the states of the jobs a verb's completion offers.
 var verbCompletionStates = map[engine.Verb][]engine.Status{
-	engine.VerbCancel: {engine.StatusInstantiated, engine.StatusQueued, engine.StatusRestart, engine.StatusDispatching,
+	engine.VerbCancel: {engine.StatusInstantiated, engine.StatusQueued, engine.StatusRestart,
 		engine.StatusRunning, engine.StatusPaused, engine.StatusWaiting},
 	engine.VerbPause:   {engine.StatusQueued, engine.StatusRestart, engine.StatusRunning},
 	engine.VerbResume:  {engine.StatusPaused},

@@ -23,8 +23,8 @@ func (e *testEnv) pipe(t *testing.T, listArgs []string, next ...string) error {
 
 func TestVerbIDsFromStdin(t *testing.T) {
 	e := newTestEnv(t)
-	a := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning, engine.StatusFailed)
-	b := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning, engine.StatusFailed)
+	a := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusRunning, engine.StatusFailed)
+	b := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusRunning, engine.StatusFailed)
 	q := e.insert(t, engine.JobInsertParams{})
 
 	// The recipe of 'jobctl requeue --help'.
@@ -80,7 +80,7 @@ func TestVerbStdinBadInputChangesNothing(t *testing.T) {
 func TestVerbJSON(t *testing.T) {
 	e := newTestEnv(t)
 	q := e.insert(t, engine.JobInsertParams{})
-	r := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning)
+	r := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusRunning)
 	for _, v := range []struct {
 		args []string
 		want []engine.Status

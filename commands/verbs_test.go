@@ -37,7 +37,7 @@ func TestVerbParsing(t *testing.T) {
 func TestVerbRun(t *testing.T) {
 	e := newTestEnv(t)
 	queued := e.insert(t, engine.JobInsertParams{})
-	running := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning)
+	running := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusRunning)
 	if err := e.run(t, "cancel", fmt.Sprint(queued.ID), fmt.Sprint(running.ID)); err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestVerbTerminal(t *testing.T) {
 func TestVerbBadInputChangesNothing(t *testing.T) {
 	e := newTestEnv(t)
 	a := e.insert(t, engine.JobInsertParams{})
-	done := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning, engine.StatusFinished)
+	done := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusRunning, engine.StatusFinished)
 
 	err := e.run(t, "cancel", fmt.Sprint(a.ID), "999999")
 	if !errors.Is(err, engine.ErrNotFound) {
@@ -100,7 +100,7 @@ func TestVerbBadInputChangesNothing(t *testing.T) {
 func TestVerbAlreadyDoneIsNotAnError(t *testing.T) {
 	e := newTestEnv(t)
 	queued := e.insert(t, engine.JobInsertParams{})
-	done := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning, engine.StatusFinished)
+	done := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusRunning, engine.StatusFinished)
 	if err := e.run(t, "cancel", fmt.Sprint(queued.ID), fmt.Sprint(done.ID)); err != nil {
 		t.Fatalf("cancel of a queued and an ended job: %v", err)
 	}
@@ -118,7 +118,7 @@ func TestVerbAlreadyDoneIsNotAnError(t *testing.T) {
 
 func TestCancelCascadesToChildren(t *testing.T) {
 	e := newTestEnv(t)
-	parent := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning, engine.StatusWaiting)
+	parent := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusRunning, engine.StatusWaiting)
 	child := e.insert(t, engine.JobInsertParams{ParentID: &parent.ID})
 	if err := e.run(t, "cancel", fmt.Sprint(parent.ID)); err != nil {
 		t.Fatal(err)
@@ -130,7 +130,7 @@ func TestCancelCascadesToChildren(t *testing.T) {
 
 func TestRepeatedCancelReachesLeftoverChildren(t *testing.T) {
 	e := newTestEnv(t)
-	parent := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning, engine.StatusFinished)
+	parent := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusRunning, engine.StatusFinished)
 	child := e.insert(t, engine.JobInsertParams{ParentID: &parent.ID}) // left queued under an ended parent
 	if err := e.run(t, "cancel", fmt.Sprint(parent.ID)); err != nil {
 		t.Fatal(err)

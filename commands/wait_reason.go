@@ -54,7 +54,7 @@ func newWaitReasons(store dispatch.ExplainStore, ios *IOStreams, clock engine.Cl
 // something other than its own run: a node, its turn, its children.
 func waitsForNode(j *engine.Job) bool {
 	switch j.Status {
-	case engine.StatusDispatching, engine.StatusRunning, engine.StatusCancelling:
+	case engine.StatusRunning, engine.StatusCancelling:
 		return false
 	}
 	return !j.Status.Terminal()

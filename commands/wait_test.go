@@ -39,8 +39,8 @@ func TestWaitParsing(t *testing.T) {
 
 func TestWaitSucceeded(t *testing.T) {
 	e := newTestEnv(t)
-	a := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning, engine.StatusFinished)
-	b := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning, engine.StatusWarning)
+	a := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusRunning, engine.StatusFinished)
+	b := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusRunning, engine.StatusWarning)
 	if err := e.run(t, "wait", fmt.Sprint(a.ID), fmt.Sprint(b.ID)); err != nil {
 		t.Fatalf("wait on FINISHED and WARNING: %v; want success", err)
 	}
@@ -53,8 +53,8 @@ func TestWaitSucceeded(t *testing.T) {
 
 func TestWaitFailed(t *testing.T) {
 	e := newTestEnv(t)
-	ok := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning, engine.StatusFinished)
-	bad := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning, engine.StatusFailed)
+	ok := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusRunning, engine.StatusFinished)
+	bad := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusRunning, engine.StatusFailed)
 	err := e.run(t, "wait", fmt.Sprint(ok.ID), fmt.Sprint(bad.ID))
 	var failed *WaitFailedError
 	if !errors.As(err, &failed) || len(failed.Jobs) != 1 || failed.Jobs[0].ID != bad.ID {
@@ -67,7 +67,7 @@ func TestWaitFailed(t *testing.T) {
 
 func TestWaitUntilEnd(t *testing.T) {
 	e := newTestEnv(t)
-	j := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning)
+	j := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusRunning)
 	counting := &countingStore{Store: e.store}
 	e.f.Store = func(context.Context) (engine.Store, error) { return counting, nil }
 	done := make(chan error, 1)
@@ -85,7 +85,7 @@ func TestWaitUntilEnd(t *testing.T) {
 func TestWaitTimeout(t *testing.T) {
 	e := newTestEnv(t)
 	j := e.insert(t, engine.JobInsertParams{})
-	done := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning, engine.StatusFinished)
+	done := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusRunning, engine.StatusFinished)
 	err := e.run(t, "wait", fmt.Sprint(j.ID), fmt.Sprint(done.ID), "--timeout", "250ms")
 	var timeout *WaitTimeoutError
 	if !errors.As(err, &timeout) || !slices.Equal(timeout.Pending, []int64{j.ID}) {
@@ -144,7 +144,7 @@ func (e *testEnv) report(t *testing.T, j *engine.Job, percent int, message strin
 
 func TestWaitShowsProgressOnATerminal(t *testing.T) {
 	e := newTestEnv(t)
-	a := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning)
+	a := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusRunning)
 	e.report(t, a, 40, "copying")
 	stdout, stderr, done := e.asyncRun(t, "wait", fmt.Sprint(a.ID))
 	want := fmt.Sprintf("\r\x1b[Kjob %d RUNNING [########------------] 40%% copying · 0s", a.ID)
@@ -166,10 +166,10 @@ func TestWaitShowsProgressOnATerminal(t *testing.T) {
 
 func TestWaitProgressOfSeveralJobs(t *testing.T) {
 	e := newTestEnv(t)
-	a := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning)
+	a := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusRunning)
 	e.report(t, a, 40, "copying")
 	b := e.insert(t, engine.JobInsertParams{})
-	c := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning, engine.StatusFinished)
+	c := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusRunning, engine.StatusFinished)
 	_, stderr, done := e.asyncRun(t, "wait", fmt.Sprint(a.ID), fmt.Sprint(b.ID), fmt.Sprint(c.ID), "--timeout", "1s")
 	// b waits for a node, and no node is registered: the line says so,
 	// cut to the 80 columns of a terminal whose width is unknown.
@@ -217,7 +217,7 @@ func TestWaitSaysWhyAJobWaitsOnATerminal(t *testing.T) {
 	waitfor.Until(t, 10*time.Second, "the new reason on the progress line", func() bool {
 		return strings.HasSuffix(stderr.String(), "· node n1 would be offered it first")
 	})
-	e.move(t, e.get(t, j.ID), engine.StatusDispatching, engine.StatusRunning, engine.StatusFinished)
+	e.move(t, e.get(t, j.ID), engine.StatusRunning, engine.StatusFinished)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +247,7 @@ func TestWaitSaysWhyAJobWaitsWhenPiped(t *testing.T) {
 	if !note.MatchString(stderr.String()) {
 		t.Errorf("stderr %q; want the reason said once", stderr.String())
 	}
-	e.move(t, e.get(t, j.ID), engine.StatusDispatching, engine.StatusRunning, engine.StatusFinished)
+	e.move(t, e.get(t, j.ID), engine.StatusRunning, engine.StatusFinished)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +258,7 @@ func TestWaitSaysWhyAJobWaitsWhenPiped(t *testing.T) {
 
 func TestWaitIsQuietWhenPiped(t *testing.T) {
 	e := newTestEnv(t)
-	a := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusDispatching, engine.StatusRunning)
+	a := e.move(t, e.insert(t, engine.JobInsertParams{}), engine.StatusRunning)
 	e.report(t, a, 40, "copying")
 	err := e.run(t, "wait", fmt.Sprint(a.ID), "--timeout", "300ms")
 	if !errors.As(err, new(*WaitTimeoutError)) || e.stderr.String() != "" {
@@ -274,7 +274,7 @@ func TestSubmitWaitOnATerminal(t *testing.T) {
 		_, err := fmt.Sscanf(stdout.String(), "%d\n", &id)
 		return err == nil
 	})
-	j := e.move(t, e.get(t, id), engine.StatusDispatching, engine.StatusRunning)
+	j := e.move(t, e.get(t, id), engine.StatusRunning)
 	e.report(t, j, 50, "half")
 	waitfor.Until(t, 10*time.Second, "the progress line", func() bool {
 		return strings.HasSuffix(stderr.String(), fmt.Sprintf("job %d RUNNING [##########----------] 50%% half · 0s", id))

@@ -56,8 +56,8 @@ func (v Verb) Update(j *Job) (JobUpdate, error) {
 	return JobUpdate{}, fmt.Errorf("unknown verb %q", string(v))
 }
 
-// CancelUpdate stops a job. A job no node runs yet (held, queued, being
-// handed over, or paused before it started) ends CANCELLED at once; a job a
+// CancelUpdate stops a job. A job no node runs yet (held, queued, or
+// paused before it started) ends CANCELLED at once; a job a
 // node runs or holds (running, paused while running, waiting for its
 // children) becomes CANCELLING, and its node stops the process and then
 // records CANCELLED.
@@ -65,7 +65,7 @@ func CancelUpdate(j *Job) (JobUpdate, error) {
 	u := guarded(j)
 	u.Message = Ptr(MessageCancelled)
 	switch {
-	case j.Status.QueuedLike() || j.Status == StatusDispatching || (j.Status == StatusPaused && j.Node == ""):
+	case j.Status.QueuedLike() || (j.Status == StatusPaused && j.Node == ""):
 		u.To = StatusCancelled
 		u.MarkFinished = true
 	case j.Status == StatusRunning || j.Status == StatusPaused || j.Status == StatusWaiting:
@@ -91,8 +91,6 @@ func PauseUpdate(j *Job) (JobUpdate, error) {
 	case StatusRunning:
 	case StatusInstantiated:
 		return refuse(j, StatusPaused, "it is held already; release it to let it run")
-	case StatusDispatching:
-		return refuse(j, StatusPaused, "it is being handed to a node; try again in a moment")
 	case StatusPaused:
 		return refuse(j, StatusPaused, "it is paused already")
 	case StatusWaiting:
@@ -293,7 +291,7 @@ func (v Verb) AlreadyDone(j *Job) bool {
 	case VerbPause:
 		return j.Status == StatusPaused
 	case VerbResume:
-		return j.Status == StatusQueued || j.Status == StatusRestart || j.Status == StatusDispatching || j.Status == StatusRunning
+		return j.Status == StatusQueued || j.Status == StatusRestart || j.Status == StatusRunning
 	case VerbRequeue:
 		return j.Status == StatusRestart || j.Status == StatusQueued
 	case VerbRelease:

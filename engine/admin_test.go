@@ -23,7 +23,6 @@ var jobStates = []jobState{
 	{"INSTANTIATED", engine.StatusInstantiated, ""},
 	{"QUEUED", engine.StatusQueued, ""},
 	{"RESTART", engine.StatusRestart, ""},
-	{"DISPATCHING", engine.StatusDispatching, "n1"},
 	{"RUNNING", engine.StatusRunning, "n1"},
 	{"PAUSED held", engine.StatusPaused, ""},
 	{"PAUSED running", engine.StatusPaused, "n1"},
@@ -43,7 +42,6 @@ var verbOutcomes = map[engine.Verb]map[string]engine.Status{
 		"INSTANTIATED":   engine.StatusCancelled,
 		"QUEUED":         engine.StatusCancelled,
 		"RESTART":        engine.StatusCancelled,
-		"DISPATCHING":    engine.StatusCancelled,
 		"PAUSED held":    engine.StatusCancelled,
 		"RUNNING":        engine.StatusCancelling,
 		"PAUSED running": engine.StatusCancelling,
@@ -196,7 +194,7 @@ func TestRefusalReasonsSayWhatToDo(t *testing.T) {
 		want   string
 	}{
 		{engine.VerbCancel, engine.StatusFinished, "job 7 is FINISHED and cannot become CANCELLED: nothing to cancel"},
-		{engine.VerbPause, engine.StatusDispatching, "job 7 is DISPATCHING and cannot become PAUSED: it is being handed to a node; try again in a moment"},
+		{engine.VerbPause, engine.StatusWaiting, "job 7 is WAITING and cannot become PAUSED: it is waiting for its children; pause those instead"},
 		{engine.VerbResume, engine.StatusInstantiated, "job 7 is INSTANTIATED and cannot become QUEUED: it is held, not paused; release it instead"},
 		{engine.VerbDelete, engine.StatusRunning, "job 7 is RUNNING and cannot become DELETED: only ended jobs can be deleted; cancel it first"},
 	}
@@ -240,8 +238,8 @@ func moveJob(t *testing.T, s engine.Store, j *engine.Job, path ...engine.Status)
 	t.Helper()
 	for _, to := range path {
 		u := engine.JobUpdate{ID: j.ID, From: j.Status, Version: j.Version, To: to}
-		if to == engine.StatusDispatching {
-			u.Node = engine.Ptr("n1")
+		if to == engine.StatusRunning && j.Status.Dispatchable() {
+			u.Node, u.IncrementAttempt = engine.Ptr("n1"), true
 		}
 		var err error
 		if j, err = s.JobUpdate(context.Background(), u); err != nil {
@@ -316,10 +314,10 @@ func TestApplyVerbCancelsDescendants(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := newStore(t)
-	parent := moveJob(t, s, insertJob(t, s, nil), engine.StatusDispatching, engine.StatusRunning)
+	parent := moveJob(t, s, insertJob(t, s, nil), engine.StatusRunning)
 	queuedChild := insertJob(t, s, &parent.ID)
-	runningChild := moveJob(t, s, insertJob(t, s, &parent.ID), engine.StatusDispatching, engine.StatusRunning)
-	doneChild := moveJob(t, s, insertJob(t, s, &parent.ID), engine.StatusDispatching, engine.StatusRunning, engine.StatusFinished)
+	runningChild := moveJob(t, s, insertJob(t, s, &parent.ID), engine.StatusRunning)
+	doneChild := moveJob(t, s, insertJob(t, s, &parent.ID), engine.StatusRunning, engine.StatusFinished)
 	grandchild := insertJob(t, s, &doneChild.ID)
 	unrelated := insertJob(t, s, nil)
 

@@ -16,7 +16,7 @@ import (
 // not a run going back to the queue cancel nothing.
 func TestRecordOutcomeCancelsChildrenOfRestart(t *testing.T) {
 	ctx := context.Background()
-	running := []engine.Status{engine.StatusDispatching, engine.StatusRunning}
+	running := []engine.Status{engine.StatusRunning}
 	cases := []struct {
 		name       string
 		parentType string
@@ -29,7 +29,7 @@ func TestRecordOutcomeCancelsChildrenOfRestart(t *testing.T) {
 		{"a paused parent recovered", engine.TypeExec, slices.Concat(running, []engine.Status{engine.StatusPaused}), engine.StatusRestart, true},
 		{"a workflow step run again", engine.TypeWorkflow, running, engine.StatusRestart, false},
 		{"a parent that finished", engine.TypeExec, running, engine.StatusFinished, false},
-		{"an offer put back", engine.TypeExec, running[:1], engine.StatusRestart, false},
+		{"a queued parent paused", engine.TypeExec, nil, engine.StatusPaused, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -47,7 +47,7 @@ func TestRecordOutcomeCancelsChildrenOfRestart(t *testing.T) {
 			child := insert(engine.JobInsertParams{Type: engine.TypeNoop, ParentID: &parent.ID})
 			grandchild := insert(engine.JobInsertParams{Type: engine.TypeNoop, ParentID: &child.ID})
 			done := insert(engine.JobInsertParams{Type: engine.TypeNoop, ParentID: &parent.ID})
-			done = moveJob(t, s, done, engine.StatusDispatching, engine.StatusRunning, engine.StatusFinished)
+			done = moveJob(t, s, done, engine.StatusRunning, engine.StatusFinished)
 
 			parent = moveJob(t, s, parent, c.path...)
 			u := engine.JobUpdate{ID: parent.ID, From: parent.Status, Version: parent.Version, To: c.to}

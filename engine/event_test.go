@@ -93,7 +93,7 @@ func TestCancelRecordsEachDescendant(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := newStore(t)
-	parent := moveJob(t, s, insertJob(t, s, nil), engine.StatusDispatching, engine.StatusRunning)
+	parent := moveJob(t, s, insertJob(t, s, nil), engine.StatusRunning)
 	child := insertJob(t, s, &parent.ID)
 	grandchild := insertJob(t, s, &child.ID)
 	by := engine.Actor{Who: "alice@host1", Reason: "disk full"}

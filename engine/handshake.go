@@ -6,14 +6,12 @@ import "fmt"
 // POST /v1/dispatch. Status and Version are the job's as the dispatcher
 // read it; the node starts the job only if it still has them, so the start
 // is the claim: of two offers of one job (a dispatcher retrying after a lost
-// answer, or two dispatchers across a failover) at most one starts it. An
-// offer without a Status names a job the dispatcher marked DISPATCHING for
-// this node first.
+// answer, or two dispatchers across a failover) at most one starts it.
 type DispatchOffer struct {
 	JobID   int64   `json:"job_id"`
 	Attempt int     `json:"attempt"` // attempts made so far; the node runs Attempt+1
 	Version int64   `json:"version"`
-	Status  Status  `json:"status,omitempty"` // QUEUED, RESTART or DISPATCHING; "" is DISPATCHING
+	Status  Status  `json:"status,omitempty"` // QUEUED or RESTART
 	Type    string  `json:"type"`
 	Load    float64 `json:"load"`
 	// Dispatcher and LeaseTerm are the lease term the offer is made under:
@@ -32,10 +30,12 @@ func OfferOf(j *Job, term LeaseTerm) DispatchOffer {
 // Term is the lease term the offer was made under.
 func (o DispatchOffer) Term() LeaseTerm { return LeaseTerm{Owner: o.Dispatcher, Term: o.LeaseTerm} }
 
-// ValidOfferStatus reports whether a node can start a job offered in st.
-func ValidOfferStatus(st Status) bool {
-	return st == "" || st == StatusDispatching || st.Dispatchable()
-}
+// ValidOfferStatus reports whether a node can start a job offered in st:
+// QUEUED or RESTART. A dispatcher of an older release offered jobs it had
+// marked DISPATCHING (or sent no status for them); such an offer is
+// malformed now and refused as a bad request, so the old dispatcher's
+// round puts the job back and a current holder offers it again.
+func ValidOfferStatus(st Status) bool { return st.Dispatchable() }
 
 // OfferVerdict is a node's answer to an offer.
 type OfferVerdict int
@@ -73,33 +73,7 @@ type OfferResult struct {
 }
 
 // The transitions of the handshake, each written once: the dispatcher, the
-// node, the simulator and the tests build their updates with these.
-
-// DispatchUpdate marks a dispatchable job as being handed to node. A job
-// already DISPATCHING (declined by one node) is retargeted to the next.
-func DispatchUpdate(j *Job, node string) JobUpdate {
-	u := guarded(j)
-	u.To, u.Node = StatusDispatching, Ptr(node)
-	return u
-}
-
-// PutBackUpdate returns a DISPATCHING job that no node took to origin, the
-// dispatchable state it was dispatched from.
-func PutBackUpdate(j *Job, origin Status) JobUpdate {
-	u := guarded(j)
-	u.To, u.Node = origin, Ptr("")
-	return u
-}
-
-// ReclaimUpdate puts back a job left DISPATCHING by an interrupted round
-// (a dispatcher that died or lost its lease mid-offer). The version bump
-// fences a late acceptance by the node.
-func ReclaimUpdate(j *Job) JobUpdate {
-	u := guarded(j)
-	u.To, u.Node = StatusRestart, Ptr("")
-	u.Message = Ptr("dispatch to " + j.Node + " was interrupted")
-	return u
-}
+// node and the simulator build their updates with these.
 
 // RefuseUpdate fails a job a node refused for good (412: type not offered,
 // invalid payload): no retry would change the answer. The dispatcher applies
@@ -113,30 +87,15 @@ func RefuseUpdate(j *Job, node, reason string) JobUpdate {
 	return u
 }
 
-// StartUpdate is the node starting a job it accepted: RUNNING, with the
-// attempt number moved on (it fences off any result of an earlier run).
-func StartUpdate(j *Job) JobUpdate {
-	u := guarded(j)
-	u.To, u.IncrementAttempt, u.MarkStarted, u.Message = StatusRunning, true, true, Ptr("")
-	return u
-}
-
-// StartOfferUpdate is StartUpdate for the job an offer to node names,
-// without reading it first: a node starts a whole batch of offers in one
-// store call. The guard is the offer's status and version. A job offered
-// straight from the queue becomes RUNNING on node, a claim and a start in
-// one write; one the dispatcher marked DISPATCHING for node already has
-// node.
+// StartOfferUpdate is QueuedStartUpdate for the job an offer to node
+// names, without reading it first: a node starts a whole batch of offers
+// in one store call. The guard is the offer's status and version; the job
+// becomes RUNNING on node, a claim and a start in one write.
 //
 // An offer made under a lease term starts the job only while that term is
 // current (JobUpdate.StartedUnder).
 func StartOfferUpdate(o DispatchOffer, node string) JobUpdate {
-	var u JobUpdate
-	if o.Status.Dispatchable() {
-		u = QueuedStartUpdate(&Job{ID: o.JobID, Status: o.Status, Version: o.Version}, node)
-	} else {
-		u = StartUpdate(&Job{ID: o.JobID, Status: StatusDispatching, Version: o.Version})
-	}
+	u := QueuedStartUpdate(&Job{ID: o.JobID, Status: o.Status, Version: o.Version}, node)
 	if t := o.Term(); t.Held() {
 		u.StartedUnder = &t
 	}
@@ -146,8 +105,10 @@ func StartOfferUpdate(o DispatchOffer, node string) JobUpdate {
 // QueuedStartUpdate is a node starting a dispatchable job it accepted: the
 // node's books decided before any claim, so the start is the claim,
 // guarded by the status and version the round read (QUEUED or RESTART).
+// The job becomes RUNNING on node with its attempt number moved on, which
+// fences off any result of an earlier run.
 func QueuedStartUpdate(j *Job, node string) JobUpdate {
-	u := StartUpdate(j)
-	u.Node = Ptr(node)
+	u := guarded(j)
+	u.To, u.Node, u.IncrementAttempt, u.MarkStarted, u.Message = StatusRunning, Ptr(node), true, true, Ptr("")
 	return u
 }

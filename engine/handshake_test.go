@@ -2,6 +2,7 @@ package engine
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -10,7 +11,7 @@ import (
 func TestHandshakeTransitions(t *testing.T) {
 	t.Parallel()
 	queued := &Job{ID: 7, Status: StatusQueued, Version: 3}
-	dispatching := &Job{ID: 7, Status: StatusDispatching, Version: 4, Node: "n1", Attempt: 2}
+	restart := &Job{ID: 7, Status: StatusRestart, Version: 4, Attempt: 2}
 	running := &Job{ID: 7, Status: StatusRunning, Version: 5, Node: "n1", Attempt: 3}
 	for _, tc := range []struct {
 		name string
@@ -18,13 +19,8 @@ func TestHandshakeTransitions(t *testing.T) {
 		to   Status
 		node *string
 	}{
-		{"dispatch", DispatchUpdate(queued, "n1"), StatusDispatching, Ptr("n1")},
-		{"retarget", DispatchUpdate(dispatching, "n2"), StatusDispatching, Ptr("n2")},
-		{"put back", PutBackUpdate(dispatching, StatusQueued), StatusQueued, Ptr("")},
-		{"reclaim", ReclaimUpdate(dispatching), StatusRestart, Ptr("")},
-		{"refuse", RefuseUpdate(dispatching, "n1", "type not offered"), StatusFailed, nil},
-		{"start", StartUpdate(dispatching), StatusRunning, nil},
-		{"start offer", StartOfferUpdate(DispatchOffer{JobID: 7, Attempt: 2, Version: 4}, "n1"), StatusRunning, nil},
+		{"start from the queue", QueuedStartUpdate(queued, "n1"), StatusRunning, Ptr("n1")},
+		{"start a retry", QueuedStartUpdate(restart, "n2"), StatusRunning, Ptr("n2")},
 		{"start offer from the queue", StartOfferUpdate(OfferOf(queued, LeaseTerm{}), "n1"), StatusRunning, Ptr("n1")},
 		{"refuse from the queue", RefuseUpdate(queued, "n1", "type not offered"), StatusFailed, nil},
 		{"refuse started", RefuseUpdate(running, "n1", "bad payload"), StatusFailed, nil},
@@ -39,22 +35,33 @@ func TestHandshakeTransitions(t *testing.T) {
 			t.Errorf("%s: node %v, want %v", tc.name, tc.u.Node, tc.node)
 		}
 	}
-	if u := StartUpdate(dispatching); !u.IncrementAttempt || !u.MarkStarted || u.Version != 4 || u.From != StatusDispatching {
-		t.Errorf("start = %+v: want a new attempt, started_at, guarded by version 4", u)
-	}
-	if u, o := StartUpdate(dispatching), StartOfferUpdate(DispatchOffer{JobID: 7, Attempt: 2, Version: 4}, "n1"); !reflect.DeepEqual(u, o) {
-		t.Errorf("start of an offer = %+v, want the start of the job offered, %+v", o, u)
+	if u := QueuedStartUpdate(restart, "n1"); !u.IncrementAttempt || !u.MarkStarted || u.Version != 4 || u.From != StatusRestart {
+		t.Errorf("start = %+v: want a new attempt, started_at, guarded by RESTART at version 4", u)
 	}
 	if u, o := QueuedStartUpdate(queued, "n1"), StartOfferUpdate(OfferOf(queued, LeaseTerm{}), "n1"); !reflect.DeepEqual(u, o) {
 		t.Errorf("start of an offer from the queue = %+v, want the claiming start of the job offered, %+v", o, u)
 	}
-	if u := DispatchUpdate(queued, "n1"); u.IncrementAttempt {
-		t.Error("dispatch counts an attempt: only the node starting the job does")
-	}
-	if u := RefuseUpdate(dispatching, "n1", "bad payload"); !u.MarkFinished || *u.Message != "refused by node n1: bad payload" {
+	if u := RefuseUpdate(queued, "n1", "bad payload"); !u.MarkFinished || *u.Message != "refused by node n1: bad payload" {
 		t.Errorf("refuse = %+v", u)
 	}
-	if u := ReclaimUpdate(dispatching); *u.Message != "dispatch to n1 was interrupted" {
-		t.Errorf("reclaim message = %q", *u.Message)
+}
+
+// An offer from a dispatcher of an older release names a job it marked
+// DISPATCHING, or no status at all; the state is retired, so such an
+// offer is malformed.
+func TestOffersOfTheRetiredStateAreInvalid(t *testing.T) {
+	t.Parallel()
+	for _, st := range []Status{"", "DISPATCHING", StatusRunning, StatusInstantiated} {
+		if ValidOfferStatus(st) {
+			t.Errorf("an offer of a job in %q is valid", st)
+		}
+	}
+	for _, st := range DispatchableStatuses {
+		if !ValidOfferStatus(st) {
+			t.Errorf("an offer of a job in %s is invalid", st)
+		}
+	}
+	if _, err := ParseStatus("dispatching"); err == nil || !strings.Contains(err.Error(), "retired") {
+		t.Errorf("ParseStatus(dispatching) = %v; want an error saying the state is retired", err)
 	}
 }

@@ -27,6 +27,8 @@ import (
 //     children) and its row removed.
 //   - DrainStop, DrainRequeue: a job stopped at a drain's deadline (with
 //     its attempt's children) and put back in the queue once stopped.
+//   - LateOutcome (late.go): the result of a run its node recorded too
+//     late, taken when the job was only put back in the queue for it.
 //
 // RepairChildren ends what a store written by an older jobctl, or a
 // cascade that met jobs that kept changing, may still have left behind.
@@ -431,7 +433,7 @@ type RepairChildrenParams struct {
 
 // repairStatuses are those of a job below a cancelled parent, or of a lost
 // attempt, that the operations would have cancelled.
-var repairStatuses = []Status{StatusInstantiated, StatusQueued, StatusRestart, StatusDispatching,
+var repairStatuses = []Status{StatusInstantiated, StatusQueued, StatusRestart,
 	StatusRunning, StatusPaused, StatusWaiting}
 
 // RepairChildren finds, among the jobs with ids in p's range, the children

@@ -100,7 +100,7 @@ func pruneApply(t *testing.T, s engine.Store, u engine.JobUpdate) *engine.Job {
 
 func pruneStart(t *testing.T, s engine.Store, j *engine.Job) *engine.Job {
 	t.Helper()
-	return pruneApply(t, s, engine.StartUpdate(pruneApply(t, s, engine.DispatchUpdate(j, "n1"))))
+	return pruneApply(t, s, engine.QueuedStartUpdate(j, "n1"))
 }
 
 func pruneEnd(t *testing.T, s engine.Store, j *engine.Job, outcome engine.RunOutcome) *engine.Job {

@@ -41,7 +41,6 @@ func TestKeepsNodeBusy(t *testing.T) {
 		node   string
 		busy   bool
 	}{
-		{engine.StatusDispatching, "n1", true},
 		{engine.StatusRunning, "n1", true},
 		{engine.StatusPaused, "n1", true},
 		{engine.StatusPaused, "", false},

@@ -7,8 +7,9 @@ import (
 )
 
 // Status is the state of a job. A job is created QUEUED (or INSTANTIATED
-// when held), is handed to a node (DISPATCHING), runs, and ends in one of the
-// terminal states; allowedTransitions is the whole state machine.
+// when held), is started by the node it is offered to (RUNNING, the start
+// being the claim), and ends in one of the terminal states;
+// allowedTransitions is the whole state machine.
 type Status string
 
 // The job states. Terminal states are FINISHED, WARNING, FAILED, CANCELLED and DELETED.
@@ -16,7 +17,6 @@ const (
 	StatusInstantiated Status = "INSTANTIATED" // created held: not dispatched until released
 	StatusQueued       Status = "QUEUED"
 	StatusRestart      Status = "RESTART" // dispatched before QUEUED
-	StatusDispatching  Status = "DISPATCHING"
 	StatusRunning      Status = "RUNNING"
 	StatusPaused       Status = "PAUSED"
 	StatusWaiting      Status = "WAITING"    // a parent waiting for its children; holds no load
@@ -30,10 +30,16 @@ const (
 
 // AllStatuses lists every state in lifecycle order.
 var AllStatuses = []Status{
-	StatusInstantiated, StatusQueued, StatusRestart, StatusDispatching, StatusRunning,
-	StatusPaused, StatusWaiting, StatusCancelling, StatusFinished, StatusWarning,
+	StatusInstantiated, StatusQueued, StatusRestart, StatusRunning, StatusPaused,
+	StatusWaiting, StatusCancelling, StatusFinished, StatusWarning,
 	StatusFailed, StatusCancelled, StatusDeleted,
 }
+
+// retiredDispatching is the state of a job handed to a node before it
+// started, which older releases wrote. Nothing writes it now; ParseStatus
+// names it apart so a script or an older node that sends it learns why
+// it is refused.
+const retiredDispatching Status = "DISPATCHING"
 
 // ParseStatus reads a state name, case-insensitively.
 func ParseStatus(s string) (Status, error) {
@@ -44,6 +50,10 @@ func ParseStatus(s string) (Status, error) {
 	names := make([]string, len(AllStatuses))
 	for i, a := range AllStatuses {
 		names[i] = string(a)
+	}
+	if st == retiredDispatching {
+		return "", fmt.Errorf("state %s is retired: a job is started straight from its queue, and migration 017 put any job left so back in it (valid: %s)",
+			st, strings.Join(names, ", "))
 	}
 	return "", fmt.Errorf("unknown state %q (valid: %s)", s, strings.Join(names, ", "))
 }
@@ -60,16 +70,16 @@ var (
 	// LoadHoldingStatuses count against their node's load. A PAUSED job
 	// holds load only while it has a node (it was paused while running);
 	// see Job.HoldsLoad.
-	LoadHoldingStatuses = []Status{StatusDispatching, StatusRunning, StatusPaused, StatusCancelling}
+	LoadHoldingStatuses = []Status{StatusRunning, StatusPaused, StatusCancelling}
 	// NodeOwnedStatuses are those of a job a node has started and not
 	// finished with: its run lives on that node.
 	NodeOwnedStatuses = []Status{StatusRunning, StatusPaused, StatusCancelling, StatusWaiting}
 	// RecoverableStatuses are the states of jobs a gone node leaves behind.
-	RecoverableStatuses = []Status{StatusDispatching, StatusRunning, StatusPaused, StatusCancelling, StatusWaiting}
+	RecoverableStatuses = []Status{StatusRunning, StatusPaused, StatusCancelling, StatusWaiting}
 	// KeyActiveStatuses are those of a job that holds its key whatever its
-	// place in the key's order: handed to a node, running, or waiting for
-	// children (and PAUSED while it has a node; see Job.HoldsKey).
-	KeyActiveStatuses = []Status{StatusDispatching, StatusRunning, StatusCancelling, StatusWaiting, StatusPaused}
+	// place in the key's order: running, or waiting for children (and
+	// PAUSED while it has a node; see Job.HoldsKey).
+	KeyActiveStatuses = []Status{StatusRunning, StatusCancelling, StatusWaiting, StatusPaused}
 	// WakingStatuses are those whose entry may let the dispatcher place
 	// more work: a job became dispatchable, or it left a load-holding state
 	// (ended, or waits for its children) and so freed its node's load and

@@ -60,12 +60,10 @@ func TestStateMachine(t *testing.T) {
 				t.Errorf("%s → %s: a deleted job changed", from, to)
 			case from.Terminal() && ok && to != StatusRestart && to != StatusDeleted:
 				t.Errorf("%s → %s: an ended job may only be requeued or deleted", from, to)
-			case to == StatusRunning && ok && from != StatusDispatching && from != StatusPaused && from != StatusWaiting && !from.Dispatchable():
+			case to == StatusRunning && ok && from != StatusPaused && from != StatusWaiting && !from.Dispatchable():
 				// From QUEUED or RESTART only by a node that accepted an
 				// offer straight from the queue (QueuedStartUpdate).
 				t.Errorf("%s → %s: a job runs only after a node accepted it", from, to)
-			case to == StatusDispatching && ok && !from.Dispatchable() && from != StatusDispatching:
-				t.Errorf("%s → %s: only dispatchable jobs are dispatched", from, to)
 			case from == StatusCancelling && ok && to != StatusCancelled:
 				t.Errorf("%s → %s: a cancelling job can only end cancelled", from, to)
 			}
@@ -85,7 +83,7 @@ func TestStateMachine(t *testing.T) {
 	if !errors.As(err, &te) || !errors.Is(err, ErrInvalidTransition) || te.Error() != "job 7 is FINISHED and cannot become RUNNING" {
 		t.Errorf("Validate of a forbidden transition = %v", err)
 	}
-	if err := (JobUpdate{From: StatusQueued, To: StatusDispatching}).Validate(); err != nil {
+	if err := (JobUpdate{From: StatusQueued, To: StatusRunning}).Validate(); err != nil {
 		t.Errorf("Validate of an allowed transition = %v", err)
 	}
 }
@@ -97,7 +95,7 @@ func TestJobHoldsLoad(t *testing.T) {
 		node   string
 		want   bool
 	}{
-		{StatusRunning, "a", true}, {StatusDispatching, "a", true}, {StatusCancelling, "a", true},
+		{StatusRunning, "a", true}, {StatusCancelling, "a", true},
 		{StatusPaused, "a", true}, {StatusPaused, "", false}, {StatusWaiting, "a", false},
 		{StatusQueued, "", false}, {StatusFinished, "a", false},
 	} {

@@ -85,8 +85,8 @@ type Store interface {
 	// load (Job.HoldsLoad). A job with a key is blocked while any other
 	// job of that key is earlier in the key's order (Job.KeyBefore) and
 	// not terminal or waiting for its rollback job (Job.RollbackPending),
-	// or active whatever its place: in DISPATCHING, RUNNING, CANCELLING or
-	// WAITING, or PAUSED on a node. The second rule keeps a requeued old
+	// or active whatever its place: RUNNING, CANCELLING or WAITING, or
+	// PAUSED on a node. The second rule keeps a requeued old
 	// job from running beside a later job of its key.
 	//
 	// A page costs what it returns and the jobs of the queue it passes

@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -39,19 +40,24 @@ type JobUpdate struct {
 	// becomes a run. The store reports a start refused so as ErrConflict;
 	// the job is left as it was.
 	StartedUnder *LeaseTerm
+
+	// LateResult marks the transition that takes the late result of a
+	// run its job was put back to RESTART from (LateOutcomeUpdate): from
+	// RESTART to where the result leads, which no other transition may
+	// take. The guard is the job's version, as for any update; LateOutcome
+	// checks the rest before it.
+	LateResult bool
 }
 
-// allowedTransitions is the job state machine. A transition to
-// the same state is allowed only where listed (a DISPATCHING job retargeted
-// to the next candidate).
+// allowedTransitions is the job state machine. A transition to the same
+// state is allowed nowhere.
 var allowedTransitions = map[Status][]Status{
 	StatusInstantiated: {StatusQueued, StatusCancelled},
 	// QUEUED or RESTART → RUNNING is a node starting a job offered straight
 	// from the queue (the start is the claim); → FAILED, the dispatcher
 	// failing a job a node refused for good before starting it.
-	StatusQueued:      {StatusDispatching, StatusRunning, StatusPaused, StatusCancelled, StatusFailed},
-	StatusRestart:     {StatusDispatching, StatusRunning, StatusPaused, StatusCancelled, StatusFailed},
-	StatusDispatching: {StatusDispatching, StatusRunning, StatusQueued, StatusRestart, StatusFailed, StatusCancelled},
+	StatusQueued:  {StatusRunning, StatusPaused, StatusCancelled, StatusFailed},
+	StatusRestart: {StatusRunning, StatusPaused, StatusCancelled, StatusFailed},
 	StatusRunning: {StatusFinished, StatusWarning, StatusFailed, StatusRestart, StatusCancelling,
 		StatusCancelled, StatusPaused, StatusWaiting},
 	StatusPaused: {StatusQueued, StatusRestart, StatusRunning, StatusCancelling, StatusCancelled,
@@ -66,6 +72,16 @@ var allowedTransitions = map[Status][]Status{
 	StatusDeleted:    {},
 }
 
+// allowed reports whether the state machine allows u: a late result only
+// from RESTART to one of its endings, any other update as allowedTransitions
+// says.
+func (u JobUpdate) allowed() bool {
+	if u.LateResult {
+		return u.From == StatusRestart && slices.Contains(lateResultEndings, u.To)
+	}
+	return CanTransition(u.From, u.To)
+}
+
 // CanTransition reports whether the state machine allows from → to.
 func CanTransition(from, to Status) bool {
 	for _, s := range allowedTransitions[from] {
@@ -78,7 +94,7 @@ func CanTransition(from, to Status) bool {
 
 // Validate refuses an update the state machine does not allow.
 func (u JobUpdate) Validate() error {
-	if !CanTransition(u.From, u.To) {
+	if !u.allowed() {
 		return &TransitionError{ID: u.ID, From: u.From, To: u.To}
 	}
 	if u.Priority != nil && (*u.Priority < MinPriority || *u.Priority > MaxPriority) {

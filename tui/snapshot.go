@@ -228,7 +228,7 @@ func loadsOff(ctx context.Context, store SourceStore, nodes []*engine.Node) ([]e
 // The jobs pane's tiers, read in this order until the page is full: the
 // jobs a node holds, the jobs waiting for a node, then the ended ones.
 var (
-	tierOnNode  = []engine.Status{engine.StatusDispatching, engine.StatusRunning, engine.StatusPaused, engine.StatusCancelling, engine.StatusWaiting}
+	tierOnNode  = []engine.Status{engine.StatusRunning, engine.StatusPaused, engine.StatusCancelling, engine.StatusWaiting}
 	tierWaiting = engine.QueuedLikeStatuses
 	tierEnded   = []engine.Status{engine.StatusFinished, engine.StatusWarning, engine.StatusFailed, engine.StatusCancelled}
 )

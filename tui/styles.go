@@ -76,7 +76,7 @@ func NewStyles(colored bool) Styles {
 	s.Prompt = plain.Foreground(yellow).Bold(true)
 	for st, c := range map[engine.Status]color.Color{
 		engine.StatusInstantiated: gray, engine.StatusQueued: cyan, engine.StatusRestart: cyan,
-		engine.StatusDispatching: blue, engine.StatusRunning: green, engine.StatusPaused: yellow,
+		engine.StatusRunning: green, engine.StatusPaused: yellow,
 		engine.StatusWaiting: blue, engine.StatusCancelling: yellow, engine.StatusFinished: green,
 		engine.StatusWarning: yellow, engine.StatusFailed: red, engine.StatusCancelled: gray,
 		engine.StatusDeleted: gray,

@@ -56,7 +56,7 @@ func (s *loadSampler) sample() {
 	defer cancel()
 	rows, err := s.cc.db.QueryContext(ctx, `SELECT n.name, n.max_load, COALESCE(SUM(j.job_load), 0)
 		FROM nodes n LEFT JOIN jobs j ON j.node = n.name
-		 AND j.status IN ('DISPATCHING', 'RUNNING', 'PAUSED', 'CANCELLING')
+		 AND j.status IN ('RUNNING', 'PAUSED', 'CANCELLING')
 		GROUP BY n.name, n.max_load`)
 	now := time.Now()
 	loads := map[string]float64{}

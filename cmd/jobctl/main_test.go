@@ -42,7 +42,7 @@ func TestExitCodes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, st := range []engine.Status{engine.StatusDispatching, engine.StatusRunning, to} {
+		for _, st := range []engine.Status{engine.StatusRunning, to} {
 			u := engine.JobUpdate{ID: id, From: j.Status, Version: j.Version, To: st, Node: engine.Ptr("n1")}
 			if j, err = s.JobUpdate(ctx, u); err != nil {
 				t.Fatal(err)

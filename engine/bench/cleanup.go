@@ -55,10 +55,8 @@ func (r *run) settle() {
 	} else {
 		r.noteCleanup(r.awaitRest(ctx))
 	}
-	// Also what a stopped node left behind: put back to RESTART, or
-	// handed over but never started.
-	leftover := append(slices.Clone(engine.QueuedLikeStatuses), engine.StatusDispatching)
-	r.noteCleanup(retry(ctx, func() error { return r.cancelWaiting(ctx, leftover) }))
+	// Also what a stopped node left behind: put back to RESTART.
+	r.noteCleanup(retry(ctx, func() error { return r.cancelWaiting(ctx, engine.QueuedLikeStatuses) }))
 }
 
 // cleanUp settles the run, then deletes its jobs (unless Keep) and its

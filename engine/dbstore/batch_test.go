@@ -21,7 +21,7 @@ func TestJobUpdateManyRefusesTwoUpdatesOfOneJob(t *testing.T) {
 	a := insertQueued(t, s)
 	b := insertQueued(t, s)
 	res, err := s.JobUpdateMany(t.Context(), []engine.JobUpdate{
-		engine.DispatchUpdate(a, "n1"), engine.DispatchUpdate(b, "n1"), engine.DispatchUpdate(a, "n2"),
+		engine.QueuedStartUpdate(a, "n1"), engine.QueuedStartUpdate(b, "n1"), engine.QueuedStartUpdate(a, "n2"),
 	})
 	if err == nil || res != nil || !strings.Contains(err.Error(), "appears twice") {
 		t.Fatalf("JobUpdateMany with job %d twice = %v, %v; want an error for the call", a.ID, res, err)
@@ -46,12 +46,12 @@ func TestJobUpdateManyRefusesWhatCannotBeStored(t *testing.T) {
 		"run after +Inf":        func(u *engine.JobUpdate) { u.RunAfterSeconds = engine.Ptr(math.Inf(1)) },
 		"run after 1e11":        func(u *engine.JobUpdate) { u.RunAfterSeconds = engine.Ptr(1e11) },
 	} {
-		u := engine.DispatchUpdate(insertQueued(t, s), "n1")
+		u := engine.QueuedStartUpdate(insertQueued(t, s), "n1")
 		edit(&u)
 		bad[name] = u
 	}
 	good := insertQueued(t, s)
-	us := []engine.JobUpdate{engine.DispatchUpdate(good, "n1")}
+	us := []engine.JobUpdate{engine.QueuedStartUpdate(good, "n1")}
 	var names []string
 	for name, u := range bad {
 		us, names = append(us, u), append(names, name)
@@ -60,7 +60,7 @@ func TestJobUpdateManyRefusesWhatCannotBeStored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res[0].Err != nil || res[0].Job.Status != engine.StatusDispatching {
+	if res[0].Err != nil || res[0].Job.Status != engine.StatusRunning {
 		t.Errorf("the valid update beside them: %+v, %v; want applied", res[0].Job, res[0].Err)
 	}
 	for i, name := range names {

@@ -67,7 +67,7 @@ func (h finalAttemptHarness) submit(typ string) *engine.Job {
 // start hands j to node and starts its next attempt there.
 func (h finalAttemptHarness) start(j *engine.Job, node string) *engine.Job {
 	h.t.Helper()
-	return h.apply(engine.StartUpdate(h.apply(engine.DispatchUpdate(j, node))))
+	return h.apply(engine.QueuedStartUpdate(j, node))
 }
 
 // end records the result of j's running attempt, measured as cpu seconds.

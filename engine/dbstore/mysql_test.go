@@ -122,7 +122,7 @@ func TestMySQLStartUnderATermThatLapsesBeforeItsUpdate(t *testing.T) {
 
 	// Through JobUpdateMany the start is refused alone and the rest applies.
 	j2, j3 := insertQueued(t, s), insertQueued(t, s)
-	res, err := s.JobUpdateMany(ctx, []engine.JobUpdate{u, engine.DispatchUpdate(j2, "n1"), startUnderCopy(j3, a)})
+	res, err := s.JobUpdateMany(ctx, []engine.JobUpdate{u, engine.QueuedStartUpdate(j2, "n1"), startUnderCopy(j3, a)})
 	if err != nil {
 		t.Fatalf("JobUpdateMany: %v", err)
 	}

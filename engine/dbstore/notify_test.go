@@ -115,12 +115,7 @@ func TestPostgresNotifiesOnlyWakingWrites(t *testing.T) {
 	if got := next("a release"); got != schema {
 		t.Errorf("a release notified %q, want %q", got, schema)
 	}
-	claimed, err := s.JobUpdate(ctx, engine.DispatchUpdate(released, "n1"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mark("a claim")
-	res, err := s.JobUpdateMany(ctx, []engine.JobUpdate{engine.StartUpdate(claimed)})
+	res, err := s.JobUpdateMany(ctx, []engine.JobUpdate{engine.QueuedStartUpdate(released, "n1")})
 	if err != nil || res[0].Err != nil {
 		t.Fatalf("start: %v %v", err, res)
 	}
@@ -179,7 +174,7 @@ func TestPostgresListenerReconnects(t *testing.T) {
 
 // TestJobChangesSkipNonWakingWrites: in-process signals are sent before a
 // write returns, so the store can be held to silence where nothing was
-// freed: a dispatcher's own claim and start must not wake it into another
+// freed: a node's start of an offered job must not wake the dispatcher into another
 // round at once, nor a held job that nobody may dispatch yet. (SQLite: no
 // other process's notifications can interfere.)
 func TestJobChangesSkipNonWakingWrites(t *testing.T) {
@@ -205,13 +200,9 @@ func TestJobChangesSkipNonWakingWrites(t *testing.T) {
 	if _, err := s.JobInsert(ctx, engine.JobInsertParams{Type: engine.TypeNoop, Status: engine.StatusInstantiated}); err != nil || signalled() {
 		t.Errorf("a held job's insert: %v, or it signalled", err)
 	}
-	claimed, err := s.JobUpdate(ctx, engine.DispatchUpdate(queued, "n1"))
-	if err != nil || signalled() {
-		t.Fatalf("a claim (QUEUED → DISPATCHING): %v, or it signalled", err)
-	}
-	res, err := s.JobUpdateMany(ctx, []engine.JobUpdate{engine.StartUpdate(claimed)})
+	res, err := s.JobUpdateMany(ctx, []engine.JobUpdate{engine.QueuedStartUpdate(queued, "n1")})
 	if err != nil || res[0].Err != nil || signalled() {
-		t.Fatalf("a batched start (DISPATCHING → RUNNING): %v %v, or it signalled", err, res)
+		t.Fatalf("a batched start (QUEUED → RUNNING): %v %v, or it signalled", err, res)
 	}
 	done := engine.OutcomeUpdate(res[0].Job, engine.RunResult{Outcome: engine.RunSucceeded}, false, func() float64 { return 0.5 })
 	if _, err := s.JobUpdate(ctx, done); err != nil || !signalled() {

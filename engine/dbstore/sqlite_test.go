@@ -167,8 +167,7 @@ func TestSQLiteWritersAcrossStores(t *testing.T) {
 		wg.Go(func() {
 			j, err := s.JobInsert(context.Background(), engine.JobInsertParams{Type: "noop", Status: engine.StatusQueued})
 			if err == nil {
-				_, err = s.JobUpdate(context.Background(), engine.JobUpdate{ID: j.ID, From: j.Status, Version: j.Version,
-					To: engine.StatusDispatching, Node: engine.Ptr("n1")})
+				_, err = s.JobUpdate(context.Background(), engine.QueuedStartUpdate(j, "n1"))
 			}
 			errs <- err
 		})
@@ -180,7 +179,7 @@ func TestSQLiteWritersAcrossStores(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	jobs, err := b.JobList(t.Context(), engine.JobListParams{Statuses: []engine.Status{engine.StatusDispatching}})
+	jobs, err := b.JobList(t.Context(), engine.JobListParams{Statuses: []engine.Status{engine.StatusRunning}})
 	if err != nil || len(jobs) != 40 {
 		t.Errorf("JobList = %d jobs, %v; want 40", len(jobs), err)
 	}

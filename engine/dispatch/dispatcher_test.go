@@ -58,8 +58,7 @@ func TestRoundDispatchesRestartBeforeQueuedAndWorkflowsLast(t *testing.T) {
 	r := addJob(t, s, engine.TypeSleep, 1)
 	// Make r a RESTART job: run it and fail it back to RESTART.
 	j := jobOf(t, s, r.ID)
-	j, _ = s.JobUpdate(ctx, engine.DispatchUpdate(j, "n"))
-	j, _ = s.JobUpdate(ctx, engine.StartUpdate(j))
+	j, _ = s.JobUpdate(ctx, engine.QueuedStartUpdate(j, "n"))
 	if _, err := s.JobUpdate(ctx, engine.RecoverUpdate(j, "its node restarted")); err != nil {
 		t.Fatal(err)
 	}
@@ -156,30 +155,6 @@ func TestRoundStopsWhenTheLeaseIsNoLongerTrusted(t *testing.T) {
 	queued, _ := s.JobList(context.Background(), engine.JobListParams{Statuses: engine.DispatchableStatuses})
 	if len(queued) != 2 {
 		t.Fatalf("%d jobs QUEUED after the round stopped, want 2", len(queued))
-	}
-}
-
-func TestStaleDispatchesAreReclaimed(t *testing.T) {
-	t.Parallel()
-	s := newStore(t)
-	ctx := context.Background()
-	addNode(t, s, "dead", 4)
-	addNode(t, s, "live", 4)
-	stuck := addJob(t, s, engine.TypeSleep, 1)
-	if _, err := s.JobUpdate(ctx, engine.DispatchUpdate(stuck, "dead")); err != nil {
-		t.Fatal(err)
-	}
-	nodes := &fakeNodes{store: s}
-	house, err := dispatch.NewHousekeeper(s, nil, quietLog()).Step(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := newDispatcher(s, nodes).Round(ctx, always); err != nil {
-		t.Fatal(err)
-	}
-	// The stale dispatch is reclaimed by housekeeping and placed again.
-	if j := jobOf(t, s, stuck.ID); house.Reclaimed != 1 || j.Status != engine.StatusRunning {
-		t.Fatalf("reclaimed %d; job %s on %q, want it reclaimed and running", house.Reclaimed, j.Status, j.Node)
 	}
 }
 
@@ -290,8 +265,7 @@ func TestAReservationEndsWhenItsJobIsBlockedByItsKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, _ := s.JobUpdate(ctx, engine.DispatchUpdate(other, "big"))
-	if _, err := s.JobUpdate(ctx, engine.StartUpdate(o)); err != nil {
+	if _, err := s.JobUpdate(ctx, engine.QueuedStartUpdate(other, "big")); err != nil {
 		t.Fatal(err)
 	}
 	small := addJob(t, s, engine.TypeSleep, 1)

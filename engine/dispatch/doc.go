@@ -8,11 +8,10 @@
 // offer carries it, and a node starts a job only while that term is the
 // current lease, so an offer of a holder that lost the lease never runs.
 //
-// A round reclaims jobs left DISPATCHING, recovers the jobs of nodes silent
-// past their node lease and a margin (recoverSilentNodes), creates the
-// rollback job of each job that failed finally with a rollback spec
-// (engine.SpawnRollbacks, once per job even across holders),
-// places the jobs that keep a node first, then pages through the queue
+// A round recovers the jobs of nodes silent past their node lease and a
+// margin (recoverSilentNodes), creates the rollback job of each job that
+// failed finally with a rollback spec (engine.SpawnRollbacks, once per job
+// even across holders), places the jobs that keep a node first, then pages through the queue
 // (RESTART before QUEUED, workflow steps last) a page at a time: each page is
 // planned in memory and offered to each node as one batch (place.go), and
 // the round stops reading once no node has room. A node that accepts a job

@@ -30,9 +30,8 @@ const (
 const RecoverBatch = 1000
 
 // Housekeeper does the lease holder's work that is not placing jobs, apart
-// from the dispatch rounds, so a round's cost is what it places: it puts
-// back jobs left DISPATCHING, recovers the jobs of nodes silent past their
-// node lease, creates the rollback job of each job that failed finally
+// from the dispatch rounds, so a round's cost is what it places: it
+// recovers the jobs of nodes silent past their node lease, creates the rollback job of each job that failed finally
 // (engine.SpawnRollbacks, once per job even across holders), and drops the
 // reservations whose job no longer waits for its node; at its own pace
 // it repairs children left active below a cancelled parent or a lost
@@ -56,7 +55,6 @@ type Housekeeper struct {
 
 // HousekeepingStats counts what one pass did.
 type HousekeepingStats struct {
-	Reclaimed  int // jobs left DISPATCHING put back
 	Recovered  int // jobs of silent nodes put back
 	Rollbacks  int // rollback jobs created
 	Unreserved int // lapsed reservations dropped
@@ -66,7 +64,7 @@ type HousekeepingStats struct {
 // Changed reports whether the pass changed the queues or the nodes' loads,
 // so a dispatch round may find new work.
 func (s HousekeepingStats) Changed() bool {
-	return s.Reclaimed+s.Recovered+s.Rollbacks+s.Unreserved+s.Repaired > 0
+	return s.Recovered+s.Rollbacks+s.Unreserved+s.Repaired > 0
 }
 
 // NewHousekeeper returns the housekeeping of the holder of the terms
@@ -83,9 +81,6 @@ func (h *Housekeeper) Step(ctx context.Context) (HousekeepingStats, error) {
 	var stats HousekeepingStats
 	var errs []error
 	var err error
-	if stats.Reclaimed, err = h.reclaimStaleDispatches(ctx); err != nil {
-		errs = append(errs, err)
-	}
 	if stats.Recovered, err = h.recoverSilentNodes(ctx); err != nil {
 		errs = append(errs, err)
 	}
@@ -106,37 +101,6 @@ func (h *Housekeeper) Step(ctx context.Context) (HousekeepingStats, error) {
 		errs = append(errs, err)
 	}
 	return stats, errors.Join(errs...)
-}
-
-// dispatching selects the jobs marked as handed to a node whose start has
-// not been recorded. A round offers jobs as it read them and marks none;
-// such jobs come from a dispatcher of an earlier jobctl release that died
-// mid-offer, or from a hand-made DISPATCHING row.
-var dispatching = []engine.Status{engine.StatusDispatching}
-
-// reclaimStaleDispatches puts back jobs left DISPATCHING. No offer of this
-// holder marks a job so, and the version bump fences a late acceptance by
-// the node, so none of them can run twice.
-func (h *Housekeeper) reclaimStaleDispatches(ctx context.Context) (int, error) {
-	stale, err := h.store.JobList(ctx, engine.JobListParams{Statuses: dispatching, Limit: RecoverBatch})
-	if err != nil || len(stale) == 0 {
-		return 0, err
-	}
-	us := make([]engine.JobUpdate, len(stale))
-	for i, job := range stale {
-		us[i] = engine.ReclaimUpdate(job)
-	}
-	results, err := h.store.JobUpdateMany(ctx, us)
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, res := range results {
-		if res.Err == nil {
-			n++
-		}
-	}
-	return n, nil
 }
 
 // recoverSilentNodes restarts the load-holding jobs of nodes that have

@@ -65,8 +65,8 @@ func TestPriorityOrdersTheQueue(t *testing.T) {
 			// A job that failed and went back to the queue goes first,
 			// whatever its priority.
 			retry := insertJob(t, s, engine.TypeSleep, 1, "")
-			if _, err := s.JobUpdate(context.Background(), engine.PutBackUpdate(
-				mustUpdate(t, s, engine.DispatchUpdate(retry, "one")), engine.StatusRestart)); err != nil {
+			if _, err := s.JobUpdate(context.Background(), engine.RecoverUpdate(
+				mustUpdate(t, s, engine.QueuedStartUpdate(retry, "one")), "node one was lost")); err != nil {
 				t.Fatal(err)
 			}
 			want := []int64{retry.ID, urgent.ID, old.ID, same.ID, low.ID, k1.ID, k2.ID}

@@ -19,13 +19,8 @@ func retainJob(t *testing.T, s engine.Store, outcome engine.RunOutcome) *engine.
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, u := range []func(*engine.Job) engine.JobUpdate{
-		func(j *engine.Job) engine.JobUpdate { return engine.DispatchUpdate(j, "n1") },
-		engine.StartUpdate,
-	} {
-		if j, err = s.JobUpdate(ctx, u(j)); err != nil {
-			t.Fatal(err)
-		}
+	if j, err = s.JobUpdate(ctx, engine.QueuedStartUpdate(j, "n1")); err != nil {
+		t.Fatal(err)
 	}
 	if outcome == "" {
 		return j

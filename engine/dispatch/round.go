@@ -16,9 +16,9 @@ import (
 // for oversized jobs are recorded and each node is offered its share in
 // one request (commit). Before every slice it asks whether the lease may
 // still be trusted, renewing it when due, so however much a round places
-// it never outlasts its trust. Housekeeping (reclaiming stale dispatches,
-// recovering silent nodes' jobs, creating rollback jobs, dropping lapsed
-// reservations) is not a round's: the lease holder runs it apart
+// it never outlasts its trust. Housekeeping (recovering silent nodes'
+// jobs, creating rollback jobs, dropping lapsed reservations) is not a
+// round's: the lease holder runs it apart
 // (Housekeeper).
 
 // round is the state of one dispatch round.

@@ -17,7 +17,7 @@ import (
 func offers(count int) []engine.DispatchOffer {
 	out := make([]engine.DispatchOffer, count)
 	for i := range out {
-		out[i] = engine.DispatchOffer{JobID: int64(i + 1), Version: 2, Type: "noop", Load: 1}
+		out[i] = engine.DispatchOffer{JobID: int64(i + 1), Version: 2, Status: engine.StatusQueued, Type: "noop", Load: 1}
 	}
 	return out
 }
@@ -86,7 +86,7 @@ func TestBatchAnswerNamesVerdicts(t *testing.T) {
 		byJob: map[int64]engine.OfferResult{2: {Verdict: engine.OfferUnknownJob, Reason: "unknown job"}}}
 	url := serve(t, HandlerConfig{Token: testToken, Acceptor: a})
 	req, _ := http.NewRequest(http.MethodPost, url+"/v1/dispatch/batch", strings.NewReader(
-		`{"offers":[{"job_id":1,"version":1,"type":"noop","load":1},{"job_id":2,"version":1,"type":"noop","load":0}]}`))
+		`{"offers":[{"job_id":1,"version":1,"status":"QUEUED","type":"noop","load":1},{"job_id":2,"version":1,"status":"QUEUED","type":"noop","load":0}]}`))
 	req.Header.Set("Authorization", "Bearer "+testToken)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -161,6 +161,9 @@ func TestBadDispatchRequestsAreRejected(t *testing.T) {
 		``, `{`, `{"job_id":0,"type":"noop"}`, `{"job_id":1}`, `{"job_id":1,"type":"noop","load":-1}`,
 		`{"job_id":1,"type":"noop","extra":true}`, `{"job_id":1,"type":"noop","status":"RUNNING"}`,
 		`{"job_id":1,"type":"noop","status":"queued"}`, `{"job_id":1,"type":"` + strings.Repeat("x", maxOfferBytes) + `"}`,
+		// An older dispatcher's offer of a job it marked DISPATCHING, with
+		// that status or none: the state is retired.
+		`{"job_id":1,"type":"noop","status":"DISPATCHING"}`, `{"job_id":1,"type":"noop"}`,
 	} {
 		req, _ := http.NewRequest(http.MethodPost, url+"/v1/dispatch", strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+testToken)

@@ -17,16 +17,27 @@ type attemptTable map[int64][]engine.Attempt
 // recordAttempt keeps the attempt that the transition from old to j ends,
 // if it ends one (engine.EndsAttempt), as the SQL store's trigger does in
 // the same statement. An attempt number recorded before is replaced, as
-// the trigger's upsert replaces it.
+// the trigger's upsert replaces it. A transition that takes the late
+// result of an attempt a recovery ended (engine.TakesLateResult) rewrites
+// that attempt's record with it, as the triggers of migration 017 do.
 func (tx *txStore) recordAttempt(old, j *engine.Job) {
-	if !engine.EndsAttempt(old, j) {
+	var a engine.Attempt
+	switch {
+	case engine.EndsAttempt(old, j):
+		a = engine.EndedAttempt(old, j, tx.s.now())
+	case engine.TakesLateResult(old, j):
+		i := slices.IndexFunc(tx.s.attempts[j.ID], func(b engine.Attempt) bool { return b.Attempt == j.Attempt })
+		if i < 0 {
+			return
+		}
+		a = engine.LateAttempt(tx.s.attempts[j.ID][i], j, tx.s.now())
+	default:
 		return
 	}
 	s := tx.s
 	if s.attempts == nil {
 		s.attempts = attemptTable{}
 	}
-	a := engine.EndedAttempt(old, j, s.now())
 	before, had := s.attempts[j.ID]
 	list := slices.Clone(before)
 	if i := slices.IndexFunc(list, func(b engine.Attempt) bool { return b.Attempt == a.Attempt }); i >= 0 {

@@ -97,11 +97,7 @@ func TestTimesFromTheClock(t *testing.T) {
 		t.Errorf("CreatedAt = %s, want the clock's %s in UTC", j.CreatedAt, want)
 	}
 	clock.Advance(90 * time.Second)
-	j, err = s.JobUpdate(t.Context(), engine.DispatchUpdate(j, "n1"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	j, err = s.JobUpdate(t.Context(), engine.StartUpdate(j))
+	j, err = s.JobUpdate(t.Context(), engine.QueuedStartUpdate(j, "n1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,14 +158,14 @@ func TestTxIsolatedFromReaders(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				u := engine.DispatchUpdate(cur, "n1")
-				if cur.Status == engine.StatusDispatching {
-					u = engine.PutBackUpdate(cur, engine.StatusQueued)
+				u := engine.QueuedStartUpdate(cur, "n1")
+				if cur.Status == engine.StatusRunning {
+					u = engine.RecoverUpdate(cur, "node n1 was lost")
 				}
 				if _, err := tx.JobUpdate(t.Context(), u); err != nil {
 					return err
 				}
-				if u.To == engine.StatusDispatching {
+				if u.To == engine.StatusRunning {
 					return tx.ReservationSet(t.Context(), engine.Reservation{JobID: j.ID, Node: "n1"})
 				}
 				return tx.ReservationDelete(t.Context(), j.ID)
@@ -198,7 +194,7 @@ func TestTxIsolatedFromReaders(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			if (cur.Status == engine.StatusDispatching) != (len(res) == 1) {
+			if (cur.Status == engine.StatusRunning) != (len(res) == 1) {
 				return errors.New("saw a job and its reservation out of step")
 			}
 			return nil

@@ -36,16 +36,11 @@ func TestJobChangesSkipNonWakingWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	quiet("a held job's insert")
-	claimed, err := s.JobUpdate(ctx, engine.DispatchUpdate(queued, "n1"))
+	running, err := s.JobUpdate(ctx, engine.QueuedStartUpdate(queued, "n1"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	quiet("a claim (QUEUED → DISPATCHING)")
-	running, err := s.JobUpdate(ctx, engine.StartUpdate(claimed))
-	if err != nil {
-		t.Fatal(err)
-	}
-	quiet("a start (DISPATCHING → RUNNING)")
+	quiet("a start (QUEUED → RUNNING)")
 	if _, err := s.JobUpdate(ctx, engine.OutcomeUpdate(running, engine.RunResult{Outcome: engine.RunSucceeded}, false, func() float64 { return 0.5 })); err != nil {
 		t.Fatal(err)
 	}

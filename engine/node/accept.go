@@ -173,11 +173,7 @@ func (r *jobRunner) notStarted(ctx context.Context, o engine.DispatchOffer) engi
 	if errors.Is(err, engine.ErrNotFound) {
 		return engine.OfferResult{Verdict: engine.OfferUnknownJob, Reason: "unknown job"}
 	}
-	status := o.Status
-	if status == "" {
-		status = engine.StatusDispatching
-	}
-	if err == nil && o.LeaseTerm > 0 && job.Status == status && job.Version == o.Version {
+	if err == nil && o.LeaseTerm > 0 && job.Status == o.Status && job.Version == o.Version {
 		return engine.OfferResult{Verdict: engine.OfferDeclined,
 			Reason: fmt.Sprintf("not-ready: lease term %d of %s is no longer current", o.LeaseTerm, o.Dispatcher)}
 	}

@@ -61,7 +61,7 @@ func TestOfferVerdicts(t *testing.T) {
 	if a, b := offer(huge); a.Verdict != engine.OfferDeclined || b.Verdict != engine.OfferDeclined {
 		t.Errorf("oversized job without --accept-exceeding: %v / %v, want declined", a, b)
 	}
-	unknown := engine.DispatchOffer{JobID: 999999, Version: 1, Type: engine.TypeNoop, Load: 1}
+	unknown := engine.DispatchOffer{JobID: 999999, Version: 1, Status: engine.StatusQueued, Type: engine.TypeNoop, Load: 1}
 	if a, b := offer(unknown); a.Verdict != engine.OfferUnknownJob || b.Verdict != engine.OfferUnknownJob {
 		t.Errorf("unknown job: %v / %v, want unknown (404)", a, b)
 	}
@@ -70,7 +70,7 @@ func TestOfferVerdicts(t *testing.T) {
 	if a, b := offer(stale); a.Verdict != engine.OfferGone || b.Verdict != engine.OfferGone {
 		t.Errorf("offer of an older version: %v / %v, want gone (409)", a, b)
 	}
-	if j, _ := s.JobGet(ctx, stale.JobID); j.Status != engine.StatusDispatching || j.Attempt != 0 {
+	if j, _ := s.JobGet(ctx, stale.JobID); j.Status != engine.StatusQueued || j.Attempt != 0 {
 		t.Errorf("a refused stale offer changed the job: %s attempt %d", j.Status, j.Attempt)
 	}
 
@@ -104,11 +104,7 @@ func TestAJobIsNeverRunTwiceOnOneNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j, err = s.JobUpdate(ctx, engine.JobUpdate{ID: j.ID, From: j.Status, Version: j.Version, To: engine.StatusDispatching, Node: engine.Ptr("n1")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	again := engine.DispatchOffer{JobID: j.ID, Attempt: j.Attempt, Version: j.Version, Type: j.Type, Load: j.Load}
+	again := engine.OfferOf(j, engine.LeaseTerm{})
 	if res := n.runner.Accept(ctx, again); res.Verdict != engine.OfferDeclined {
 		t.Fatalf("second offer while the first run lives: %v, want declined", res)
 	}
@@ -138,7 +134,7 @@ func TestANodeInMaintenanceDeclinesOffers(t *testing.T) {
 	if res := n.runner.Accept(ctx, o); res.Verdict != engine.OfferDeclined {
 		t.Fatalf("offer to a node in maintenance: %v, want declined", res)
 	}
-	if j, _ := s.JobGet(ctx, o.JobID); j.Status != engine.StatusDispatching || j.Attempt != 0 {
+	if j, _ := s.JobGet(ctx, o.JobID); j.Status != engine.StatusQueued || j.Attempt != 0 {
 		t.Errorf("a declined offer changed the job: %s attempt %d", j.Status, j.Attempt)
 	}
 }
@@ -183,7 +179,7 @@ func TestAcceptanceKeepsTheBooks(t *testing.T) {
 	if n.runner.Accepting() {
 		t.Error("the node says it accepts work after SetReady(false)")
 	}
-	if j, _ := s.JobGet(ctx, late.JobID); j.Status != engine.StatusDispatching || j.Attempt != 0 {
+	if j, _ := s.JobGet(ctx, late.JobID); j.Status != engine.StatusQueued || j.Attempt != 0 {
 		t.Errorf("a declined offer changed the job: %s attempt %d", j.Status, j.Attempt)
 	}
 

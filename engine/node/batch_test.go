@@ -33,8 +33,8 @@ func TestABatchLargerThanTheRoomIsAcceptedInPart(t *testing.T) {
 		case i < 2 && (res.Verdict != engine.OfferAccepted || j.Status != engine.StatusRunning || j.Attempt != 1):
 			t.Errorf("offer %d: %+v, job %s attempt %d; want accepted and RUNNING attempt 1", i, res, j.Status, j.Attempt)
 		case i >= 2 && (res.Verdict != engine.OfferDeclined || !strings.HasPrefix(res.Reason, "busy") ||
-			j.Status != engine.StatusDispatching || j.Attempt != 0):
-			t.Errorf("offer %d: %+v, job %s attempt %d; want declined busy and left DISPATCHING", i, res, j.Status, j.Attempt)
+			j.Status != engine.StatusQueued || j.Attempt != 0):
+			t.Errorf("offer %d: %+v, job %s attempt %d; want declined busy and left QUEUED", i, res, j.Status, j.Attempt)
 		}
 	}
 	if load, running := n.runner.books.Totals(); load != 2 || running != 2 {
@@ -53,7 +53,7 @@ func TestABatchAnswersEachJobOnItsOwn(t *testing.T) {
 	first := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeNoop, Load: 0.5, MaxAttempts: 1})
 	stale := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeNoop, Load: 0.5})
 	stale.Version--
-	unknown := engine.DispatchOffer{JobID: 999999, Version: 1, Type: engine.TypeNoop, Load: 0.1}
+	unknown := engine.DispatchOffer{JobID: 999999, Version: 1, Status: engine.StatusQueued, Type: engine.TypeNoop, Load: 0.1}
 	foreign := offerFor(t, s, engine.JobInsertParams{Type: "render", Load: 0.1})
 	invalid := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeSleep, Payload: []byte(`{"duration":"soon"}`), Load: 0.5, MaxAttempts: 3})
 	last := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeNoop, Load: 0.5, MaxAttempts: 1})
@@ -72,8 +72,8 @@ func TestABatchAnswersEachJobOnItsOwn(t *testing.T) {
 		}
 	}
 	for _, o := range []engine.DispatchOffer{stale, foreign} {
-		if j, _ := s.JobGet(ctx, o.JobID); j.Status != engine.StatusDispatching || j.Attempt != 0 {
-			t.Errorf("job %d not started became %s attempt %d, want left DISPATCHING to the dispatcher", j.ID, j.Status, j.Attempt)
+		if j, _ := s.JobGet(ctx, o.JobID); j.Status != engine.StatusQueued || j.Attempt != 0 {
+			t.Errorf("job %d not started became %s attempt %d, want left QUEUED to the dispatcher", j.ID, j.Status, j.Attempt)
 		}
 	}
 	// A job whose spec is invalid is seen only once started: it has ended

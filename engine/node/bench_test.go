@@ -58,8 +58,8 @@ func cpuTime(b *testing.B) time.Duration {
 	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
 }
 
-// dispatchingNoops inserts count noop jobs marked DISPATCHING to n1, as a
-// dispatcher leaves them before it offers, and returns their offers.
+// dispatchingNoops inserts count queued noop jobs and returns the offers
+// of them a dispatcher makes.
 func dispatchingNoops(b *testing.B, s engine.Store, count int) []engine.DispatchOffer {
 	b.Helper()
 	ctx := context.Background()
@@ -78,21 +78,9 @@ func dispatchingNoops(b *testing.B, s engine.Store, count int) []engine.Dispatch
 	if err != nil {
 		b.Fatal(err)
 	}
-	us := make([]engine.JobUpdate, len(jobs))
+	offers := make([]engine.DispatchOffer, len(jobs))
 	for i, j := range jobs {
-		us[i] = engine.DispatchUpdate(j, "n1")
-	}
-	res, err := s.JobUpdateMany(ctx, us)
-	if err != nil {
-		b.Fatal(err)
-	}
-	offers := make([]engine.DispatchOffer, len(res))
-	for i, r := range res {
-		if r.Err != nil {
-			b.Fatal(r.Err)
-		}
-		j := r.Job
-		offers[i] = engine.DispatchOffer{JobID: j.ID, Attempt: j.Attempt, Version: j.Version, Type: j.Type, Load: j.Load}
+		offers[i] = engine.OfferOf(j, engine.LeaseTerm{})
 	}
 	return offers
 }

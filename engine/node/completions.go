@@ -34,6 +34,8 @@ type completion struct {
 	run     *activeRun
 	result  runner.Result
 	endedAt time.Time
+	// lease is how the run's end stood to the node lease (fence.endedBeforeLapse).
+	lease runEndLease
 	// alone: its job changed since the run started, so it is recorded on
 	// its own, reading the job first. Set before it is handed back to the
 	// batcher, which is what makes it safe to read there.

@@ -134,8 +134,8 @@ func (s *leaseServices) housekeep(ctx context.Context, h *dispatch.Housekeeper) 
 	if err != nil && ctx.Err() == nil {
 		s.log.Warn("housekeeping", "err", err)
 	}
-	if stats.Recovered+stats.Reclaimed > 0 {
-		s.log.Info("housekeeping put jobs back in the queue", "recovered", stats.Recovered, "reclaimed", stats.Reclaimed)
+	if stats.Recovered > 0 {
+		s.log.Info("housekeeping put jobs back in the queue", "recovered", stats.Recovered)
 	}
 }
 

@@ -24,7 +24,7 @@ const logCloseTimeout = 10 * time.Second
 // recorded or dropped, so the orphan check (recoverOrphans) leaves its job
 // alone.
 func (r *jobRunner) finish(ar *activeRun, res runner.Result) {
-	c := &completion{run: ar, result: res, endedAt: r.clock.Now()}
+	c := &completion{run: ar, result: res, endedAt: r.clock.Now(), lease: r.fence.endLease()}
 	r.observeEnd(ar, res)
 	if ar.out != nil {
 		c.logPending = ar.out.Close(time.Now().Add(logCloseTimeout)) != nil
@@ -67,7 +67,13 @@ func (r *resultRecorder) recordOnce(ctx context.Context, c *completion) error {
 		return err
 	}
 	if verdict == resultFenced {
-		r.logDropped(c.run, c.result)
+		taken, err := r.takeLateResult(ctx, c)
+		if err != nil {
+			return err
+		}
+		if !taken {
+			r.logDropped(c.run, c.result)
+		}
 	}
 	r.settle(c)
 	return nil

@@ -63,22 +63,16 @@ func testNodeLogging(t testing.TB, s engine.Store, w io.Writer, mutate func(*Con
 	return n
 }
 
-// offerFor inserts a job and marks it DISPATCHING to node n1, as the
-// dispatcher does before it offers.
+// offerFor inserts a queued job and makes the offer of it a dispatcher
+// holding no lease term makes.
 func offerFor(t testing.TB, s engine.Store, p engine.JobInsertParams) engine.DispatchOffer {
 	t.Helper()
-	ctx := context.Background()
 	p.Status = engine.StatusQueued
-	job, err := s.JobInsert(ctx, p)
+	job, err := s.JobInsert(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	job, err = s.JobUpdate(ctx, engine.JobUpdate{ID: job.ID, From: job.Status, Version: job.Version,
-		To: engine.StatusDispatching, Node: engine.Ptr("n1")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return engine.DispatchOffer{JobID: job.ID, Attempt: job.Attempt, Version: job.Version, Type: job.Type, Load: job.Load}
+	return engine.OfferOf(job, engine.LeaseTerm{})
 }
 
 func waitJob(t *testing.T, s engine.Store, id int64, done func(*engine.Job) bool) *engine.Job {

@@ -62,11 +62,7 @@ func TestNodeMetricsLoadWaitAndRun(t *testing.T) {
 	// The retry of a job that went back to the queue is not a wait: its
 	// queue time was its first attempt's.
 	j := waitJob(t, s, o.JobID, func(j *engine.Job) bool { return j.Status == engine.StatusRestart })
-	j, err := s.JobUpdate(context.Background(), engine.DispatchUpdate(j, "n1"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	o = engine.DispatchOffer{JobID: j.ID, Attempt: j.Attempt, Version: j.Version, Type: j.Type, Load: j.Load}
+	o = engine.OfferOf(j, engine.LeaseTerm{})
 	if res := n.runner.Accept(context.Background(), o); res.Verdict != engine.OfferAccepted {
 		t.Fatalf("second offer: %+v", res)
 	}

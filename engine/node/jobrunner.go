@@ -102,6 +102,8 @@ type runFence interface {
 	lapseCount() uint64
 	// lapsedSince reports whether liveness lapsed since lapseCount said count.
 	lapsedSince(count uint64) bool
+	// endLease is how a run that ends now stands to the node lease.
+	endLease() runEndLease
 	// watchdog is the process that kills the runs' groups when the node
 	// cannot; nil when there is none.
 	watchdog() *watchdog.Client

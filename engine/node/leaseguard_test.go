@@ -44,7 +44,7 @@ func TestOfferUnderALostLeaseTermIsDeclined(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if j.Status != engine.StatusDispatching || j.Version != o.Version || j.Attempt != 0 {
+	if j.Status != engine.StatusQueued || j.Version != o.Version || j.Attempt != 0 {
 		t.Fatalf("declined offers changed the job: %s v%d attempt %d", j.Status, j.Version, j.Attempt)
 	}
 	if res := n.runner.Accept(ctx, under(o, term)); res.Verdict != engine.OfferAccepted {

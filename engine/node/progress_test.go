@@ -136,8 +136,7 @@ func TestProgressIsRetriedWhileTheDatabaseIsAway(t *testing.T) {
 	_, base := testNode(t, nil)
 	ctx := context.Background()
 	o := offerFor(t, base, engine.JobInsertParams{Type: engine.TypeNoop, Load: 1, MaxAttempts: 1})
-	job, err := base.JobUpdate(ctx, engine.JobUpdate{ID: o.JobID, From: engine.StatusDispatching, Version: o.Version,
-		To: engine.StatusRunning, MarkStarted: true, IncrementAttempt: true})
+	job, err := base.JobUpdate(ctx, engine.StartOfferUpdate(o, "n1"))
 	if err != nil {
 		t.Fatal(err)
 	}

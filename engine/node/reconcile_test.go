@@ -70,7 +70,7 @@ func TestOrphanedJobsAreRecovered(t *testing.T) {
 	// never recorded.
 	o := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeNoop, Load: 1})
 	j, _ := s.JobGet(ctx, o.JobID)
-	if _, err := s.JobUpdate(ctx, engine.JobUpdate{ID: j.ID, From: j.Status, Version: j.Version, To: engine.StatusRunning, IncrementAttempt: true}); err != nil {
+	if _, err := s.JobUpdate(ctx, engine.QueuedStartUpdate(j, "n1")); err != nil {
 		t.Fatal(err)
 	}
 	// A job that runs here for real is left alone.

@@ -26,8 +26,13 @@ type resultRecorder struct {
 	// follow them (engine.RecordOutcome, engine.RecordOutcomes).
 	recordOutcome  func(ctx context.Context, job *engine.Job, u engine.JobUpdate) (*engine.Job, error)
 	recordOutcomes func(ctx context.Context, jobs []*engine.Job, us []engine.JobUpdate) ([]engine.JobUpdateResult, error)
-	log            *slog.Logger
-	random         func() float64 // jitter of retry backoffs
+	// takeLate offers a fenced run's result to its job again
+	// (engine.LateOutcome), for a run that ended before the node lease
+	// lapsed, as lease says (takeLateResult).
+	takeLate func(ctx context.Context, run engine.LateRun) (*engine.Job, error)
+	lease    leaseWitness
+	log      *slog.Logger
+	random   func() float64 // jitter of retry backoffs
 	// completed counts the results recorded, by the status they took the job to.
 	completed *prometheus.CounterVec
 	// runs are the runner's books the results' runs are on.
@@ -61,6 +66,9 @@ func newResultRecorder(cfg Config, store engine.Store, runs runLedger, completed
 		},
 		recordOutcomes: func(ctx context.Context, jobs []*engine.Job, us []engine.JobUpdate) ([]engine.JobUpdateResult, error) {
 			return engine.RecordOutcomes(ctx, store, jobs, us)
+		},
+		takeLate: func(ctx context.Context, run engine.LateRun) (*engine.Job, error) {
+			return engine.LateOutcome(ctx, store, run, random)
 		}}
 	b := newCompletionBatcher(r.recordBatch, r.keepResult, log)
 	b.spool = newResultSpool(cfg.StateDir, cfg.Name, log)

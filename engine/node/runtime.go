@@ -105,6 +105,7 @@ func New(cfg Config, store engine.Store, clock engine.Clock, log *slog.Logger, o
 	n.fence = newFence(cfg.NodeLease, books, r.stopForLapse, log)
 	n.api = newJobAPI(cfg, store, r, books, n.metrics, log)
 	r.results, r.fence, r.tokens = n.results, n.fence, n.api
+	n.results.lease = n.fence
 	n.liveness = newLiveness(cfg, store, n.fence, books, r.runningUsage, r.recoverOrphans, n.metrics.overloaded, log)
 	n.services = newLeaseServices(cfg, store, r, n.metrics, clock, log)
 	for _, o := range opts {

@@ -46,7 +46,7 @@ func newWaitSetup(t *testing.T) *waitSetup {
 }
 
 // child submits a child of load 1 through the parent's token, gated by a
-// dir of its own, and marks it DISPATCHING to n1 as the dispatcher would.
+// dir of its own, and makes the offer of it a dispatcher would.
 func (w *waitSetup) child(t *testing.T) (engine.DispatchOffer, string) {
 	t.Helper()
 	ctx := context.Background()
@@ -61,12 +61,7 @@ func (w *waitSetup) child(t *testing.T) (engine.DispatchOffer, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	job, err = w.s.JobUpdate(ctx, engine.JobUpdate{ID: job.ID, From: job.Status, Version: job.Version,
-		To: engine.StatusDispatching, Node: engine.Ptr("n1")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return engine.DispatchOffer{JobID: job.ID, Attempt: job.Attempt, Version: job.Version, Type: job.Type, Load: job.Load}, dir
+	return engine.OfferOf(job, engine.LeaseTerm{}), dir
 }
 
 // books are the node's own figures: load, running and waiting as its
@@ -269,7 +264,7 @@ func TestANodeStoppingWhileItsJobWaitsPutsItBackAndCancelsItsChildren(t *testing
 	t.Parallel()
 	ctx := context.Background()
 	w := newWaitSetup(t)
-	child, _ := w.child(t) // DISPATCHING, never accepted: it does not end
+	child, _ := w.child(t) // offered, never accepted: it does not end
 	answer := w.waitAsync(ctx)
 	waitJob(t, w.s, w.parent.JobID, func(j *engine.Job) bool { return j.Status == engine.StatusWaiting })
 	stopRuns(w.n)

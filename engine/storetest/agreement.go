@@ -263,7 +263,7 @@ func buildRandomJobs(t *testing.T, s engine.Store, rng *rand.Rand, prefix string
 func runToFailure(t *testing.T, s engine.Store, j *engine.Job) *engine.Job {
 	t.Helper()
 	for j.Status != engine.StatusFailed {
-		j = apply(t, s, engine.StartUpdate(apply(t, s, engine.DispatchUpdate(j, "n1"))))
+		j = apply(t, s, engine.QueuedStartUpdate(j, "n1"))
 		j = apply(t, s, engine.OutcomeUpdate(j, engine.RunResult{ExitCode: 3, Outcome: engine.RunFailed, Reason: "exit code 3"},
 			false, func() float64 { return 0.5 }))
 	}
@@ -291,12 +291,8 @@ func randomStep(t *testing.T, s engine.TxStore, rng *rand.Rand, j *engine.Job) *
 	case engine.StatusInstantiated:
 		options = append(options, verb(engine.VerbRelease), verb(engine.VerbRelease), verb(engine.VerbCancel))
 	case engine.StatusQueued, engine.StatusRestart:
-		options = append(options, plain(engine.DispatchUpdate(j, node)), plain(engine.DispatchUpdate(j, node)),
-			verb(engine.VerbPause), verb(engine.VerbCancel))
-	case engine.StatusDispatching:
-		options = append(options, plain(engine.StartUpdate(j)), plain(engine.StartUpdate(j)),
-			plain(engine.PutBackUpdate(j, engine.StatusQueued)), plain(engine.PutBackUpdate(j, engine.StatusRestart)),
-			plain(engine.DispatchUpdate(j, node)), plain(engine.ReclaimUpdate(j)), plain(engine.RefuseUpdate(j, node, "type not offered")))
+		options = append(options, plain(engine.QueuedStartUpdate(j, node)), plain(engine.QueuedStartUpdate(j, node)),
+			plain(engine.RefuseUpdate(j, node, "type not offered")), verb(engine.VerbPause), verb(engine.VerbCancel))
 	case engine.StatusRunning:
 		options = append(options,
 			outcome(engine.RunResult{ExitCode: 0, Outcome: engine.RunSucceeded, Reason: "exit code 0"}, false),

@@ -59,8 +59,7 @@ func (l *attemptLog) expect(before, after *engine.Job, from time.Time) {
 
 func (l *attemptLog) start(j *engine.Job, node string) *engine.Job {
 	l.t.Helper()
-	claimed := l.step(j, engine.DispatchUpdate(j, node))
-	return l.step(claimed, engine.StartUpdate(claimed))
+	return l.step(j, engine.QueuedStartUpdate(j, node))
 }
 
 func (l *attemptLog) finish(j *engine.Job, outcome engine.RunOutcome) *engine.Job {
@@ -215,12 +214,8 @@ func testJobAttemptsNoRun(t *testing.T, s engine.Store) {
 	held := l.admin(l.admin(queued(t, s, 1), engine.VerbPause), engine.VerbResume)
 	held = l.admin(held, engine.VerbCancel)
 	refused := queued(t, s, 1)
-	refused = l.step(refused, engine.DispatchUpdate(refused, "n1"))
 	refused = l.step(refused, engine.RefuseUpdate(refused, "n1", "type not offered"))
-	putBack := queued(t, s, 1)
-	putBack = l.step(putBack, engine.DispatchUpdate(putBack, "n1"))
-	putBack = l.step(putBack, engine.ReclaimUpdate(putBack))
-	for _, j := range []*engine.Job{held, refused, putBack} {
+	for _, j := range []*engine.Job{held, refused} {
 		if len(l.want[j.ID]) != 0 {
 			t.Fatalf("the rule gave job %d (%s) an attempt: %+v", j.ID, j.Status, l.want[j.ID])
 		}
@@ -281,8 +276,7 @@ func testJobAttemptsBatch(t *testing.T, s engine.Store) {
 
 	// The retried job's next attempt, started and ended in quiet batches.
 	retried := get(t, s, jobs[0].ID)
-	claimed := updateMany(t, s, []engine.JobUpdate{engine.DispatchUpdate(retried, "n2")})[0].Job
-	res, err := s.JobUpdateManyQuiet(t.Context(), []engine.JobUpdate{engine.StartUpdate(claimed)})
+	res, err := s.JobUpdateManyQuiet(t.Context(), []engine.JobUpdate{engine.QueuedStartUpdate(retried, "n2")})
 	if err != nil || res[0].Err != nil {
 		t.Fatalf("quiet start: %v %v", err, res)
 	}

@@ -27,13 +27,13 @@ var batchTests = []subtest{
 // outcome per transition, only without the jobs.
 func testJobUpdateManyQuiet(t *testing.T, s engine.Store) {
 	applied1, stale, forbidden, applied2 := queued(t, s, 1), queued(t, s, 1), queued(t, s, 1), queued(t, s, 1)
-	stale = move(t, s, stale, engine.StatusDispatching, func(u *engine.JobUpdate) { u.Node = engine.Ptr("n0") })
+	stale = start(t, s, stale, "n0")
 	us := []engine.JobUpdate{
-		engine.DispatchUpdate(applied1, "n1"),
-		{ID: stale.ID, From: engine.StatusDispatching, Version: stale.Version - 1, To: engine.StatusRunning, MarkStarted: true},
-		{ID: 424242, From: engine.StatusQueued, Version: 1, To: engine.StatusDispatching, Node: engine.Ptr("n1")},
+		engine.QueuedStartUpdate(applied1, "n1"),
+		{ID: stale.ID, From: engine.StatusRunning, Version: stale.Version - 1, To: engine.StatusFinished, MarkFinished: true},
+		{ID: 424242, From: engine.StatusQueued, Version: 1, To: engine.StatusRunning, Node: engine.Ptr("n1")},
 		{ID: forbidden.ID, From: engine.StatusQueued, Version: forbidden.Version, To: engine.StatusFinished, MarkFinished: true},
-		engine.DispatchUpdate(applied2, "n2"),
+		engine.QueuedStartUpdate(applied2, "n2"),
 	}
 	res, err := s.JobUpdateManyQuiet(t.Context(), us)
 	if err != nil || len(res) != len(us) {
@@ -48,15 +48,15 @@ func testJobUpdateManyQuiet(t *testing.T, s engine.Store) {
 		if res[i].Err != nil {
 			t.Errorf("result %d (job %d): %v, want applied", i, j.ID, res[i].Err)
 		}
-		if got := get(t, s, j.ID); got.Status != engine.StatusDispatching || got.Version != j.Version+1 || got.Node != *us[i].Node {
-			t.Errorf("job %d after a quiet batch: %s version %d node %q; want DISPATCHING version %d node %q",
+		if got := get(t, s, j.ID); got.Status != engine.StatusRunning || got.Version != j.Version+1 || got.Node != *us[i].Node {
+			t.Errorf("job %d after a quiet batch: %s version %d node %q; want RUNNING version %d node %q",
 				j.ID, got.Status, got.Version, got.Node, j.Version+1, *us[i].Node)
 		}
 	}
 	for _, i := range []int{1, 2} {
 		wantErrIs(t, fmt.Sprintf("result %d (job %d)", i, us[i].ID), res[i].Err, engine.ErrConflict)
 	}
-	if got := get(t, s, stale.ID); got.Version != stale.Version || got.Status != engine.StatusDispatching {
+	if got := get(t, s, stale.ID); got.Version != stale.Version || got.Status != engine.StatusRunning {
 		t.Errorf("the stale update changed job %d: %s version %d", stale.ID, got.Status, got.Version)
 	}
 	var te *engine.TransitionError
@@ -118,19 +118,19 @@ func testJobUpdateManyMixed(t *testing.T, s engine.Store) {
 	applied1, stale, left, applied2, forbidden, nan := queued(t, s, 1), queued(t, s, 1), queued(t, s, 1),
 		queued(t, s, 1), queued(t, s, 1), queued(t, s, 1)
 	left = move(t, s, left, engine.StatusCancelled, nil)
-	stale = move(t, s, stale, engine.StatusDispatching, func(u *engine.JobUpdate) { u.Node = engine.Ptr("n0") })
+	stale = start(t, s, stale, "n0")
 	before := map[int64]*engine.Job{}
 	for _, j := range []*engine.Job{stale, left, forbidden, nan} {
 		before[j.ID] = get(t, s, j.ID)
 	}
 	us := []engine.JobUpdate{
-		engine.DispatchUpdate(applied1, "n1"),
-		{ID: stale.ID, From: engine.StatusDispatching, Version: stale.Version - 1, To: engine.StatusRunning, MarkStarted: true},
-		{ID: left.ID, From: engine.StatusQueued, Version: left.Version, To: engine.StatusDispatching, Node: engine.Ptr("n1")},
-		{ID: 424242, From: engine.StatusQueued, Version: 1, To: engine.StatusDispatching, Node: engine.Ptr("n1")},
+		engine.QueuedStartUpdate(applied1, "n1"),
+		{ID: stale.ID, From: engine.StatusRunning, Version: stale.Version - 1, To: engine.StatusFinished, MarkFinished: true},
+		{ID: left.ID, From: engine.StatusQueued, Version: left.Version, To: engine.StatusRunning, Node: engine.Ptr("n1")},
+		{ID: 424242, From: engine.StatusQueued, Version: 1, To: engine.StatusRunning, Node: engine.Ptr("n1")},
 		{ID: forbidden.ID, From: engine.StatusQueued, Version: forbidden.Version, To: engine.StatusFinished, MarkFinished: true},
-		{ID: nan.ID, From: engine.StatusQueued, Version: nan.Version, To: engine.StatusDispatching, RunAfterSeconds: engine.Ptr(math.NaN())},
-		engine.DispatchUpdate(applied2, "n2"),
+		{ID: nan.ID, From: engine.StatusQueued, Version: nan.Version, To: engine.StatusPaused, RunAfterSeconds: engine.Ptr(math.NaN())},
+		engine.QueuedStartUpdate(applied2, "n2"),
 	}
 	res := updateMany(t, s, us)
 
@@ -140,8 +140,8 @@ func testJobUpdateManyMixed(t *testing.T, s engine.Store) {
 			t.Errorf("result %d (job %d): %v, want applied", i, j.ID, r.Err)
 			continue
 		}
-		if r.Job.ID != j.ID || r.Job.Status != engine.StatusDispatching || r.Job.Version != j.Version+1 || r.Job.Node != *us[i].Node {
-			t.Errorf("result %d: job %d %s version %d node %q; want job %d DISPATCHING version %d node %q",
+		if r.Job.ID != j.ID || r.Job.Status != engine.StatusRunning || r.Job.Version != j.Version+1 || r.Job.Node != *us[i].Node {
+			t.Errorf("result %d: job %d %s version %d node %q; want job %d RUNNING version %d node %q",
 				i, r.Job.ID, r.Job.Status, r.Job.Version, r.Job.Node, j.ID, j.Version+1, *us[i].Node)
 		}
 		if got := get(t, s, j.ID); !reflect.DeepEqual(got, r.Job) {
@@ -176,7 +176,7 @@ func testJobUpdateManyLarge(t *testing.T, s engine.Store) {
 	jobs := insertMany(t, s, n)
 	us := make([]engine.JobUpdate, n)
 	for i, j := range jobs {
-		us[i] = engine.DispatchUpdate(j, fmt.Sprintf("n%d", i%7))
+		us[i] = engine.QueuedStartUpdate(j, fmt.Sprintf("n%d", i%7))
 		if i%97 == 0 {
 			us[i].Version-- // read before someone else moved it
 		}
@@ -214,14 +214,14 @@ func testJobUpdateManyDatabaseClock(t *testing.T, s engine.Store) {
 		j = move(t, s, j, engine.StatusFailed, func(u *engine.JobUpdate) { u.MarkFinished = true })
 		return move(t, s, j, engine.StatusRestart, nil)
 	}
-	dispatched := apply(t, s, engine.DispatchUpdate(ranBefore(), "n1"))
+	dispatched := ranBefore()
 	running := start(t, s, queued(t, s, 1), "n1")
 	failing := start(t, s, ranBefore(), "n1")
-	putBack := apply(t, s, engine.DispatchUpdate(queued(t, s, 1), "n1"))
+	putBack := move(t, s, queued(t, s, 1), engine.StatusPaused, nil)
 
 	before := dbNow(t, s)
 	res := updateMany(t, s, []engine.JobUpdate{
-		engine.StartUpdate(dispatched),
+		engine.QueuedStartUpdate(dispatched, "n1"),
 		{ID: running.ID, From: running.Status, Version: running.Version, To: engine.StatusFinished, ExitCode: engine.Ptr(0), MarkFinished: true},
 		{ID: failing.ID, From: failing.Status, Version: failing.Version, To: engine.StatusRestart, ExitCode: engine.Ptr(2),
 			RunAfterSeconds: engine.Seconds(90 * time.Second), Node: engine.Ptr("")},
@@ -286,7 +286,7 @@ func testJobUpdateManyRace(t *testing.T, s engine.Store) {
 				if r%2 == 1 {
 					i = r*stride + span - 1 - k // the other way round: locks wanted in opposite orders
 				}
-				batches[r] = append(batches[r], engine.DispatchUpdate(current[i], fmt.Sprintf(perNode, r)))
+				batches[r] = append(batches[r], raceUpdate(current[i], fmt.Sprintf(perNode, r)))
 			}
 			wg.Go(func() {
 				<-startGun
@@ -320,13 +320,27 @@ func testJobUpdateManyRace(t *testing.T, s engine.Store) {
 			if len(w) != 1 {
 				t.Fatalf("round %d job %d: won by racers %v, want exactly one", round, was.ID, w)
 			}
-			if got.Version != was.Version+1 || got.Node != fmt.Sprintf(perNode, w[0]) {
-				t.Fatalf("round %d job %d: version %d node %q; want %d and the winner's %q",
-					round, was.ID, got.Version, got.Node, was.Version+1, fmt.Sprintf(perNode, w[0]))
+			wantNode := fmt.Sprintf(perNode, w[0])
+			if was.Status == engine.StatusRunning {
+				wantNode = "" // put back in the queue by the winner
+			}
+			if got.Version != was.Version+1 || got.Node != wantNode {
+				t.Fatalf("round %d job %d: version %d node %q; want %d and node %q",
+					round, was.ID, got.Version, got.Node, was.Version+1, wantNode)
 			}
 			current[i] = got
 		}
 	}
+}
+
+// raceUpdate is a racer's claim of job j as read: a start on node for a
+// job in the queue, and for one running a recovery back to the queue, so
+// each round has something to race for.
+func raceUpdate(j *engine.Job, node string) engine.JobUpdate {
+	if j.Status == engine.StatusRunning {
+		return engine.RecoverUpdate(j, "recovered by "+node)
+	}
+	return engine.QueuedStartUpdate(j, node)
 }
 
 // testJobUpdateManyAsOneByOne is what JobUpdateMany promises: random
@@ -363,7 +377,7 @@ func testJobUpdateManyAsOneByOne(t *testing.T, s engine.Store) {
 			twin.ID, twin.Version = twins[i].ID, u.Version-batchJobs[i].Version+twins[i].Version
 			batch, singles, of = append(batch, u), append(singles, twin), append(of, i)
 		}
-		missing := engine.JobUpdate{ID: 1<<40 + int64(round), From: engine.StatusQueued, Version: 1, To: engine.StatusDispatching}
+		missing := engine.JobUpdate{ID: 1<<40 + int64(round), From: engine.StatusQueued, Version: 1, To: engine.StatusRunning}
 		batch, singles, of = append(batch, missing), append(singles, missing), append(of, -1)
 
 		batchFrom := dbNow(t, s)

@@ -100,11 +100,11 @@ func dispatchableBoth(t *testing.T, s engine.Store, status engine.Status, after 
 	return jobs
 }
 
-// restart takes a QUEUED job through a dispatch no node took to RESTART,
-// with the engine's own handshake transitions.
+// restart takes a QUEUED job through a run on a node that was lost to
+// RESTART, with the engine's own transitions.
 func restart(t *testing.T, s engine.Store, j *engine.Job) *engine.Job {
 	t.Helper()
-	return apply(t, s, engine.PutBackUpdate(apply(t, s, engine.DispatchUpdate(j, "n1")), engine.StatusRestart))
+	return apply(t, s, engine.RecoverUpdate(start(t, s, j, "n1"), "node n1 was lost"))
 }
 
 func testDispatchablePaging(t *testing.T, s engine.Store) {
@@ -141,7 +141,7 @@ func testDispatchableRunAfter(t *testing.T, s engine.Store) {
 	// A retry's backoff, set relative to the database clock: one still
 	// waiting, one whose backoff has passed.
 	backoff := func(d time.Duration) *engine.Job {
-		u := engine.PutBackUpdate(apply(t, s, engine.DispatchUpdate(queued(t, s, 1), "n1")), engine.StatusRestart)
+		u := engine.RecoverUpdate(start(t, s, queued(t, s, 1), "n1"), "node n1 was lost")
 		u.RunAfterSeconds = engine.Seconds(d)
 		return apply(t, s, u)
 	}
@@ -222,12 +222,9 @@ func testDispatchableKeyBlockedByLaterActive(t *testing.T, s engine.Store) {
 	finish(t, s, j2, engine.RunCancelled)
 	wantIDs(t, "later job ended", restarting(), j1, free)
 
-	// A later job being dispatched blocks it too.
-	j3 := apply(t, s, engine.DispatchUpdate(insert(t, s, engine.JobInsertParams{Key: "k"}), "n2"))
-	wantIDs(t, "later job dispatching", restarting(), free)
-	// Sent back to the queue, the later job waits behind the requeued one,
-	// which no longer waits for it.
-	apply(t, s, engine.PutBackUpdate(j3, engine.StatusQueued))
+	// A later job of the key still in the queue waits behind the requeued
+	// one, which does not wait for it.
+	insert(t, s, engine.JobInsertParams{Key: "k"})
 	wantIDs(t, "later job queued again", restarting(), j1, free)
 	wantIDs(t, "the later queued job waits", dispatchable(t, s, engine.StatusQueued, nil, 0))
 }
@@ -252,8 +249,8 @@ func testLoadsByNode(t *testing.T, s engine.Store) {
 	register(t, s, sampleNode("n1"))
 	register(t, s, sampleNode("n2"))
 	register(t, s, sampleNode("n3"))
-	// Load-holding: DISPATCHING, RUNNING, CANCELLING, and PAUSED on a node.
-	apply(t, s, engine.DispatchUpdate(queued(t, s, 1.5), "n1"))
+	// Load-holding: RUNNING, CANCELLING, and PAUSED on a node.
+	start(t, s, queued(t, s, 1.5), "n1")
 	start(t, s, queued(t, s, 2), "n1")
 	admin(t, s, start(t, s, queued(t, s, 1), "n2"), engine.VerbCancel)
 	admin(t, s, start(t, s, queued(t, s, 4), "n2"), engine.VerbPause)

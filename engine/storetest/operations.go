@@ -27,11 +27,11 @@ func testTxJobUpdateMany(t *testing.T, s engine.Store) {
 	stale.Version--
 	boom := errors.New("boom")
 	err := s.Tx(t.Context(), func(tx engine.TxStore) error {
-		res, err := tx.JobUpdateMany(t.Context(), []engine.JobUpdate{engine.DispatchUpdate(a, "n1"), engine.DispatchUpdate(&stale, "n1")})
+		res, err := tx.JobUpdateMany(t.Context(), []engine.JobUpdate{engine.QueuedStartUpdate(a, "n1"), engine.QueuedStartUpdate(&stale, "n1")})
 		if err != nil {
 			return err
 		}
-		if res[0].Err != nil || res[0].Job.Status != engine.StatusDispatching || !errors.Is(res[1].Err, engine.ErrConflict) {
+		if res[0].Err != nil || res[0].Job.Status != engine.StatusRunning || !errors.Is(res[1].Err, engine.ErrConflict) {
 			t.Errorf("JobUpdateMany in a transaction: %+v, %+v; want the first applied and the stale one a conflict", res[0], res[1])
 		}
 		return boom
@@ -43,14 +43,14 @@ func testTxJobUpdateMany(t *testing.T, s engine.Store) {
 		t.Errorf("job after the rollback: %s version %d; want QUEUED version %d", got.Status, got.Version, a.Version)
 	}
 	err = s.Tx(t.Context(), func(tx engine.TxStore) error {
-		_, err := tx.JobUpdateMany(t.Context(), []engine.JobUpdate{engine.DispatchUpdate(a, "n1")})
+		_, err := tx.JobUpdateMany(t.Context(), []engine.JobUpdate{engine.QueuedStartUpdate(a, "n1")})
 		return err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := get(t, s, a.ID); got.Status != engine.StatusDispatching {
-		t.Errorf("job after the commit: %s; want DISPATCHING", got.Status)
+	if got := get(t, s, a.ID); got.Status != engine.StatusRunning {
+		t.Errorf("job after the commit: %s; want RUNNING", got.Status)
 	}
 }
 

@@ -63,7 +63,7 @@ func RunWith(t *testing.T, open OpenFunc, opts Options) {
 		leaseTests, tokenTests, agreementTests, txTests, reservationTests, limitTests,
 		bulkTests, batchTests, notifyTests, windowTests, scheduleTests,
 		typeLimitTests, attemptTests, rollbackTests, eventTests, sortTests, usageTests, submitTests,
-		operationTests,
+		operationTests, lateTests,
 	} {
 		all = append(all, group...)
 	}
@@ -130,7 +130,7 @@ func move(t *testing.T, s engine.Store, j *engine.Job, to engine.Status, edit fu
 // engine's own handshake transitions, as the dispatcher and the node do.
 func start(t *testing.T, s engine.Store, j *engine.Job, node string) *engine.Job {
 	t.Helper()
-	return apply(t, s, engine.StartUpdate(apply(t, s, engine.DispatchUpdate(j, node))))
+	return apply(t, s, engine.QueuedStartUpdate(j, node))
 }
 
 // admin applies an operator's verb with the engine's own update for it.

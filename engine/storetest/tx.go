@@ -44,7 +44,7 @@ func testTxCommit(t *testing.T, s engine.Store) {
 		if _, err := tx.JobGet(t.Context(), child.ID); err != nil {
 			return err
 		}
-		if dispatched, err = tx.JobUpdate(t.Context(), engine.DispatchUpdate(parent, "n1")); err != nil {
+		if dispatched, err = tx.JobUpdate(t.Context(), engine.QueuedStartUpdate(parent, "n1")); err != nil {
 			return err
 		}
 		return tx.ReservationSet(t.Context(), engine.Reservation{JobID: child.ID, Node: "n2"})
@@ -97,11 +97,11 @@ func testTxRollback(t *testing.T, s engine.Store) {
 		if err != nil {
 			return err
 		}
-		moved, err := tx.JobUpdate(t.Context(), engine.DispatchUpdate(job, "n1"))
+		moved, err := tx.JobUpdate(t.Context(), engine.QueuedStartUpdate(job, "n1"))
 		if err != nil {
 			return err
 		}
-		if _, err := tx.JobUpdate(t.Context(), engine.StartUpdate(moved)); err != nil {
+		if _, err := tx.JobUpdate(t.Context(), engine.RecoverUpdate(moved, "node n1 was lost")); err != nil {
 			return err
 		}
 		if err := tx.ReservationSet(t.Context(), engine.Reservation{JobID: inserted.ID, Node: "n2"}); err != nil {
@@ -120,7 +120,7 @@ func testTxRollback(t *testing.T, s engine.Store) {
 	}
 	wantUnchanged(t, s, jobs, res)
 	// The store works on after the rollback.
-	if _, err := s.JobUpdate(t.Context(), engine.DispatchUpdate(job, "n1")); err != nil {
+	if _, err := s.JobUpdate(t.Context(), engine.QueuedStartUpdate(job, "n1")); err != nil {
 		t.Errorf("dispatch after the rollback: %v", err)
 	}
 }
@@ -130,7 +130,7 @@ func testTxRollback(t *testing.T, s engine.Store) {
 func testTxStoreErrorRollback(t *testing.T, s engine.Store) {
 	job, jobs, res := txBaseline(t, s)
 	err := s.Tx(t.Context(), func(tx engine.TxStore) error {
-		if _, err := tx.JobUpdate(t.Context(), engine.DispatchUpdate(job, "n1")); err != nil {
+		if _, err := tx.JobUpdate(t.Context(), engine.QueuedStartUpdate(job, "n1")); err != nil {
 			return err
 		}
 		// The node is kept for the other job.

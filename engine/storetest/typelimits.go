@@ -100,8 +100,8 @@ func testTypeLimits(t *testing.T, s engine.Store) {
 // on a node, as a node's load counts them, and nothing else.
 func testTypeLimitRunning(t *testing.T, s engine.Store) {
 	job := func(typ string) *engine.Job { return insert(t, s, engine.JobInsertParams{Type: typ, Load: 1}) }
-	// Counted: dispatching, running, paused while running, cancelling.
-	apply(t, s, engine.DispatchUpdate(job("lim"), "n1"))
+	// Counted: running, paused while running, cancelling.
+	start(t, s, job("lim"), "n1")
 	start(t, s, job("lim"), "n1")
 	start(t, s, job("lim"), "n2")
 	admin(t, s, start(t, s, job("lim"), "n2"), engine.VerbPause)

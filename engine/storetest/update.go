@@ -43,27 +43,25 @@ func sameExcept(t *testing.T, step string, before, after *engine.Job, changed ..
 func testJobUpdateFields(t *testing.T, s engine.Store) {
 	j0 := queued(t, s, 1)
 
-	// Dispatch: the node is set and a new attempt starts.
-	j1 := move(t, s, j0, engine.StatusDispatching, func(u *engine.JobUpdate) {
+	// Start: the node is set, a new attempt starts, and started_at comes
+	// from the database clock.
+	before := dbNow(t, s)
+	j2 := move(t, s, j0, engine.StatusRunning, func(u *engine.JobUpdate) {
 		u.Node = engine.Ptr("n1")
 		u.IncrementAttempt = true
+		u.MarkStarted = true
 	})
-	if j1.Status != engine.StatusDispatching || j1.Node != "n1" || j1.Attempt != 1 || j1.Version != j0.Version+1 {
-		t.Errorf("dispatch: got %s node %q attempt %d version %d; want DISPATCHING n1 1 %d",
-			j1.Status, j1.Node, j1.Attempt, j1.Version, j0.Version+1)
-	}
-	sameExcept(t, "dispatch", j0, j1, "Node", "Attempt")
-
-	// Start: started_at from the database clock; the node stays.
-	before := dbNow(t, s)
-	j2 := move(t, s, j1, engine.StatusRunning, func(u *engine.JobUpdate) { u.MarkStarted = true })
 	after := dbNow(t, s)
+	if j2.Status != engine.StatusRunning || j2.Node != "n1" || j2.Attempt != 1 || j2.Version != j0.Version+1 {
+		t.Errorf("start: got %s node %q attempt %d version %d; want RUNNING n1 1 %d",
+			j2.Status, j2.Node, j2.Attempt, j2.Version, j0.Version+1)
+	}
 	if j2.StartedAt == nil || !within(*j2.StartedAt, before, after) {
 		t.Errorf("start: StartedAt = %v, want within [%s, %s]", j2.StartedAt, before, after)
 	} else {
 		wantUTC(t, "StartedAt", *j2.StartedAt)
 	}
-	sameExcept(t, "start", j1, j2, "StartedAt")
+	sameExcept(t, "start", j0, j2, "Node", "Attempt", "StartedAt")
 
 	// Failure with retry: exit code, message, run_after = db now + 30s, finished_at.
 	before = dbNow(t, s)
@@ -86,32 +84,20 @@ func testJobUpdateFields(t *testing.T, s engine.Store) {
 	}
 	sameExcept(t, "retry", j2, j3, "ExitCode", "Message", "RunAfter", "FinishedAt")
 
-	// Redispatch and decline: the node is cleared with "" and queued_at set.
-	j4 := move(t, s, j3, engine.StatusDispatching, func(u *engine.JobUpdate) { u.Node = engine.Ptr("n2") })
-	if j4.Node != "n2" {
-		t.Errorf("redispatch: Node = %q, want n2", j4.Node)
+	// Pause and resume: the node is cleared with "" and queued_at set.
+	j4 := move(t, s, j3, engine.StatusPaused, func(u *engine.JobUpdate) { u.Node = engine.Ptr("") })
+	if j4.Node != "" {
+		t.Errorf("pause: Node = %q, want cleared", j4.Node)
 	}
+	sameExcept(t, "pause", j3, j4, "Node")
 	before = dbNow(t, s)
-	j5 := move(t, s, j4, engine.StatusQueued, func(u *engine.JobUpdate) {
-		u.Node = engine.Ptr("")
-		u.MarkQueued = true
-	})
-	if j5.Node != "" {
-		t.Errorf("decline: Node = %q, want cleared", j5.Node)
-	}
+	j5 := move(t, s, j4, engine.StatusQueued, func(u *engine.JobUpdate) { u.MarkQueued = true })
 	if j5.QueuedAt == nil || j5.QueuedAt.Before(before) {
-		t.Errorf("decline: QueuedAt = %v, want at or after %s", j5.QueuedAt, before)
+		t.Errorf("resume: QueuedAt = %v, want at or after %s", j5.QueuedAt, before)
 	}
-	sameExcept(t, "decline", j4, j5, "Node", "QueuedAt")
-
-	// A retargeted dispatch (DISPATCHING → DISPATCHING) is a transition too.
-	j6 := move(t, s, j5, engine.StatusDispatching, func(u *engine.JobUpdate) { u.Node = engine.Ptr("n3") })
-	j7 := move(t, s, j6, engine.StatusDispatching, func(u *engine.JobUpdate) { u.Node = engine.Ptr("n4") })
-	if j7.Node != "n4" || j7.Version != j6.Version+1 {
-		t.Errorf("retarget: Node %q version %d, want n4 %d", j7.Node, j7.Version, j6.Version+1)
-	}
-	if got := get(t, s, j7.ID); !reflect.DeepEqual(got, j7) {
-		t.Errorf("JobGet after the updates differs from what JobUpdate returned:\n get    %+v\n update %+v", got, j7)
+	sameExcept(t, "resume", j4, j5, "QueuedAt")
+	if got := get(t, s, j5.ID); !reflect.DeepEqual(got, j5) {
+		t.Errorf("JobGet after the updates differs from what JobUpdate returned:\n get    %+v\n update %+v", got, j5)
 	}
 }
 
@@ -158,14 +144,13 @@ func testJobUpdateRebaseAttempts(t *testing.T, s engine.Store) {
 
 func testJobUpdateStaleVersion(t *testing.T, s engine.Store) {
 	j := queued(t, s, 1)
-	moved := move(t, s, j, engine.StatusDispatching, func(u *engine.JobUpdate) { u.Node = engine.Ptr("n1") })
-	// A second dispatcher that read the job before the first one moved it.
-	_, err := s.JobUpdate(t.Context(), engine.JobUpdate{ID: j.ID, From: engine.StatusQueued, Version: j.Version,
-		To: engine.StatusDispatching, Node: engine.Ptr("n2")})
+	moved := start(t, s, j, "n1")
+	// A second node that was offered the job before the first one started it.
+	_, err := s.JobUpdate(t.Context(), engine.QueuedStartUpdate(j, "n2"))
 	wantErrIs(t, "update with a stale status and version", err, engine.ErrConflict)
 	// The right status but a stale version.
-	_, err = s.JobUpdate(t.Context(), engine.JobUpdate{ID: j.ID, From: engine.StatusDispatching, Version: j.Version,
-		To: engine.StatusRunning, MarkStarted: true})
+	_, err = s.JobUpdate(t.Context(), engine.JobUpdate{ID: j.ID, From: engine.StatusRunning, Version: j.Version,
+		To: engine.StatusFinished, MarkFinished: true})
 	wantErrIs(t, "update with a stale version", err, engine.ErrConflict)
 	if got := get(t, s, j.ID); !reflect.DeepEqual(got, moved) {
 		t.Errorf("a refused update changed the job:\n now  %+v\n want %+v", got, moved)
@@ -177,7 +162,7 @@ func testJobUpdateStatusChanged(t *testing.T, s engine.Store) {
 	cancelled := move(t, s, j, engine.StatusCancelled, nil)
 	// The current version, but the job is no longer QUEUED.
 	_, err := s.JobUpdate(t.Context(), engine.JobUpdate{ID: j.ID, From: engine.StatusQueued, Version: cancelled.Version,
-		To: engine.StatusDispatching, Node: engine.Ptr("n1")})
+		To: engine.StatusRunning, Node: engine.Ptr("n1")})
 	wantErrIs(t, "update from a status the job left", err, engine.ErrConflict)
 	if got := get(t, s, j.ID); !reflect.DeepEqual(got, cancelled) {
 		t.Errorf("a refused update changed the job:\n now  %+v\n want %+v", got, cancelled)
@@ -221,7 +206,7 @@ func testJobUpdateRace(t *testing.T, s engine.Store) {
 		wg.Go(func() {
 			<-startGun
 			results[i], errs[i] = s.JobUpdate(t.Context(), engine.JobUpdate{ID: j.ID, From: j.Status, Version: j.Version,
-				To: engine.StatusDispatching, Node: engine.Ptr(fmt.Sprintf("n%d", i)), IncrementAttempt: true})
+				To: engine.StatusRunning, Node: engine.Ptr(fmt.Sprintf("n%d", i)), IncrementAttempt: true})
 		})
 	}
 	close(startGun)

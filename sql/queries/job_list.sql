@@ -2,7 +2,7 @@
 A job listing (engine.JobListParams). The store renders it once for each
 way a listing is read (see dbstore's joblist.go): .Brief reads only the
 brief columns; .Live is for states of live jobs only (none ended), such as
-the dispatcher's scan for DISPATCHING jobs and a node's recovery: such jobs
+the recovery of a silent node's jobs and a node's own: such jobs
 are few whatever the table's history, and with the status term standing
 alone every backend finds them in jobs_status_id, where SQLite cannot see
 past the flag that switches job_list_filter's status filter off and reads
