@@ -146,7 +146,7 @@ func TestSupportOnThisMachine(t *testing.T) {
 	if !s.CPU {
 		t.Errorf("CPU time is not measured: %+v", s)
 	}
-	if s.Version == 1 && !(s.Memory && s.MemoryLimit && s.CPUShare) {
+	if full := s.Memory && s.MemoryLimit && s.CPUShare; s.Version == 1 && !full {
 		t.Errorf("a v1 host with cpu, cpuacct and memory hierarchies: %+v", s)
 	}
 	for _, h := range m.tree {
@@ -286,7 +286,7 @@ func TestV2OnTheUnifiedMountMeasuresCPU(t *testing.T) {
 	if err != nil {
 		t.Fatalf("NewGroup: %v", err)
 	}
-	defer g.Remove()
+	defer func() { _ = g.Remove() }()
 	cmd, out := start(t, g, "sh", "-c", "cat /proc/self/cgroup; "+busyLoop)
 	if err := cmd.Wait(); err != nil {
 		t.Fatal(err)
@@ -309,7 +309,7 @@ func TestOpenRemovesWhatGoneNodesLeft(t *testing.T) {
 	if err := os.Mkdir(live, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	defer removeDir(live)
+	defer func() { _ = removeDir(live) }()
 	openForTest(t, false)
 	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the directory of a gone node is still there: %v", err)
@@ -322,7 +322,7 @@ func TestOpenRemovesWhatGoneNodesLeft(t *testing.T) {
 func TestParseProcFiles(t *testing.T) {
 	dir := t.TempDir()
 	cg := filepath.Join(dir, "cgroup")
-	os.WriteFile(cg, []byte("9:name=systemd:/\n4:memory:/process_api/abc\n2:cpu,cpuacct:/user\n0::/init.scope\n"), 0o644)
+	writeTestFile(t, cg, "9:name=systemd:/\n4:memory:/process_api/abc\n2:cpu,cpuacct:/user\n0::/init.scope\n")
 	own, err := readOwnCgroups(cg)
 	if err != nil {
 		t.Fatal(err)
@@ -331,11 +331,11 @@ func TestParseProcFiles(t *testing.T) {
 		t.Errorf("own = %v", own)
 	}
 	mi := filepath.Join(dir, "mountinfo")
-	os.WriteFile(mi, []byte(`32 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw,relatime shared:9 - cgroup cgroup rw,cpu,cpuacct
+	writeTestFile(t, mi, `32 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw,relatime shared:9 - cgroup cgroup rw,cpu,cpuacct
 35 31 0:32 /process_api /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory
 41 31 0:38 / /sys/fs/cgroup/un\040ified rw,relatime - cgroup2 cgroup2 rw
 50 31 0:40 / /proc rw - proc proc rw
-`), 0o644)
+`)
 	mounts, err := readCgroupMounts(mi)
 	if err != nil || len(mounts) != 3 {
 		t.Fatalf("mounts = %+v, %v", mounts, err)
@@ -377,5 +377,13 @@ func TestDescribe(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("Describe = %q, want it to say %q", got, want)
 		}
+	}
+}
+
+// writeFile writes a stand-in for a file of /proc.
+func writeTestFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -47,19 +47,19 @@ func (m *Manager) NewGroup(name string, l Limits) (*Group, error) {
 	for _, h := range m.tree {
 		dir := filepath.Join(h.node, name)
 		if err := os.Mkdir(dir, 0o755); err != nil {
-			g.Remove()
+			_ = g.Remove() // the first error is the one to report
 			return nil, fmt.Errorf("cannot make the job's cgroup: %w", err)
 		}
 		g.dirs = append(g.dirs, dir)
 		if err := g.limit(h, dir, l); err != nil {
-			g.Remove()
+			_ = g.Remove() // the first error is the one to report
 			return nil, err
 		}
 	}
 	if m.version == 2 {
 		fd, err := unix.Open(g.dirs[0], unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
-			g.Remove()
+			_ = g.Remove() // the first error is the one to report
 			return nil, fmt.Errorf("cannot open the job's cgroup: %w", err)
 		}
 		g.fd = fd

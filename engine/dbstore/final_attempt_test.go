@@ -246,7 +246,6 @@ func testFinalAttemptMigration(t *testing.T, s *Store) {
 	for _, id := range ids {
 		before[id] = h.attempts(id)
 	}
-	usageBefore = h.usage("build", "test")
 	h.migrateTo(finalAttemptVersion - 1)
 	all := []copiedAttempt{
 		{finished.ID, 1, "FINISHED", "n1"}, {finished.ID, 2, "RESTART", "n6"}, {finished.ID, 3, "FINISHED", "n6"},

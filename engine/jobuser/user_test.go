@@ -76,10 +76,6 @@ func TestMayRead(t *testing.T) {
 	if err := os.WriteFile(path, nil, 0o640); err != nil {
 		t.Fatal(err)
 	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	uid, gid := uint32(os.Getuid()), uint32(os.Getgid())
 	for _, tc := range []struct {
 		u    User
@@ -95,7 +91,8 @@ func TestMayRead(t *testing.T) {
 		if err := os.Chmod(path, tc.mode); err != nil {
 			t.Fatal(err)
 		}
-		if fi, err = os.Stat(path); err != nil {
+		fi, err := os.Stat(path)
+		if err != nil {
 			t.Fatal(err)
 		}
 		if uid == 0 {

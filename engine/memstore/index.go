@@ -216,11 +216,12 @@ func (t *jobTable) reindexState(old, j *engine.Job) {
 		}
 	}
 	oldHolds, holds := old.HoldsLoad(), j.HoldsLoad()
-	sameNode := old.Node == j.Node
-	if oldHolds && !(holds && sameNode) {
+	// An entry that stays as it was is left alone.
+	staysHolding := oldHolds && holds && old.Node == j.Node
+	if oldHolds && !staysHolding {
 		removeFrom(t.loadHolding, old.Node, old.ID)
 	}
-	if holds && !(oldHolds && sameNode) {
+	if holds && !staysHolding {
 		addTo(t.loadHolding, j.Node, j.ID)
 	}
 	if oldHolds {
@@ -234,7 +235,8 @@ func (t *jobTable) reindexState(old, j *engine.Job) {
 	}
 	oldLive, live := keyLive(old), keyLive(j)
 	oldSlot, slot := slotOf(old), slotOf(j)
-	if oldLive && !(live && oldSlot == slot) {
+	staysLive := oldLive && live && oldSlot == slot
+	if oldLive && !staysLive {
 		if set := t.keyLive[old.Key]; set != nil {
 			set.Delete(oldSlot)
 			if set.Len() == 0 {
@@ -242,7 +244,7 @@ func (t *jobTable) reindexState(old, j *engine.Job) {
 			}
 		}
 	}
-	if live && !(oldLive && oldSlot == slot) {
+	if live && !staysLive {
 		t.addKeyLive(j)
 	}
 	switch oldActive, active := old.HoldsKey(), j.HoldsKey(); {

@@ -110,7 +110,6 @@ func (r *resultRecorder) recordResult(ctx context.Context, ar *activeRun, res ru
 		switch {
 		case errors.Is(err, engine.ErrChildrenLeft):
 			r.log.Warn("cannot cancel all the children of a job that goes back to the queue", "job", ar.job.ID, "err", err)
-			err = nil
 		case errors.Is(err, engine.ErrConflict):
 			continue
 		case errors.Is(err, engine.ErrInvalidTransition) || errors.Is(err, engine.ErrInvalid):

@@ -55,7 +55,7 @@ func (jr *jobResources) openCgroups() {
 	jr.cgroups = m
 	s := m.Support()
 	level := slog.LevelInfo
-	if jr.cfg.Enforce && !(s.CPUShare && s.MemoryLimit) {
+	if enforces := s.CPUShare && s.MemoryLimit; jr.cfg.Enforce && !enforces {
 		level = slog.LevelWarn
 	}
 	jr.log.Log(context.Background(), level, s.Describe(jr.cfg.Enforce))

@@ -28,7 +28,7 @@ func newStore(clock engine.Clock) *store {
 // afresh for each of its rounds (a million jobs take some hundred thousand
 // rounds). What the run keeps of the nodes it reads from Nodes.
 func (s *store) NodeList(context.Context) ([]*engine.Node, error) {
-	return s.Store.NodeListInto(&s.nodes), nil
+	return s.NodeListInto(&s.nodes), nil
 }
 
 // Nodes is every node as the store's own NodeList copies it: the caller's
