@@ -9,12 +9,14 @@ LDFLAGS  := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 # tested with into ~/go/bin.
 GORELEASER ?= $(shell command -v goreleaser 2>/dev/null || echo $(HOME)/go/bin/goreleaser)
 GORELEASER_VERSION := v2.15.1
+GOLANGCI_LINT ?= $(shell command -v golangci-lint 2>/dev/null || echo $(HOME)/go/bin/golangci-lint)
+GOLANGCI_LINT_VERSION := v2.15.0
 # Fixed date for man pages, so regenerating them is reproducible.
 SOURCE_DATE_EPOCH ?= 1767225600
 export SOURCE_DATE_EPOCH
 
 .PHONY: build test test-short chaos fuzz lint generate check-generated clean \
-	install-goreleaser release-check release-snapshot release-test
+	install-goreleaser install-golangci-lint release-check release-snapshot release-test
 
 build: ## build ./jobctl
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o jobctl ./cmd/jobctl
@@ -62,7 +64,10 @@ fuzz:
 lint:
 	gofmt -l . | (! grep .) || (echo "gofmt needed on the files above" && exit 1)
 	$(GO) vet ./...
-	golangci-lint run ./...
+	$(GOLANGCI_LINT) run ./...
+
+install-golangci-lint: ## build golangci-lint into ~/go/bin (about a minute)
+	GOBIN=$(HOME)/go/bin GOFLAGS= $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 
 generate: ## regenerate man pages and shell completions
 	rm -rf man completions
