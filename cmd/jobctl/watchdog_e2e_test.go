@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -83,6 +84,12 @@ func TestAFrozenNodesJobIsKilledAndRunsAgain(t *testing.T) {
 	c.waitStatus(id, "RUNNING", 20*time.Second)
 	first := c.pids(base+".1", 2)
 	killOnCleanup(t, first)
+	// The job's shell runs before the node tells its watchdog of the
+	// group: a node frozen in between leaves the group unwatched.
+	watched := fmt.Sprintf(`msg="the watchdog watches the run's process group".* pgid=%d`, first[0])
+	c.eventually(20*time.Second, "the node to tell its watchdog of the job's group", func() bool {
+		return regexp.MustCompile(watched).MatchString(n.log.String())
+	})
 
 	pid := n.cmd.Process.Pid
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {

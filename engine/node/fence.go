@@ -277,6 +277,7 @@ type runGroup struct {
 func (g runGroup) WatchGroup(pgid int) {
 	if wd := g.r.fence.watchdog(); wd != nil {
 		wd.Watch(pgid)
+		g.r.log.Debug("the watchdog watches the run's process group", "job", g.ar.job.ID, "attempt", g.ar.attempt, "pgid", pgid)
 	}
 }
 
