@@ -144,3 +144,33 @@ func TestChaosReadsALapseFromANodesLog(t *testing.T) {
 		t.Error("the end of a lapse read as a lapse")
 	}
 }
+
+// A lapse lasts until the node records its liveness again, or until its
+// log ends: a run taken before the lapse and started during it is one the
+// lapse stopped.
+func TestChaosLapseLastsUntilLivenessIsRecordedAgain(t *testing.T) {
+	t.Parallel()
+	at := func(s string) int64 {
+		ts, err := time.Parse(time.RFC3339Nano, "2026-12-02T09:00:"+s+"Z")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ts.UnixNano()
+	}
+	log := `time=2026-12-02T09:00:50.000Z level=INFO msg="node online" node=n1
+time=2026-12-02T09:00:57.778Z level=WARN msg="could not record liveness within the node lease: stopped this node's jobs" node=n1
+time=2026-12-02T09:00:57.800Z level=DEBUG msg="stopping a run taken before the lapse" node=n1
+time=2026-12-02T09:00:58.100Z level=INFO msg="recorded liveness again; taking work again" node=n1
+time=2026-12-02T09:00:59.000Z level=INFO msg="job ended" node=n1
+time=2026-12-02T09:01:00.000Z level=WARN msg="could not record liveness within the node lease: stopped this node's jobs" node=n1
+`
+	got := lapsesIn("n1", log+`time=2026-12-02T09:01:00.500Z level=INFO msg="shutting down" node=n1
+`)
+	end := at("58.100")
+	if len(got) != 2 || got[0].Start != at("57.778") || got[0].End != end || got[0].Node != "n1" || got[0].Kind != faultLapse {
+		t.Fatalf("lapses %+v; want the first from 57.778 to 58.100", got)
+	}
+	if got[1].End-got[1].Start != int64(500*time.Millisecond) {
+		t.Errorf("the last lapse %+v; want it to last until the log ends, 0.5s on", got[1])
+	}
+}

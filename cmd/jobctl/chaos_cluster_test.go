@@ -251,8 +251,13 @@ func (n *chaosNode) logTail(t *testing.T) {
 }
 
 // lapseLine is the start of what a node logs when it could not record its
-// liveness within its node lease and stopped its runs.
-var lapseLine = regexp.MustCompile(`^time=(\S+) .*msg="could not record liveness within the node lease`)
+// liveness within its node lease and stopped its runs; lapseEndLine what it
+// logs once it records it again; logTime the time of any line.
+var (
+	lapseLine    = regexp.MustCompile(`^time=(\S+) .*msg="could not record liveness within the node lease`)
+	lapseEndLine = regexp.MustCompile(`^time=\S+ .*msg="recorded liveness again; taking work again"`)
+	logTime      = regexp.MustCompile(`^time=(\S+) `)
+)
 
 // lapses are the times, from their logs, that nodes stopped their own runs
 // because they could not record their liveness in time: on a busy machine a
@@ -266,15 +271,35 @@ func (cc *chaosCluster) lapses() []fault {
 		procs := append([]*node(nil), n.history...)
 		n.mu.Unlock()
 		for _, p := range procs {
-			for line := range strings.Lines(p.log.String()) {
-				m := lapseLine.FindStringSubmatch(line)
-				if m == nil {
-					continue
-				}
-				if at, err := time.Parse(time.RFC3339Nano, m[1]); err == nil {
-					out = append(out, fault{Kind: faultLapse, Node: n.name, Start: at.UnixNano(), End: at.UnixNano()})
-				}
-			}
+			out = append(out, lapsesIn(n.name, p.log.String())...)
+		}
+	}
+	return out
+}
+
+// lapsesIn reads the lapses of node name from one process's log. A lapse
+// lasts until the node records its liveness again, or its log ends: a run
+// that starts on the node meanwhile was taken before the lapse (the node
+// declines work while it lasts), and the fence stops it as it starts.
+func lapsesIn(name, log string) []fault {
+	var out []fault
+	open := false
+	for line := range strings.Lines(log) {
+		m := logTime.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		at, err := time.Parse(time.RFC3339Nano, m[1])
+		if err != nil {
+			continue
+		}
+		switch {
+		case lapseLine.MatchString(line):
+			out = append(out, fault{Kind: faultLapse, Node: name, Start: at.UnixNano(), End: at.UnixNano()})
+			open = true
+		case open:
+			out[len(out)-1].End = at.UnixNano()
+			open = !lapseEndLine.MatchString(line)
 		}
 	}
 	return out
