@@ -277,7 +277,11 @@ type runGroup struct {
 func (g runGroup) WatchGroup(pgid int) {
 	if wd := g.r.fence.watchdog(); wd != nil {
 		wd.Watch(pgid)
-		g.r.log.Debug("the watchdog watches the run's process group", "job", g.ar.job.ID, "attempt", g.ar.attempt, "pgid", pgid)
+		// Checked first: a burst of short jobs would pay for the line's
+		// arguments on every start.
+		if g.r.log.Enabled(context.Background(), slog.LevelDebug) {
+			g.r.log.Debug("the watchdog watches the run's process group", "job", g.ar.job.ID, "attempt", g.ar.attempt, "pgid", pgid)
+		}
 	}
 }
 
