@@ -53,7 +53,6 @@ func BenchmarkJobUpdateManyTableSize(b *testing.B) {
 						}
 						reportJobsPerSecond(b)
 						c.reportBuffers(b, startUpdate)
-						c.step(stopUpdate)
 					})
 					b.Run("finish", func(b *testing.B) {
 						for b.Loop() {
