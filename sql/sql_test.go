@@ -31,7 +31,7 @@ func TestMigrationsAgreeAcrossDialects(t *testing.T) {
 			if m.Version != i+1 {
 				t.Errorf("%s: migration %d has version %d", d, i, m.Version)
 			}
-			if !strings.Contains(m.Up, "CREATE") && !strings.Contains(m.Up, "ALTER") {
+			if !strings.Contains(m.Up, "CREATE") && !strings.Contains(m.Up, "ALTER") && !unchangedHere(m.Up) {
 				t.Errorf("%s %03d_%s: the up migration changes no schema", d, m.Version, m.Name)
 			}
 		}
@@ -81,4 +81,17 @@ func TestUnknownDialect(t *testing.T) {
 	if _, err := Queries("oracle"); err == nil {
 		t.Error("Queries(oracle) succeeded")
 	}
+}
+
+// unchangedHere reports whether a migration is one that changes nothing on
+// its dialect, on purpose: its only statement is SELECT 1, which keeps the
+// version of a change that other dialects make.
+func unchangedHere(up string) bool {
+	var stmt []string
+	for line := range strings.Lines(up) {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "--") {
+			stmt = append(stmt, line)
+		}
+	}
+	return strings.Join(stmt, " ") == "SELECT 1;"
 }

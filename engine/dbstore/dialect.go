@@ -81,6 +81,13 @@ type dialect struct {
 	purgeByIndex string
 	// deleteReturns: DELETE … RETURNING gives the deleted rows.
 	deleteReturns bool
+	// setsAsComparisons: the partial indexes of ended jobs state their
+	// statuses as comparisons joined by OR, not as an IN list, and the
+	// queries that read them say so alike ({{statusOneOf}}). SQLite
+	// evaluates a partial index's IN list of more than two values by
+	// building a temporary index for every row a write changes (migration
+	// 018).
+	setsAsComparisons bool
 }
 
 // sqliteTimeLayout is the text form of SQLite timestamps: the form
@@ -104,6 +111,8 @@ var sqliteDialect = &dialect{
 	updateReturns:   true,
 	deleteReturns:   true,
 	migrationLock:   false,
+	// Migration 018.
+	setsAsComparisons: true,
 	// WAL lets readers run beside the one writer; writers take turns in
 	// Go (Store.writing), so more connections only let reads go on beside
 	// a write.

@@ -118,7 +118,10 @@ func loadQueries(d *dialect) (map[string]string, error) {
 		"now":      func() string { return d.now },
 		"nowPlus":  d.nowPlus,
 		"statuses": statusList,
-		"has":      hasWord,
+		"statusOneOf": func(column, set string) (string, error) {
+			return statusOneOf(d, column, set)
+		},
+		"has": hasWord,
 	})
 	names := make([]string, 0, len(files))
 	for name, body := range files {
@@ -233,6 +236,26 @@ func statusList(set string) (string, error) {
 		quoted[i] = "'" + string(st) + "'"
 	}
 	return "(" + strings.Join(quoted, ", ") + ")", nil
+}
+
+// statusOneOf renders "column holds one of the set's statuses" as the
+// dialect's partial indexes of ended jobs state it, which a query must
+// repeat for the planner to read them: comparisons joined by OR where the
+// dialect writes sets so (setsAsComparisons), else an IN list.
+func statusOneOf(d *dialect, column, set string) (string, error) {
+	if !d.setsAsComparisons {
+		list, err := statusList(set)
+		return column + " IN " + list, err
+	}
+	statuses, ok := engine.StatusSets[set]
+	if !ok {
+		return "", fmt.Errorf("no status set %q", set)
+	}
+	terms := make([]string, len(statuses))
+	for i, st := range statuses {
+		terms[i] = column + " = '" + string(st) + "'"
+	}
+	return "(" + strings.Join(terms, " OR ") + ")", nil
 }
 
 // checkColons refuses a ':' that does not start a :parameter, and any ':'

@@ -144,3 +144,49 @@ func TestJobSubmitServiceOfAnOlderRelease(t *testing.T) {
 		}
 	})
 }
+
+// The measured use of a type reads the newest final attempts down
+// jobs_type_measured: SQLite uses that partial index only while
+// job_final_attempts states the ended statuses exactly as the index does
+// (statusOneOf, migration 018).
+func TestMeasuredUseReadsTheMeasuredIndexes(t *testing.T) {
+	t.Parallel()
+	s := migratedSQLite(t)
+	ctx := t.Context()
+	query, params, err := s.bind(s.q, qJobAttemptUsageType, args{"job_type": engine.TypeNoop, "runs": int64(10)}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan string
+	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
+		plan, err = explain(ctx, tx, s.dialect.name, query, params)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, index := range []string{"USING INDEX jobs_type_measured", "USING INDEX job_attempts_type_measured"} {
+		if !strings.Contains(plan, index) {
+			t.Errorf("the measured use of a type does not read %s:\n%s", index, plan)
+		}
+	}
+}
+
+// SQLite fills a temporary index for an IN list of more than two values in
+// a trigger's WHEN clause or a partial index's WHERE clause anew for every
+// row a write changes. The triggers and the ended-job indexes that every
+// start and end of a job runs through state their tests without one
+// (migration 018).
+func TestSQLiteJobWritesTestStatesWithoutINLists(t *testing.T) {
+	t.Parallel()
+	s := migratedSQLite(t)
+	for _, name := range []string{"jobs_record_attempt", "jobs_keep_final_attempt", "jobs_ended", "jobs_type_measured"} {
+		var def string
+		if err := s.db.GetContext(t.Context(), &def, "SELECT sql FROM sqlite_schema WHERE name = ?", name); err != nil {
+			t.Fatalf("read %s: %v", name, err)
+		}
+		if strings.Contains(strings.ToUpper(def), " IN (") {
+			t.Errorf("%s tests a state with an IN list:\n%s", name, def)
+		}
+	}
+}

@@ -10,6 +10,6 @@ writes it, so that SQLite finds the measured ones there. A query goes on
 with its own "AND …" terms.
 */ -}}
 jobs AS j
-WHERE j.status IN {{statuses "terminal"}}
+WHERE {{statusOneOf "j.status" "terminal"}}
   AND j.finished_at IS NOT NULL AND j.attempt > 0
   AND NOT EXISTS (SELECT 1 FROM job_attempts AS k WHERE k.job_id = j.id AND k.attempt = j.attempt)

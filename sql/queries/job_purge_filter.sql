@@ -10,7 +10,7 @@ fragment once for each combination (queryVariants), so each bound is a
 plain range on the index that serves it, never one switched off by a
 flag, which SQLite cannot see past.
 */ -}}
-status IN {{statuses "terminal"}}
+{{statusOneOf "status" "terminal"}}
   AND status IN (:statuses)
   AND (:creator = '' OR creator = :creator)
 {{- if has . "before"}}

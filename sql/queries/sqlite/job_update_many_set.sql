@@ -2,11 +2,45 @@
 -- applies it alone. The parameter is a JSON array with one array per
 -- transition, its fields by position (jobUpdateTuplesJSON in dbstore's
 -- batch_params.go); a null leaves its field alone (a null cpu_seconds the
--- whole usage of the run the transition ends), and a flag is 0 or 1. A
+-- whole usage of the run the transition ends), and the flags are the bits
+-- of one number (tupleIncrementAttempt and the others there). A
 -- transition whose job is no longer at its status and version matches no
 -- row, and only the changed rows come back. A start under a lease term (a
 -- dispatcher and its term, both set) records them and applies only while
 -- that term is the current, unexpired lease of that dispatcher.
+--
+-- The transitions are read once each, into a table of their own, as SQLite
+-- would otherwise flatten the subquery and extract a field again at every
+-- use of it in the SET list. jsonb_each hands each transition over as
+-- binary JSON, which ->> reads as it is; json_each's text would be parsed
+-- anew by every ->>.
+WITH t AS MATERIALIZED (
+    SELECT value ->> 0  AS job_id,
+           value ->> 1  AS expected_version,
+           value ->> 2  AS from_status,
+           value ->> 3  AS to_status,
+           value ->> 4  AS new_node,
+           value ->> 5  AS new_exit_code,
+           value ->> 6  AS new_message,
+           value ->> 7  AS run_after_seconds,
+           value ->> 8  AS flags,
+           value ->> 9  AS new_dispatcher,
+           value ->> 10 AS new_lease_term,
+           value ->> 11 AS new_cpu_seconds,
+           value ->> 12 AS new_peak_memory,
+           value ->> 13 AS new_wall_seconds,
+           value ->> 14 AS new_oom_killed
+    FROM jsonb_each(:updates)
+), x AS (
+    SELECT t.*,
+           flags & 1  AS increment_attempt,
+           flags & 2  AS rebase_attempts,
+           flags & 4  AS clear_result,
+           flags & 8  AS mark_queued,
+           flags & 16 AS mark_started,
+           flags & 32 AS mark_finished
+    FROM t
+)
 UPDATE jobs SET
     status           = x.to_status,
     version          = version + 1,
@@ -42,29 +76,7 @@ UPDATE jobs SET
     started_at       = CASE WHEN x.mark_started THEN {{now}} ELSE started_at END,
     dispatcher       = COALESCE(x.new_dispatcher, dispatcher),
     lease_term       = COALESCE(x.new_lease_term, lease_term)
-FROM (
-    SELECT value ->> 0  AS job_id,
-           value ->> 1  AS expected_version,
-           value ->> 2  AS from_status,
-           value ->> 3  AS to_status,
-           value ->> 4  AS new_node,
-           value ->> 5  AS new_exit_code,
-           value ->> 6  AS new_message,
-           value ->> 7  AS run_after_seconds,
-           value ->> 8  AS increment_attempt,
-           value ->> 9  AS rebase_attempts,
-           value ->> 10 AS clear_result,
-           value ->> 11 AS mark_queued,
-           value ->> 12 AS mark_started,
-           value ->> 13 AS mark_finished,
-           value ->> 14 AS new_dispatcher,
-           value ->> 15 AS new_lease_term,
-           value ->> 16 AS new_cpu_seconds,
-           value ->> 17 AS new_peak_memory,
-           value ->> 18 AS new_wall_seconds,
-           value ->> 19 AS new_oom_killed
-    FROM json_each(:updates)
-) AS x
+FROM x
 WHERE jobs.id = x.job_id AND jobs.version = x.expected_version AND jobs.status = x.from_status
   AND (x.new_dispatcher IS NULL OR EXISTS (SELECT 1 FROM lease
                                         WHERE id = 1 AND owner = x.new_dispatcher AND term = x.new_lease_term
