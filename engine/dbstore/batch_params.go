@@ -136,8 +136,19 @@ func jobInsertArrays(rows []args) args {
 	}
 }
 
-// jobUpdatesJSON is the JSON array of the SQLite and MySQL statements: one
-// object per transition, with the keys those statements read.
+// The bits of a transition's flags in jobUpdatesJSON, as
+// mysql/job_update_many.sql tests them.
+const (
+	flagIncrementAttempt = 1 << iota
+	flagRebaseAttempts
+	flagClearResult
+	flagMarkQueued
+	flagMarkStarted
+	flagMarkFinished
+)
+
+// jobUpdatesJSON is the JSON array of the MySQL statement: one object per
+// transition, with the keys it reads.
 func jobUpdatesJSON(us []engine.JobUpdate) string {
 	b := make([]byte, 0, 96*len(us))
 	b = append(b, '[')
@@ -188,22 +199,29 @@ func jobUpdatesJSON(us []engine.JobUpdate) string {
 				b = append(b, `,"oom_killed":0`...)
 			}
 		}
-		// Flags are 1 when on, not true: every backend reads a JSON number
-		// as an integer the same way.
+		// The flags travel as one number, its bits the flag constants
+		// above: MariaDB's JSON_TABLE looks each column's key up from the
+		// object's start, and a key per flag cost a look through every
+		// key for each flag that was off (absent).
+		var flags int64
 		for _, f := range [...]struct {
-			key string
+			bit int64
 			on  bool
 		}{
-			{`,"increment_attempt":1`, u.IncrementAttempt},
-			{`,"rebase_attempts":1`, u.RebaseAttempts},
-			{`,"clear_result":1`, u.ClearResult},
-			{`,"mark_queued":1`, u.MarkQueued},
-			{`,"mark_started":1`, u.MarkStarted},
-			{`,"mark_finished":1`, u.MarkFinished},
+			{flagIncrementAttempt, u.IncrementAttempt},
+			{flagRebaseAttempts, u.RebaseAttempts},
+			{flagClearResult, u.ClearResult},
+			{flagMarkQueued, u.MarkQueued},
+			{flagMarkStarted, u.MarkStarted},
+			{flagMarkFinished, u.MarkFinished},
 		} {
 			if f.on {
-				b = append(b, f.key...)
+				flags |= f.bit
 			}
+		}
+		if flags != 0 {
+			b = append(b, `,"flags":`...)
+			b = strconv.AppendInt(b, flags, 10)
 		}
 		b = append(b, '}')
 	}
