@@ -136,8 +136,42 @@ func jobInsertArrays(rows []args) args {
 	}
 }
 
-// jobUpdatesJSON is the JSON array of the SQLite and MySQL statements: one
-// object per transition, with the keys those statements read.
+// The bits of a transition's flags, which travel as one number in the
+// parameters of the MySQL and SQLite statements (jobUpdatesJSON,
+// jobUpdateTuplesJSON), as mysql/job_update_many.sql and
+// sqlite/job_update_many_set.sql read them.
+const (
+	flagIncrementAttempt = 1 << iota
+	flagRebaseAttempts
+	flagClearResult
+	flagMarkQueued
+	flagMarkStarted
+	flagMarkFinished
+)
+
+// jobUpdateFlags is the number of u's flags.
+func jobUpdateFlags(u engine.JobUpdate) int64 {
+	var flags int64
+	for _, f := range [...]struct {
+		bit int64
+		on  bool
+	}{
+		{flagIncrementAttempt, u.IncrementAttempt},
+		{flagRebaseAttempts, u.RebaseAttempts},
+		{flagClearResult, u.ClearResult},
+		{flagMarkQueued, u.MarkQueued},
+		{flagMarkStarted, u.MarkStarted},
+		{flagMarkFinished, u.MarkFinished},
+	} {
+		if f.on {
+			flags |= f.bit
+		}
+	}
+	return flags
+}
+
+// jobUpdatesJSON is the JSON array of the MySQL statement: one object per
+// transition, with the keys it reads.
 func jobUpdatesJSON(us []engine.JobUpdate) string {
 	b := make([]byte, 0, 96*len(us))
 	b = append(b, '[')
@@ -188,43 +222,22 @@ func jobUpdatesJSON(us []engine.JobUpdate) string {
 				b = append(b, `,"oom_killed":0`...)
 			}
 		}
-		// Flags are 1 when on, not true: every backend reads a JSON number
-		// as an integer the same way.
-		for _, f := range [...]struct {
-			key string
-			on  bool
-		}{
-			{`,"increment_attempt":1`, u.IncrementAttempt},
-			{`,"rebase_attempts":1`, u.RebaseAttempts},
-			{`,"clear_result":1`, u.ClearResult},
-			{`,"mark_queued":1`, u.MarkQueued},
-			{`,"mark_started":1`, u.MarkStarted},
-			{`,"mark_finished":1`, u.MarkFinished},
-		} {
-			if f.on {
-				b = append(b, f.key...)
-			}
+		// The flags travel as one number: MariaDB's JSON_TABLE looks each
+		// column's key up from the object's start, and a key per flag cost
+		// a look through every key for each flag that was off (absent).
+		if flags := jobUpdateFlags(u); flags != 0 {
+			b = append(b, `,"flags":`...)
+			b = strconv.AppendInt(b, flags, 10)
 		}
 		b = append(b, '}')
 	}
 	return string(append(b, ']'))
 }
 
-// The bits of a transition's flags in jobUpdateTuplesJSON, as
-// job_update_many_set reads them.
-const (
-	tupleIncrementAttempt = 1 << iota
-	tupleRebaseAttempts
-	tupleClearResult
-	tupleMarkQueued
-	tupleMarkStarted
-	tupleMarkFinished
-)
-
 // jobUpdateTuplesJSON is the JSON array of the SQLite statement: one array
 // per transition, its fields by position in the order of
 // job_update_many_set's columns, null where a field is unset, and the six
-// flags as the bits of one number (tupleIncrementAttempt …). SQLite finds
+// flags as the bits of one number (jobUpdateFlags). SQLite finds
 // an element of an array by position without comparing keys, and the text
 // is shorter: a batch costs it a quarter less than objects with named keys.
 // Each element it extracts costs a walk over the ones before it, so the
@@ -237,12 +250,6 @@ func jobUpdateTuplesJSON(us []engine.JobUpdate) string {
 			return '1'
 		}
 		return '0'
-	}
-	bit := func(on bool, value int64) int64 {
-		if on {
-			return value
-		}
-		return 0
 	}
 	for i, u := range us {
 		if i > 0 {
@@ -281,9 +288,7 @@ func jobUpdateTuplesJSON(us []engine.JobUpdate) string {
 			b = append(b, "null"...)
 		}
 		b = append(b, ',')
-		b = strconv.AppendInt(b, bit(u.IncrementAttempt, tupleIncrementAttempt)|bit(u.RebaseAttempts, tupleRebaseAttempts)|
-			bit(u.ClearResult, tupleClearResult)|bit(u.MarkQueued, tupleMarkQueued)|
-			bit(u.MarkStarted, tupleMarkStarted)|bit(u.MarkFinished, tupleMarkFinished), 10)
+		b = strconv.AppendInt(b, jobUpdateFlags(u), 10)
 		switch t := u.StartedUnder; {
 		case t != nil:
 			b = append(b, ',')
