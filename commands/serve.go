@@ -64,7 +64,8 @@ within --shutdown-grace and puts the rest back in the queue.
 A node holds at most --db-max-conns connections to the database, however
 many jobs run: one of its own for its liveness and the lease, one to LISTEN
 for job changes while it dispatches (PostgreSQL), and a pool for the rest,
-whose connections close after 5 seconds unused. An idle node that does not
+whose connections close after a second unused (5 seconds on the lease
+holder). An idle node that does not
 hold the lease keeps 1, the idle lease holder about 4. It appears to
 PostgreSQL as application_name "jobctl serve NODE". Behind a transaction pooler such as
 PgBouncer with pool_mode=transaction, add pooler=transaction to the DSN:

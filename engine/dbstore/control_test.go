@@ -266,3 +266,41 @@ func TestPostgresPooledStoreDoesNotListen(t *testing.T) {
 		t.Errorf("%d listening connections behind a transaction pooler, want none", listening)
 	}
 }
+
+// TestPostgresIdleConnTime: a main pool connection left unused is closed
+// once the idle time set last has passed, however long the default is.
+func TestPostgresIdleConnTime(t *testing.T) {
+	t.Parallel()
+	dsn := postgresSchemaDSN(t)
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := "jobctl-idle-" + u.Query().Get("search_path")
+	s, err := OpenWith(t.Context(), dsn, OpenOptions{AppName: app})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	migrated(t, s)
+	admin := openStore(t, dsn)
+	count := func() int {
+		var n int
+		if err := admin.db.GetContext(t.Context(), &n,
+			`SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, app); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if _, err := s.JobList(t.Context(), engine.JobListParams{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 1 {
+		t.Fatalf("%d connections after a query, want the pool's 1", n)
+	}
+	s.SetIdleConnTime(50 * time.Millisecond)
+	waitfor.Until(t, time.Minute, "the unused connection to close", func() bool { return count() == 0 })
+	if closed := s.db.Stats().MaxIdleTimeClosed; closed != 1 {
+		t.Errorf("%d connections closed for their idle time, want 1", closed)
+	}
+}

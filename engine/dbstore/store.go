@@ -103,10 +103,16 @@ type OpenOptions struct {
 }
 
 // idleConnTime is how long a connection of the main pool may stay unused
-// before it is closed: long enough that a dispatcher's rounds, every
-// dispatch interval, keep theirs, short enough that a node left idle soon
-// holds its control connection alone.
+// before it is closed, until SetIdleConnTime says otherwise: long enough
+// that a dispatcher's rounds, every dispatch interval, keep theirs, short
+// enough that a process left idle soon holds no more than it needs.
 const idleConnTime = 5 * time.Second
+
+// SetIdleConnTime sets how long a connection of the main pool may stay
+// unused before it is closed. A node sets it by its part in the cluster:
+// short while it does not hold the lease, so that many nodes idle at once
+// hold about a connection each.
+func (s *Store) SetIdleConnTime(d time.Duration) { s.db.SetConnMaxIdleTime(d) }
 
 // OpenWith is Open with options.
 func OpenWith(ctx context.Context, dsn string, o OpenOptions) (*Store, error) {

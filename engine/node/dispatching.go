@@ -13,6 +13,31 @@ type jobChanges interface {
 	JobChanges(ctx context.Context) (<-chan struct{}, error)
 }
 
+// idleConns is a store whose pool closes connections left unused
+// (engine/dbstore).
+type idleConns interface {
+	SetIdleConnTime(d time.Duration)
+}
+
+// How long a pool connection left unused stays open. A node that does not
+// hold the lease uses its pool now and then (a look for lost jobs, a job's
+// start and result): closed a second after, its connections leave a
+// cluster of many mostly idle nodes at about one connection a node. The
+// lease holder's rounds come again within the dispatch interval and keep
+// theirs.
+const (
+	nodeIdleConnTime       = time.Second
+	dispatcherIdleConnTime = 5 * time.Second
+)
+
+// setIdleConnTime sets how long store keeps a connection left unused, where
+// store has a pool that closes them.
+func setIdleConnTime(store any, d time.Duration) {
+	if s, ok := store.(idleConns); ok {
+		s.SetIdleConnTime(d)
+	}
+}
+
 // dispatchLoop runs rounds while the node holds the lease. A round starts
 // when the pause after the last one is over (dispatch.NextRound) or, sooner,
 // when the store reports a change; the interval poll stays the fallback,
@@ -24,6 +49,7 @@ func (s *leaseServices) dispatchLoop(ctx context.Context, d *dispatch.Dispatcher
 	defer func() {
 		if wake != nil {
 			wake.stop()
+			setIdleConnTime(s.store, nodeIdleConnTime)
 		}
 	}()
 	for {
@@ -31,12 +57,14 @@ func (s *leaseServices) dispatchLoop(ctx context.Context, d *dispatch.Dispatcher
 		switch {
 		case held && wake == nil:
 			wake = s.listen(ctx)
+			setIdleConnTime(s.store, dispatcherIdleConnTime)
 			// A change between the round's reads and the subscription
 			// would wait for the poll: look once more at once.
 			continue
 		case !held && wake != nil:
 			wake.stop()
 			wake = nil
+			setIdleConnTime(s.store, nodeIdleConnTime)
 		}
 		if !held {
 			if !sleep(ctx, pause) {

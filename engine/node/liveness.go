@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"log/slog"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -34,6 +35,9 @@ type liveness struct {
 	// runner has no run and no result of.
 	recoverOrphans func(ctx context.Context) error
 	overloaded     prometheus.Gauge
+	// random spreads the looks for orphaned jobs of nodes started
+	// together: numbers in [0, 1).
+	random func() float64
 
 	// process is this process as registered: its touches apply only while
 	// the row still names it. Set before the loops start.
@@ -50,7 +54,7 @@ func newLiveness(cfg Config, store livenessStore, f *fence, books maintenanceBoo
 	recoverOrphans func(ctx context.Context) error, overloaded prometheus.Gauge, log *slog.Logger) *liveness {
 	return &liveness{name: cfg.Name, lease: cfg.NodeLease, maxLoadAvg: cfg.MaxLoadAvg, reservedMemory: cfg.ReservedMemory,
 		store: store, log: log, health: ReadHealth, fence: f, books: books, usage: usage, recoverOrphans: recoverOrphans,
-		overloaded: overloaded, markedOffline: make(chan struct{}, 1)}
+		overloaded: overloaded, random: rand.Float64, markedOffline: make(chan struct{}, 1)}
 }
 
 // livenessStore is what liveness writes: the node's own record.

@@ -99,3 +99,22 @@ func TestLivenessOutrunsQueuedWrites(t *testing.T) {
 		t.Errorf("the running job is %s, attempt %d; want still RUNNING, attempt 1", j.Status, j.Attempt)
 	}
 }
+
+// TestOrphanCheckWaitsSpreadAroundTheInterval: the looks for orphaned jobs
+// of nodes started together spread over half to one and a half intervals,
+// whatever the random source gives.
+func TestOrphanCheckWaitsSpreadAroundTheInterval(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		random float64
+		want   time.Duration
+	}{
+		{0, orphanCheckInterval / 2},
+		{0.5, orphanCheckInterval},
+		{0.999, orphanCheckInterval*3/2 - orphanCheckInterval/1000},
+	} {
+		if got := orphanCheckWait(func() float64 { return tc.random }); got != tc.want {
+			t.Errorf("random %v: wait %s, want %s", tc.random, got, tc.want)
+		}
+	}
+}

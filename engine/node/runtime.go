@@ -178,6 +178,8 @@ func (n *Runtime) Run(ctx context.Context) error {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- n.server.Serve(n.listener) }()
 
+	// Until it holds the lease, the node keeps no connection it does not use.
+	setIdleConnTime(n.store, nodeIdleConnTime)
 	n.runner.books.SetReady(true)
 	n.log.Info("node online", "url", n.url, "max_load", n.cfg.MaxLoad, "services", n.runner.serviceTypes(),
 		"dispatch_interval", n.cfg.DispatchInterval)

@@ -55,12 +55,19 @@ func (l *liveness) touch(ctx context.Context) {
 	}
 }
 
-// orphanCheckInterval is the check loop's pace. A job lost without a trace
-// is rare (a start whose answer the connection lost, say), and waits for
-// it at most this long; an idle node opens a pool connection for it, kept
-// five seconds, so the pace sets how often such a node holds two
-// connections instead of one.
+// orphanCheckInterval is the check loop's mean pace. A job lost without a
+// trace is rare (a start whose answer the connection lost, say), and waits
+// for it about this long; an idle node opens a pool connection for it, so
+// the pace sets how often such a node holds two connections instead of one.
 const orphanCheckInterval = 30 * time.Second
+
+// orphanCheckWait is the wait before the next look for orphaned jobs: the
+// mean pace, spread by random over half to one and a half times it. Nodes
+// started together (a fleet restarted, a database back after an outage)
+// would otherwise look all at once, each with a pool connection of its own.
+func orphanCheckWait(random func() float64) time.Duration {
+	return time.Duration((0.5 + random()) * float64(orphanCheckInterval))
+}
 
 // checkLoop does the node's own housekeeping that reads or writes job rows,
 // on the main pool, apart from the touch loop: it restarts orphaned jobs
@@ -69,7 +76,9 @@ const orphanCheckInterval = 30 * time.Second
 // partition, a stall). Its jobs were restarted elsewhere meanwhile; the
 // reconcile loop stops its copies.
 func (l *liveness) checkLoop(ctx context.Context) {
-	t := time.NewTimer(0)
+	// The node's start put back what an earlier run left (recoverOwnJobs):
+	// the first look comes a wait later.
+	t := time.NewTimer(orphanCheckWait(l.random))
 	defer t.Stop()
 	for {
 		select {
@@ -84,7 +93,7 @@ func (l *liveness) checkLoop(ctx context.Context) {
 			if err := l.recoverOrphans(ctx); err != nil && ctx.Err() == nil {
 				l.log.Warn("cannot check for orphaned jobs", "err", err)
 			}
-			t.Reset(orphanCheckInterval)
+			t.Reset(orphanCheckWait(l.random))
 		}
 	}
 }
