@@ -54,7 +54,7 @@ func (r *jobRunner) Accept(ctx context.Context, o engine.DispatchOffer) engine.O
 // larger than the room is accepted in part; the jobs they took become
 // RUNNING here in one guarded store call (engine.StartOfferUpdate: for a
 // job offered straight from the queue that start is its claim), and each
-// is started.
+// is started apart: the answer does not wait for the processes.
 func (r *jobRunner) AcceptBatch(ctx context.Context, offers []engine.DispatchOffer) []engine.OfferResult {
 	out := make([]engine.OfferResult, len(offers))
 	if taken := r.take(offers, out); len(taken) > 0 {
@@ -151,7 +151,14 @@ func (r *jobRunner) startTaken(ctx context.Context, taken []takenOffer, us []eng
 				out[t.index] = engine.OfferResult{Verdict: engine.OfferRefused, Reason: err.Error()}
 				continue
 			}
-			r.start(t.handler, spec, t.run)
+			// The job is RUNNING here and its run on the books: the
+			// process starts apart, so the offer's answer does not wait for
+			// the fork, the job's cgroup and the watchdog. Each start takes
+			// milliseconds on a busy machine, and a dispatcher that waited
+			// for a batch's starts, one after another, would leave the room
+			// freed meanwhile empty until its next round. A run not started
+			// yet has no process (ar.run nil), as every stop path expects.
+			go r.start(t.handler, spec, t.run)
 			out[t.index] = engine.OfferResult{Verdict: engine.OfferAccepted}
 			if t.warning != "" {
 				r.log.Warn(t.warning, "job", job.ID)

@@ -9,6 +9,8 @@ import (
 
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/endpoint"
+	"github.com/jobctl/jobctl/engine/waitfor"
+	"github.com/jobctl/jobctl/engine/watchdog"
 )
 
 func TestOfferOverHTTPStartsTheJobAndRecordsItsEnd(t *testing.T) {
@@ -194,5 +196,59 @@ func TestAcceptanceKeepsTheBooks(t *testing.T) {
 		if j, _ := s.JobGet(ctx, o.JobID); j.Status == engine.StatusRunning {
 			t.Errorf("job %d still RUNNING after its run was counted out", j.ID)
 		}
+	}
+}
+
+// slowStartFence holds every process start at the watchdog, as a busy
+// machine holds a fork, until released.
+type slowStartFence struct {
+	runFence
+	reached chan struct{}
+	release chan struct{}
+}
+
+func (f *slowStartFence) watchdog() *watchdog.Client {
+	select {
+	case f.reached <- struct{}{}:
+	default:
+	}
+	<-f.release
+	return f.runFence.watchdog()
+}
+
+func TestAnAcceptedJobIsAnsweredBeforeItsProcessStarts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	n, s := testNode(t, nil)
+	fence := &slowStartFence{runFence: n.runner.fence, reached: make(chan struct{}, 1), release: make(chan struct{})}
+	n.runner.fence = fence
+	o := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeExec, Args: []string{"true"}, Load: 1, MaxAttempts: 1})
+
+	// A dispatcher's round waits for the verdicts: were it to wait for the
+	// fork too, the room freed meanwhile would wait for its next round.
+	answered := make(chan engine.OfferResult, 1)
+	go func() { answered <- n.runner.Accept(ctx, o) }()
+	<-fence.reached
+	var res engine.OfferResult
+	if !waitfor.Within(10*time.Second, func() bool {
+		select {
+		case res = <-answered:
+			return true
+		default:
+			return false
+		}
+	}) {
+		close(fence.release)
+		t.Fatal("the offer is answered only once the job's process has started")
+	}
+	if res.Verdict != engine.OfferAccepted {
+		t.Fatalf("offer: %+v, want accepted", res)
+	}
+	if j, _ := s.JobGet(ctx, o.JobID); j.Status != engine.StatusRunning || j.Node != "n1" {
+		t.Errorf("job answered as accepted is %s on %q, want RUNNING on n1", j.Status, j.Node)
+	}
+	close(fence.release)
+	if j := waitJob(t, s, o.JobID, func(j *engine.Job) bool { return j.Status.Terminal() }); j.Status != engine.StatusFinished {
+		t.Errorf("job ended %s, want FINISHED", j.Status)
 	}
 }

@@ -177,6 +177,7 @@ func TestACompletionBatchLeavesChangedJobsToTheSinglePath(t *testing.T) {
 
 // markFenced is what reconcile does to a run whose job was taken away.
 func markFenced(n *Runtime, id int64) {
+	waitStarted(n)
 	n.runner.mu.Lock()
 	defer n.runner.mu.Unlock()
 	ar := n.runner.runs[id]

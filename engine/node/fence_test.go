@@ -82,6 +82,7 @@ func TestALapsedNodeLeaseStopsTheRunsAndPutsThemBack(t *testing.T) {
 	if res := n.runner.Accept(ctx, builtin); res.Verdict != engine.OfferAccepted {
 		t.Fatalf("offer: %+v, want accepted", res)
 	}
+	waitStarted(n) // the lapse counts the runs it stops itself
 
 	// The touch loop's write did record liveness, but only after the
 	// lease had passed: that renews nothing.

@@ -91,14 +91,33 @@ func waitJob(t *testing.T, s engine.Store, id int64, done func(*engine.Job) bool
 	return j
 }
 
-// stopRuns ends a test's runs the way a node shutdown does.
+// stopRuns ends a test's runs the way a node shutdown does, once their
+// processes have started.
 func stopRuns(n *Runtime) {
+	waitStarted(n)
 	n.runner.mu.Lock()
 	defer n.runner.mu.Unlock()
 	for _, ar := range n.runner.runs {
-		ar.shutdown = true
-		ar.run.Cancel("test over", time.Second)
+		if ar.run != nil {
+			ar.shutdown = true
+			ar.run.Cancel("test over", time.Second)
+		}
 	}
+}
+
+// waitStarted waits until every run on the node's books has its process:
+// an accepted run is started apart from its offer's answer.
+func waitStarted(n *Runtime) {
+	waitfor.Within(30*time.Second, func() bool {
+		n.runner.mu.Lock()
+		defer n.runner.mu.Unlock()
+		for _, ar := range n.runner.runs {
+			if ar.run == nil {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 func writeFile(t *testing.T, path, body string) {

@@ -16,6 +16,7 @@ func TestReconcileFollowsCancelPauseResumeAndTakeover(t *testing.T) {
 	if res := n.runner.Accept(ctx, o); res.Verdict != engine.OfferAccepted {
 		t.Fatal(res)
 	}
+	waitStarted(n) // reconcile judges started runs only
 	set := func(to engine.Status) {
 		j, _ := s.JobGet(ctx, o.JobID)
 		if _, err := s.JobUpdate(ctx, engine.JobUpdate{ID: j.ID, From: j.Status, Version: j.Version, To: to}); err != nil {
@@ -49,6 +50,7 @@ func TestReconcileFollowsCancelPauseResumeAndTakeover(t *testing.T) {
 	if res := n.runner.Accept(ctx, o2); res.Verdict != engine.OfferAccepted {
 		t.Fatal(res)
 	}
+	waitStarted(n) // reconcile judges started runs only
 	j2, _ := s.JobGet(ctx, o2.JobID)
 	if _, err := s.JobUpdate(ctx, engine.JobUpdate{ID: j2.ID, From: j2.Status, Version: j2.Version, To: engine.StatusRestart, Node: engine.Ptr("")}); err != nil {
 		t.Fatal(err)
