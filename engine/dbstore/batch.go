@@ -174,7 +174,9 @@ func (s *Store) jobUpdateChunk(ctx context.Context, q querier, us []engine.JobUp
 		}
 		return nil
 	}
-	var rows []jobRow
+	// Room for every row up front: a job row is large, and growing the
+	// slice row by row copied each one several times.
+	rows := make([]jobRow, 0, len(us))
 	if err := s.selectRows(ctx, q, &rows, qJobUpdateMany, a, false); err != nil {
 		return err
 	}

@@ -19,70 +19,83 @@ import (
 func jobUpdateArrays(us []engine.JobUpdate) args {
 	n := len(us)
 	var (
-		ids, versions     = make(pq.Int64Array, n), make(pq.Int64Array, n)
-		from, to          = make(pq.StringArray, n), make(pq.StringArray, n)
-		nodes, messages   = make([]sql.NullString, n), make([]sql.NullString, n)
-		exitCodes         = make([]sql.NullInt64, n)
-		runAfter          = make([]sql.NullFloat64, n)
-		increment, rebase = make(pq.BoolArray, n), make(pq.BoolArray, n)
-		clear, queued     = make(pq.BoolArray, n), make(pq.BoolArray, n)
-		started, finished = make(pq.BoolArray, n), make(pq.BoolArray, n)
-		owners            = make([]sql.NullString, n)
-		terms             = make([]sql.NullInt64, n)
-		cpu, walls        = make([]sql.NullFloat64, n), make([]sql.NullFloat64, n)
-		peaks             = make([]sql.NullInt64, n)
-		ooms              = make(pq.BoolArray, n)
+		ids, versions     = newPGArray(n, 8), newPGArray(n, 2)
+		from, to          = newPGArray(n, 9), newPGArray(n, 9)
+		nodes, messages   = newPGArray(n, 8), newPGArray(n, 4)
+		exitCodes         = newPGArray(n, 4)
+		runAfter          = newPGArray(n, 4)
+		increment, rebase = newPGArray(n, 1), newPGArray(n, 1)
+		clear, queued     = newPGArray(n, 1), newPGArray(n, 1)
+		started, finished = newPGArray(n, 1), newPGArray(n, 1)
+		owners            = newPGArray(n, 8)
+		terms             = newPGArray(n, 4)
+		cpu, walls        = newPGArray(n, 8), newPGArray(n, 8)
+		peaks             = newPGArray(n, 8)
+		ooms              = newPGArray(n, 1)
 	)
-	for i, u := range us {
-		ids[i], versions[i] = u.ID, u.Version
-		from[i], to[i] = string(u.From), string(u.To)
-		if u.Node != nil {
-			nodes[i] = sql.NullString{String: *u.Node, Valid: true}
-		}
-		if u.Message != nil {
-			messages[i] = sql.NullString{String: *u.Message, Valid: true}
-		}
+	for _, u := range us {
+		ids.int(u.ID)
+		versions.int(u.Version)
+		from.text(string(u.From))
+		to.text(string(u.To))
+		nodes.optText(u.Node)
+		messages.optText(u.Message)
 		if u.ExitCode != nil {
-			exitCodes[i] = sql.NullInt64{Int64: int64(*u.ExitCode), Valid: true}
+			exitCodes.int(int64(*u.ExitCode))
+		} else {
+			exitCodes.null()
 		}
 		if u.RunAfterSeconds != nil {
-			runAfter[i] = sql.NullFloat64{Float64: *u.RunAfterSeconds, Valid: true}
+			runAfter.float(*u.RunAfterSeconds)
+		} else {
+			runAfter.null()
 		}
-		increment[i], rebase[i] = u.IncrementAttempt, u.RebaseAttempts
-		clear[i], queued[i] = u.ClearResult, u.MarkQueued
-		started[i], finished[i] = u.MarkStarted, u.MarkFinished
+		increment.bool(u.IncrementAttempt)
+		rebase.bool(u.RebaseAttempts)
+		clear.bool(u.ClearResult)
+		queued.bool(u.MarkQueued)
+		started.bool(u.MarkStarted)
+		finished.bool(u.MarkFinished)
 		if t := u.StartedUnder; t != nil {
-			owners[i] = sql.NullString{String: t.Owner, Valid: true}
-			terms[i] = sql.NullInt64{Int64: t.Term, Valid: true}
+			owners.text(t.Owner)
+			terms.int(t.Term)
+		} else {
+			owners.null()
+			terms.null()
 		}
 		if us := u.Usage; us != nil {
-			cpu[i] = sql.NullFloat64{Float64: us.CPUSeconds, Valid: true}
-			peaks[i] = sql.NullInt64{Int64: us.PeakMemory, Valid: true}
-			walls[i] = sql.NullFloat64{Float64: us.WallSeconds, Valid: true}
-			ooms[i] = us.OOMKilled
+			cpu.float(us.CPUSeconds)
+			peaks.int(us.PeakMemory)
+			walls.float(us.WallSeconds)
+			ooms.bool(us.OOMKilled)
+		} else {
+			cpu.null()
+			peaks.null()
+			walls.null()
+			ooms.bool(false)
 		}
 	}
 	return args{
-		"ids":                ids,
-		"versions":           versions,
-		"from_statuses":      from,
-		"to_statuses":        to,
-		"nodes":              pq.GenericArray{A: nodes},
-		"increment_attempts": increment,
-		"rebase_attempts":    rebase,
-		"exit_codes":         pq.GenericArray{A: exitCodes},
-		"messages":           pq.GenericArray{A: messages},
-		"run_after_seconds":  pq.GenericArray{A: runAfter},
-		"clear_results":      clear,
-		"mark_queued":        queued,
-		"mark_started":       started,
-		"mark_finished":      finished,
-		"lease_owners":       pq.GenericArray{A: owners},
-		"lease_terms":        pq.GenericArray{A: terms},
-		"cpu_seconds":        pq.GenericArray{A: cpu},
-		"peak_memory":        pq.GenericArray{A: peaks},
-		"wall_seconds":       pq.GenericArray{A: walls},
-		"oom_killed":         ooms,
+		"ids":                ids.String(),
+		"versions":           versions.String(),
+		"from_statuses":      from.String(),
+		"to_statuses":        to.String(),
+		"nodes":              nodes.String(),
+		"increment_attempts": increment.String(),
+		"rebase_attempts":    rebase.String(),
+		"exit_codes":         exitCodes.String(),
+		"messages":           messages.String(),
+		"run_after_seconds":  runAfter.String(),
+		"clear_results":      clear.String(),
+		"mark_queued":        queued.String(),
+		"mark_started":       started.String(),
+		"mark_finished":      finished.String(),
+		"lease_owners":       owners.String(),
+		"lease_terms":        terms.String(),
+		"cpu_seconds":        cpu.String(),
+		"peak_memory":        peaks.String(),
+		"wall_seconds":       walls.String(),
+		"oom_killed":         ooms.String(),
 	}
 }
 

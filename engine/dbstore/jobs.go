@@ -519,7 +519,8 @@ func (s *Store) JobListDispatchable(ctx context.Context, p engine.JobDispatchabl
 	case p.After != engine.QueuePlace{}:
 		query = qJobListDispatchableAfter
 	}
-	var rows []jobRow
+	// A page is read into room made for it at once (see jobUpdateChunk).
+	rows := make([]jobRow, 0, min(max(p.Limit, 0), jobUpdateChunk))
 	read := func(q querier) error { return s.selectRows(ctx, q, &rows, query, a, false) }
 	var err error
 	if p.Long && s.dialect.pageInIndexOrder != "" && s.tx == nil {

@@ -2,6 +2,8 @@ package dbstore
 
 import (
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/jobctl/jobctl/engine"
@@ -28,4 +30,89 @@ func TestJobRowsOfOtherColumnsAreMappedByName(t *testing.T) {
 	if err != nil || got.Key != "k" || got.Load != 2 || got.Type != engine.TypeNoop || got.Version != job.Version {
 		t.Fatalf("JobGet = %+v, %v; want the job as inserted", got, err)
 	}
+}
+
+// TestJobRowsScanAsDatabaseSQLDoes: the values scanned straight into a job
+// row are those database/sql's conversions give, with every nullable column
+// both NULL and set, on each backend.
+func TestJobRowsScanAsDatabaseSQLDoes(t *testing.T) {
+	t.Parallel()
+	stores := map[string]func(t *testing.T) *Store{
+		"postgres": func(t *testing.T) *Store { return migrated(t, openStore(t, postgresSchemaDSN(t))) },
+		"sqlite":   func(t *testing.T) *Store { return migratedSQLite(t) },
+		"mysql":    func(t *testing.T) *Store { return migrated(t, openStore(t, mysqlDatabaseDSN(t))) },
+	}
+	for name, open := range stores {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			s := open(t)
+			parent, err := s.JobInsert(t.Context(), engine.JobInsertParams{Type: engine.TypeNoop, Status: engine.StatusQueued,
+				Args: []string{"a", "b"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			child, err := s.JobInsert(t.Context(), engine.JobInsertParams{Type: engine.TypeNoop, Status: engine.StatusQueued,
+				ParentID: &parent.ID, Key: "k"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.q.ExecContext(t.Context(), s.q.Rebind(`UPDATE jobs SET exit_code = 3, cpu_seconds = 0.5,
+				peak_memory = 1024, wall_seconds = 1.25, oom_killed = TRUE, rollback_job_id = ?, rollback_of = ?,
+				key_position = 7, message = 'm', run_after = created_at, started_at = created_at,
+				finished_at = created_at WHERE id = ?`), parent.ID, parent.ID, child.ID); err != nil {
+				t.Fatal(err)
+			}
+			query := "SELECT " + strings.Join(jobColumns, ", ") + " FROM jobs ORDER BY id"
+			var fast []jobRow
+			if err := selectJobRows(t.Context(), s.q, &fast, query, nil); err != nil {
+				t.Fatal(err)
+			}
+			rows, err := s.q.QueryContext(t.Context(), query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			var plain []jobRow
+			for rows.Next() {
+				plain = append(plain, jobRow{})
+				if err := rows.Scan(plain[len(plain)-1].fields()...); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := rows.Err(); err != nil {
+				t.Fatal(err)
+			}
+			if len(plain) != 2 || !reflect.DeepEqual(fast, plain) {
+				t.Fatalf("scanned straight:\n %+v\nby database/sql:\n %+v", fast, plain)
+			}
+			if fast[1].ExitCode == nil || !fast[1].CPUSeconds.Valid || !fast[1].OOMKilled || fast[1].ParentID == nil {
+				t.Fatalf("the set columns were read as unset: %+v", fast[1])
+			}
+			if name == "postgres" && scansToDatabaseSQL(t, s, query) {
+				t.Errorf("PostgreSQL's job rows were left to database/sql")
+			}
+		})
+	}
+}
+
+// scansToDatabaseSQL reports whether a rowScanner leaves the rows of query
+// to database/sql.
+func scansToDatabaseSQL(t *testing.T, s *Store, query string) bool {
+	t.Helper()
+	rows, err := s.q.QueryContext(t.Context(), query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var sc rowScanner
+	for rows.Next() {
+		var r jobRow
+		if err := sc.scan(rows, r.fields()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return sc.slow
 }
