@@ -57,9 +57,10 @@ type dialect struct {
 	// writers (SQLite's BEGIN IMMEDIATE).
 	migrationLock   bool
 	migrationTxLock bool
-	// notifiesJobChanges: migration 003's trigger sends a notification on
-	// every job change that may wake the dispatcher, and JobChanges listens
-	// for it, so changes made by other processes are reported too.
+	// notifiesJobChanges: every job change that may wake the dispatcher
+	// sends a notification (an update through the trigger of migration 004,
+	// an insert in its own statement), and JobChanges listens for it, so
+	// changes made by other processes are reported too.
 	notifiesJobChanges bool
 
 	// binaryCollation follows a text column in an ORDER BY so that it

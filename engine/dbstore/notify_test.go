@@ -11,14 +11,24 @@ import (
 	"github.com/jobctl/jobctl/engine"
 )
 
-// TestPostgresNotifyTriggerStatuses: the notify triggers (migration 004)
-// fire on every insert and update and notify when a row entered exactly
+// TestPostgresNotifyTriggerStatuses: the notify trigger (migration 004)
+// fires on every update and notifies when a row entered exactly
 // engine.WakingStatuses, the set the in-process signal follows, so both
-// paths wake the dispatcher for the same changes.
+// paths wake the dispatcher for the same changes. Inserts notify in their
+// own statements (migration 021 dropped the insert trigger), with the same
+// set (TestPostgresNotifiesOnlyWakingWrites).
 func TestPostgresNotifyTriggerStatuses(t *testing.T) {
 	t.Parallel()
 	s := migrated(t, openStore(t, postgresSchemaDSN(t)))
-	for _, trigger := range []string{"jobs_notify_insert", "jobs_notify_update"} {
+	var insertTriggers int
+	if err := s.db.GetContext(t.Context(), &insertTriggers,
+		`SELECT count(*) FROM pg_trigger WHERE tgname = 'jobs_notify_insert' AND tgrelid = CAST('jobs' AS regclass)`); err != nil {
+		t.Fatal(err)
+	}
+	if insertTriggers != 0 {
+		t.Errorf("the insert trigger is still there: every new server process would load PL/pgSQL for an insert")
+	}
+	for _, trigger := range []string{"jobs_notify_update"} {
 		var def string
 		err := s.db.GetContext(t.Context(), &def,
 			`SELECT pg_get_triggerdef(oid) FROM pg_trigger WHERE tgname = $1 AND tgrelid = CAST('jobs' AS regclass)`, trigger)
@@ -103,6 +113,30 @@ func TestPostgresNotifiesOnlyWakingWrites(t *testing.T) {
 	}
 	if got := next("a queued job's insert"); got != schema {
 		t.Errorf("a queued job's insert notified %q, want %q", got, schema)
+	}
+	// In bulk: held jobs alone send nothing, one queued job among them
+	// one notification for the statement.
+	bulkHeld := []engine.JobInsertParams{{Type: engine.TypeNoop, Status: engine.StatusInstantiated},
+		{Type: engine.TypeNoop, Status: engine.StatusInstantiated}}
+	if _, err := s.JobInsertMany(ctx, bulkHeld); err != nil {
+		t.Fatal(err)
+	}
+	mark("a bulk insert of held jobs")
+	if _, err := s.JobInsertMany(ctx, append(bulkHeld, engine.JobInsertParams{Type: engine.TypeNoop, Status: engine.StatusQueued},
+		engine.JobInsertParams{Type: engine.TypeNoop, Status: engine.StatusQueued})); err != nil {
+		t.Fatal(err)
+	}
+	if got := next("a bulk insert with queued jobs"); got != schema {
+		t.Errorf("a bulk insert with queued jobs notified %q, want %q", got, schema)
+	}
+	mark("a bulk insert, after its one notification")
+	// A plain submit, its own statement.
+	if _, err := s.JobSubmit(ctx, engine.JobSubmitParams{JobInsertParams: engine.JobInsertParams{Type: engine.TypeNoop,
+		Status: engine.StatusQueued}, Event: engine.EventAppendParams{Who: "me@host", Verb: engine.EventSubmit}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := next("a submit"); got != schema {
+		t.Errorf("a submit notified %q, want %q", got, schema)
 	}
 	release, err := engine.ReleaseUpdate(held)
 	if err != nil {

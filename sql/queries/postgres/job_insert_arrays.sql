@@ -4,21 +4,26 @@
 -- VALUES list of a thousand rows is fifteen thousand parameters to bind
 -- and a new statement to plan for every size. The rows are inserted, and
 -- their ids drawn, in the order of the arrays.
-INSERT INTO jobs (type, operation, args, payload, job_load, status, job_key, parent_id, max_attempts,
-                  backoff_seconds, rollback, run_after, timeout_seconds, creator, created_at, queued_at,
-                  rollback_type, priority, memory_limit)
-SELECT x.type, x.operation, x.args, x.payload, x.job_load, x.status, x.job_key, x.parent_id, x.max_attempts,
-       x.backoff_seconds, x.rollback, x.run_after, x.timeout_seconds, x.creator, {{now}},
-       CASE WHEN x.queued THEN {{now}} END, x.rollback_type, x.priority, x.memory_limit
-FROM unnest(
-    CAST(:types AS text[]), CAST(:operations AS text[]), CAST(:args AS text[]), CAST(:payloads AS text[]),
-    CAST(:loads AS double precision[]), CAST(:statuses AS text[]), CAST(:job_keys AS text[]),
-    CAST(:parent_ids AS bigint[]), CAST(:max_attempts AS integer[]), CAST(:backoff_seconds AS double precision[]),
-    CAST(:rollbacks AS text[]), CAST(:run_afters AS timestamptz[]), CAST(:timeout_seconds AS double precision[]),
-    CAST(:creators AS text[]), CAST(:queued AS boolean[]), CAST(:rollback_types AS text[]),
-    CAST(:priorities AS integer[]), CAST(:memory_limits AS bigint[])
-) WITH ORDINALITY AS x(type, operation, args, payload, job_load, status, job_key, parent_id, max_attempts,
-                       backoff_seconds, rollback, run_after, timeout_seconds, creator, queued, rollback_type,
-                       priority, memory_limit, n)
-ORDER BY x.n
-RETURNING id
+-- The statement notifies the dispatchers itself (jobs_inserted_notify); the
+-- ids come back in the order the rows went in.
+WITH j AS (
+    INSERT INTO jobs (type, operation, args, payload, job_load, status, job_key, parent_id, max_attempts,
+                      backoff_seconds, rollback, run_after, timeout_seconds, creator, created_at, queued_at,
+                      rollback_type, priority, memory_limit)
+    SELECT x.type, x.operation, x.args, x.payload, x.job_load, x.status, x.job_key, x.parent_id, x.max_attempts,
+           x.backoff_seconds, x.rollback, x.run_after, x.timeout_seconds, x.creator, {{now}},
+           CASE WHEN x.queued THEN {{now}} END, x.rollback_type, x.priority, x.memory_limit
+    FROM unnest(
+        CAST(:types AS text[]), CAST(:operations AS text[]), CAST(:args AS text[]), CAST(:payloads AS text[]),
+        CAST(:loads AS double precision[]), CAST(:statuses AS text[]), CAST(:job_keys AS text[]),
+        CAST(:parent_ids AS bigint[]), CAST(:max_attempts AS integer[]), CAST(:backoff_seconds AS double precision[]),
+        CAST(:rollbacks AS text[]), CAST(:run_afters AS timestamptz[]), CAST(:timeout_seconds AS double precision[]),
+        CAST(:creators AS text[]), CAST(:queued AS boolean[]), CAST(:rollback_types AS text[]),
+        CAST(:priorities AS integer[]), CAST(:memory_limits AS bigint[])
+    ) WITH ORDINALITY AS x(type, operation, args, payload, job_load, status, job_key, parent_id, max_attempts,
+                           backoff_seconds, rollback, run_after, timeout_seconds, creator, queued, rollback_type,
+                           priority, memory_limit, n)
+    ORDER BY x.n
+    RETURNING id, status
+)
+SELECT id FROM j WHERE {{template "jobs_inserted_notify"}}

@@ -1,7 +1,8 @@
 -- job_submit for PostgreSQL, whose WITH takes an INSERT, so the job and
 -- the submit's event go in one statement and a plain submit needs no
 -- transaction of its own. See job_submit for the rest; the event is the
--- one event_append_jobs would record for the new job.
+-- one event_append_jobs would record for the new job. The statement
+-- notifies the dispatchers itself (jobs_inserted_notify).
 WITH offers AS ({{template "job_submit_offers"}}),
 svc AS (SELECT * FROM offers ORDER BY online DESC, name LIMIT 1),
 j AS (
@@ -19,7 +20,7 @@ j AS (
     LEFT JOIN svc ON TRUE
     WHERE COALESCE(svc.old_form, 0) = 0
       AND (:no_parent OR EXISTS (SELECT 1 FROM jobs p WHERE p.id = :parent_id))
-    RETURNING id, type, job_load
+    RETURNING id, type, job_load, status
 ),
 e AS (
     INSERT INTO events (created_at, who, verb, job_id, node, type, schedule, detail, reason)
@@ -30,3 +31,4 @@ SELECT j.id, j.job_load,
        (SELECT COUNT(*) FROM offers) > 0 AS offered,
        (SELECT MAX(CASE WHEN online = 1 THEN max_load END) FROM offers) AS largest_max_load
 FROM j
+WHERE {{template "jobs_inserted_notify"}}

@@ -1,0 +1,5 @@
+CREATE TRIGGER jobs_notify_insert
+    AFTER INSERT ON jobs
+    REFERENCING NEW TABLE AS changed
+    FOR EACH STATEMENT
+    EXECUTE FUNCTION jobs_notify_change();
