@@ -47,9 +47,12 @@ func (r *round) placeAll(jobs []*engine.Job) error {
 		return err
 	}
 	plan := make([]*planned, 0, len(jobs))
-	for _, job := range jobs {
+	// One allocation holds every job's plan: a round plans each job it reads.
+	all := make([]planned, len(jobs))
+	for i, job := range jobs {
 		r.stats.Considered++
-		p := &planned{job: job}
+		p := &all[i]
+		p.job = job
 		if r.plan(p) {
 			plan = append(plan, p)
 		}

@@ -47,6 +47,9 @@ func (tx *txStore) recordAttempt(old, j *engine.Job) {
 		slices.SortFunc(list, func(x, y engine.Attempt) int { return x.Attempt - y.Attempt })
 	}
 	s.attempts[j.ID] = list
+	if !tx.logging {
+		return
+	}
 	tx.onUndo(func() {
 		if had {
 			s.attempts[j.ID] = before

@@ -141,7 +141,9 @@ func (tx *txStore) JobInsert(_ context.Context, p engine.JobInsertParams) (*engi
 		j.QueuedAt = engine.Ptr(now)
 	}
 	s.jobs.put(j)
-	tx.onUndo(func() { s.jobs.remove(j.ID) })
+	if tx.logging {
+		tx.onUndo(func() { s.jobs.remove(j.ID) })
+	}
 	tx.jobChanged(j.Status)
 	return tx.s.jobOut(j), nil
 }
@@ -347,7 +349,8 @@ func (tx *txStore) JobUpdate(_ context.Context, u engine.JobUpdate) (*engine.Job
 	if t := u.StartedUnder; t != nil && !s.termCurrent(*t, now) {
 		return nil, fmt.Errorf("job %d: lease term %d of %s is not current: %w", u.ID, t.Term, t.Owner, engine.ErrConflict)
 	}
-	j := *old
+	box := &jobVersion{job: *old}
+	j := &box.job
 	j.Status = u.To
 	j.Version++
 	if u.Node != nil {
@@ -361,7 +364,8 @@ func (tx *txStore) JobUpdate(_ context.Context, u engine.JobUpdate) (*engine.Job
 	}
 	switch {
 	case u.ExitCode != nil:
-		j.ExitCode = engine.Ptr(*u.ExitCode)
+		box.exitCode = *u.ExitCode
+		j.ExitCode = &box.exitCode
 	case u.ClearResult || u.IncrementAttempt:
 		j.ExitCode = nil
 	}
@@ -386,7 +390,8 @@ func (tx *txStore) JobUpdate(_ context.Context, u engine.JobUpdate) (*engine.Job
 	}
 	switch {
 	case u.MarkFinished:
-		j.FinishedAt = engine.Ptr(now)
+		box.finished = now
+		j.FinishedAt = &box.finished
 	case u.ClearResult:
 		j.FinishedAt = nil
 	}
@@ -394,7 +399,8 @@ func (tx *txStore) JobUpdate(_ context.Context, u engine.JobUpdate) (*engine.Job
 		j.QueuedAt = engine.Ptr(now)
 	}
 	if u.MarkStarted {
-		j.StartedAt = engine.Ptr(now)
+		box.started = now
+		j.StartedAt = &box.started
 	}
 	if t := u.StartedUnder; t != nil {
 		j.Dispatcher, j.LeaseTerm = t.Owner, t.Term
@@ -402,11 +408,25 @@ func (tx *txStore) JobUpdate(_ context.Context, u engine.JobUpdate) (*engine.Job
 	if u.Priority != nil {
 		j.Priority = *u.Priority
 	}
-	s.jobs.put(&j)
-	tx.onUndo(func() { s.jobs.put(old) })
-	tx.recordAttempt(old, &j)
+	s.jobs.put(j)
+	if tx.logging {
+		tx.onUndo(func() { s.jobs.put(old) })
+	}
+	tx.recordAttempt(old, j)
 	tx.jobChanged(j.Status)
-	return tx.s.jobOut(&j), nil
+	return tx.s.jobOut(j), nil
+}
+
+// jobVersion is a job as a transition stores it, together with the values
+// the transition's new time and exit code fields point to, so a transition
+// costs one allocation, not one per field it sets. A later version that
+// keeps such a field points into this one and keeps it in memory: one
+// earlier version at most per field, as every transition that sets the
+// field again sets it anew.
+type jobVersion struct {
+	job               engine.Job
+	started, finished time.Time
+	exitCode          int
 }
 
 // JobProgressSet records progress (clamped to 0–100) of the attempt running

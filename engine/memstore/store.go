@@ -134,7 +134,9 @@ type txStore struct {
 	wakes   bool // a change to report once the transaction has committed
 }
 
-// onUndo records how to reverse a change just made.
+// onUndo records how to reverse a change just made. Outside a transaction
+// nothing is recorded; a hot path checks tx.logging before it builds f, as
+// a closure that outlives the call costs an allocation whether kept or not.
 func (tx *txStore) onUndo(f func()) {
 	if tx.logging {
 		tx.undo = append(tx.undo, f)

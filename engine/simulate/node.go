@@ -88,8 +88,10 @@ func (s *sim) OfferBatch(ctx context.Context, n *engine.Node, offers []engine.Di
 		}
 		return out
 	}
-	var taken []int // indexes of the offers the books took
-	var us []engine.JobUpdate
+	// The room of the last call is reused: the store keeps neither slice.
+	taken := s.takenBuf[:0] // indexes of the offers the books took
+	us := s.updateBuf[:0]
+	defer func() { s.takenBuf, s.updateBuf = taken, us }()
 	for i, o := range offers {
 		if !node.services[o.Type] {
 			out[i] = engine.OfferResult{Verdict: engine.OfferRefused, Reason: fmt.Sprintf("type %q not offered by node %s", o.Type, n.Name)}

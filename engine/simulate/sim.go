@@ -101,6 +101,11 @@ type sim struct {
 	resumed   int // jobs running from the start, not placed by the run
 	maxFactor float64
 	err       error // the first store failure inside an offer
+
+	// Room OfferBatch reuses from one call to the next: the dispatcher
+	// offers to one node after another (SetSequentialOffers).
+	takenBuf  []int
+	updateBuf []engine.JobUpdate
 }
 
 // Run simulates the workload on the nodes with one selector.
