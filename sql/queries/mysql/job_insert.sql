@@ -1,7 +1,2 @@
 -- MySQL has no INSERT … RETURNING; the store reads the new id from the driver.
-INSERT INTO jobs (type, operation, args, payload, job_load, status, job_key, parent_id, max_attempts,
-                  backoff_seconds, rollback, run_after, timeout_seconds, creator, created_at, queued_at,
-                  rollback_type, key_position, rollback_of, priority, memory_limit)
-VALUES (:type, :operation, :args, :payload, :load, :status, :job_key, :parent_id, :max_attempts,
-        :backoff_seconds, :rollback, :run_after, :timeout_seconds, :creator, {{now}},
-        CASE WHEN :queued THEN {{now}} END, :rollback_type, :key_position, :rollback_of, :priority, :memory_limit)
+{{template "job_insert_values"}}

@@ -1,12 +1,7 @@
 -- job_insert for PostgreSQL, whose insert notifies the dispatchers itself
 -- (jobs_inserted_notify).
 WITH j AS (
-    INSERT INTO jobs (type, operation, args, payload, job_load, status, job_key, parent_id, max_attempts,
-                      backoff_seconds, rollback, run_after, timeout_seconds, creator, created_at, queued_at,
-                      rollback_type, key_position, rollback_of, priority, memory_limit)
-    VALUES (:type, :operation, :args, :payload, :load, :status, :job_key, :parent_id, :max_attempts,
-            :backoff_seconds, :rollback, :run_after, :timeout_seconds, :creator, {{now}},
-            CASE WHEN :queued THEN {{now}} END, :rollback_type, :key_position, :rollback_of, :priority, :memory_limit)
+    {{template "job_insert_values"}}
     RETURNING id, status
 )
 SELECT id FROM j WHERE {{template "jobs_inserted_notify"}}
