@@ -54,7 +54,7 @@ type jobAPIStore interface {
 
 // liveRuns is what the job API needs of the runner (jobRunner).
 type liveRuns interface {
-	liveRun(g tokenGrant) (ar *activeRun, live bool)
+	liveRun(g tokenGrant) (ar *activeRun, started, live bool)
 }
 
 // waitingBooks take a run's load off and on again while its job waits
@@ -107,7 +107,7 @@ func (a *jobAPI) issueJobToken(jobID int64, attempt int) (string, error) {
 	if len(t.grants) >= t.sweepAt {
 		// Amortized: each sweep at least doubles the room before the next.
 		for k, g := range t.grants {
-			if _, live := a.runs.liveRun(g); !live {
+			if _, _, live := a.runs.liveRun(g); !live {
 				delete(t.grants, k)
 			}
 		}
@@ -127,7 +127,7 @@ func (a *jobAPI) JobOfToken(token string) (endpoint.RunningJob, bool) {
 	if !ok || subtle.ConstantTimeCompare([]byte(g.token), []byte(token)) != 1 {
 		return nil, false
 	}
-	if _, live := a.runs.liveRun(g); !live {
+	if _, _, live := a.runs.liveRun(g); !live {
 		delete(t.grants, key) // its run has ended: no need to wait for a sweep
 		return nil, false
 	}
@@ -144,11 +144,11 @@ func (j runningJob) ID() int64 { return j.grant.jobID }
 
 // started is the job's run, once its process has been started.
 func (j runningJob) started() (*activeRun, error) {
-	ar, live := j.api.runs.liveRun(j.grant)
+	ar, started, live := j.api.runs.liveRun(j.grant)
 	switch {
 	case !live:
 		return nil, &endpoint.JobAPIError{Status: http.StatusUnauthorized, Message: "the run this token was given to has ended"}
-	case ar.run == nil:
+	case !started:
 		return nil, &endpoint.JobAPIError{Status: http.StatusServiceUnavailable, Message: "the job is still starting; try again",
 			RetryAfter: time.Second}
 	}

@@ -129,21 +129,23 @@ func (r *jobRunner) stopState(ar *activeRun) (fenced, shutdown bool) {
 }
 
 // liveRun is the run a grant is for, while that attempt of the job is this
-// node's and has not ended; its run is nil while its process is being
-// started.
-func (r *jobRunner) liveRun(g tokenGrant) (ar *activeRun, live bool) {
+// node's and has not ended, and whether its process has started: ar.run is
+// set apart from the offer's answer, so it is read here, under the lock.
+// Once started, ar.run no longer changes.
+func (r *jobRunner) liveRun(g tokenGrant) (ar *activeRun, started, live bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	ar = r.runs[g.jobID]
 	if ar == nil || ar.job == nil || ar.attempt != g.attempt || ar.refused || ar.fenced {
-		return nil, false
+		return nil, false, false
 	}
-	if ar.run != nil {
-		select {
-		case <-ar.run.Done():
-			return nil, false
-		default:
-		}
+	if ar.run == nil {
+		return ar, false, true
 	}
-	return ar, true
+	select {
+	case <-ar.run.Done():
+		return nil, false, false
+	default:
+	}
+	return ar, true, true
 }

@@ -32,9 +32,11 @@ func newWaitSetup(t *testing.T) *waitSetup {
 	t.Helper()
 	dir := t.TempDir()
 	n, s := testNode(t, func(c *Config) { c.MaxLoad, c.MaxJobs = 1, 1 })
-	t.Cleanup(func() { writeFile(t, filepath.Join(dir, "gate"), "") })
 	srv := httptest.NewServer(n.Handler())
 	t.Cleanup(srv.Close)
+	// Runs before srv.Close, which waits for the requests it serves: a wait
+	// still open when a test fails ends only with its parent's run.
+	t.Cleanup(func() { writeFile(t, filepath.Join(dir, "gate"), "") })
 	n.url = srv.URL
 	parent := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeExec, Args: []string{"sh", "-c", tokenScript, "sh", dir},
 		Load: 1, MaxAttempts: 1})
