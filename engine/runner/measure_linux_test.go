@@ -1,11 +1,13 @@
 package runner
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -213,4 +215,52 @@ func isZombie(pid int) bool {
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
+}
+
+// Jobs started all at once, more than there are spawner threads, are each
+// born in their own cgroup: on v1 each thread moves only itself into a
+// job's group for its fork, never the thread forking beside it.
+func TestJobsStartedAtOnceEachInTheirOwnCgroup(t *testing.T) {
+	m := cgroups(t, false)
+	const n = 3 * spawnThreads
+	runs := make([]*Run, n)
+	errs := make([]error, n)
+	outs := make([]*recordingOutput, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		g, err := m.NewGroup(fmt.Sprintf("run%d", i), cgroup.Limits{})
+		if err != nil {
+			t.Fatalf("NewGroup: %v", err)
+		}
+		outs[i] = newRecordingOutput()
+		wg.Go(func() {
+			runs[i], errs[i] = Start(Spec{JobID: int64(i + 1), Attempt: 1, Argv: []string{"cat", "/proc/self/cgroup"}, Group: g}, outs[i])
+		})
+	}
+	wg.Wait()
+	for i, r := range runs {
+		if errs[i] != nil {
+			t.Fatalf("job %d: Start: %v", i+1, errs[i])
+		}
+		if res := waitDone(t, r); res.Outcome != Succeeded {
+			t.Fatalf("job %d: result %+v; log %s", i+1, res, outs[i].logText())
+		}
+	}
+	group := regexp.MustCompile(`/run(\d+)$`)
+	for i := range runs {
+		own := 0
+		for line := range strings.Lines(outs[i].logText()) {
+			m := group.FindStringSubmatch(strings.TrimSpace(line))
+			switch {
+			case m == nil:
+			case m[1] == strconv.Itoa(i):
+				own++
+			default:
+				t.Errorf("job %d, started in group run%d, ran in %q", i+1, i, strings.TrimSpace(line))
+			}
+		}
+		if own == 0 {
+			t.Errorf("job %d ran in no group of its own: %s", i+1, outs[i].logText())
+		}
+	}
 }
