@@ -17,6 +17,9 @@ import (
 type cluster struct {
 	store ClusterReader
 	nodes []*engine.Node
+	// judged are the nodes as every job of a round is filtered against
+	// them: what holds for the whole round is judged once.
+	judged *placement.Nodes
 	// heldFor maps each kept node to the oversized job it is kept for;
 	// keptBy is the same the other way round.
 	heldFor map[string]int64
@@ -38,7 +41,7 @@ func loadCluster(ctx context.Context, store ClusterReader) (c *cluster, kept []*
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	c = &cluster{store: store, nodes: nodes, heldFor: map[string]int64{}, keptBy: map[int64]string{}, siblingsRunning: map[int64]bool{}}
+	c = &cluster{store: store, nodes: nodes, judged: placement.NewNodes(nodes), heldFor: map[string]int64{}, keptBy: map[int64]string{}, siblingsRunning: map[int64]bool{}}
 	for _, n := range nodes {
 		if n.LastSeen.After(c.now) {
 			c.now = n.LastSeen
@@ -138,6 +141,6 @@ func (c *cluster) firstChild(job *engine.Job) bool {
 // per node. It reports whether the job was judged as a first child.
 func (c *cluster) candidates(p *placement.Placement, job *engine.Job, verdicts bool) bool {
 	first := c.firstChild(job)
-	placement.FilterInto(p, job, c.nodes, placement.FilterOptions{FirstChild: first, Reserved: c.heldFor, Now: c.now, Verdicts: verdicts})
+	c.judged.FilterInto(p, job, placement.FilterOptions{FirstChild: first, Reserved: c.heldFor, Now: c.now, Verdicts: verdicts})
 	return first
 }

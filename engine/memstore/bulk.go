@@ -143,8 +143,8 @@ func (s *Store) JobPurge(_ context.Context, p engine.JobPurgeParams) (engine.Job
 	if p.DryRun {
 		return res, nil
 	}
+	t.removeMany(doomed)
 	for _, id := range doomed {
-		t.remove(id)
 		delete(s.logs, id)
 		delete(s.attempts, id)
 		s.reserved.drop(id)

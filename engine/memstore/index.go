@@ -115,6 +115,7 @@ func (t *jobTable) put(j *engine.Job) {
 	old := t.byID[j.ID]
 	t.byID[j.ID] = j
 	if old == nil {
+		t.indexEvery(j, true)
 		t.indexFixed(j, true)
 		t.indexState(j, true)
 	} else {
@@ -131,49 +132,82 @@ func (t *jobTable) put(j *engine.Job) {
 }
 
 // remove takes a job out again (the undo of its insert).
-func (t *jobTable) remove(id int64) {
-	old := t.byID[id]
-	if old == nil {
-		return
+func (t *jobTable) remove(id int64) { t.removeMany([]int64{id}) }
+
+// removeMany takes the jobs out, as a purge does. When they are at least
+// half the jobs stored, the sets every job is in (indexEvery) are built
+// again from the jobs that stay, where taking each job out of them would
+// cost a search of a tree apiece: a purge of ended jobs leaves few.
+func (t *jobTable) removeMany(ids []int64) {
+	rebuild := 2*len(ids) >= t.all.Len()
+	for _, id := range ids {
+		old := t.byID[id]
+		if old == nil {
+			continue
+		}
+		if !rebuild {
+			t.indexEvery(old, false)
+		}
+		t.indexFixed(old, false)
+		t.indexState(old, false)
+		delete(t.byID, id)
+		if old.Key != "" {
+			t.refreshHead(old.Key)
+		}
+		t.syncReady(id)
 	}
-	t.indexFixed(old, false)
-	t.indexState(old, false)
-	delete(t.byID, id)
-	if old.Key != "" {
-		t.refreshHead(old.Key)
+	if rebuild {
+		t.all = newIDSet()
+		clear(t.byType)
+		clear(t.byStatus)
+		clear(t.byNode)
+		for _, j := range t.byID {
+			t.indexEvery(j, true)
+		}
 	}
-	t.syncReady(id)
 }
 
+// indexEvery adds a new job to the sets every job is in, or takes it off.
+func (t *jobTable) indexEvery(j *engine.Job, add bool) {
+	if !add {
+		t.all.Delete(j.ID)
+		removeFrom(t.byType, j.Type, j.ID)
+		removeFrom(t.byStatus, j.Status, j.ID)
+		if j.Node != "" {
+			removeFrom(t.byNode, j.Node, j.ID)
+		}
+		return
+	}
+	t.all.ReplaceOrInsert(j.ID)
+	addTo(t.byType, j.Type, j.ID)
+	addTo(t.byStatus, j.Status, j.ID)
+	if j.Node != "" {
+		addTo(t.byNode, j.Node, j.ID)
+	}
+}
+
+// indexFixed indexes the fields that never change after the insert, but
+// the type (indexEvery).
 func (t *jobTable) indexFixed(j *engine.Job, add bool) {
 	update := addTo[string]
 	updateParent := addTo[int64]
 	if !add {
 		update, updateParent = removeFrom[string], removeFrom[int64]
 	}
-	if add {
-		t.all.ReplaceOrInsert(j.ID)
-	} else {
-		t.all.Delete(j.ID)
-	}
 	if j.Key != "" {
 		update(t.byKey, j.Key, j.ID)
 	}
-	update(t.byType, j.Type, j.ID)
 	if j.ParentID != nil {
 		updateParent(t.byParent, *j.ParentID, j.ID)
 	}
 }
 
+// indexState indexes the fields that transitions change, but the status
+// and node (indexEvery).
 func (t *jobTable) indexState(j *engine.Job, add bool) {
 	update := addTo[string]
-	updateStatus := addTo[engine.Status]
 	if !add {
-		update, updateStatus = removeFrom[string], removeFrom[engine.Status]
-	}
-	updateStatus(t.byStatus, j.Status, j.ID)
-	if j.Node != "" {
-		update(t.byNode, j.Node, j.ID)
+		update = removeFrom[string]
 	}
 	if j.HoldsLoad() {
 		update(t.loadHolding, j.Node, j.ID)

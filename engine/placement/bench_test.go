@@ -39,8 +39,9 @@ func BenchmarkPlace(b *testing.B) {
 }
 
 // BenchmarkPlaceInRound measures the per-job placement work of a dispatch
-// round: FilterInto on a reused Placement, then the first choice alone
-// where the selector can name it (Picker), else the whole order.
+// round: FilterInto against the round's Nodes on a reused Placement, then
+// the first choice alone where the selector can name it (Picker), else the
+// whole order.
 func BenchmarkPlaceInRound(b *testing.B) {
 	for _, size := range []int{10, 100, 1000} {
 		nodes := benchNodes(size)
@@ -52,8 +53,9 @@ func BenchmarkPlaceInRound(b *testing.B) {
 			}
 			b.Run(fmt.Sprintf("nodes=%d/%s", size, name), func(b *testing.B) {
 				var p Placement
+				ns := NewNodes(nodes)
 				for b.Loop() {
-					FilterInto(&p, job, nodes, FilterOptions{})
+					ns.FilterInto(&p, job, FilterOptions{})
 					if pk, ok := sel.(Picker); ok {
 						_ = pk.Pick(job, p.Eligible, t0)
 					} else {

@@ -51,8 +51,6 @@ type Placement struct {
 	// spare are the nodes above their load-average limit that would take
 	// the job otherwise, in input order.
 	spare []*engine.Node
-	// offers says, per input node, whether it offers the job's type.
-	offers []bool
 }
 
 // Filter gives every node a verdict for job and returns the eligible ones.
@@ -76,29 +74,118 @@ type Placement struct {
 // send a big job to run alone on a small node.
 func Filter(job *engine.Job, nodes []*engine.Node, opts FilterOptions) Placement {
 	var p Placement
-	FilterInto(&p, job, nodes, opts)
+	NewNodes(nodes).FilterInto(&p, job, opts)
 	return p
 }
 
-// FilterInto is Filter writing into p, reusing its slices: a dispatch round
-// keeps one Placement for all its jobs, so filtering allocates nothing per
-// job. What p held before is overwritten.
-func FilterInto(p *Placement, job *engine.Job, nodes []*engine.Node, opts FilterOptions) {
-	p.Eligible, p.Verdicts = p.Eligible[:0], p.Verdicts[:0]
-	p.out = [len(causeOrder)]int{}
-	p.LargestMaxLoad, p.Spilled, p.spare = 0, false, p.spare[:0]
-	// Whether each node offers the type is looked up once, for both passes.
-	p.offers = p.offers[:0]
-	for _, n := range nodes {
-		offers := n.Offers(job.Type)
-		p.offers = append(p.offers, offers)
-		if n.State == engine.NodeOnline && n.MaxLoad > p.LargestMaxLoad && offers {
-			p.LargestMaxLoad = n.MaxLoad
+// Nodes are the nodes a run of jobs is filtered against, with what holds
+// for every job judged once: a dispatch round filters each job it places
+// against the same nodes, of which only the Load and Running it books
+// change. Whether each node is ONLINE, heard from, short of memory or
+// above its load-average limit is judged at the first FilterOptions.Now
+// filtered at (and again at another); which nodes offer a type, and their
+// largest max load, for the first job of the type. Load and Running are
+// read for each job; the nodes' other fields must not change while a
+// Nodes is in use.
+type Nodes struct {
+	list []*engine.Node
+	// health is, per node, what its state and its machine say, judged at
+	// now (judged: for some now); overloads are the figures of the nodes
+	// over a limit, nil when none is.
+	health    []Cause
+	overloads []engine.Overload
+	now       time.Time
+	judged    bool
+	// offered is, per job type, which nodes offer it.
+	offered map[string]*offered
+}
+
+// offered is which nodes offer one job type.
+type offered struct {
+	offers []bool // per node, in input order
+	// largest is the highest max load among the ONLINE nodes offering it
+	// (Placement.LargestMaxLoad).
+	largest float64
+}
+
+// NewNodes readies nodes for filtering jobs against them.
+func NewNodes(nodes []*engine.Node) *Nodes {
+	return &Nodes{list: nodes, offered: map[string]*offered{}}
+}
+
+// judge judges every node's health at now, unless it is judged at now: a
+// node's health is the cause that keeps it out of any job whatever its
+// type and load, CauseState, CauseSilent or CauseLowMemory, else
+// CauseOverloaded when it is above its load-average limit (the cause
+// checked last), else CauseNone.
+func (ns *Nodes) judge(now time.Time) {
+	if ns.judged && ns.now.Equal(now) {
+		return
+	}
+	ns.judged, ns.now = true, now
+	ns.health, ns.overloads = make([]Cause, len(ns.list)), nil
+	for i, n := range ns.list {
+		if n.State != engine.NodeOnline {
+			ns.health[i] = CauseState
+			continue
+		}
+		if silent(n, now) {
+			ns.health[i] = CauseSilent
+			continue
+		}
+		o := n.Overloaded()
+		switch o.Kind {
+		case engine.OverloadLowMemory:
+			ns.health[i] = CauseLowMemory
+		case engine.OverloadLoadAvg:
+			ns.health[i] = CauseOverloaded
+		default:
+			continue
+		}
+		if ns.overloads == nil {
+			ns.overloads = make([]engine.Overload, len(ns.list))
+		}
+		ns.overloads[i] = o
+	}
+}
+
+// overload is node i's figures when it is over a limit.
+func (ns *Nodes) overload(i int) engine.Overload {
+	if ns.overloads == nil {
+		return engine.Overload{}
+	}
+	return ns.overloads[i]
+}
+
+// offering is which nodes offer typ.
+func (ns *Nodes) offering(typ string) *offered {
+	if o := ns.offered[typ]; o != nil {
+		return o
+	}
+	o := &offered{offers: make([]bool, len(ns.list))}
+	for i, n := range ns.list {
+		o.offers[i] = n.Offers(typ)
+		if n.State == engine.NodeOnline && n.MaxLoad > o.largest && o.offers[i] {
+			o.largest = n.MaxLoad
 		}
 	}
+	ns.offered[typ] = o
+	return o
+}
+
+// FilterInto is Filter against ns writing into p, reusing its slices: a
+// dispatch round keeps one Placement for all its jobs, so filtering
+// allocates nothing per job. What p held before is overwritten.
+func (ns *Nodes) FilterInto(p *Placement, job *engine.Job, opts FilterOptions) {
+	ns.judge(opts.Now)
+	p.Eligible, p.Verdicts = p.Eligible[:0], p.Verdicts[:0]
+	p.out = [len(causeOrder)]int{}
+	p.Spilled, p.spare = false, p.spare[:0]
+	o := ns.offering(job.Type)
+	p.LargestMaxLoad = o.largest
 	p.Oversized = p.LargestMaxLoad > 0 && exceedsMaxLoad(job.Load, p.LargestMaxLoad)
-	for i, n := range nodes {
-		cause, terms, overload := p.judge(job, n, p.offers[i], opts)
+	for i, n := range ns.list {
+		cause, terms := p.judge(job, n, o.offers[i], ns.health[i], opts)
 		p.out[cause.index()]++
 		switch cause {
 		case CauseNone:
@@ -112,13 +199,16 @@ func FilterInto(p *Placement, job *engine.Job, nodes []*engine.Node, opts Filter
 		v := Verdict{
 			Node: n.Name, Eligible: cause == CauseNone, Cause: cause,
 			State: n.State, Load: n.Load, MaxLoad: n.MaxLoad, Running: n.Running, MaxJobs: n.MaxJobs,
-			Overload: overload.Reason, JobType: job.Type, JobLoad: job.Load,
+			JobType: job.Type, JobLoad: job.Load,
 			LargestMaxLoad: p.LargestMaxLoad, Oversized: p.Oversized,
 		}
 		if cause == CauseNone {
 			v.Terms = terms
 		} else {
 			v.spillTerms = terms
+		}
+		if cause == CauseLowMemory || cause == CauseOverloaded {
+			v.Overload = ns.overload(i).Reason
 		}
 		if owner, ok := opts.Reserved[n.Name]; ok {
 			v.KeptFor = owner
@@ -150,12 +240,13 @@ func (p *Placement) spill() {
 // permanent is the part of a verdict that only the cluster changing can
 // lift: state, type and size.
 func (p *Placement) permanent(job *engine.Job, n *engine.Node) Cause {
-	return p.permanentOf(job, n, n.Offers(job.Type))
+	return p.permanentOf(job, n, n.State == engine.NodeOnline, n.Offers(job.Type))
 }
 
-// permanentOf is permanent with whether n offers job's type known.
-func (p *Placement) permanentOf(job *engine.Job, n *engine.Node, offers bool) Cause {
-	if n.State != engine.NodeOnline {
+// permanentOf is permanent with whether n is ONLINE and offers job's type
+// known.
+func (p *Placement) permanentOf(job *engine.Job, n *engine.Node, online, offers bool) Cause {
+	if !online {
 		return CauseState
 	}
 	if !offers {
@@ -172,29 +263,24 @@ func (p *Placement) permanentOf(job *engine.Job, n *engine.Node, offers bool) Ca
 	return CauseNone
 }
 
-// judge is one node's verdict: why it is out, or on what terms it is in,
-// and the node's overload figures when its machine's health is what keeps
-// it out. CauseOverloaded comes with the terms the node would take the job
-// on, as only that cause may give way (spill).
-func (p *Placement) judge(job *engine.Job, n *engine.Node, offers bool, opts FilterOptions) (Cause, Terms, engine.Overload) {
-	if c := p.permanentOf(job, n, offers); c != CauseNone {
-		return c, "", engine.Overload{}
+// judge is one node's verdict: why it is out, or on what terms it is in.
+// health is the node's (Nodes.judge). CauseOverloaded comes with the terms
+// the node would take the job on, as only that cause may give way (spill).
+func (p *Placement) judge(job *engine.Job, n *engine.Node, offers bool, health Cause, opts FilterOptions) (Cause, Terms) {
+	if c := p.permanentOf(job, n, health != CauseState, offers); c != CauseNone {
+		return c, ""
 	}
-	if silent(n, opts.Now) {
-		return CauseSilent, "", engine.Overload{}
-	}
-	o := n.Overloaded()
-	if o.Kind == engine.OverloadLowMemory {
-		return CauseLowMemory, "", o
+	if health == CauseSilent || health == CauseLowMemory {
+		return health, ""
 	}
 	if owner, ok := opts.Reserved[n.Name]; ok && owner != job.ID {
-		return CauseReserved, "", engine.Overload{}
+		return CauseReserved, ""
 	}
 	// An oversized job waits for an idle node even as a first child: it
 	// must run alone, and queueing it ahead would only stall the node.
 	if p.Oversized || !opts.FirstChild {
 		if c := roomCause(n.Load, job.Load, n.MaxLoad, n.Running, n.MaxJobs); c != CauseNone {
-			return c, "", engine.Overload{}
+			return c, ""
 		}
 	}
 	terms := TermsRoom
@@ -204,10 +290,7 @@ func (p *Placement) judge(job *engine.Job, n *engine.Node, offers bool, opts Fil
 	case opts.FirstChild:
 		terms = TermsFirstChild
 	}
-	if o.Kind == engine.OverloadLoadAvg {
-		return CauseOverloaded, terms, o
-	}
-	return CauseNone, terms, engine.Overload{}
+	return health, terms
 }
 
 // silent reports whether n has not been heard from for longer than its

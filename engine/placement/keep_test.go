@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jobctl/jobctl/engine"
 )
@@ -70,12 +71,33 @@ func TestFilterIntoAllocatesNothingOnceWarm(t *testing.T) {
 	nodes := []*engine.Node{mk("a"), mk("b", load(4)), mk("c", types("noop")), mk("d", state(engine.NodeOffline))}
 	j := job("sleep", 1)
 	var p Placement
-	FilterInto(&p, j, nodes, FilterOptions{})
-	if allocs := testing.AllocsPerRun(100, func() { FilterInto(&p, j, nodes, FilterOptions{}) }); allocs != 0 {
+	ns := NewNodes(nodes)
+	ns.FilterInto(&p, j, FilterOptions{})
+	if allocs := testing.AllocsPerRun(100, func() { ns.FilterInto(&p, j, FilterOptions{}) }); allocs != 0 {
 		t.Errorf("FilterInto allocates %v times per job; want none", allocs)
 	}
 	if len(p.Verdicts) != 0 || len(p.Eligible) != 1 {
 		t.Errorf("without Verdicts: %d verdicts, %d eligible", len(p.Verdicts), len(p.Eligible))
+	}
+}
+
+// Nodes judge a node's silence at the clock each job is filtered at: the
+// same nodes filtered at another now are judged again.
+func TestNodesJudgeSilenceAtEachNow(t *testing.T) {
+	t.Parallel()
+	ns := NewNodes([]*engine.Node{mk("quiet", seen(t0.Add(-time.Hour))), mk("heard", seen(t0))})
+	var p Placement
+	ns.FilterInto(&p, job("sleep", 1), FilterOptions{Now: t0})
+	if len(p.Eligible) != 1 || p.Out(CauseSilent) != 1 {
+		t.Errorf("at t0: %d eligible, %d silent; want 1 and 1", len(p.Eligible), p.Out(CauseSilent))
+	}
+	ns.FilterInto(&p, job("sleep", 1), FilterOptions{})
+	if len(p.Eligible) != 2 || p.Out(CauseSilent) != 0 {
+		t.Errorf("without a clock: %d eligible, %d silent; want 2 and 0", len(p.Eligible), p.Out(CauseSilent))
+	}
+	ns.FilterInto(&p, job("sleep", 1), FilterOptions{Now: t0.Add(time.Hour)})
+	if len(p.Eligible) != 0 || p.Out(CauseSilent) != 2 {
+		t.Errorf("an hour on: %d eligible, %d silent; want 0 and 2", len(p.Eligible), p.Out(CauseSilent))
 	}
 }
 

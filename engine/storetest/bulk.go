@@ -35,6 +35,7 @@ var bulkTests = []subtest{
 	{"JobPurgeInBatchesAlwaysMovesOn", testJobPurgeInBatchesAlwaysMovesOn},
 	{"JobPurgeInvalid", testJobPurgeInvalid},
 	{"JobPurgeDryRun", testJobPurgeDryRun},
+	{"JobPurgeKeepsTheRestListed", testJobPurgeKeepsTheRestListed},
 	{"NodeRemove", testNodeRemove},
 	{"NodeRemoveStale", testNodeRemoveStale},
 	{"NodeRemoveHoldingJobs", testNodeRemoveHoldingJobs},
@@ -314,6 +315,41 @@ func testJobPurgeEndedOnly(t *testing.T, s engine.Store) {
 	if n := purge(t, s, engine.JobPurgeParams{}); n != 0 {
 		t.Errorf("a second purge removed %d jobs, want 0", n)
 	}
+}
+
+// The jobs a purge leaves are listed by every filter as before, whether
+// it takes out most of the jobs or few of them.
+func testJobPurgeKeepsTheRestListed(t *testing.T, s engine.Store) {
+	running := start(t, s, queued(t, s, 1), "n1")
+	sleeping := start(t, s, insert(t, s, engine.JobInsertParams{Type: engine.TypeSleep}), "n2")
+	waiting := queued(t, s, 1)
+	for range 5 {
+		finished(t, s, engine.JobInsertParams{}, engine.RunSucceeded)
+	}
+	wantListed := func(what string, waiting ...*engine.Job) {
+		t.Helper()
+		all := append([]*engine.Job{running, sleeping}, waiting...)
+		wantIDs(t, what+", all", list(t, s, engine.JobListParams{}), all...)
+		wantIDs(t, what+", on n1", list(t, s, engine.JobListParams{Node: "n1"}), running)
+		wantIDs(t, what+", RUNNING", list(t, s, engine.JobListParams{Statuses: []engine.Status{engine.StatusRunning}}), running, sleeping)
+		wantIDs(t, what+", FINISHED", list(t, s, engine.JobListParams{Statuses: []engine.Status{engine.StatusFinished}}))
+		wantIDs(t, what+", QUEUED", list(t, s, engine.JobListParams{Statuses: []engine.Status{engine.StatusQueued}}), waiting...)
+		wantIDs(t, what+", sleep", list(t, s, engine.JobListParams{Types: []string{engine.TypeSleep}}), sleeping)
+		wantIDs(t, what+", noop", list(t, s, engine.JobListParams{Types: []string{engine.TypeNoop}}), append([]*engine.Job{running}, waiting...)...)
+	}
+	if n := purge(t, s, engine.JobPurgeParams{}); n != 5 {
+		t.Errorf("purge of most jobs removed %d, want 5", n)
+	}
+	wantListed("after a purge of most jobs", waiting)
+	more := []*engine.Job{waiting}
+	for range 4 {
+		more = append(more, queued(t, s, 1))
+	}
+	finished(t, s, engine.JobInsertParams{}, engine.RunSucceeded)
+	if n := purge(t, s, engine.JobPurgeParams{}); n != 1 {
+		t.Errorf("purge of few jobs removed %d, want 1", n)
+	}
+	wantListed("after a purge of few jobs", more...)
 }
 
 func testJobPurgeFilters(t *testing.T, s engine.Store) {
