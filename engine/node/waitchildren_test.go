@@ -186,6 +186,8 @@ func TestCancellingAWaitingParentStopsItAndItsChildren(t *testing.T) {
 	child, _ := w.child(t)
 	answer := w.waitAsync(ctx)
 	waitJob(t, w.s, w.parent.JobID, func(j *engine.Job) bool { return j.Status == engine.StatusWaiting })
+	// The store took the move first; the books follow.
+	waitfor.Until(t, 30*time.Second, "the books to free the parent's load", func() bool { return booksOf(w.n).waiting == 1 })
 	if res := w.n.runner.Accept(ctx, child); res.Verdict != engine.OfferAccepted {
 		t.Fatalf("child offered while its parent waits: %+v, want accepted", res)
 	}
