@@ -67,6 +67,11 @@ func (s *Store) jobUpdateMany(ctx context.Context, us []engine.JobUpdate, quiet 
 		// One statement is atomic on its own: no BEGIN and COMMIT to wait for.
 		err = s.retryDeadlock(ctx, func() error { return apply(s.q) })
 	} else {
+		if !s.dialect.updateReturns {
+			if err := s.keepStatements(ctx); err != nil {
+				return nil, fmt.Errorf("update %d jobs: %w", len(us), err)
+			}
+		}
 		err = s.inTx(ctx, func(tx *sqlx.Tx) error { return apply(tx) })
 		// The starts under a term that lapsed were undone with the rest of
 		// the transaction: refuse them and apply the rest again. Terms
@@ -153,7 +158,7 @@ func storableText(s string) bool { return utf8.ValidString(s) && !strings.Contai
 // With quiet it records only which jobs changed (a nil job each).
 func (s *Store) jobUpdateChunk(ctx context.Context, q querier, us []engine.JobUpdate, changed map[int64]*engine.Job, quiet bool) error {
 	if !s.dialect.updateReturns {
-		return s.jobUpdateChunkLocked(ctx, q, us, changed, quiet)
+		return s.jobUpdateChunkLocked(ctx, s.withKept(q), us, changed, quiet)
 	}
 	var a args
 	switch s.dialect {

@@ -66,6 +66,11 @@ type conn struct {
 	pooled   bool
 	// maxConns is the process's connection budget, all pools together.
 	maxConns int
+
+	// kept are keptQueries, by query text, prepared on the main pool once
+	// a batch first needs them (keepStatements).
+	keptMu sync.Mutex
+	kept   map[string]*sqlx.Stmt
 }
 
 var _ engine.Store = (*Store)(nil)
@@ -292,7 +297,9 @@ func (s *Store) execAs(ctx context.Context, q querier, name string, arg args, ur
 	if err != nil {
 		return 0, err
 	}
-	if _, inTx := q.(*sqlx.Tx); !inTx {
+	switch q.(type) {
+	case *sqlx.Tx, keptTx:
+	default:
 		defer s.writing(urgent)()
 	}
 	res, err := q.ExecContext(ctx, query, params...)

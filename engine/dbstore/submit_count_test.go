@@ -29,6 +29,7 @@ type statementCount struct {
 	statements, transactions atomic.Int64
 	mu                       sync.Mutex
 	texts                    []string
+	prepared                 []string // the statements prepared, whole
 }
 
 func (c *statementCount) statement(query string) {
@@ -43,7 +44,20 @@ func (c *statementCount) reset() {
 	c.transactions.Store(0)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.texts = nil
+	c.texts, c.prepared = nil, nil
+}
+
+// preparations is how many times query was prepared.
+func (c *statementCount) preparations(query string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, p := range c.prepared {
+		if p == query {
+			n++
+		}
+	}
+	return n
 }
 
 // firstLine is a statement's first line that is not a comment.
@@ -84,6 +98,9 @@ func (c *countingConn) PrepareContext(ctx context.Context, query string) (driver
 	if err != nil {
 		return nil, err
 	}
+	c.c.mu.Lock()
+	c.c.prepared = append(c.c.prepared, query)
+	c.c.mu.Unlock()
 	return &countingStmt{inner: st, query: query, c: c.c}, nil
 }
 

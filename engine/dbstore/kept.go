@@ -1,0 +1,101 @@
+package dbstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// keptQueries are the statements of a batch of transitions where UPDATE
+// returns no rows (jobUpdateChunkLocked), which a node runs at every start
+// and every result. The main pool keeps them prepared on each of its
+// connections: go-sql-driver otherwise prepares, runs and closes each
+// statement that has parameters, two round trips where a kept one takes
+// one. The set is small and fixed, so that the server's limit on prepared
+// statements, for all its clients together (MySQL's
+// max_prepared_stmt_count), stays far off.
+var keptQueries = []string{qJobUpdateManyLock, qJobUpdateMany, qJobUpdateManyRead, qLeaseTermCurrent}
+
+// keepStatements prepares keptQueries on the main pool, once per process.
+// Preparing takes a connection of the pool, so it is done before a
+// transaction takes one, never inside: the pool may have no other.
+// Inside a transaction of Tx it does nothing.
+func (s *Store) keepStatements(ctx context.Context) error {
+	if s.tx != nil {
+		return nil
+	}
+	s.keptMu.Lock()
+	defer s.keptMu.Unlock()
+	if s.kept != nil {
+		return nil
+	}
+	kept := make(map[string]*sqlx.Stmt, len(keptQueries))
+	for _, name := range keptQueries {
+		text := s.queries[name].text
+		st, err := s.db.PreparexContext(ctx, text)
+		if err != nil {
+			for _, st := range kept {
+				_ = st.Close()
+			}
+			return fmt.Errorf("prepare %s: %w", name, err)
+		}
+		kept[text] = st
+	}
+	s.kept = kept
+	return nil
+}
+
+// withKept is q running the kept statements as prepared on its connection,
+// when q is a transaction of the main pool and they are prepared; else q.
+func (s *Store) withKept(q querier) querier {
+	tx, ok := q.(*sqlx.Tx)
+	if !ok {
+		return q
+	}
+	s.keptMu.Lock()
+	kept := s.kept
+	s.keptMu.Unlock()
+	if kept == nil {
+		return q
+	}
+	return keptTx{tx, kept}
+}
+
+// keptTx is a transaction that runs the statements of kept, by query text,
+// as prepared on its connection (database/sql prepares one there at its
+// first use and keeps it until the statement or the connection closes),
+// and every other query as the transaction does.
+type keptTx struct {
+	*sqlx.Tx
+	kept map[string]*sqlx.Stmt
+}
+
+func (t keptTx) ExecContext(ctx context.Context, query string, params ...any) (sql.Result, error) {
+	if st, ok := t.kept[query]; ok {
+		return t.StmtxContext(ctx, st).ExecContext(ctx, params...)
+	}
+	return t.Tx.ExecContext(ctx, query, params...)
+}
+
+func (t keptTx) QueryContext(ctx context.Context, query string, params ...any) (*sql.Rows, error) {
+	if st, ok := t.kept[query]; ok {
+		return t.StmtxContext(ctx, st).QueryContext(ctx, params...)
+	}
+	return t.Tx.QueryContext(ctx, query, params...)
+}
+
+func (t keptTx) QueryxContext(ctx context.Context, query string, params ...any) (*sqlx.Rows, error) {
+	if st, ok := t.kept[query]; ok {
+		return t.StmtxContext(ctx, st).QueryxContext(ctx, params...)
+	}
+	return t.Tx.QueryxContext(ctx, query, params...)
+}
+
+func (t keptTx) QueryRowxContext(ctx context.Context, query string, params ...any) *sqlx.Row {
+	if st, ok := t.kept[query]; ok {
+		return t.StmtxContext(ctx, st).QueryRowxContext(ctx, params...)
+	}
+	return t.Tx.QueryRowxContext(ctx, query, params...)
+}

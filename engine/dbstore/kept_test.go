@@ -1,0 +1,63 @@
+package dbstore
+
+import (
+	"testing"
+	"time"
+
+	"github.com/jobctl/jobctl/engine"
+)
+
+// A MySQL batch of transitions prepares its statements once for the pool
+// and once on each connection that runs them, not at every batch; once the
+// pool has closed those connections, it prepares them on the new ones.
+func TestMySQLBatchKeepsStatementsPrepared(t *testing.T) {
+	ctx := t.Context()
+	dsn := mysqlDatabaseDSN(t)
+	setup := migrated(t, openStore(t, dsn))
+	s, err := OpenWith(ctx, dsn, OpenOptions{driver: countingDriverName(t, mysqlDialect)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	update := s.queries[qJobUpdateMany].text
+	countingTotal.reset()
+	startAndFinish := func() {
+		t.Helper()
+		j := insertQueued(t, setup)
+		started, err := s.JobUpdateMany(ctx, []engine.JobUpdate{engine.QueuedStartUpdate(j, "n1")})
+		if err != nil || started[0].Err != nil {
+			t.Fatalf("start of job %d: %v, %v", j.ID, err, started)
+		}
+		finish := engine.OutcomeUpdate(started[0].Job, engine.RunResult{ExitCode: 0, Outcome: engine.RunSucceeded}, false, nil)
+		finished, err := s.JobUpdateManyQuiet(ctx, []engine.JobUpdate{finish})
+		if err != nil || finished[0].Err != nil {
+			t.Fatalf("finish of job %d: %v, %v", j.ID, err, finished)
+		}
+		if got, err := setup.JobGet(ctx, j.ID); err != nil || got.Status != engine.StatusFinished {
+			t.Fatalf("job %d after its finish: %+v, %v; want FINISHED", j.ID, got, err)
+		}
+	}
+	const rounds = 20
+	for range rounds {
+		startAndFinish()
+	}
+	// Once for the pool, and at most once on each of its connections.
+	most := 1 + s.db.Stats().MaxOpenConnections
+	if n := countingTotal.preparations(update); n < 1 || n > most {
+		t.Errorf("%d batches prepared the update %d times; want from 1 to %d", 2*rounds, n, most)
+	}
+
+	// The connections close, and with them what was prepared on them.
+	s.SetIdleConnTime(time.Millisecond)
+	for s.db.Stats().OpenConnections > 0 {
+		if ctx.Err() != nil {
+			t.Fatal(ctx.Err())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	countingTotal.reset()
+	startAndFinish()
+	if n := countingTotal.preparations(update); n != 1 {
+		t.Errorf("a batch on a new connection prepared the update %d times; want once", n)
+	}
+}
