@@ -20,6 +20,9 @@ type activeRun struct {
 	refused bool       // its spec is invalid: it ends FAILED, never retried
 	tempDir string     // its own TMPDIR, removed when it ends; "": none
 	lapses  uint64     // the fence's count of lapses when its job was taken
+	// begun is closed once start has set run, or has given up: a job's
+	// process may call the job API before start has recorded it.
+	begun chan struct{}
 
 	// Guarded by jobRunner.mu.
 	paused     bool
@@ -110,7 +113,7 @@ func (r *jobRunner) take(offers []engine.DispatchOffer, out []engine.OfferResult
 			out[i] = engine.OfferResult{Verdict: engine.OfferDeclined, Reason: d.Reason}
 			continue
 		}
-		taken = append(taken, takenOffer{index: i, offer: o, handler: h, run: &activeRun{attempt: o.Attempt + 1, lapses: lapses}, warning: d.Warning})
+		taken = append(taken, takenOffer{index: i, offer: o, handler: h, run: &activeRun{attempt: o.Attempt + 1, lapses: lapses, begun: make(chan struct{})}, warning: d.Warning})
 	}
 	r.mu.Lock()
 	for _, t := range taken {

@@ -2,8 +2,12 @@ package node
 
 import (
 	"context"
+	"net/http"
 	"net/http/httptest"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -251,4 +255,60 @@ func TestAnAcceptedJobIsAnsweredBeforeItsProcessStarts(t *testing.T) {
 	if j := waitJob(t, s, o.JobID, func(j *engine.Job) bool { return j.Status.Terminal() }); j.Status != engine.StatusFinished {
 		t.Errorf("job ended %s, want FINISHED", j.Status)
 	}
+}
+
+func TestAJobCallingBeforeItsStartIsRecordedIsAnsweredOnceItIs(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	n, s := testNode(t, nil)
+	fence := &slowStartFence{runFence: n.runner.fence, reached: make(chan struct{}, 1), release: make(chan struct{})}
+	n.runner.fence = fence
+	released := sync.OnceFunc(func() { close(fence.release) })
+	t.Cleanup(released)
+	arrived := make(chan struct{}, 1)
+	h := n.Handler()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case arrived <- struct{}{}:
+		default:
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	n.url = srv.URL
+	dir := t.TempDir()
+	t.Cleanup(func() { writeFile(t, filepath.Join(dir, "gate"), "") })
+	o := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeExec, Args: []string{"sh", "-c", tokenScript, "sh", dir}, Load: 1, MaxAttempts: 1})
+	if res := n.runner.Accept(ctx, o); res.Verdict != engine.OfferAccepted {
+		t.Fatalf("offer: %+v, want accepted", res)
+	}
+	// The process runs and has its token; the node's start has not
+	// recorded it yet (held at the watchdog).
+	<-fence.reached
+	token := readToken(t, dir, o.JobID)
+	answered := make(chan int, 1)
+	go func() {
+		req, _ := http.NewRequest("POST", srv.URL+"/v1/jobs/"+strconv.FormatInt(o.JobID, 10)+"/progress", strings.NewReader(`{"percent":42}`))
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			answered <- -1
+			return
+		}
+		resp.Body.Close()
+		answered <- resp.StatusCode
+	}()
+	<-arrived
+	// Room for a request that does not wait to be answered before the start
+	// is recorded; one that waits is answered only after.
+	select {
+	case code := <-answered:
+		t.Fatalf("progress before the start was recorded: HTTP %d, want an answer once it is", code)
+	case <-time.After(200 * time.Millisecond):
+	}
+	released()
+	if code := <-answered; code != http.StatusNoContent {
+		t.Fatalf("progress of a job whose start was recorded meanwhile: HTTP %d, want 204", code)
+	}
+	waitJob(t, s, o.JobID, func(j *engine.Job) bool { return j.Progress == 42 })
 }

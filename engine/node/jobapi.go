@@ -142,9 +142,26 @@ type runningJob struct {
 
 func (j runningJob) ID() int64 { return j.grant.jobID }
 
-// started is the job's run, once its process has been started.
-func (j runningJob) started() (*activeRun, error) {
+// startWait bounds how long a request waits for start to record the run
+// whose process made it.
+const startWait = 5 * time.Second
+
+// started is the job's run, once its process has been started. A request
+// from the job's own process can come before start has recorded that
+// process, a moment after its exec: it waits for that moment, not to be
+// answered 503.
+func (j runningJob) started(ctx context.Context) (*activeRun, error) {
 	ar, started, live := j.api.runs.liveRun(j.grant)
+	if live && !started && ar.begun != nil {
+		wait := time.NewTimer(startWait)
+		select {
+		case <-ar.begun:
+		case <-ctx.Done():
+		case <-wait.C:
+		}
+		wait.Stop()
+		ar, started, live = j.api.runs.liveRun(j.grant)
+	}
 	switch {
 	case !live:
 		return nil, &endpoint.JobAPIError{Status: http.StatusUnauthorized, Message: "the run this token was given to has ended"}
@@ -157,8 +174,8 @@ func (j runningJob) started() (*activeRun, error) {
 
 // Progress goes the way of a "jobctl:progress" line: through the run's
 // output to the node's progress writer.
-func (j runningJob) Progress(_ context.Context, p endpoint.JobProgress) error {
-	ar, err := j.started()
+func (j runningJob) Progress(ctx context.Context, p endpoint.JobProgress) error {
+	ar, err := j.started(ctx)
 	if err != nil {
 		return err
 	}
@@ -170,7 +187,7 @@ func (j runningJob) Progress(_ context.Context, p endpoint.JobProgress) error {
 // that is not exec cannot have exec children: a job may not widen what it
 // runs to arbitrary commands.
 func (j runningJob) SubmitChild(ctx context.Context, r engine.SubmitRequest) (endpoint.ChildSubmitted, error) {
-	ar, err := j.started()
+	ar, err := j.started(ctx)
 	if err != nil {
 		return endpoint.ChildSubmitted{}, err
 	}
@@ -199,7 +216,7 @@ func (j runningJob) SubmitChild(ctx context.Context, r engine.SubmitRequest) (en
 // Children lists the job's children, brief: ids and statuses are all a
 // waiting job needs.
 func (j runningJob) Children(ctx context.Context) ([]endpoint.Child, error) {
-	if _, err := j.started(); err != nil {
+	if _, err := j.started(ctx); err != nil {
 		return nil, err
 	}
 	parent := j.grant.jobID

@@ -30,6 +30,7 @@ func (r *jobRunner) start(h handler, spec runner.Spec, ar *activeRun) {
 		run, err = runner.Start(spec, ar.out)
 	}
 	if err != nil {
+		close(ar.begun)
 		go func() {
 			if spec.Group != nil {
 				_ = spec.Group.Remove()
@@ -55,6 +56,7 @@ func (r *jobRunner) start(h handler, spec runner.Spec, ar *activeRun) {
 		}
 	}
 	r.mu.Unlock()
+	close(ar.begun)
 	r.metrics.running.Inc()
 	r.metrics.started(job)
 	began := time.Now()

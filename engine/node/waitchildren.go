@@ -38,7 +38,7 @@ const waitTransitionTimeout = 30 * time.Second
 
 // WaitChildren implements endpoint.RunningJob.
 func (j runningJob) WaitChildren(ctx context.Context, timeout time.Duration) (endpoint.ChildrenWaited, error) {
-	ar, err := j.started()
+	ar, err := j.started(ctx)
 	if err != nil {
 		return endpoint.ChildrenWaited{}, err
 	}
