@@ -13,23 +13,24 @@
 -- would otherwise flatten the subquery and extract a field again at every
 -- use of it in the SET list. jsonb_each hands each transition over as
 -- binary JSON, which ->> reads as it is; json_each's text would be parsed
--- anew by every ->>.
+-- anew by every ->>. The paths are written out, as ->> given a bare number
+-- builds the path text from it at every call.
 WITH t AS MATERIALIZED (
-    SELECT value ->> 0  AS job_id,
-           value ->> 1  AS expected_version,
-           value ->> 2  AS from_status,
-           value ->> 3  AS to_status,
-           value ->> 4  AS new_node,
-           value ->> 5  AS new_exit_code,
-           value ->> 6  AS new_message,
-           value ->> 7  AS run_after_seconds,
-           value ->> 8  AS flags,
-           value ->> 9  AS new_dispatcher,
-           value ->> 10 AS new_lease_term,
-           value ->> 11 AS new_cpu_seconds,
-           value ->> 12 AS new_peak_memory,
-           value ->> 13 AS new_wall_seconds,
-           value ->> 14 AS new_oom_killed
+    SELECT value ->> '$[0]'  AS job_id,
+           value ->> '$[1]'  AS expected_version,
+           value ->> '$[2]'  AS from_status,
+           value ->> '$[3]'  AS to_status,
+           value ->> '$[4]'  AS new_node,
+           value ->> '$[5]'  AS new_exit_code,
+           value ->> '$[6]'  AS new_message,
+           value ->> '$[7]'  AS run_after_seconds,
+           value ->> '$[8]'  AS flags,
+           value ->> '$[9]'  AS new_dispatcher,
+           value ->> '$[10]' AS new_lease_term,
+           value ->> '$[11]' AS new_cpu_seconds,
+           value ->> '$[12]' AS new_peak_memory,
+           value ->> '$[13]' AS new_wall_seconds,
+           value ->> '$[14]' AS new_oom_killed
     FROM jsonb_each(:updates)
 ), x AS (
     SELECT t.*,
