@@ -83,11 +83,12 @@ type dialect struct {
 	// deleteReturns: DELETE … RETURNING gives the deleted rows.
 	deleteReturns bool
 	// setsAsComparisons: the partial indexes of ended jobs state their
-	// statuses as comparisons joined by OR, not as an IN list, and the
-	// queries that read them say so alike ({{statusOneOf}}). SQLite
-	// evaluates a partial index's IN list of more than two values by
-	// building a temporary index for every row a write changes (migration
-	// 018).
+	// statuses as comparisons joined by OR, and the index of live keys
+	// the statuses it leaves out as comparisons joined by AND, not as IN
+	// lists, and the queries that read them say so alike ({{statusOneOf}},
+	// {{statusNoneOf}}). SQLite evaluates a partial index's IN list of more
+	// than two values by building a temporary index for every row a write
+	// changes (migrations 018 and 022).
 	setsAsComparisons bool
 }
 

@@ -121,6 +121,9 @@ func loadQueries(d *dialect) (map[string]string, error) {
 		"statusOneOf": func(column, set string) (string, error) {
 			return statusOneOf(d, column, set)
 		},
+		"statusNoneOf": func(column, set string) (string, error) {
+			return statusNoneOf(d, column, set)
+		},
 		"has": hasWord,
 	})
 	names := make([]string, 0, len(files))
@@ -256,6 +259,27 @@ func statusOneOf(d *dialect, column, set string) (string, error) {
 		terms[i] = column + " = '" + string(st) + "'"
 	}
 	return "(" + strings.Join(terms, " OR ") + ")", nil
+}
+
+// statusNoneOf renders "column holds none of the set's statuses" as the
+// dialect's index of live keys states it, which a query must repeat for the
+// planner to read it: one comparison per status joined by AND where the
+// dialect writes sets so (setsAsComparisons; SQLite matches each term of a
+// partial index's WHERE on its own), else a NOT IN list.
+func statusNoneOf(d *dialect, column, set string) (string, error) {
+	if !d.setsAsComparisons {
+		list, err := statusList(set)
+		return column + " NOT IN " + list, err
+	}
+	statuses, ok := engine.StatusSets[set]
+	if !ok {
+		return "", fmt.Errorf("no status set %q", set)
+	}
+	terms := make([]string, len(statuses))
+	for i, st := range statuses {
+		terms[i] = column + " <> '" + string(st) + "'"
+	}
+	return strings.Join(terms, " AND "), nil
 }
 
 // checkColons refuses a ':' that does not start a :parameter, and any ':'

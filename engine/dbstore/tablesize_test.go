@@ -172,15 +172,43 @@ func TestMeasuredUseReadsTheMeasuredIndexes(t *testing.T) {
 	}
 }
 
+// A queued job with a key looks for the other live jobs of its key down
+// jobs_live_key_id: SQLite uses that partial index only while
+// job_live_key_match states the statuses it leaves out exactly as the index
+// does (statusNoneOf, migration 022).
+func TestDispatchableReadsTheLiveKeyIndex(t *testing.T) {
+	t.Parallel()
+	s := migratedSQLite(t)
+	ctx := t.Context()
+	query, params, err := s.bind(s.q, qJobListDispatchable, args{"status": string(engine.StatusQueued),
+		"type": engine.TypeNoop, "limit": int64(10), "after_priority": engine.MaxPriority + 1, "after_id": int64(0),
+		"max_load": 2 * engine.MaxJobLoad, "load_above": -1.0}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan string
+	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
+		plan, err = explain(ctx, tx, s.dialect.name, query, params)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(plan, "USING INDEX jobs_live_key_id") {
+		t.Errorf("the dispatch page does not read jobs_live_key_id:\n%s", plan)
+	}
+}
+
 // SQLite fills a temporary index for an IN list of more than two values in
 // a trigger's WHEN clause or a partial index's WHERE clause anew for every
-// row a write changes. The triggers and the ended-job indexes that every
-// start and end of a job runs through state their tests without one
-// (migration 018).
+// row a write changes. The triggers and the partial indexes that a job's
+// writes run through state their tests without one (migrations 018 and
+// 022).
 func TestSQLiteJobWritesTestStatesWithoutINLists(t *testing.T) {
 	t.Parallel()
 	s := migratedSQLite(t)
-	for _, name := range []string{"jobs_record_attempt", "jobs_keep_final_attempt", "jobs_ended", "jobs_type_measured"} {
+	for _, name := range []string{"jobs_record_attempt", "jobs_keep_final_attempt", "jobs_take_late_result",
+		"jobs_ended", "jobs_type_measured", "jobs_live_key_id"} {
 		var def string
 		if err := s.db.GetContext(t.Context(), &def, "SELECT sql FROM sqlite_schema WHERE name = ?", name); err != nil {
 			t.Fatalf("read %s: %v", name, err)

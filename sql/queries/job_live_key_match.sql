@@ -7,4 +7,4 @@ there.
 */ -}}
 other.job_key = jobs.job_key
         AND other.job_key <> ''
-        AND other.status NOT IN {{statuses "terminal"}}
+        AND {{statusNoneOf "other.status" "terminal"}}
