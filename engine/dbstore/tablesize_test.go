@@ -199,6 +199,34 @@ func TestDispatchableReadsTheLiveKeyIndex(t *testing.T) {
 	}
 }
 
+// SQLite reads the first page of a queue in the order of jobs_queue and
+// stops at the page's end, instead of reading every fitting job of the
+// queue through jobs_queue_load and sorting them all, which its planner
+// would rather do without statistics.
+func TestSQLiteDispatchPageReadsTheQueueInOrder(t *testing.T) {
+	t.Parallel()
+	s := migratedSQLite(t)
+	ctx := t.Context()
+	for _, maxLoad := range []float64{2 * engine.MaxJobLoad, 10} {
+		query, params, err := s.bind(s.q, qJobListDispatchable, args{"status": string(engine.StatusQueued),
+			"type": engine.TypeNoop, "limit": int64(1000), "max_load": maxLoad, "load_above": -1.0}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plan string
+		err = s.inTx(ctx, func(tx *sqlx.Tx) error {
+			plan, err = explain(ctx, tx, s.dialect.name, query, params)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(plan, "SEARCH jobs USING INDEX jobs_queue ") || strings.Contains(plan, "TEMP B-TREE") {
+			t.Errorf("the first page of a queue, loads up to %v, is not read in the order of jobs_queue:\n%s", maxLoad, plan)
+		}
+	}
+}
+
 // SQLite fills a temporary index for an IN list of more than two values in
 // a trigger's WHEN clause or a partial index's WHERE clause anew for every
 // row a write changes. The triggers and the partial indexes that a job's
