@@ -250,15 +250,8 @@ func statusOneOf(d *dialect, column, set string) (string, error) {
 		list, err := statusList(set)
 		return column + " IN " + list, err
 	}
-	statuses, ok := engine.StatusSets[set]
-	if !ok {
-		return "", fmt.Errorf("no status set %q", set)
-	}
-	terms := make([]string, len(statuses))
-	for i, st := range statuses {
-		terms[i] = column + " = '" + string(st) + "'"
-	}
-	return "(" + strings.Join(terms, " OR ") + ")", nil
+	terms, err := statusComparisons(column, "=", set)
+	return "(" + strings.Join(terms, " OR ") + ")", err
 }
 
 // statusNoneOf renders "column holds none of the set's statuses" as the
@@ -271,15 +264,21 @@ func statusNoneOf(d *dialect, column, set string) (string, error) {
 		list, err := statusList(set)
 		return column + " NOT IN " + list, err
 	}
+	terms, err := statusComparisons(column, "<>", set)
+	return strings.Join(terms, " AND "), err
+}
+
+// statusComparisons compares column with each status of the set by op.
+func statusComparisons(column, op, set string) ([]string, error) {
 	statuses, ok := engine.StatusSets[set]
 	if !ok {
-		return "", fmt.Errorf("no status set %q", set)
+		return nil, fmt.Errorf("no status set %q", set)
 	}
 	terms := make([]string, len(statuses))
 	for i, st := range statuses {
-		terms[i] = column + " <> '" + string(st) + "'"
+		terms[i] = column + " " + op + " '" + string(st) + "'"
 	}
-	return strings.Join(terms, " AND "), nil
+	return terms, nil
 }
 
 // checkColons refuses a ':' that does not start a :parameter, and any ':'

@@ -78,6 +78,24 @@ func TestPurgeCandidatesUseTheEndedIndex(t *testing.T) {
 	})
 }
 
+// planOf is the plan of the named query with a, as explain gives it.
+func planOf(t *testing.T, s *Store, name string, a args) string {
+	t.Helper()
+	query, params, err := s.bind(s.q, name, a, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan string
+	err = s.inTx(t.Context(), func(tx *sqlx.Tx) error {
+		plan, err = explain(t.Context(), tx, s.dialect.name, query, params)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan
+}
+
 // explain returns the plan of a query as text; for MySQL, the indexes it
 // may use.
 func explain(ctx context.Context, tx *sqlx.Tx, dialect, query string, params []any) (string, error) {
@@ -152,19 +170,7 @@ func TestJobSubmitServiceOfAnOlderRelease(t *testing.T) {
 func TestMeasuredUseReadsTheMeasuredIndexes(t *testing.T) {
 	t.Parallel()
 	s := migratedSQLite(t)
-	ctx := t.Context()
-	query, params, err := s.bind(s.q, qJobAttemptUsageType, args{"job_type": engine.TypeNoop, "runs": int64(10)}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var plan string
-	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
-		plan, err = explain(ctx, tx, s.dialect.name, query, params)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	plan := planOf(t, s, qJobAttemptUsageType, args{"job_type": engine.TypeNoop, "runs": int64(10)})
 	for _, index := range []string{"USING INDEX jobs_type_measured", "USING INDEX job_attempts_type_measured"} {
 		if !strings.Contains(plan, index) {
 			t.Errorf("the measured use of a type does not read %s:\n%s", index, plan)
@@ -179,21 +185,9 @@ func TestMeasuredUseReadsTheMeasuredIndexes(t *testing.T) {
 func TestDispatchableReadsTheLiveKeyIndex(t *testing.T) {
 	t.Parallel()
 	s := migratedSQLite(t)
-	ctx := t.Context()
-	query, params, err := s.bind(s.q, qJobListDispatchable, args{"status": string(engine.StatusQueued),
+	plan := planOf(t, s, qJobListDispatchable, args{"status": string(engine.StatusQueued),
 		"type": engine.TypeNoop, "limit": int64(10), "after_priority": engine.MaxPriority + 1, "after_id": int64(0),
-		"max_load": 2 * engine.MaxJobLoad, "load_above": -1.0}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var plan string
-	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
-		plan, err = explain(ctx, tx, s.dialect.name, query, params)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+		"max_load": 2 * engine.MaxJobLoad, "load_above": -1.0})
 	if !strings.Contains(plan, "USING INDEX jobs_live_key_id") {
 		t.Errorf("the dispatch page does not read jobs_live_key_id:\n%s", plan)
 	}
@@ -206,21 +200,9 @@ func TestDispatchableReadsTheLiveKeyIndex(t *testing.T) {
 func TestSQLiteDispatchPageReadsTheQueueInOrder(t *testing.T) {
 	t.Parallel()
 	s := migratedSQLite(t)
-	ctx := t.Context()
 	for _, maxLoad := range []float64{2 * engine.MaxJobLoad, 10} {
-		query, params, err := s.bind(s.q, qJobListDispatchable, args{"status": string(engine.StatusQueued),
-			"type": engine.TypeNoop, "limit": int64(1000), "max_load": maxLoad, "load_above": -1.0}, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var plan string
-		err = s.inTx(ctx, func(tx *sqlx.Tx) error {
-			plan, err = explain(ctx, tx, s.dialect.name, query, params)
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		plan := planOf(t, s, qJobListDispatchable, args{"status": string(engine.StatusQueued),
+			"type": engine.TypeNoop, "limit": int64(1000), "max_load": maxLoad, "load_above": -1.0})
 		if !strings.Contains(plan, "SEARCH jobs USING INDEX jobs_queue ") || strings.Contains(plan, "TEMP B-TREE") {
 			t.Errorf("the first page of a queue, loads up to %v, is not read in the order of jobs_queue:\n%s", maxLoad, plan)
 		}
