@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
+	"github.com/jobctl/jobctl/engine/waitfor"
 )
 
 // A MySQL batch of transitions prepares its statements once for the pool
@@ -49,12 +50,9 @@ func TestMySQLBatchKeepsStatementsPrepared(t *testing.T) {
 
 	// The connections close, and with them what was prepared on them.
 	s.SetIdleConnTime(time.Millisecond)
-	for s.db.Stats().OpenConnections > 0 {
-		if ctx.Err() != nil {
-			t.Fatal(ctx.Err())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitfor.Until(t, 30*time.Second, "the pool to close its idle connections", func() bool {
+		return s.db.Stats().OpenConnections == 0
+	})
 	countingTotal.reset()
 	startAndFinish()
 	if n := countingTotal.preparations(update); n != 1 {

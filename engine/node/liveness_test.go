@@ -16,7 +16,7 @@ import (
 
 // TestLivenessOutrunsQueuedWrites: a node whose store is flooded with slow
 // write transactions (on SQLite, where this process's writes take turns on
-// the one write lock, a queue many node leases long) still records its
+// the one write lock, a queue two node leases long) still records its
 // liveness every time and never fences itself: its running job goes on,
 // untouched. In the order the writes asked, each liveness write would wait
 // for the whole queue and the node would lapse at once.
