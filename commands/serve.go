@@ -65,8 +65,10 @@ A node holds at most --db-max-conns connections to the database, however
 many jobs run: one of its own for its liveness and the lease, one to LISTEN
 for job changes while it dispatches (PostgreSQL), and a pool for the rest,
 whose connections close after a second unused (5 seconds on the lease
-holder). An idle node that does not
-hold the lease keeps 1, the idle lease holder about 4. It appears to
+holder). Its liveness and the lease borrow a pool connection that is idle
+at the time, so once a busy node's own connection has gone unused for half
+a node lease it closes. An idle node that does not hold the lease keeps 1,
+a busy one usually 1 or 2, the idle lease holder about 4. It appears to
 PostgreSQL as application_name "jobctl serve NODE". Behind a transaction pooler such as
 PgBouncer with pool_mode=transaction, add pooler=transaction to the DSN:
 the dispatcher then polls every --dispatch-interval instead of listening.

@@ -98,6 +98,51 @@ func TestIdleNodesHoldOneConnection(t *testing.T) {
 	}
 }
 
+// TestBusyWorkerHoldsOneConnection: a node at work that does not hold the
+// lease holds one connection once its jobs run: its liveness borrows the
+// pool connection its job work keeps open, so its own connection closes.
+// Its liveness still advances all along.
+func TestBusyWorkerHoldsOneConnection(t *testing.T) {
+	t.Parallel()
+	c := postgresCluster(t)
+	pg := newPGActivity(t, c)
+	c.serve("holder", "--heartbeat-interval", "1m")
+	c.eventually(30*time.Second, "holder to hold the lease", func() bool { return c.lease().Owner == "holder" })
+	// Only the worker runs exec jobs; its node lease of 2s lets its own
+	// connection close after a second unused.
+	c.serve("worker", "--dispatch-interval", "0", "--exec", "--node-lease", "2s", "--heartbeat-interval", "1m")
+	g := newGate(t)
+	ids := []string{c.submit("--", "sh", "-c", g.script()), c.submit("--", "sh", "-c", g.script())}
+	for _, id := range ids {
+		if j := c.waitStatus(id, "RUNNING", 30*time.Second); j.Node != "worker" {
+			t.Fatalf("job %s runs on %s, want worker", id, j.Node)
+		}
+	}
+	// Its reconcile loop reads its jobs every poll interval, on the pool.
+	pg.settlesAt("worker", 1, "a busy worker")
+
+	db, err := sql.Open("postgres", c.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	lastSeen := func() time.Time {
+		var seen time.Time
+		if err := db.QueryRow("SELECT last_seen FROM nodes WHERE name = 'worker'").Scan(&seen); err != nil {
+			t.Fatal(err)
+		}
+		return seen
+	}
+	from := lastSeen()
+	c.eventually(time.Minute, "the worker to record its liveness again", func() bool { return lastSeen().After(from) })
+	g.open(t)
+	for _, id := range ids {
+		if j := c.waitStatus(id, "FINISHED", time.Minute); j.Attempt != 1 {
+			t.Errorf("job %s ended at attempt %d, want 1", id, j.Attempt)
+		}
+	}
+}
+
 // TestIdleLeaseHolderHoldsAtMostFourConnections: the idle lease holder
 // holds at most four connections: its own (liveness and lease), its LISTEN
 // connection, and the two its dispatch rounds may use at once.

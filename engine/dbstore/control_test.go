@@ -304,3 +304,73 @@ func TestPostgresIdleConnTime(t *testing.T) {
 		t.Errorf("%d connections closed for their idle time, want 1", closed)
 	}
 }
+
+// TestPostgresControlBorrowsAnIdleMainConnection: a node's liveness write
+// and the lease go through a connection of the main pool that is idle at
+// that moment, so a busy node holds no control connection besides; with
+// none idle they open the control connection, which closes once unused for
+// its idle time. The server's own count is what is checked.
+func TestPostgresControlBorrowsAnIdleMainConnection(t *testing.T) {
+	t.Parallel()
+	dsn := postgresSchemaDSN(t)
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := "jobctl-borrow-" + u.Query().Get("search_path")
+	s, err := OpenWith(t.Context(), dsn, OpenOptions{AppName: app})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	migrated(t, s)
+	registerNode(t, s, "n1")
+	admin := openStore(t, dsn)
+	count := func() int {
+		var n int
+		if err := admin.db.GetContext(t.Context(), &n,
+			`SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, app); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if _, err := s.JobList(t.Context(), engine.JobListParams{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 1 {
+		t.Fatalf("%d connections after a query, want the pool's 1", n)
+	}
+	if _, err := s.NodeTouch(t.Context(), engine.NodeTouchParams{Name: "n1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.LeaseAcquire(t.Context(), "n1", 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 1 {
+		t.Errorf("%d connections after a touch and the lease with a pool connection idle, want that one only", n)
+	}
+	if s.controlDB != nil && s.controlDB.Stats().OpenConnections != 0 {
+		t.Errorf("the control connection was opened: %+v", s.controlDB.Stats())
+	}
+
+	// The pool's connection in use: the control connection opens, and
+	// closes once unused for its idle time.
+	held, err := s.db.Connx(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	if _, err := s.NodeTouch(t.Context(), engine.NodeTouchParams{Name: "n1"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 2 {
+		t.Errorf("%d connections after a touch with the pool's connection in use, want 2", n)
+	}
+	if got := s.controlDB.Stats().OpenConnections; got != 1 {
+		t.Errorf("%d control connections open, want 1", got)
+	}
+	s.SetControlIdleTime(50 * time.Millisecond)
+	waitfor.Until(t, time.Minute, "the unused control connection to close", func() bool {
+		return s.controlDB.Stats().OpenConnections == 0 && count() == 1
+	})
+}

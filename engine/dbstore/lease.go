@@ -21,10 +21,11 @@ func (s *Store) LeaseAcquire(ctx context.Context, owner string, ttl time.Duratio
 	if err := engine.ValidateLeaseAcquire(owner, ttl); err != nil {
 		return engine.LeaseTerm{}, err
 	}
-	pool, err := s.controlPool()
+	pool, release, err := s.controlConn(ctx)
 	if err != nil {
 		return engine.LeaseTerm{}, fmt.Errorf("acquire lease for %s: %w", owner, err)
 	}
+	defer release()
 	a := args{"owner": owner, "ttl_seconds": ttl.Seconds()}
 	var rows []leaseTermRow
 	if s.dialect.updateReturns {
@@ -55,8 +56,8 @@ func (s *Store) LeaseAcquire(ctx context.Context, owner string, ttl time.Duratio
 // holds it (operator override). It reports whether anything changed.
 func (s *Store) LeaseRelease(ctx context.Context, owner string) (bool, error) {
 	// In a transaction (an operator's release, recorded with its event)
-	// the transaction's connection does it; else the control connection,
-	// ahead of queued work.
+	// the transaction's connection does it; else a control connection
+	// (controlConn), ahead of queued work.
 	var (
 		n   int64
 		err error
@@ -64,11 +65,12 @@ func (s *Store) LeaseRelease(ctx context.Context, owner string) (bool, error) {
 	if s.tx != nil {
 		n, err = s.exec(ctx, s.q, qLeaseRelease, args{"owner": owner})
 	} else {
-		var pool *sqlx.DB
-		if pool, err = s.controlPool(); err != nil {
-			return false, fmt.Errorf("release lease: %w", err)
+		pool, release, cerr := s.controlConn(ctx)
+		if cerr != nil {
+			return false, fmt.Errorf("release lease: %w", cerr)
 		}
 		n, err = s.execUrgent(ctx, pool, qLeaseRelease, args{"owner": owner})
+		release()
 	}
 	if err != nil {
 		return false, fmt.Errorf("release lease: %w", err)

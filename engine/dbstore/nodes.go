@@ -141,10 +141,11 @@ func (s *Store) NodeList(ctx context.Context) ([]*engine.Node, error) {
 // runs (p.RunningUsage). It returns the node's stored state and maintenance
 // flag.
 //
-// It runs on the control connection (controlPool), as an urgent write, so
-// a node's liveness gets through however busy its main pool is; the
-// statement waits for no lock that job work holds (nothing else writes a
-// node's row but operators and heartbeats, in one short statement each).
+// It runs on the control connection, or on a connection of the main pool
+// idle at the time (controlConn), as an urgent write, so a node's liveness
+// gets through however busy its main pool is; the statement waits for no
+// lock that job work holds (nothing else writes a node's row but operators
+// and heartbeats, in one short statement each).
 func (s *Store) NodeTouch(ctx context.Context, p engine.NodeTouchParams) (engine.NodeTouched, error) {
 	running := p.RunningUsage
 	if running == nil {
@@ -154,10 +155,11 @@ func (s *Store) NodeTouch(ctx context.Context, p engine.NodeTouchParams) (engine
 	if err != nil {
 		return engine.NodeTouched{}, fmt.Errorf("touch node %s: %w", p.Name, err)
 	}
-	pool, err := s.controlPool()
+	pool, release, err := s.controlConn(ctx)
 	if err != nil {
 		return engine.NodeTouched{}, fmt.Errorf("touch node %s: %w", p.Name, err)
 	}
+	defer release()
 	a := args{"name": p.Name, "load_avg": p.LoadAvg, "mem_available": p.MemAvailable, "cores": p.Cores,
 		"by_process": p.Process != nil, "host_id": "", "pid": 0, "proc_start": int64(0),
 		"running_usage": string(usage)}

@@ -10,13 +10,32 @@ import (
 
 // touchLoop records the node's liveness, with its health, every fifth of
 // its node lease, and does nothing else: its one statement goes on a
-// connection of the store's own (engine.Store.NodeTouch), so neither this
-// node's job work, however much of it waits for the database, nor a slow
-// listing of its jobs ever holds a liveness write up. What the touch learns
-// (maintenance, a node marked OFFLINE while alive) is acted on at once or
-// handed to the check loop, never waited for here.
+// connection of the store's own, or on one of its pool that is idle at
+// that moment (engine.Store.NodeTouch), so neither this node's job work,
+// however much of it waits for the database, nor a slow listing of its
+// jobs ever holds a liveness write up. What the touch learns (maintenance,
+// a node marked OFFLINE while alive) is acted on at once or handed to the
+// check loop, never waited for here.
 func (l *liveness) touchLoop(ctx context.Context) {
 	every(ctx, l.lease/5, func() { l.touch(ctx) })
+}
+
+// controlIdle is a store whose control connection closes once it has gone
+// unused for a while (engine/dbstore).
+type controlIdle interface {
+	SetControlIdleTime(d time.Duration)
+}
+
+// setControlIdleTime lets store close its control connection once unused
+// for half a node lease, two and a half touches' time, where it can. An
+// idle node writes its touches there and keeps it open, even when one of
+// them borrows a pool connection still open from a look for lost jobs; a
+// busy one, whose touches borrow an idle connection of its pool, holds
+// that one only.
+func setControlIdleTime(store any, nodeLease time.Duration) {
+	if s, ok := store.(controlIdle); ok {
+		s.SetControlIdleTime(nodeLease / 2)
+	}
 }
 
 // touch is one round of the touch loop. It reports, with the node's
