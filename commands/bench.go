@@ -49,8 +49,9 @@ them until every job has ended: the time runs from the nodes' start to the
 last job's end. --duration D starts the nodes and inserts while they work,
 for D: at --rate R jobs a second, or else as fast as the inserts go while
 keeping a bounded backlog (the most of 1000 jobs, twice what the nodes run at
-once, and a second's worth at the current rate; filled before the nodes
-start), so the queue stays full but does not grow. Give exactly one of the
+once, and twice what ends between two of the run's looks at its counts, a
+second apart or more, at the current rate; filled before the nodes start),
+so the queue stays full but does not grow. Give exactly one of the
 two. In a burn-down the latency
 includes the time the jobs were queued before the nodes started; a run at a
 --rate the engine keeps up with measures the latency of the engine itself.

@@ -51,6 +51,7 @@ type run struct {
 	active   int // not ended
 	lastDone time.Time
 	lastLook time.Time
+	lookGap  time.Duration // between the last two looks
 	// How long the last look took, and when it ended, on this machine's
 	// own clock (the configured one may stand still in a test).
 	lookTook  time.Duration
@@ -247,7 +248,7 @@ func (r *run) burnDown(ctx context.Context) (span, error) {
 func (r *run) continuous(ctx context.Context) (span, error) {
 	r.started = r.cfg.Clock.Now()
 	if r.cfg.Rate == 0 {
-		if err := r.feeder.insert(ctx, backlogFor(r.capacity, 0), func() { r.report(PhaseInserting) }); err != nil {
+		if err := r.feeder.insert(ctx, backlogFor(r.capacity, 0, 0), func() { r.report(PhaseInserting) }); err != nil {
 			return span{}, err
 		}
 	}
@@ -288,7 +289,7 @@ func (r *run) continuous(ctx context.Context) (span, error) {
 		if r.cfg.Rate > 0 {
 			n = due(r.cfg.Rate, now.Sub(r.started)) - r.feeder.inserted
 		} else {
-			n = backlogFor(r.capacity, r.rate) - (r.feeder.inserted - r.done)
+			n = backlogFor(r.capacity, r.rate, r.lookGap) - (r.feeder.inserted - r.done)
 		}
 		// One tick inserts a bounded amount, so the end of the run and an
 		// interrupt are noticed on time even when inserts fall behind.
@@ -321,8 +322,8 @@ func (r *run) look(ctx context.Context) error {
 	}
 	done, total := r.feeder.inserted-active, r.feeder.inserted
 	now := r.cfg.Clock.Now()
-	if dt := now.Sub(r.lastLook).Seconds(); dt > 0 && !r.lastLook.IsZero() {
-		r.rate = float64(done-r.done) / dt
+	if dt := now.Sub(r.lastLook); dt > 0 && !r.lastLook.IsZero() {
+		r.rate, r.lookGap = float64(done-r.done)/dt.Seconds(), dt
 	}
 	if done > r.done {
 		r.lastDone = now

@@ -77,14 +77,17 @@ func TestSummarizeOfNothing(t *testing.T) {
 }
 
 func TestBacklogAndPace(t *testing.T) {
-	if got := backlogFor(0, 0); got != minBacklog {
+	if got := backlogFor(0, 0, 0); got != minBacklog {
 		t.Errorf("backlog of no capacity = %d; want %d", got, minBacklog)
 	}
-	if got := backlogFor(2000, 100); got != 4000 {
+	if got := backlogFor(2000, 100, time.Second); got != 4000 {
 		t.Errorf("backlog of 2000 slots = %d; want 4000", got)
 	}
-	if got := backlogFor(10, 9000.5); got != 9000 {
-		t.Errorf("backlog at 9000 jobs/s = %d; want a second's worth", got)
+	if got := backlogFor(10, 9000.5, 0); got != 18001 {
+		t.Errorf("backlog at 9000 jobs/s, looks a second apart at most = %d; want two seconds' worth", got)
+	}
+	if got := backlogFor(10, 9000, 3*time.Second); got != 54000 {
+		t.Errorf("backlog at 9000 jobs/s, looks 3s apart = %d; want two looks' worth", got)
 	}
 	if got := due(200, 1500*time.Millisecond); got != 300 {
 		t.Errorf("due after 1.5s at 200/s = %d; want 300", got)
