@@ -267,16 +267,18 @@ func TestPostgresPooledStoreDoesNotListen(t *testing.T) {
 	}
 }
 
-// TestPostgresIdleConnTime: a main pool connection left unused is closed
-// once the idle time set last has passed, however long the default is.
-func TestPostgresIdleConnTime(t *testing.T) {
-	t.Parallel()
+// countedPostgresStore opens a migrated Store on a schema of its own that
+// names itself to the server as app followed by the schema, and returns it
+// with a count of its connections as the server sees them
+// (pg_stat_activity), read on another connection.
+func countedPostgresStore(t *testing.T, app string) (*Store, func() int) {
+	t.Helper()
 	dsn := postgresSchemaDSN(t)
 	u, err := url.Parse(dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	app := "jobctl-idle-" + u.Query().Get("search_path")
+	app += u.Query().Get("search_path")
 	s, err := OpenWith(t.Context(), dsn, OpenOptions{AppName: app})
 	if err != nil {
 		t.Fatal(err)
@@ -284,7 +286,7 @@ func TestPostgresIdleConnTime(t *testing.T) {
 	t.Cleanup(func() { _ = s.Close() })
 	migrated(t, s)
 	admin := openStore(t, dsn)
-	count := func() int {
+	return s, func() int {
 		var n int
 		if err := admin.db.GetContext(t.Context(), &n,
 			`SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, app); err != nil {
@@ -292,6 +294,13 @@ func TestPostgresIdleConnTime(t *testing.T) {
 		}
 		return n
 	}
+}
+
+// TestPostgresIdleConnTime: a main pool connection left unused is closed
+// once the idle time set last has passed, however long the default is.
+func TestPostgresIdleConnTime(t *testing.T) {
+	t.Parallel()
+	s, count := countedPostgresStore(t, "jobctl-idle-")
 	if _, err := s.JobList(t.Context(), engine.JobListParams{}); err != nil {
 		t.Fatal(err)
 	}
@@ -312,28 +321,8 @@ func TestPostgresIdleConnTime(t *testing.T) {
 // its idle time. The server's own count is what is checked.
 func TestPostgresControlBorrowsAnIdleMainConnection(t *testing.T) {
 	t.Parallel()
-	dsn := postgresSchemaDSN(t)
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	app := "jobctl-borrow-" + u.Query().Get("search_path")
-	s, err := OpenWith(t.Context(), dsn, OpenOptions{AppName: app})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	migrated(t, s)
+	s, count := countedPostgresStore(t, "jobctl-borrow-")
 	registerNode(t, s, "n1")
-	admin := openStore(t, dsn)
-	count := func() int {
-		var n int
-		if err := admin.db.GetContext(t.Context(), &n,
-			`SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, app); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
 	if _, err := s.JobList(t.Context(), engine.JobListParams{}); err != nil {
 		t.Fatal(err)
 	}
