@@ -21,7 +21,7 @@ func (s *Store) LeaseAcquire(ctx context.Context, owner string, ttl time.Duratio
 	if err := engine.ValidateLeaseAcquire(owner, ttl); err != nil {
 		return engine.LeaseTerm{}, err
 	}
-	pool, release, err := s.controlConn(ctx)
+	link, release, err := s.controlConn(ctx)
 	if err != nil {
 		return engine.LeaseTerm{}, fmt.Errorf("acquire lease for %s: %w", owner, err)
 	}
@@ -31,10 +31,10 @@ func (s *Store) LeaseAcquire(ctx context.Context, owner string, ttl time.Duratio
 	if s.dialect.updateReturns {
 		err = func() error {
 			defer s.writing(true)()
-			return s.selectRows(ctx, pool, &rows, qLeaseAcquire, a, false)
+			return s.selectRows(ctx, link, &rows, qLeaseAcquire, a, false)
 		}()
 	} else {
-		err = runTx(ctx, pool, func(tx *sqlx.Tx) error {
+		err = runTx(ctx, link, func(tx *sqlx.Tx) error {
 			n, err := s.exec(ctx, tx, qLeaseAcquire, a)
 			if err != nil || n == 0 {
 				return err
@@ -65,11 +65,11 @@ func (s *Store) LeaseRelease(ctx context.Context, owner string) (bool, error) {
 	if s.tx != nil {
 		n, err = s.exec(ctx, s.q, qLeaseRelease, args{"owner": owner})
 	} else {
-		pool, release, cerr := s.controlConn(ctx)
+		link, release, cerr := s.controlConn(ctx)
 		if cerr != nil {
 			return false, fmt.Errorf("release lease: %w", cerr)
 		}
-		n, err = s.execUrgent(ctx, pool, qLeaseRelease, args{"owner": owner})
+		n, err = s.execUrgent(ctx, link, qLeaseRelease, args{"owner": owner})
 		release()
 	}
 	if err != nil {

@@ -155,7 +155,7 @@ func (s *Store) NodeTouch(ctx context.Context, p engine.NodeTouchParams) (engine
 	if err != nil {
 		return engine.NodeTouched{}, fmt.Errorf("touch node %s: %w", p.Name, err)
 	}
-	pool, release, err := s.controlConn(ctx)
+	link, release, err := s.controlConn(ctx)
 	if err != nil {
 		return engine.NodeTouched{}, fmt.Errorf("touch node %s: %w", p.Name, err)
 	}
@@ -170,10 +170,10 @@ func (s *Store) NodeTouch(ctx context.Context, p engine.NodeTouchParams) (engine
 	if s.dialect.updateReturns {
 		err = func() error {
 			defer s.writing(true)()
-			return s.selectRows(ctx, pool, &rows, qNodeTouch, a, false)
+			return s.selectRows(ctx, link, &rows, qNodeTouch, a, false)
 		}()
 	} else {
-		err = runTx(ctx, pool, func(tx *sqlx.Tx) error {
+		err = runTx(ctx, link, func(tx *sqlx.Tx) error {
 			n, err := s.exec(ctx, tx, qNodeTouch, a)
 			if err != nil || n == 0 {
 				return err
@@ -185,7 +185,7 @@ func (s *Store) NodeTouch(ctx context.Context, p engine.NodeTouchParams) (engine
 		return engine.NodeTouched{}, fmt.Errorf("touch node %s: %w", p.Name, err)
 	}
 	if len(rows) == 0 {
-		held, err := s.nodeGet(ctx, pool, p.Name)
+		held, err := s.nodeGet(ctx, link, p.Name)
 		if err != nil {
 			return engine.NodeTouched{}, err
 		}
