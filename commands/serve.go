@@ -62,13 +62,15 @@ the node stops accepting work, hands the lease over, lets running jobs finish
 within --shutdown-grace and puts the rest back in the queue.
 
 A node holds at most --db-max-conns connections to the database, however
-many jobs run: one of its own for its liveness and the lease, one to LISTEN
-for job changes while it dispatches (PostgreSQL), and a pool for the rest,
-whose connections close after a second unused (5 seconds on the lease
-holder). Its liveness and the lease borrow a pool connection that is idle
-at the time, so once a busy node's own connection has gone unused for half
-a node lease it closes. An idle node that does not hold the lease keeps 1,
-a busy one usually 1 or 2, the idle lease holder about 4. It appears to
+many jobs run: a pool for its work, its liveness and the lease; one of its
+own for its liveness and the lease only while every pool connection is at
+job work; and one to LISTEN for job changes while it dispatches
+(PostgreSQL). A node that does not hold the lease keeps one pool connection
+open unused (for a fourth of its node lease, a little more than the time
+between its liveness writes) and closes any other as soon as it is handed
+back; the lease holder keeps its own 5 seconds. So an idle node that does
+not hold the lease keeps 1, a busy one 1 and one more for each statement
+at work at once, the idle lease holder about 4. It appears to
 PostgreSQL as application_name "jobctl serve NODE". Behind a transaction pooler such as
 PgBouncer with pool_mode=transaction, add pooler=transaction to the DSN:
 the dispatcher then polls every --dispatch-interval instead of listening.

@@ -44,7 +44,7 @@ func startFleet(cfg *Config) (*fleet, error) {
 	f := &fleet{failed: make(chan error, cfg.Nodes)}
 	for i := range runtimes {
 		name := fmt.Sprintf("%s-%d", cfg.NodePrefix, i+1)
-		rt, err := node.New(nodeConfig(cfg, name), cfg.Store, cfg.Clock, cfg.Log)
+		rt, err := node.New(nodeConfig(cfg, name), cfg.Store, cfg.Clock, cfg.Log, node.WithSharedStore())
 		if err == nil {
 			err = rt.Listen()
 		}

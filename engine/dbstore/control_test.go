@@ -296,70 +296,116 @@ func countedPostgresStore(t *testing.T, app string) (*Store, func() int) {
 	}
 }
 
-// TestPostgresIdleConnTime: a main pool connection left unused is closed
-// once the idle time set last has passed, however long the default is.
-func TestPostgresIdleConnTime(t *testing.T) {
+// TestPostgresIdleConns: the main pool keeps as many connections left
+// unused as SetIdleConns says, and closes one handed back beyond that at
+// once; those it keeps close once unused for the idle time set last,
+// however long the default is. The server's own count is what is checked.
+func TestPostgresIdleConns(t *testing.T) {
 	t.Parallel()
 	s, count := countedPostgresStore(t, "jobctl-idle-")
-	if _, err := s.JobList(t.Context(), engine.JobListParams{}); err != nil {
-		t.Fatal(err)
+	s.SetIdleConns(1, time.Hour)
+	var held []*sqlx.Conn
+	for range 3 {
+		c, err := s.db.Connx(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
 	}
-	if n := count(); n != 1 {
-		t.Fatalf("%d connections after a query, want the pool's 1", n)
+	if n := count(); n != 3 {
+		t.Fatalf("%d connections with three in use, want 3", n)
 	}
-	s.SetIdleConnTime(50 * time.Millisecond)
+	for _, c := range held {
+		_ = c.Close()
+	}
+	waitfor.Until(t, time.Minute, "the pool to close the connections handed back beyond the one it keeps",
+		func() bool { return count() == 1 })
+	if closed := s.db.Stats().MaxIdleClosed; closed != 2 {
+		t.Errorf("%d connections closed as more than the pool keeps, want 2", closed)
+	}
+	s.SetIdleConns(1, 50*time.Millisecond)
 	waitfor.Until(t, time.Minute, "the unused connection to close", func() bool { return count() == 0 })
 	if closed := s.db.Stats().MaxIdleTimeClosed; closed != 1 {
 		t.Errorf("%d connections closed for their idle time, want 1", closed)
 	}
 }
 
-// TestPostgresControlBorrowsAnIdleMainConnection: a node's liveness write
-// and the lease go through a connection of the main pool that is idle at
-// that moment, so a busy node holds no control connection besides; with
-// none idle they open the control connection, which closes once unused for
-// its idle time. The server's own count is what is checked.
-func TestPostgresControlBorrowsAnIdleMainConnection(t *testing.T) {
+// TestPostgresControlTakesTheMainPoolUntilFull: a node's liveness write and
+// the lease go through a connection of the main pool while it has room: one
+// idle at that moment, else one the pool opens for them. So a node holds
+// the connections of its pool and no control connection besides. Only with
+// every connection of the pool in use do they open the control connection,
+// which closes once unused for its idle time. The server's own count is
+// what is checked.
+func TestPostgresControlTakesTheMainPoolUntilFull(t *testing.T) {
 	t.Parallel()
 	s, count := countedPostgresStore(t, "jobctl-borrow-")
 	registerNode(t, s, "n1")
-	if _, err := s.JobList(t.Context(), engine.JobListParams{}); err != nil {
-		t.Fatal(err)
+	control := func() int {
+		if s.controlDB == nil {
+			return 0
+		}
+		return s.controlDB.Stats().OpenConnections
 	}
-	if n := count(); n != 1 {
-		t.Fatalf("%d connections after a query, want the pool's 1", n)
+	touchAndLease := func() {
+		t.Helper()
+		if _, err := s.NodeTouch(t.Context(), engine.NodeTouchParams{Name: "n1"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.LeaseAcquire(t.Context(), "n1", 10*time.Second); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if _, err := s.NodeTouch(t.Context(), engine.NodeTouchParams{Name: "n1"}); err != nil {
-		t.Fatal(err)
+
+	// No connection open: the pool opens one, and keeps it.
+	s.SetIdleConns(1, 50*time.Millisecond)
+	waitfor.Until(t, time.Minute, "the pool to close its connections", func() bool { return count() == 0 })
+	s.SetIdleConns(1, time.Hour)
+	touchAndLease()
+	if n, st := count(), s.db.Stats(); n != 1 || st.Idle != 1 {
+		t.Errorf("%d connections after a touch and the lease with none open, pool %+v; want the pool's 1, idle", n, st)
 	}
-	if _, err := s.LeaseAcquire(t.Context(), "n1", 10*time.Second); err != nil {
-		t.Fatal(err)
-	}
+	// One idle: they take it.
+	touchAndLease()
 	if n := count(); n != 1 {
 		t.Errorf("%d connections after a touch and the lease with a pool connection idle, want that one only", n)
 	}
-	if s.controlDB != nil && s.controlDB.Stats().OpenConnections != 0 {
-		t.Errorf("the control connection was opened: %+v", s.controlDB.Stats())
-	}
-
-	// The pool's connection in use: the control connection opens, and
-	// closes once unused for its idle time.
+	// Every one in use but the pool has room: it opens one more.
 	held, err := s.db.Connx(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer held.Close()
-	if _, err := s.NodeTouch(t.Context(), engine.NodeTouchParams{Name: "n1"}); err != nil {
-		t.Fatal(err)
-	}
+	touchAndLease()
 	if n := count(); n != 2 {
-		t.Errorf("%d connections after a touch with the pool's connection in use, want 2", n)
+		t.Errorf("%d connections after a touch with the pool's one connection in use, want 2 of the pool", n)
 	}
-	if got := s.controlDB.Stats().OpenConnections; got != 1 {
-		t.Errorf("%d control connections open, want 1", got)
+	if got := control(); got != 0 {
+		t.Errorf("%d control connections open while the pool had room, want none", got)
+	}
+	_ = held.Close()
+
+	// The pool full: the control connection opens, and closes once unused
+	// for its idle time.
+	var full []*sqlx.Conn
+	for range s.db.Stats().MaxOpenConnections {
+		c, err := s.db.Connx(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		full = append(full, c)
+	}
+	defer func() {
+		for _, c := range full {
+			_ = c.Close()
+		}
+	}()
+	touchAndLease()
+	if got := control(); got != 1 {
+		t.Errorf("%d control connections open with the pool full, want 1", got)
+	}
+	if n, want := count(), len(full)+1; n != want {
+		t.Errorf("%d connections with the pool full and the control connection, want %d", n, want)
 	}
 	s.SetControlIdleTime(50 * time.Millisecond)
-	waitfor.Until(t, time.Minute, "the unused control connection to close", func() bool {
-		return s.controlDB.Stats().OpenConnections == 0 && count() == 1
-	})
+	waitfor.Until(t, time.Minute, "the unused control connection to close", func() bool { return control() == 0 })
 }

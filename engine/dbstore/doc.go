@@ -19,17 +19,19 @@
 // OpenOptions.MaxConns (serve --db-max-conns) says otherwise, from
 // MinMaxConns (3) to MaxMaxConns (1000). It is shared out as:
 //
-//   - the control connection, opened on first use (control.go): a node's
-//     liveness writes and the lease's statements and nothing else, so they
-//     never wait for a connection behind job work; on SQLite their writes
-//     also go ahead of every write queued in the process (writeTurn);
+//   - the control connection, opened when first needed (control.go): a
+//     node's liveness writes and the lease's statements and nothing else,
+//     while the main pool is full, so they never wait for a connection
+//     behind job work; while the pool has room they take a connection
+//     there. On SQLite they always take it, and their writes go ahead of
+//     every write queued in the process (writeTurn);
 //   - on PostgreSQL, unless reached through a transaction pooler, the
 //     listening connection for job change notifications, open only while
 //     JobChanges has a subscriber (the lease holder's dispatch loop);
 //   - the main pool, for everything else, with what the two leave. A
 //     connection unused for 5 seconds is closed, so a process that has
-//     little to do soon holds few: an idle node that does not dispatch
-//     keeps its control connection alone.
+//     little to do soon holds few; a node sets how many it keeps unused,
+//     and how long (SetIdleConns): one, while it does not hold the lease.
 //
 // PostgreSQL knows each connection by application_name, which OpenOptions
 // sets (the command, or "jobctl serve NODE") unless the DSN does.

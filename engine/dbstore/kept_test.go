@@ -49,7 +49,7 @@ func TestMySQLBatchKeepsStatementsPrepared(t *testing.T) {
 	}
 
 	// The connections close, and with them what was prepared on them.
-	s.SetIdleConnTime(time.Millisecond)
+	s.SetIdleConns(s.db.Stats().MaxOpenConnections, time.Millisecond)
 	waitfor.Until(t, 30*time.Second, "the pool to close its idle connections", func() bool {
 		return s.db.Stats().OpenConnections == 0
 	})

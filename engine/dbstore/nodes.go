@@ -141,11 +141,11 @@ func (s *Store) NodeList(ctx context.Context) ([]*engine.Node, error) {
 // runs (p.RunningUsage). It returns the node's stored state and maintenance
 // flag.
 //
-// It runs on the control connection, or on a connection of the main pool
-// idle at the time (controlConn), as an urgent write, so a node's liveness
-// gets through however busy its main pool is; the statement waits for no
-// lock that job work holds (nothing else writes a node's row but operators
-// and heartbeats, in one short statement each).
+// It runs on a connection of the main pool while the pool has room, else on
+// the control connection (controlConn), as an urgent write, so a node's
+// liveness gets through however busy its main pool is; the statement waits
+// for no lock that job work holds (nothing else writes a node's row but
+// operators and heartbeats, in one short statement each).
 func (s *Store) NodeTouch(ctx context.Context, p engine.NodeTouchParams) (engine.NodeTouched, error) {
 	running := p.RunningUsage
 	if running == nil {

@@ -108,16 +108,24 @@ type OpenOptions struct {
 }
 
 // idleConnTime is how long a connection of the main pool may stay unused
-// before it is closed, until SetIdleConnTime says otherwise: long enough
+// before it is closed, until SetIdleConns says otherwise: long enough
 // that a dispatcher's rounds, every dispatch interval, keep theirs, short
 // enough that a process left idle soon holds no more than it needs.
 const idleConnTime = 5 * time.Second
 
-// SetIdleConnTime sets how long a connection of the main pool may stay
-// unused before it is closed. A node sets it by its part in the cluster:
-// short while it does not hold the lease, so that many nodes idle at once
-// hold about a connection each.
-func (s *Store) SetIdleConnTime(d time.Duration) { s.db.SetConnMaxIdleTime(d) }
+// SetIdleConns sets how many connections of the main pool may stay open
+// unused, each for at most d; a connection handed back beyond that is
+// closed at once. A node sets them by its part in the cluster: one while it
+// does not hold the lease, so that many nodes hold about a connection each,
+// idle or at work. n is bounded by the pool's size. On SQLite, where a
+// connection costs no server anything, the pool keeps every connection it
+// has, for at most d.
+func (s *Store) SetIdleConns(n int, d time.Duration) {
+	if !s.dialect.oneWriter {
+		s.db.SetMaxIdleConns(n)
+	}
+	s.db.SetConnMaxIdleTime(d)
+}
 
 // OpenWith is Open with options.
 func OpenWith(ctx context.Context, dsn string, o OpenOptions) (*Store, error) {

@@ -28,6 +28,9 @@ type leaseServices struct {
 
 	// holder is this node's part in the lease election; nil until start.
 	holder *dispatch.LeaseHolder
+	// sharedStore: other nodes of this process use the store too
+	// (WithSharedStore), so its pool is not this node's to size.
+	sharedStore bool
 }
 
 // localAcceptor answers this node's own dispatcher's offers in-process

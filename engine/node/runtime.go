@@ -69,6 +69,14 @@ func WithRandom(random func() float64) Option {
 	return func(n *Runtime) { n.results.random = random }
 }
 
+// WithSharedStore tells the node that other nodes of this process share
+// its store (a benchmark's fleet): it leaves the size of the store's pool
+// as the store's owner set it, as what suits one node would not suit them
+// all.
+func WithSharedStore() Option {
+	return func(n *Runtime) { n.services.sharedStore = true }
+}
+
 // WithHealthReader sets how the node reads its machine's load average and
 // free memory. The default, ReadHealth, reads /proc.
 func WithHealthReader(read func() HealthReading) Option {
@@ -179,7 +187,7 @@ func (n *Runtime) Run(ctx context.Context) error {
 	go func() { serveErr <- n.server.Serve(n.listener) }()
 
 	// Until it holds the lease, the node keeps no connection it does not use.
-	setIdleConnTime(n.store, nodeIdleConnTime)
+	n.services.keepIdleConns(false)
 	setControlIdleTime(n.store, n.cfg.NodeLease)
 	n.runner.books.SetReady(true)
 	n.log.Info("node online", "url", n.url, "max_load", n.cfg.MaxLoad, "services", n.runner.serviceTypes(),

@@ -27,11 +27,10 @@ type controlIdle interface {
 }
 
 // setControlIdleTime lets store close its control connection once unused
-// for half a node lease, two and a half touches' time, where it can. An
-// idle node writes its touches there and keeps it open, even when one of
-// them borrows a pool connection still open from a look for lost jobs; a
-// busy one, whose touches borrow an idle connection of its pool, holds
-// that one only.
+// for half a node lease, two and a half touches' time, where it can. The
+// touches use it only while the node's pool is full, its connections all
+// at job work; once the pool has room again, they go there and the control
+// connection closes.
 func setControlIdleTime(store any, nodeLease time.Duration) {
 	if s, ok := store.(controlIdle); ok {
 		s.SetControlIdleTime(nodeLease / 2)
@@ -76,8 +75,8 @@ func (l *liveness) touch(ctx context.Context) {
 
 // orphanCheckInterval is the check loop's mean pace. A job lost without a
 // trace is rare (a start whose answer the connection lost, say), and waits
-// for it about this long; an idle node opens a pool connection for it, so
-// the pace sets how often such a node holds two connections instead of one.
+// for it about this long. An idle node looks on the pool connection its
+// liveness writes keep open.
 const orphanCheckInterval = 30 * time.Second
 
 // orphanCheckWait is the wait before the next look for orphaned jobs: the
