@@ -186,7 +186,7 @@ func (n *Runtime) Run(ctx context.Context) error {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- n.server.Serve(n.listener) }()
 
-	// Until it holds the lease, the node keeps no connection it does not use.
+	// Until it holds the lease, the node keeps one pool connection unused.
 	n.services.keepIdleConns(false)
 	setControlIdleTime(n.store, n.cfg.NodeLease)
 	n.runner.books.SetReady(true)
