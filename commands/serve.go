@@ -68,9 +68,11 @@ job work; and one to LISTEN for job changes while it dispatches
 (PostgreSQL). A node that does not hold the lease keeps one pool connection
 open unused (for a fourth of its node lease, a little more than the time
 between its liveness writes) and closes any other as soon as it is handed
-back; the lease holder keeps its own 5 seconds. So an idle node that does
-not hold the lease keeps 1, a busy one 1 and one more for each statement
-at work at once, the idle lease holder about 4. It appears to
+back, unless its work keeps more going at once: then it keeps one more at
+each liveness write that finds four or more closed since the last. The lease
+holder keeps its own 5 seconds. So an idle node that does not hold the lease
+keeps 1, a busy one 1 and one more for each statement at work at once, the
+idle lease holder about 4. It appears to
 PostgreSQL as application_name "jobctl serve NODE". Behind a transaction pooler such as
 PgBouncer with pool_mode=transaction, add pooler=transaction to the DSN:
 the dispatcher then polls every --dispatch-interval instead of listening.

@@ -31,7 +31,8 @@
 //   - the main pool, for everything else, with what the two leave. A
 //     connection unused for 5 seconds is closed, so a process that has
 //     little to do soon holds few; a node sets how many it keeps unused,
-//     and how long (SetIdleConns): one, while it does not hold the lease.
+//     and how long (SetIdleConns), by its part in the cluster and what its
+//     pool did (ConnStats).
 //
 // PostgreSQL knows each connection by application_name, which OpenOptions
 // sets (the command, or "jobctl serve NODE") unless the DSN does.

@@ -115,9 +115,9 @@ const idleConnTime = 5 * time.Second
 
 // SetIdleConns sets how many connections of the main pool may stay open
 // unused, each for at most d; a connection handed back beyond that is
-// closed at once. A node sets them by its part in the cluster: one while it
-// does not hold the lease, so that many nodes hold about a connection each,
-// idle or at work. n is bounded by the pool's size. On SQLite, where a
+// closed at once. A node sets them by its part in the cluster: few while
+// it does not hold the lease, so that many nodes hold about a connection
+// each, idle or at work. n is bounded by the pool's size. On SQLite, where a
 // connection costs no server anything, the pool keeps every connection it
 // has, for at most d.
 func (s *Store) SetIdleConns(n int, d time.Duration) {
@@ -126,6 +126,10 @@ func (s *Store) SetIdleConns(n int, d time.Duration) {
 	}
 	s.db.SetConnMaxIdleTime(d)
 }
+
+// ConnStats is what the main pool holds and has done (database/sql's
+// figures): a node sizes the pool by it.
+func (s *Store) ConnStats() sql.DBStats { return s.db.Stats() }
 
 // OpenWith is Open with options.
 func OpenWith(ctx context.Context, dsn string, o OpenOptions) (*Store, error) {

@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"math"
 	"time"
 
 	"github.com/jobctl/jobctl/engine/dispatch"
@@ -12,47 +11,6 @@ import (
 // been freed (engine/dbstore: in-process, and LISTEN/NOTIFY on PostgreSQL).
 type jobChanges interface {
 	JobChanges(ctx context.Context) (<-chan struct{}, error)
-}
-
-// idleConns is a store whose pool closes connections left unused
-// (engine/dbstore).
-type idleConns interface {
-	SetIdleConns(n int, d time.Duration)
-}
-
-// dispatcherIdleConnTime is the least time the lease holder keeps a pool
-// connection left unused: its rounds come again within the dispatch
-// interval.
-const dispatcherIdleConnTime = 5 * time.Second
-
-// keepIdleConns sets which pool connections left unused the node's store
-// keeps open, by the node's part in the cluster, unless other nodes share
-// the store (keepIdleConns).
-func (s *leaseServices) keepIdleConns(holder bool) {
-	if !s.sharedStore {
-		keepIdleConns(s.store, s.cfg.NodeLease, holder)
-	}
-}
-
-// keepIdleConns sets which pool connections left unused store keeps open,
-// by the node's part in the cluster. A node that does not hold the lease
-// keeps one, for a fourth of its node lease: a little more than the time
-// between two liveness writes (a fifth), which take a pool connection idle
-// at the time. So an idle node holds that one connection, and its job work
-// takes it when work comes; a connection opened for more work at once is
-// closed as soon as it is handed back, so a burst of work on many nodes
-// does not leave each holding several. The lease holder, whose rounds read
-// and write on more than one at once and come again within the dispatch
-// interval, keeps all of its own, at least five seconds.
-func keepIdleConns(store any, lease time.Duration, holder bool) {
-	s, ok := store.(idleConns)
-	switch {
-	case !ok:
-	case holder:
-		s.SetIdleConns(math.MaxInt, max(lease/4, dispatcherIdleConnTime))
-	default:
-		s.SetIdleConns(1, lease/4)
-	}
 }
 
 // dispatchLoop runs rounds while the node holds the lease. A round starts
@@ -66,7 +24,7 @@ func (s *leaseServices) dispatchLoop(ctx context.Context, d *dispatch.Dispatcher
 	defer func() {
 		if wake != nil {
 			wake.stop()
-			s.keepIdleConns(false)
+			s.conns.hold(false)
 		}
 	}()
 	for {
@@ -74,14 +32,14 @@ func (s *leaseServices) dispatchLoop(ctx context.Context, d *dispatch.Dispatcher
 		switch {
 		case held && wake == nil:
 			wake = s.listen(ctx)
-			s.keepIdleConns(true)
+			s.conns.hold(true)
 			// A change between the round's reads and the subscription
 			// would wait for the poll: look once more at once.
 			continue
 		case !held && wake != nil:
 			wake.stop()
 			wake = nil
-			s.keepIdleConns(false)
+			s.conns.hold(false)
 		}
 		if !held {
 			if !sleep(ctx, pause) {

@@ -28,9 +28,8 @@ type leaseServices struct {
 
 	// holder is this node's part in the lease election; nil until start.
 	holder *dispatch.LeaseHolder
-	// sharedStore: other nodes of this process use the store too
-	// (WithSharedStore), so its pool is not this node's to size.
-	sharedStore bool
+	// conns sizes the store's pool by whether the lease is held.
+	conns *connKeeper
 }
 
 // localAcceptor answers this node's own dispatcher's offers in-process
@@ -40,8 +39,9 @@ type localAcceptor interface {
 	StartLocal(ctx context.Context, term engine.LeaseTerm, jobs []*engine.Job) []engine.OfferResult
 }
 
-func newLeaseServices(cfg Config, store engine.Store, local localAcceptor, m *metrics, clock engine.Clock, log *slog.Logger) *leaseServices {
-	return &leaseServices{cfg: cfg, store: store, clock: clock, log: log, metrics: m, local: local}
+func newLeaseServices(cfg Config, store engine.Store, local localAcceptor, conns *connKeeper, m *metrics, clock engine.Clock,
+	log *slog.Logger) *leaseServices {
+	return &leaseServices{cfg: cfg, store: store, clock: clock, log: log, metrics: m, local: local, conns: conns}
 }
 
 // start runs what a dispatch candidate does beside its own

@@ -45,6 +45,9 @@ type liveness struct {
 	// markedOffline carries, from the touch loop to the check loop, that
 	// others marked this node OFFLINE while it was alive.
 	markedOffline chan struct{}
+	// touched, where set, is called after each liveness write, written or
+	// not (connKeeper.look).
+	touched func()
 
 	mu       sync.Mutex
 	overload engine.Overload // as last seen by the touch loop

@@ -3,7 +3,6 @@ package node
 import (
 	"context"
 	"log/slog"
-	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -117,41 +116,6 @@ func TestOrphanCheckWaitsSpreadAroundTheInterval(t *testing.T) {
 	} {
 		if got := orphanCheckWait(func() float64 { return tc.random }); got != tc.want {
 			t.Errorf("random %v: wait %s, want %s", tc.random, got, tc.want)
-		}
-	}
-}
-
-// idleConnsRecorder records what a node asks of its store's pool.
-type idleConnsRecorder struct {
-	n int
-	d time.Duration
-}
-
-func (r *idleConnsRecorder) SetIdleConns(n int, d time.Duration) { r.n, r.d = n, d }
-
-// TestKeepIdleConns: a node that does not hold the lease keeps one pool
-// connection left unused, a little longer than the time between its
-// liveness writes, so that connection is still open for the next one; the
-// lease holder keeps every one at least five seconds.
-func TestKeepIdleConns(t *testing.T) {
-	for _, tc := range []struct {
-		lease  time.Duration
-		holder bool
-		n      int
-		d      time.Duration
-	}{
-		{10 * time.Second, false, 1, 2500 * time.Millisecond},
-		{time.Minute, false, 1, 15 * time.Second},
-		{10 * time.Second, true, math.MaxInt, 5 * time.Second},
-		{time.Minute, true, math.MaxInt, 15 * time.Second},
-	} {
-		var r idleConnsRecorder
-		keepIdleConns(&r, tc.lease, tc.holder)
-		if r.n != tc.n || r.d != tc.d {
-			t.Errorf("node lease %v, holder %v: keeps %d for %v, want %d for %v", tc.lease, tc.holder, r.n, r.d, tc.n, tc.d)
-		}
-		if touches := tc.lease / 5; !tc.holder && r.d <= touches {
-			t.Errorf("node lease %v: an idle connection closes after %v, before the next liveness write (%v)", tc.lease, r.d, touches)
 		}
 	}
 }

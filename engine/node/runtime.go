@@ -48,6 +48,7 @@ type Runtime struct {
 	fence     *fence
 	liveness  *liveness
 	services  *leaseServices
+	conns     *connKeeper
 }
 
 // registryStore is what the runtime itself reads and writes: the cluster
@@ -74,7 +75,7 @@ func WithRandom(random func() float64) Option {
 // as the store's owner set it, as what suits one node would not suit them
 // all.
 func WithSharedStore() Option {
-	return func(n *Runtime) { n.services.sharedStore = true }
+	return func(n *Runtime) { n.conns.store = nil }
 }
 
 // WithHealthReader sets how the node reads its machine's load average and
@@ -114,8 +115,10 @@ func New(cfg Config, store engine.Store, clock engine.Clock, log *slog.Logger, o
 	n.api = newJobAPI(cfg, store, r, books, n.metrics, log)
 	r.results, r.fence, r.tokens = n.results, n.fence, n.api
 	n.results.lease = n.fence
+	n.conns = newConnKeeper(store, cfg.NodeLease)
 	n.liveness = newLiveness(cfg, store, n.fence, books, r.runningUsage, r.recoverOrphans, n.metrics.overloaded, log)
-	n.services = newLeaseServices(cfg, store, r, n.metrics, clock, log)
+	n.liveness.touched = n.conns.look
+	n.services = newLeaseServices(cfg, store, r, n.conns, n.metrics, clock, log)
 	for _, o := range opts {
 		o(n)
 	}
@@ -187,7 +190,7 @@ func (n *Runtime) Run(ctx context.Context) error {
 	go func() { serveErr <- n.server.Serve(n.listener) }()
 
 	// Until it holds the lease, the node keeps one pool connection unused.
-	n.services.keepIdleConns(false)
+	n.conns.hold(false)
 	setControlIdleTime(n.store, n.cfg.NodeLease)
 	n.runner.books.SetReady(true)
 	n.log.Info("node online", "url", n.url, "max_load", n.cfg.MaxLoad, "services", n.runner.serviceTypes(),

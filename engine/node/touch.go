@@ -9,15 +9,22 @@ import (
 )
 
 // touchLoop records the node's liveness, with its health, every fifth of
-// its node lease, and does nothing else: its one statement goes on a
-// connection of the store's own, or on one of its pool that is idle at
-// that moment (engine.Store.NodeTouch), so neither this node's job work,
-// however much of it waits for the database, nor a slow listing of its
-// jobs ever holds a liveness write up. What the touch learns (maintenance,
-// a node marked OFFLINE while alive) is acted on at once or handed to the
-// check loop, never waited for here.
+// its node lease, and does nothing else that reads or writes the
+// database: its one statement goes on a connection of the store's pool
+// while the pool has room, else on one of the store's own
+// (engine.Store.NodeTouch), so neither this node's job work, however much
+// of it waits for the database, nor a slow listing of its jobs ever holds
+// a liveness write up. What the touch learns (maintenance, a node marked
+// OFFLINE while alive) is acted on at once or handed to the check loop,
+// never waited for here. After each touch the pool's own figures size it
+// (touched).
 func (l *liveness) touchLoop(ctx context.Context) {
-	every(ctx, l.lease/5, func() { l.touch(ctx) })
+	every(ctx, l.lease/5, func() {
+		l.touch(ctx)
+		if l.touched != nil {
+			l.touched()
+		}
+	})
 }
 
 // controlIdle is a store whose control connection closes once it has gone
