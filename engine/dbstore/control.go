@@ -33,7 +33,7 @@ func (s *Store) controlPool() (*sqlx.DB, error) {
 // SetControlIdleTime closes the control connection once it has gone unused
 // for d (0: never, the default). A node's liveness writes use the control
 // connection only while its main pool is full (controlConn): once the pool
-// has room again, the control connection closes.
+// has room again, the control connection goes unused and closes after d.
 func (s *Store) SetControlIdleTime(d time.Duration) {
 	if pool, err := s.controlPool(); err == nil {
 		pool.SetConnMaxIdleTime(d)

@@ -71,8 +71,9 @@ func (k *connKeeper) hold(holder bool) {
 		return
 	}
 	k.kept = 1
-	k.closed = k.store.ConnStats().MaxIdleClosed
 	k.store.SetIdleConns(k.kept, k.lease/4)
+	// What that closed of the holder's idle connections is no churn.
+	k.closed = k.store.ConnStats().MaxIdleClosed
 }
 
 // look keeps one connection more or fewer, by what the pool closed and

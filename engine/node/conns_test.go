@@ -13,10 +13,19 @@ type poolRecorder struct {
 	stats sql.DBStats
 	n     int
 	d     time.Duration
+	// idle is how many connections sit unused: those beyond a lower n
+	// close when it is set, as database/sql closes them.
+	idle int
 }
 
-func (p *poolRecorder) SetIdleConns(n int, d time.Duration) { p.n, p.d = n, d }
-func (p *poolRecorder) ConnStats() sql.DBStats              { return p.stats }
+func (p *poolRecorder) SetIdleConns(n int, d time.Duration) {
+	if p.idle > n {
+		p.stats.MaxIdleClosed += int64(p.idle - n)
+		p.idle = n
+	}
+	p.n, p.d = n, d
+}
+func (p *poolRecorder) ConnStats() sql.DBStats { return p.stats }
 
 // TestConnKeeper: a node that does not hold the lease keeps one pool
 // connection left unused, a little longer than the time between its
@@ -82,5 +91,17 @@ func TestConnKeeper(t *testing.T) {
 	k.hold(false)
 	if p.n != 1 {
 		t.Errorf("after the lease: keeps %d, want 1", p.n)
+	}
+
+	// Giving the lease up closes the holder's idle connections beyond the
+	// one kept: that is no churn.
+	big := &poolRecorder{stats: sql.DBStats{MaxOpenConnections: 10, InUse: 1}, idle: 8}
+	k = newConnKeeper(big, 10*time.Second)
+	k.hold(true)
+	k.hold(false)
+	k.look()
+	if big.n != 1 {
+		t.Errorf("a look after the lease was given up, with %d idle connections closed then: keeps %d, want 1",
+			big.stats.MaxIdleClosed, big.n)
 	}
 }
