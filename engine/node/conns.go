@@ -50,8 +50,8 @@ type connKeeper struct {
 	closed int64 // the pool's count of connections closed beyond those kept, at the last look
 }
 
-// newConnKeeper sizes store's pool, if it has one, for a node of node
-// lease lease.
+// newConnKeeper is the keeper of store's pool, if it has one, for a node
+// of node lease lease; hold sizes the pool.
 func newConnKeeper(store any, lease time.Duration) *connKeeper {
 	s, _ := store.(poolStore)
 	return &connKeeper{store: s, lease: lease, kept: 1}
