@@ -137,6 +137,10 @@ func TestARunEndingOnItsOwnWhileLapsedKeepsItsResult(t *testing.T) {
 	gate := filepath.Join(t.TempDir(), "open")
 	ending, _ := startTree(t, n, s, `while [ ! -e '`+gate+`' ]; do sleep 0.05; done; kill $!; `)
 	going, grandchild := startTree(t, n, s, "")
+	// A run's start looks at the fence once its process is up, apart from
+	// the job writing its pid: had the clock moved before, that look would
+	// stop it as started after the lapse.
+	waitStarted(n)
 
 	clock.Advance(n.cfg.NodeLease) // no timer fires on this clock
 	writeFile(t, gate, "")
