@@ -7,10 +7,13 @@ import (
 	"time"
 )
 
-// poolStore is a store whose main pool a node sizes (engine/dbstore).
+// poolStore is a store whose connections a node sizes (engine/dbstore):
+// its main pool, and its control connection, which carries liveness writes
+// and the lease's statements while the main pool is full.
 type poolStore interface {
 	SetIdleConns(n int, d time.Duration)
 	ConnStats() sql.DBStats
+	SetControlIdleTime(d time.Duration)
 }
 
 // dispatcherIdleConnTime is the least time the lease holder keeps a pool
@@ -39,7 +42,9 @@ const churnPerLook = 4
 // closed since the last, and one fewer again after one that finds none
 // closed and none in use. The lease holder, whose rounds read and write on
 // more than one at once and come again within the dispatch interval, keeps
-// all of its own, at least five seconds.
+// all of its own, at least five seconds. Either way the control
+// connection closes once unused for half a node lease, two and a half
+// liveness writes' time: the writes use it only while the pool is full.
 type connKeeper struct {
 	store poolStore // nil: the pool is not the node's to size
 	lease time.Duration
@@ -57,8 +62,8 @@ func newConnKeeper(store any, lease time.Duration) *connKeeper {
 	return &connKeeper{store: s, lease: lease, kept: 1}
 }
 
-// hold sizes the pool for the holder of the lease, or for a node that does
-// not hold it (one kept connection, to begin with).
+// hold sizes the connections for the holder of the lease, or for a node
+// that does not hold it (one kept connection, to begin with).
 func (k *connKeeper) hold(holder bool) {
 	if k.store == nil {
 		return
@@ -66,6 +71,7 @@ func (k *connKeeper) hold(holder bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.holder = holder
+	k.store.SetControlIdleTime(k.lease / 2)
 	if holder {
 		k.store.SetIdleConns(math.MaxInt, max(k.lease/4, dispatcherIdleConnTime))
 		return

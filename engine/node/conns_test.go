@@ -16,7 +16,11 @@ type poolRecorder struct {
 	// idle is how many connections sit unused: those beyond a lower n
 	// close when it is set, as database/sql closes them.
 	idle int
+	// control is the control connection's idle time.
+	control time.Duration
 }
+
+func (p *poolRecorder) SetControlIdleTime(d time.Duration) { p.control = d }
 
 func (p *poolRecorder) SetIdleConns(n int, d time.Duration) {
 	if p.idle > n {
@@ -32,7 +36,8 @@ func (p *poolRecorder) ConnStats() sql.DBStats { return p.stats }
 // liveness writes, so that connection is still open for the next one; one
 // more after a liveness write that finds the pool closing connections all
 // along, one fewer again once it closes none and has none in use; the
-// lease holder keeps every one at least five seconds.
+// lease holder keeps every one at least five seconds. Either way the
+// control connection closes after half a node lease unused.
 func TestConnKeeper(t *testing.T) {
 	for _, tc := range []struct {
 		lease time.Duration
@@ -47,6 +52,9 @@ func TestConnKeeper(t *testing.T) {
 		k.hold(false)
 		if p.n != 1 || p.d != tc.d {
 			t.Errorf("node lease %v: keeps %d for %v, want 1 for %v", tc.lease, p.n, p.d, tc.d)
+		}
+		if p.control != tc.lease/2 {
+			t.Errorf("node lease %v: the control connection closes after %v unused, want %v", tc.lease, p.control, tc.lease/2)
 		}
 		if touches := tc.lease / 5; p.d <= touches {
 			t.Errorf("node lease %v: an idle connection closes after %v, before the next liveness write (%v)", tc.lease, p.d, touches)

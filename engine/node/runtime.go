@@ -191,7 +191,6 @@ func (n *Runtime) Run(ctx context.Context) error {
 
 	// Until it holds the lease, the node keeps one pool connection unused.
 	n.conns.hold(false)
-	setControlIdleTime(n.store, n.cfg.NodeLease)
 	n.runner.books.SetReady(true)
 	n.log.Info("node online", "url", n.url, "max_load", n.cfg.MaxLoad, "services", n.runner.serviceTypes(),
 		"dispatch_interval", n.cfg.DispatchInterval)

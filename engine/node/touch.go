@@ -27,23 +27,6 @@ func (l *liveness) touchLoop(ctx context.Context) {
 	})
 }
 
-// controlIdle is a store whose control connection closes once it has gone
-// unused for a while (engine/dbstore).
-type controlIdle interface {
-	SetControlIdleTime(d time.Duration)
-}
-
-// setControlIdleTime lets store close its control connection once unused
-// for half a node lease, two and a half touches' time, where it can. The
-// touches use it only while the node's pool is full, its connections all
-// at job work; once the pool has room again, they go there and the control
-// connection closes.
-func setControlIdleTime(store any, nodeLease time.Duration) {
-	if s, ok := store.(controlIdle); ok {
-		s.SetControlIdleTime(nodeLease / 2)
-	}
-}
-
 // touch is one round of the touch loop. It reports, with the node's
 // liveness, what each job process it runs has used so far: the write is
 // made anyway, and the report is read from the database like everything
