@@ -2,6 +2,7 @@ package dbstore
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -81,7 +82,7 @@ func TestPurgeCandidatesUseTheEndedIndex(t *testing.T) {
 // planOf is the plan of the named query with a, as explain gives it.
 func planOf(t *testing.T, s *Store, name string, a args) string {
 	t.Helper()
-	query, params, err := s.bind(s.q, name, a, false)
+	query, params, err := s.bind(s.q, name, a, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,6 +191,42 @@ func TestDispatchableReadsTheLiveKeyIndex(t *testing.T) {
 		"max_load": 2 * engine.MaxJobLoad, "load_above": -1.0})
 	if !strings.Contains(plan, "USING INDEX jobs_live_key_id") {
 		t.Errorf("the dispatch page does not read jobs_live_key_id:\n%s", plan)
+	}
+}
+
+// PostgreSQL finds a node's own live jobs, and the loads of the nodes, in
+// jobs_status_id_node, testing node in the index, however many jobs are
+// queued or ended (migration 023).
+func TestPostgresNodeJobsReadTheStatusIndex(t *testing.T) {
+	t.Parallel()
+	s := migrated(t, openStore(t, postgresSchemaDSN(t)))
+	for _, fill := range []string{
+		`INSERT INTO jobs (type, status, created_at, timeout_seconds)
+		 SELECT 'noop', 'QUEUED', now(), 0 FROM generate_series(1, 20000)`,
+		`INSERT INTO jobs (type, status, node, created_at, finished_at, timeout_seconds)
+		 SELECT 'noop', 'FINISHED', 'n' || (i % 4), now(), now(), 0 FROM generate_series(1, 20000) AS i`,
+		`INSERT INTO jobs (type, status, node, created_at, started_at, timeout_seconds)
+		 SELECT 'noop', 'RUNNING', 'n' || (i % 4), now(), now(), 0 FROM generate_series(1, 200) AS i`,
+		`ANALYZE jobs`,
+	} {
+		if _, err := s.db.ExecContext(t.Context(), fill); err != nil {
+			t.Fatal(err)
+		}
+	}
+	own := s.jobListArgs(engine.JobListParams{Node: "n1", Statuses: engine.RecoverableStatuses})
+	own["limit"] = limitOrAll(0)
+	for name, a := range map[string]args{
+		jobListQueryName(engine.JobSort{}, true, true):  own,
+		jobListQueryName(engine.JobSort{}, true, false): own,
+		qNodeList: {},
+	} {
+		plan := planOf(t, s, name, a)
+		if !strings.Contains(plan, "jobs_status_id_node") {
+			t.Errorf("%s does not read jobs_status_id_node:\n%s", name, plan)
+		}
+		if a["node"] != nil && !regexp.MustCompile(`Index Cond: .*node = `).MatchString(plan) {
+			t.Errorf("%s does not test node in the index:\n%s", name, plan)
+		}
 	}
 }
 

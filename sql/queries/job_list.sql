@@ -4,9 +4,10 @@ way a listing is read (see dbstore's joblist.go): .Brief reads only the
 brief columns; .Live is for states of live jobs only (none ended), such as
 the recovery of a silent node's jobs and a node's own: such jobs
 are few whatever the table's history, and with the status term standing
-alone every backend finds them in jobs_status_id, where SQLite cannot see
-past the flag that switches job_list_filter's status filter off and reads
-every row. .Order is the ORDER BY, built from engine.JobSortFields only.
+alone every backend finds them in its index of live jobs by status
+(jobs_status_id; jobs_status_id_node on PostgreSQL), where SQLite cannot
+see past the flag that switches job_list_filter's status filter off and
+reads every row. .Order is the ORDER BY, built from engine.JobSortFields only.
 
 Unsorted, it reads newest first, so LIMIT keeps the newest rows; the store
 returns them oldest first. The creation window needs no index of its own,

@@ -1,2 +1,2 @@
--- Nothing to revert (see 023_live_key_comparisons.up.sql).
+-- Nothing to revert (see 022_live_key_comparisons.up.sql).
 SELECT 1;
