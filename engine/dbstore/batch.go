@@ -63,15 +63,15 @@ func (s *Store) jobUpdateMany(ctx context.Context, us []engine.JobUpdate, quiet 
 		}
 		return nil
 	}
+	if len(s.keptQueries()) > 0 {
+		if err := s.keepStatements(ctx); err != nil {
+			return nil, fmt.Errorf("update %d jobs: %w", len(us), err)
+		}
+	}
 	if s.dialect.updateReturns && len(send) <= jobUpdateChunk {
 		// One statement is atomic on its own: no BEGIN and COMMIT to wait for.
 		err = s.retryDeadlock(ctx, func() error { return apply(s.q) })
 	} else {
-		if !s.dialect.updateReturns {
-			if err := s.keepStatements(ctx); err != nil {
-				return nil, fmt.Errorf("update %d jobs: %w", len(us), err)
-			}
-		}
 		err = s.inTx(ctx, func(tx *sqlx.Tx) error { return apply(tx) })
 		// The starts under a term that lapsed were undone with the rest of
 		// the transaction: refuse them and apply the rest again. Terms
@@ -157,8 +157,9 @@ func storableText(s string) bool { return utf8.ValidString(s) && !strings.Contai
 // records in changed the jobs it changed.
 // With quiet it records only which jobs changed (a nil job each).
 func (s *Store) jobUpdateChunk(ctx context.Context, q querier, us []engine.JobUpdate, changed map[int64]*engine.Job, quiet bool) error {
+	q = s.withKept(q)
 	if !s.dialect.updateReturns {
-		return s.jobUpdateChunkLocked(ctx, s.withKept(q), us, changed, quiet)
+		return s.jobUpdateChunkLocked(ctx, q, us, changed, quiet)
 	}
 	var a args
 	switch s.dialect {

@@ -8,17 +8,33 @@ import (
 	"github.com/jmoiron/sqlx"
 )
 
-// keptQueries are the statements of a batch of transitions where UPDATE
-// returns no rows (jobUpdateChunkLocked), which a node runs at every start
-// and every result. The main pool keeps them prepared on each of its
-// connections: go-sql-driver otherwise prepares, runs and closes each
-// statement that has parameters, two round trips where a kept one takes
-// one. The set is small and fixed, so that the server's limit on prepared
-// statements, for all its clients together (MySQL's
-// max_prepared_stmt_count), stays far off.
-var keptQueries = []string{qJobUpdateManyLock, qJobUpdateMany, qJobUpdateManyRead, qLeaseTermCurrent}
+// keptQueries are the statements each dialect keeps prepared on every
+// connection of the main pool. The set is small and fixed, so that the
+// server's limit on prepared statements, for all its clients together
+// (MySQL's max_prepared_stmt_count), stays far off.
+//
+// MySQL: the statements of a batch of transitions where UPDATE returns no
+// rows (jobUpdateChunkLocked), which a node runs at every start and every
+// result. go-sql-driver otherwise prepares, runs and closes each statement
+// that has parameters, two round trips where a kept one takes one.
+//
+// PostgreSQL: the batched transitions, a node's starts and results. Sent
+// on the unnamed statement, each is parsed and planned anew: a tenth of
+// the server's work for a batch. Kept, it is parsed once per connection
+// and runs on the plan the server caches. Not behind a transaction pooler,
+// which may run a statement on another server than the one it was
+// prepared on.
+func (s *Store) keptQueries() []string {
+	switch {
+	case s.dialect == mysqlDialect:
+		return []string{qJobUpdateManyLock, qJobUpdateMany, qJobUpdateManyRead, qLeaseTermCurrent}
+	case s.dialect == postgresDialect && !s.pooled:
+		return []string{qJobUpdateMany, qJobUpdateManyIDs}
+	}
+	return nil
+}
 
-// keepStatements prepares keptQueries on the main pool, once per process.
+// keepStatements prepares the keptQueries on the main pool, once per process.
 // Preparing takes a connection of the pool, so it is done before a
 // transaction takes one, never inside: the pool may have no other.
 // Inside a transaction of Tx it does nothing.
@@ -31,8 +47,9 @@ func (s *Store) keepStatements(ctx context.Context) error {
 	if s.kept != nil {
 		return nil
 	}
-	kept := make(map[string]*sqlx.Stmt, len(keptQueries))
-	for _, name := range keptQueries {
+	names := s.keptQueries()
+	kept := make(map[string]*sqlx.Stmt, len(names))
+	for _, name := range names {
 		text := s.queries[name].text
 		st, err := s.db.PreparexContext(ctx, text)
 		if err != nil {
@@ -48,19 +65,22 @@ func (s *Store) keepStatements(ctx context.Context) error {
 }
 
 // withKept is q running the kept statements as prepared on its connection,
-// when q is a transaction of the main pool and they are prepared; else q.
+// when q is the main pool or a transaction of it and they are prepared;
+// else q.
 func (s *Store) withKept(q querier) querier {
-	tx, ok := q.(*sqlx.Tx)
-	if !ok {
-		return q
-	}
 	s.keptMu.Lock()
 	kept := s.kept
 	s.keptMu.Unlock()
 	if kept == nil {
 		return q
 	}
-	return keptTx{tx, kept}
+	switch q := q.(type) {
+	case *sqlx.Tx:
+		return keptTx{q, kept}
+	case *sqlx.DB:
+		return keptDB{q, kept}
+	}
+	return q
 }
 
 // keptTx is a transaction that runs the statements of kept, by query text,
@@ -98,4 +118,40 @@ func (t keptTx) QueryRowxContext(ctx context.Context, query string, params ...an
 		return t.StmtxContext(ctx, st).QueryRowxContext(ctx, params...)
 	}
 	return t.Tx.QueryRowxContext(ctx, query, params...)
+}
+
+// keptDB is the main pool running the statements of kept, by query text,
+// as prepared on whichever connection it takes, and every other query as
+// the pool does.
+type keptDB struct {
+	*sqlx.DB
+	kept map[string]*sqlx.Stmt
+}
+
+func (d keptDB) ExecContext(ctx context.Context, query string, params ...any) (sql.Result, error) {
+	if st, ok := d.kept[query]; ok {
+		return st.ExecContext(ctx, params...)
+	}
+	return d.DB.ExecContext(ctx, query, params...)
+}
+
+func (d keptDB) QueryContext(ctx context.Context, query string, params ...any) (*sql.Rows, error) {
+	if st, ok := d.kept[query]; ok {
+		return st.QueryContext(ctx, params...)
+	}
+	return d.DB.QueryContext(ctx, query, params...)
+}
+
+func (d keptDB) QueryxContext(ctx context.Context, query string, params ...any) (*sqlx.Rows, error) {
+	if st, ok := d.kept[query]; ok {
+		return st.QueryxContext(ctx, params...)
+	}
+	return d.DB.QueryxContext(ctx, query, params...)
+}
+
+func (d keptDB) QueryRowxContext(ctx context.Context, query string, params ...any) *sqlx.Row {
+	if st, ok := d.kept[query]; ok {
+		return st.QueryRowxContext(ctx, params...)
+	}
+	return d.DB.QueryRowxContext(ctx, query, params...)
 }

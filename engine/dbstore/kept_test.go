@@ -8,14 +8,34 @@ import (
 	"github.com/jobctl/jobctl/engine/waitfor"
 )
 
-// A MySQL batch of transitions prepares its statements once for the pool
-// and once on each connection that runs them, not at every batch; once the
-// pool has closed those connections, it prepares them on the new ones.
-func TestMySQLBatchKeepsStatementsPrepared(t *testing.T) {
+// A batch of transitions on MySQL, and on PostgreSQL reached directly,
+// prepares its statements once for the pool and once on each connection
+// that runs them, not at every batch; once the pool has closed those
+// connections, it prepares them on the new ones. Behind a transaction
+// pooler PostgreSQL prepares nothing: the pooler may run a prepared
+// statement on another server connection than the one that knows it.
+func TestBatchKeepsStatementsPrepared(t *testing.T) {
+	backends := []struct {
+		name    string
+		dialect *dialect
+		dsn     func(t testing.TB) string
+		kept    bool
+	}{
+		{"mysql", mysqlDialect, mysqlDatabaseDSN, true},
+		{"postgres", postgresDialect, postgresSchemaDSN, true},
+		// search_path cannot pass a pooler, so this needs a database.
+		{"postgres-pooled", postgresDialect, func(t testing.TB) string { return postgresDatabaseDSN(t) + "&pooler=transaction" }, false},
+	}
+	// The counts of the backends share one wrapper; run them one at a time.
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) { testBatchKeepsStatementsPrepared(t, b.dialect, b.dsn(t), b.kept) })
+	}
+}
+
+func testBatchKeepsStatementsPrepared(t *testing.T, d *dialect, dsn string, kept bool) {
 	ctx := t.Context()
-	dsn := mysqlDatabaseDSN(t)
 	setup := migrated(t, openStore(t, dsn))
-	s, err := OpenWith(ctx, dsn, OpenOptions{driver: countingDriverName(t, mysqlDialect)})
+	s, err := OpenWith(ctx, dsn, OpenOptions{driver: countingDriverName(t, d)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,6 +61,14 @@ func TestMySQLBatchKeepsStatementsPrepared(t *testing.T) {
 	const rounds = 20
 	for range rounds {
 		startAndFinish()
+	}
+	if !kept {
+		for _, q := range []string{update, s.queries[qJobUpdateManyIDs].text} {
+			if n := countingTotal.preparations(q); n != 0 {
+				t.Errorf("%d batches prepared %.40q %d times; want none", 2*rounds, q, n)
+			}
+		}
+		return
 	}
 	// Once for the pool, and at most once on each of its connections.
 	most := 1 + s.db.Stats().MaxOpenConnections
