@@ -19,11 +19,11 @@ import (
 // that has parameters, two round trips where a kept one takes one.
 //
 // PostgreSQL: the batched transitions, a node's starts and results. Sent
-// on the unnamed statement, each is parsed and planned anew: a tenth of
-// the server's work for a batch. Kept, it is parsed once per connection
-// and runs on the plan the server caches. Not behind a transaction pooler,
-// which may run a statement on another server than the one it was
-// prepared on.
+// on the unnamed statement, each batch is parsed and planned anew; kept,
+// it is parsed once per connection and runs on the plan the server
+// caches, which for these is the same plan: each row found by its id. Not
+// behind a transaction pooler, which may run a statement on another
+// server connection than the one it was prepared on.
 func (s *Store) keptQueries() []string {
 	switch {
 	case s.dialect == mysqlDialect:
