@@ -161,18 +161,10 @@ func (s *Store) jobUpdateChunk(ctx context.Context, q querier, us []engine.JobUp
 	if !s.dialect.updateReturns {
 		return s.jobUpdateChunkLocked(ctx, q, us, changed, quiet)
 	}
-	var a args
-	switch s.dialect {
-	case postgresDialect:
-		a = jobUpdateArrays(us)
-	case sqliteDialect:
-		a = args{"updates": jobUpdateTuplesJSON(us)}
-	default:
-		a = args{"updates": jobUpdatesJSON(us)}
-	}
+	query, a := s.updateStatement(us, quiet)
 	if quiet {
 		var ids []int64
-		if err := s.selectRows(ctx, q, &ids, qJobUpdateManyIDs, a, false); err != nil {
+		if err := s.selectRows(ctx, q, &ids, query, a, false); err != nil {
 			return err
 		}
 		for _, id := range ids {
@@ -183,10 +175,31 @@ func (s *Store) jobUpdateChunk(ctx context.Context, q querier, us []engine.JobUp
 	// Room for every row up front: a job row is large, and growing the
 	// slice row by row copied each one several times.
 	rows := make([]jobRow, 0, len(us))
-	if err := s.selectRows(ctx, q, &rows, qJobUpdateMany, a, false); err != nil {
+	if err := s.selectRows(ctx, q, &rows, query, a, false); err != nil {
 		return err
 	}
 	return addJobs(changed, rows)
+}
+
+// updateStatement is the statement that applies the chunk us where UPDATE
+// returns rows, and its parameters; quiet reads back ids only.
+func (s *Store) updateStatement(us []engine.JobUpdate, quiet bool) (string, args) {
+	query := qJobUpdateMany
+	if quiet {
+		query = qJobUpdateManyIDs
+	}
+	switch {
+	case s.dialect.insertsArrays && !quiet && allPlainStarts(us):
+		// A node's starts, as it takes a batch of offers: the statement
+		// made for them alone.
+		return qJobStartMany, jobStartArrays(us)
+	case s.dialect == postgresDialect:
+		return query, jobUpdateArrays(us)
+	case s.dialect == sqliteDialect:
+		return query, args{"updates": jobUpdateTuplesJSON(us)}
+	default:
+		return query, args{"updates": jobUpdatesJSON(us)}
+	}
 }
 
 // jobUpdateChunkLocked applies one chunk where UPDATE returns no rows: it

@@ -99,6 +99,59 @@ func jobUpdateArrays(us []engine.JobUpdate) args {
 	}
 }
 
+// plainStart reports whether u is a start as engine.QueuedStartUpdate makes
+// it, under a lease term or not: what job_start_many applies.
+func plainStart(u engine.JobUpdate) bool {
+	return u.To == engine.StatusRunning && u.Node != nil && u.IncrementAttempt && u.MarkStarted &&
+		!u.RebaseAttempts && u.ExitCode == nil && u.Usage == nil && u.RunAfterSeconds == nil &&
+		!u.ClearResult && !u.MarkQueued && !u.MarkFinished && u.Priority == nil && !u.LateResult
+}
+
+// allPlainStarts reports whether every transition of us is plainStart.
+func allPlainStarts(us []engine.JobUpdate) bool {
+	for _, u := range us {
+		if !plainStart(u) {
+			return false
+		}
+	}
+	return true
+}
+
+// jobStartArrays are the PostgreSQL arrays of job_start_many, for starts
+// that are each plainStart.
+func jobStartArrays(us []engine.JobUpdate) args {
+	n := len(us)
+	var (
+		ids, versions   = newPGArray(n, 8), newPGArray(n, 2)
+		from            = newPGArray(n, 9)
+		nodes, messages = newPGArray(n, 8), newPGArray(n, 4)
+		owners, terms   = newPGArray(n, 8), newPGArray(n, 4)
+	)
+	for _, u := range us {
+		ids.int(u.ID)
+		versions.int(u.Version)
+		from.text(string(u.From))
+		nodes.optText(u.Node)
+		messages.optText(u.Message)
+		if t := u.StartedUnder; t != nil {
+			owners.text(t.Owner)
+			terms.int(t.Term)
+		} else {
+			owners.null()
+			terms.null()
+		}
+	}
+	return args{
+		"ids":           ids.String(),
+		"versions":      versions.String(),
+		"from_statuses": from.String(),
+		"nodes":         nodes.String(),
+		"messages":      messages.String(),
+		"lease_owners":  owners.String(),
+		"lease_terms":   terms.String(),
+	}
+}
+
 // jobInsertArrays are the PostgreSQL arrays of job_insert_arrays, one per
 // column, from the rows of jobInsertArgs.
 func jobInsertArrays(rows []args) args {

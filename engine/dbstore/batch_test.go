@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jobctl/jobctl/engine"
 )
@@ -96,5 +97,100 @@ func TestAnalyzeDue(t *testing.T) {
 	want := []int64{10000, 20000, 40000, 80000}
 	if !slices.Equal(due, want) {
 		t.Errorf("refreshed after %v jobs; want %v", due, want)
+	}
+}
+
+// On PostgreSQL a chunk of starts alone goes to job_start_many, and any
+// other chunk to job_update_many; a start leaves the same row through
+// either: from QUEUED and from RESTART (after a failed run with its exit
+// code and usage), under a lease term or not, with a message or without.
+func TestPostgresStartManyAppliesStartsAsJobUpdateMany(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := migrated(t, openStore(t, postgresSchemaDSN(t)))
+	term, err := s.LeaseAcquire(ctx, "d1", time.Hour)
+	if err != nil || !term.Held() {
+		t.Fatalf("LeaseAcquire = %v, %v", term, err)
+	}
+	// twin inserts a queued job, or one a failed run put back to RESTART.
+	twin := func(restart bool) *engine.Job {
+		j, err := s.JobInsert(ctx, engine.JobInsertParams{Type: engine.TypeNoop, Status: engine.StatusQueued,
+			MaxAttempts: 3, Load: 2})
+		if err != nil || !restart {
+			return j
+		}
+		run, err := s.JobUpdate(ctx, engine.QueuedStartUpdate(j, "n0"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := engine.RunResult{ExitCode: 3, Outcome: engine.RunFailed, Reason: "exit code 3",
+			Usage: &engine.Usage{CPUSeconds: 1.5, PeakMemory: 1 << 20, WallSeconds: 2}}
+		back, err := s.JobUpdate(ctx, engine.OutcomeUpdate(run, res, false, func() float64 { return 0 }))
+		if err != nil || back.Status != engine.StatusRestart {
+			t.Fatalf("the failed run's end: %+v, %v; want RESTART", back, err)
+		}
+		return back
+	}
+	// Each start of lean has its twin in general, made the same way.
+	var lean, general []engine.JobUpdate
+	for i := range 8 {
+		for _, us := range []*[]engine.JobUpdate{&lean, &general} {
+			u := engine.QueuedStartUpdate(twin(i%2 == 1), "n1")
+			if i/2%2 == 1 {
+				u.StartedUnder = &term
+			}
+			if i >= 4 {
+				u.Message = nil
+			}
+			*us = append(*us, u)
+		}
+	}
+
+	if got, _ := s.updateStatement(lean, false); got != qJobStartMany {
+		t.Errorf("a chunk of starts goes to %s, want %s", got, qJobStartMany)
+	}
+	cancel := engine.JobUpdate{ID: 1, From: engine.StatusQueued, Version: 1, To: engine.StatusCancelled, MarkFinished: true}
+	if got, _ := s.updateStatement(append(slices.Clone(lean), cancel), false); got != qJobUpdateMany {
+		t.Errorf("starts beside a cancel go to %s, want %s", got, qJobUpdateMany)
+	}
+	if got, _ := s.updateStatement(lean, true); got != qJobUpdateManyIDs {
+		t.Errorf("starts read back quietly go to %s, want %s", got, qJobUpdateManyIDs)
+	}
+
+	started := func(name string, a args, us []engine.JobUpdate) []*engine.Job {
+		t.Helper()
+		var rows []jobRow
+		if err := s.selectRows(ctx, s.q, &rows, name, a, false); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		byID := map[int64]*engine.Job{}
+		if err := addJobs(byID, rows); err != nil {
+			t.Fatal(err)
+		}
+		out := make([]*engine.Job, len(us))
+		for i, u := range us {
+			if out[i] = byID[u.ID]; out[i] == nil {
+				t.Fatalf("%s did not start job %d", name, u.ID)
+			}
+		}
+		return out
+	}
+	got := started(qJobStartMany, jobStartArrays(lean), lean)
+	want := started(qJobUpdateMany, jobUpdateArrays(general), general)
+	for i := range got {
+		g, w := *got[i], *want[i]
+		if g.StartedAt == nil || w.StartedAt == nil || g.StartedAt.Before(*g.QueuedAt) {
+			t.Errorf("start %d: started at %v and %v, want both set after queued", i, g.StartedAt, w.StartedAt)
+		}
+		if (g.RunAfter == nil) != (w.RunAfter == nil) || (g.FinishedAt == nil) != (w.FinishedAt == nil) {
+			t.Errorf("start %d: run after %v and %v, finished at %v and %v", i, g.RunAfter, w.RunAfter, g.FinishedAt, w.FinishedAt)
+		}
+		// What differs between twins by nature: the id and the times.
+		for _, j := range []*engine.Job{&g, &w} {
+			j.ID, j.CreatedAt, j.QueuedAt, j.StartedAt, j.FinishedAt, j.RunAfter = 0, time.Time{}, nil, nil, nil, nil
+		}
+		if !reflect.DeepEqual(g, w) {
+			t.Errorf("start %d through %s:\n%+v\nthrough %s:\n%+v", i, qJobStartMany, g, qJobUpdateMany, w)
+		}
 	}
 }

@@ -68,6 +68,7 @@ const (
 	qNodeSetBeatMissed        = "node_set_beat_missed"
 
 	qJobInsertMany         = "job_insert_many"
+	qJobStartMany          = "job_start_many"
 	qJobInsertRow          = "job_insert_row"
 	qJobIDsFrom            = "job_ids_from"
 	qJobIDsExisting        = "job_ids_existing"
@@ -192,7 +193,7 @@ func loadQueries(d *dialect) (map[string]string, error) {
 		required = append(slices.Clip(required), qJobChangesSchema)
 	}
 	if d.insertsArrays {
-		required = append(slices.Clip(required), qJobInsertArrays)
+		required = append(slices.Clip(required), qJobInsertArrays, qJobStartMany)
 	}
 	for _, name := range required {
 		if _, ok := out[name]; !ok {

@@ -1,0 +1,32 @@
+-- The starts of a batch (engine.QueuedStartUpdate, under a lease term or
+-- not) in one statement, job_update_many_set for that one kind of
+-- transition. Its parameters are only the arrays a start fills, and each
+-- other field is written as a start leaves it. A start moves the job to
+-- RUNNING on its node with its attempt moved on, the last run exit code
+-- and usage cleared, and started_at set; a start under a lease term
+-- records it and applies only while it is the current, unexpired lease of
+-- its dispatcher. A third of the arrays of the general statement are sent
+-- and parsed, and no CASE is judged per row.
+UPDATE jobs AS j SET
+    status       = 'RUNNING',
+    version      = j.version + 1,
+    node         = x.new_node,
+    attempt      = j.attempt + 1,
+    exit_code    = NULL,
+    cpu_seconds  = NULL,
+    peak_memory  = NULL,
+    wall_seconds = NULL,
+    oom_killed   = FALSE,
+    message      = COALESCE(x.new_message, j.message),
+    started_at   = {{now}},
+    dispatcher   = COALESCE(x.new_dispatcher, j.dispatcher),
+    lease_term   = COALESCE(x.new_lease_term, j.lease_term)
+FROM unnest(
+    CAST(:ids AS bigint[]), CAST(:versions AS bigint[]), CAST(:from_statuses AS text[]),
+    CAST(:nodes AS text[]), CAST(:messages AS text[]), CAST(:lease_owners AS text[]), CAST(:lease_terms AS bigint[])
+) AS x(job_id, expected_version, from_status, new_node, new_message, new_dispatcher, new_lease_term)
+WHERE j.id = x.job_id AND j.version = x.expected_version AND j.status = x.from_status
+  AND (x.new_dispatcher IS NULL OR EXISTS (SELECT 1 FROM lease
+                                        WHERE id = 1 AND owner = x.new_dispatcher AND term = x.new_lease_term
+                                          AND expires_at > {{now}}))
+RETURNING {{template "job_columns"}}
