@@ -189,10 +189,13 @@ func (s *Store) updateStatement(us []engine.JobUpdate, quiet bool) (string, args
 		query = qJobUpdateManyIDs
 	}
 	switch {
-	case s.dialect.insertsArrays && !quiet && allPlainStarts(us):
-		// A node's starts, as it takes a batch of offers: the statement
-		// made for them alone.
+	// A node's starts, as it takes a batch of offers, and the ends of its
+	// runs, as it records their results: each kind has a statement made
+	// for it alone.
+	case s.dialect.insertsArrays && !quiet && every(us, plainStart):
 		return qJobStartMany, jobStartArrays(us)
+	case s.dialect.insertsArrays && quiet && every(us, plainEnd):
+		return qJobEndMany, jobUpdateArrays(us)
 	case s.dialect == postgresDialect:
 		return query, jobUpdateArrays(us)
 	case s.dialect == sqliteDialect:

@@ -107,10 +107,17 @@ func plainStart(u engine.JobUpdate) bool {
 		!u.ClearResult && !u.MarkQueued && !u.MarkFinished && u.Priority == nil && !u.LateResult
 }
 
-// allPlainStarts reports whether every transition of us is plainStart.
-func allPlainStarts(us []engine.JobUpdate) bool {
+// plainEnd reports whether u starts no attempt and clears no result, as
+// the end of a run (engine.OutcomeUpdate) does: what job_end_many applies.
+func plainEnd(u engine.JobUpdate) bool {
+	return !u.IncrementAttempt && !u.RebaseAttempts && !u.ClearResult && !u.MarkQueued && !u.MarkStarted &&
+		u.Priority == nil && u.StartedUnder == nil && !u.LateResult
+}
+
+// every reports whether every transition of us is plain.
+func every(us []engine.JobUpdate, plain func(engine.JobUpdate) bool) bool {
 	for _, u := range us {
-		if !plainStart(u) {
+		if !plain(u) {
 			return false
 		}
 	}

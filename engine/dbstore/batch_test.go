@@ -194,3 +194,100 @@ func TestPostgresStartManyAppliesStartsAsJobUpdateMany(t *testing.T) {
 		}
 	}
 }
+
+// On PostgreSQL the ends of runs read back quietly, as a node records its
+// results, go to job_end_many, and any other quiet chunk to
+// job_update_many_ids; an end leaves the same row through either: each
+// outcome of a run, with its usage or without, from RUNNING and from
+// CANCELLING.
+func TestPostgresEndManyAppliesEndsAsJobUpdateMany(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := migrated(t, openStore(t, postgresSchemaDSN(t)))
+	usage := &engine.Usage{CPUSeconds: 1.5, PeakMemory: 1 << 20, WallSeconds: 2, OOMKilled: true}
+	type end struct {
+		res        engine.RunResult
+		shutdown   bool
+		cancelling bool
+	}
+	ends := []end{
+		{res: engine.RunResult{ExitCode: 0, Outcome: engine.RunSucceeded, Usage: usage}},
+		{res: engine.RunResult{ExitCode: 0, Outcome: engine.RunSucceededWithWarning, Warning: "low disk"}},
+		{res: engine.RunResult{ExitCode: 3, Outcome: engine.RunFailed, Reason: "exit code 3", Usage: usage}},
+		{res: engine.RunResult{ExitCode: -1, Outcome: engine.RunFailedFinally, Reason: "killed by SIGKILL"}},
+		{res: engine.RunResult{ExitCode: -1, Outcome: engine.RunTimedOut, Reason: "timed out after 1s"}},
+		{res: engine.RunResult{ExitCode: -1, Outcome: engine.RunCancelled, Reason: "cancelled"}, shutdown: true},
+		{res: engine.RunResult{ExitCode: 0, Outcome: engine.RunSucceeded}, cancelling: true},
+	}
+	// running inserts a job and starts it, then puts it to CANCELLING when
+	// asked; a job with attempts to spare and a backoff goes to RESTART on
+	// a failure, with a time to run after.
+	running := func(cancelling bool) *engine.Job {
+		j, err := s.JobInsert(ctx, engine.JobInsertParams{Type: engine.TypeNoop, Status: engine.StatusQueued,
+			MaxAttempts: 3, Backoff: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j, err = s.JobUpdate(ctx, engine.QueuedStartUpdate(j, "n1")); err != nil {
+			t.Fatal(err)
+		}
+		if cancelling {
+			u := engine.JobUpdate{ID: j.ID, From: j.Status, Version: j.Version, To: engine.StatusCancelling}
+			if j, err = s.JobUpdate(ctx, u); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return j
+	}
+	half := func() float64 { return 0.5 }
+	var lean, general []engine.JobUpdate
+	for _, e := range ends {
+		lean = append(lean, engine.OutcomeUpdate(running(e.cancelling), e.res, e.shutdown, half))
+		general = append(general, engine.OutcomeUpdate(running(e.cancelling), e.res, e.shutdown, half))
+	}
+
+	if got, _ := s.updateStatement(lean, true); got != qJobEndMany {
+		t.Errorf("ends of runs read back quietly go to %s, want %s", got, qJobEndMany)
+	}
+	requeue := engine.JobUpdate{ID: 1, From: engine.StatusFailed, Version: 1, To: engine.StatusQueued, ClearResult: true, MarkQueued: true}
+	if got, _ := s.updateStatement(append(slices.Clone(lean), requeue), true); got != qJobUpdateManyIDs {
+		t.Errorf("ends beside a requeue go to %s, want %s", got, qJobUpdateManyIDs)
+	}
+	if got, _ := s.updateStatement(lean, false); got != qJobUpdateMany {
+		t.Errorf("ends read back whole go to %s, want %s", got, qJobUpdateMany)
+	}
+
+	ended := func(name string, us []engine.JobUpdate) []*engine.Job {
+		t.Helper()
+		var ids []int64
+		if err := s.selectRows(ctx, s.q, &ids, name, jobUpdateArrays(us), false); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(ids) != len(us) {
+			t.Fatalf("%s changed %d of %d jobs", name, len(ids), len(us))
+		}
+		out := make([]*engine.Job, len(us))
+		for i, u := range us {
+			j, err := s.JobGet(ctx, u.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[i] = j
+		}
+		return out
+	}
+	got, want := ended(qJobEndMany, lean), ended(qJobUpdateManyIDs, general)
+	for i := range got {
+		g, w := *got[i], *want[i]
+		if (g.RunAfter == nil) != (w.RunAfter == nil) || (g.FinishedAt == nil) != (w.FinishedAt == nil) {
+			t.Errorf("end %d: run after %v and %v, finished at %v and %v", i, g.RunAfter, w.RunAfter, g.FinishedAt, w.FinishedAt)
+		}
+		// What differs between twins by nature: the id and the times.
+		for _, j := range []*engine.Job{&g, &w} {
+			j.ID, j.CreatedAt, j.QueuedAt, j.StartedAt, j.FinishedAt, j.RunAfter = 0, time.Time{}, nil, nil, nil, nil
+		}
+		if !reflect.DeepEqual(g, w) {
+			t.Errorf("end %d through %s:\n%+v\nthrough %s:\n%+v", i, qJobEndMany, g, qJobUpdateManyIDs, w)
+		}
+	}
+}

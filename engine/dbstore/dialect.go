@@ -42,9 +42,9 @@ type dialect struct {
 	// busy_timeout still covers writers of other processes.
 	oneWriter bool
 	// insertsArrays: JobInsertMany sends each chunk as arrays, one per
-	// column, to job_insert_arrays instead of a multi-row VALUES list, and
-	// a chunk of starts alone goes to job_start_many, as arrays of what a
-	// start sets.
+	// column, to job_insert_arrays instead of a multi-row VALUES list; a
+	// chunk of starts alone goes to job_start_many, as arrays of what a
+	// start sets, and a chunk of ends of runs to job_end_many.
 	insertsArrays bool
 	// updateReturns: UPDATE … RETURNING gives the changed rows, so a batch
 	// of transitions is one statement; otherwise the batch locks its rows,

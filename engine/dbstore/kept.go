@@ -29,7 +29,7 @@ func (s *Store) keptQueries() []string {
 	case s.dialect == mysqlDialect:
 		return []string{qJobUpdateManyLock, qJobUpdateMany, qJobUpdateManyRead, qLeaseTermCurrent}
 	case s.dialect == postgresDialect && !s.pooled:
-		return []string{qJobStartMany, qJobUpdateMany, qJobUpdateManyIDs}
+		return []string{qJobStartMany, qJobEndMany, qJobUpdateMany, qJobUpdateManyIDs}
 	}
 	return nil
 }

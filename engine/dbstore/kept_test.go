@@ -23,10 +23,10 @@ func TestBatchKeepsStatementsPrepared(t *testing.T) {
 		ran     []string // what a start and a finish run
 	}{
 		{"mysql", mysqlDialect, mysqlDatabaseDSN, true, []string{qJobUpdateMany}},
-		{"postgres", postgresDialect, postgresSchemaDSN, true, []string{qJobStartMany, qJobUpdateManyIDs}},
+		{"postgres", postgresDialect, postgresSchemaDSN, true, []string{qJobStartMany, qJobEndMany}},
 		// search_path cannot pass a pooler, so this needs a database.
 		{"postgres-pooled", postgresDialect, func(t testing.TB) string { return postgresDatabaseDSN(t) + "&pooler=transaction" }, false,
-			[]string{qJobStartMany, qJobUpdateManyIDs}},
+			[]string{qJobStartMany, qJobEndMany}},
 	}
 	// The counts of the backends share one wrapper; run them one at a time.
 	for _, b := range backends {

@@ -69,6 +69,7 @@ const (
 
 	qJobInsertMany         = "job_insert_many"
 	qJobStartMany          = "job_start_many"
+	qJobEndMany            = "job_end_many"
 	qJobInsertRow          = "job_insert_row"
 	qJobIDsFrom            = "job_ids_from"
 	qJobIDsExisting        = "job_ids_existing"
@@ -193,7 +194,7 @@ func loadQueries(d *dialect) (map[string]string, error) {
 		required = append(slices.Clip(required), qJobChangesSchema)
 	}
 	if d.insertsArrays {
-		required = append(slices.Clip(required), qJobInsertArrays, qJobStartMany)
+		required = append(slices.Clip(required), qJobInsertArrays, qJobStartMany, qJobEndMany)
 	}
 	for _, name := range required {
 		if _, ok := out[name]; !ok {
