@@ -192,9 +192,9 @@ func (s *Store) updateStatement(us []engine.JobUpdate, quiet bool) (string, args
 	// A node's starts, as it takes a batch of offers, and the ends of its
 	// runs, as it records their results: each kind has a statement made
 	// for it alone.
-	case s.dialect.insertsArrays && !quiet && every(us, plainStart):
+	case s.dialect.sendsArrays && !quiet && every(us, plainStart):
 		return qJobStartMany, jobStartArrays(us)
-	case s.dialect.insertsArrays && quiet && every(us, plainEnd):
+	case s.dialect.sendsArrays && quiet && every(us, plainEnd):
 		return qJobEndMany, jobUpdateArrays(us)
 	case s.dialect == postgresDialect:
 		return query, jobUpdateArrays(us)

@@ -64,7 +64,7 @@ func (s *Store) JobInsertMany(ctx context.Context, ps []engine.JobInsertParams) 
 			return err
 		}
 		insert, perStatement := s.insertArrays(tx), insertArrayRows
-		if !s.dialect.insertsArrays {
+		if !s.dialect.sendsArrays {
 			ri, err := s.newRowInserter(tx)
 			if err != nil {
 				return err

@@ -41,11 +41,12 @@ type dialect struct {
 	// dispatcher starting jobs lost more time asleep than writing.
 	// busy_timeout still covers writers of other processes.
 	oneWriter bool
-	// insertsArrays: JobInsertMany sends each chunk as arrays, one per
-	// column, to job_insert_arrays instead of a multi-row VALUES list; a
-	// chunk of starts alone goes to job_start_many, as arrays of what a
-	// start sets, and a chunk of ends of runs to job_end_many.
-	insertsArrays bool
+	// sendsArrays: the dialect takes arrays as parameters, one per column.
+	// JobInsertMany sends each chunk so to job_insert_arrays instead of a
+	// multi-row VALUES list; a chunk of starts alone goes to
+	// job_start_many, with the arrays a start fills, and a chunk of ends of
+	// runs read back quietly to job_end_many.
+	sendsArrays bool
 	// updateReturns: UPDATE … RETURNING gives the changed rows, so a batch
 	// of transitions is one statement; otherwise the batch locks its rows,
 	// updates and reads them back in one transaction.
@@ -134,7 +135,7 @@ var postgresDialect = &dialect{
 	timeArg:            func(t time.Time) any { return t.UTC() },
 	timeStep:           time.Microsecond,
 	insertReturnsID:    true,
-	insertsArrays:      true,
+	sendsArrays:        true,
 	updateReturns:      true,
 	deleteReturns:      true,
 	insertInWith:       true,

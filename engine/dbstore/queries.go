@@ -193,7 +193,7 @@ func loadQueries(d *dialect) (map[string]string, error) {
 	if d.notifiesJobChanges {
 		required = append(slices.Clip(required), qJobChangesSchema)
 	}
-	if d.insertsArrays {
+	if d.sendsArrays {
 		required = append(slices.Clip(required), qJobInsertArrays, qJobStartMany, qJobEndMany)
 	}
 	for _, name := range required {
