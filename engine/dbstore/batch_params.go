@@ -56,13 +56,7 @@ func jobUpdateArrays(us []engine.JobUpdate) args {
 		queued.bool(u.MarkQueued)
 		started.bool(u.MarkStarted)
 		finished.bool(u.MarkFinished)
-		if t := u.StartedUnder; t != nil {
-			owners.text(t.Owner)
-			terms.int(t.Term)
-		} else {
-			owners.null()
-			terms.null()
-		}
+		leaseTerm(owners, terms, u.StartedUnder)
 		if us := u.Usage; us != nil {
 			cpu.float(us.CPUSeconds)
 			peaks.int(us.PeakMemory)
@@ -97,6 +91,18 @@ func jobUpdateArrays(us []engine.JobUpdate) args {
 		"wall_seconds":       walls.String(),
 		"oom_killed":         ooms.String(),
 	}
+}
+
+// leaseTerm adds the lease term a transition starts a job under to the
+// arrays of its owners and its terms, NULL in both when there is none.
+func leaseTerm(owners, terms *pgArray, t *engine.LeaseTerm) {
+	if t == nil {
+		owners.null()
+		terms.null()
+		return
+	}
+	owners.text(t.Owner)
+	terms.int(t.Term)
 }
 
 // plainStart reports whether u is a start as engine.QueuedStartUpdate makes
@@ -140,13 +146,7 @@ func jobStartArrays(us []engine.JobUpdate) args {
 		from.text(string(u.From))
 		nodes.optText(u.Node)
 		messages.optText(u.Message)
-		if t := u.StartedUnder; t != nil {
-			owners.text(t.Owner)
-			terms.int(t.Term)
-		} else {
-			owners.null()
-			terms.null()
-		}
+		leaseTerm(owners, terms, u.StartedUnder)
 	}
 	return args{
 		"ids":           ids.String(),

@@ -2,6 +2,7 @@ package dbstore
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"slices"
@@ -178,20 +179,28 @@ func TestPostgresStartManyAppliesStartsAsJobUpdateMany(t *testing.T) {
 	got := started(qJobStartMany, jobStartArrays(lean), lean)
 	want := started(qJobUpdateMany, jobUpdateArrays(general), general)
 	for i := range got {
-		g, w := *got[i], *want[i]
+		g, w := got[i], want[i]
 		if g.StartedAt == nil || w.StartedAt == nil || g.StartedAt.Before(*g.QueuedAt) {
 			t.Errorf("start %d: started at %v and %v, want both set after queued", i, g.StartedAt, w.StartedAt)
 		}
-		if (g.RunAfter == nil) != (w.RunAfter == nil) || (g.FinishedAt == nil) != (w.FinishedAt == nil) {
-			t.Errorf("start %d: run after %v and %v, finished at %v and %v", i, g.RunAfter, w.RunAfter, g.FinishedAt, w.FinishedAt)
-		}
-		// What differs between twins by nature: the id and the times.
-		for _, j := range []*engine.Job{&g, &w} {
-			j.ID, j.CreatedAt, j.QueuedAt, j.StartedAt, j.FinishedAt, j.RunAfter = 0, time.Time{}, nil, nil, nil, nil
-		}
-		if !reflect.DeepEqual(g, w) {
-			t.Errorf("start %d through %s:\n%+v\nthrough %s:\n%+v", i, qJobStartMany, g, qJobUpdateMany, w)
-		}
+		sameTwins(t, fmt.Sprintf("start %d", i), qJobStartMany, g, qJobUpdateMany, w)
+	}
+}
+
+// sameTwins compares two jobs made and changed alike, got through one
+// statement and want through another, but for what differs between twins
+// by nature: the id, and the times, which must be set or unset alike.
+func sameTwins(t *testing.T, what, gotVia string, got *engine.Job, wantVia string, want *engine.Job) {
+	t.Helper()
+	g, w := *got, *want
+	if (g.RunAfter == nil) != (w.RunAfter == nil) || (g.FinishedAt == nil) != (w.FinishedAt == nil) {
+		t.Errorf("%s: run after %v and %v, finished at %v and %v", what, g.RunAfter, w.RunAfter, g.FinishedAt, w.FinishedAt)
+	}
+	for _, j := range []*engine.Job{&g, &w} {
+		j.ID, j.CreatedAt, j.QueuedAt, j.StartedAt, j.FinishedAt, j.RunAfter = 0, time.Time{}, nil, nil, nil, nil
+	}
+	if !reflect.DeepEqual(g, w) {
+		t.Errorf("%s through %s:\n%+v\nthrough %s:\n%+v", what, gotVia, g, wantVia, w)
 	}
 }
 
@@ -278,16 +287,6 @@ func TestPostgresEndManyAppliesEndsAsJobUpdateMany(t *testing.T) {
 	}
 	got, want := ended(qJobEndMany, lean), ended(qJobUpdateManyIDs, general)
 	for i := range got {
-		g, w := *got[i], *want[i]
-		if (g.RunAfter == nil) != (w.RunAfter == nil) || (g.FinishedAt == nil) != (w.FinishedAt == nil) {
-			t.Errorf("end %d: run after %v and %v, finished at %v and %v", i, g.RunAfter, w.RunAfter, g.FinishedAt, w.FinishedAt)
-		}
-		// What differs between twins by nature: the id and the times.
-		for _, j := range []*engine.Job{&g, &w} {
-			j.ID, j.CreatedAt, j.QueuedAt, j.StartedAt, j.FinishedAt, j.RunAfter = 0, time.Time{}, nil, nil, nil, nil
-		}
-		if !reflect.DeepEqual(g, w) {
-			t.Errorf("end %d through %s:\n%+v\nthrough %s:\n%+v", i, qJobEndMany, g, qJobUpdateManyIDs, w)
-		}
+		sameTwins(t, fmt.Sprintf("end %d", i), qJobEndMany, got[i], qJobUpdateManyIDs, want[i])
 	}
 }
