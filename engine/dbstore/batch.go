@@ -63,10 +63,8 @@ func (s *Store) jobUpdateMany(ctx context.Context, us []engine.JobUpdate, quiet 
 		}
 		return nil
 	}
-	if len(s.keptQueries()) > 0 {
-		if err := s.keepStatements(ctx); err != nil {
-			return nil, fmt.Errorf("update %d jobs: %w", len(us), err)
-		}
+	if err := s.keepStatements(ctx); err != nil {
+		return nil, fmt.Errorf("update %d jobs: %w", len(us), err)
 	}
 	if s.dialect.updateReturns && len(send) <= jobUpdateChunk {
 		// One statement is atomic on its own: no BEGIN and COMMIT to wait for.

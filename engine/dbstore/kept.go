@@ -27,19 +27,26 @@ import (
 func (s *Store) keptQueries() []string {
 	switch {
 	case s.dialect == mysqlDialect:
-		return []string{qJobUpdateManyLock, qJobUpdateMany, qJobUpdateManyRead, qLeaseTermCurrent}
+		return mysqlKeptQueries
 	case s.dialect == postgresDialect && !s.pooled:
-		return []string{qJobStartMany, qJobEndMany, qJobUpdateMany, qJobUpdateManyIDs}
+		return postgresKeptQueries
 	}
 	return nil
 }
 
+var (
+	mysqlKeptQueries    = []string{qJobUpdateManyLock, qJobUpdateMany, qJobUpdateManyRead, qLeaseTermCurrent}
+	postgresKeptQueries = []string{qJobStartMany, qJobEndMany, qJobUpdateMany, qJobUpdateManyIDs}
+)
+
 // keepStatements prepares the keptQueries on the main pool, once per process.
 // Preparing takes a connection of the pool, so it is done before a
 // transaction takes one, never inside: the pool may have no other.
-// Inside a transaction of Tx it does nothing.
+// Inside a transaction of Tx, or where the store keeps none, it does
+// nothing.
 func (s *Store) keepStatements(ctx context.Context) error {
-	if s.tx != nil {
+	names := s.keptQueries()
+	if s.tx != nil || len(names) == 0 {
 		return nil
 	}
 	s.keptMu.Lock()
@@ -47,7 +54,6 @@ func (s *Store) keepStatements(ctx context.Context) error {
 	if s.kept != nil {
 		return nil
 	}
-	names := s.keptQueries()
 	kept := make(map[string]*sqlx.Stmt, len(names))
 	for _, name := range names {
 		text := s.queries[name].text
