@@ -212,13 +212,18 @@ func outlivedKill(runs []*chaosRun, faults []fault) int {
 
 // explainedEnd reports whether a run ended, or a fault hit its node after
 // it started: the kill, or the freeze or cut after which its node had to
-// stop it.
+// stop it. A process the node forked just before its kill may write its
+// first line a little after it: within chaosDyingGrace, it began before.
 func explainedEnd(r *chaosRun, faults []fault) bool {
 	if r.End != 0 {
 		return true
 	}
 	for _, fl := range faults {
-		if fl.hits(r.Node) && fl.End >= r.Start && fl.ends() {
+		end := fl.End
+		if fl.Kind == faultKillHolder || fl.Kind == faultKillWorker {
+			end += int64(chaosDyingGrace)
+		}
+		if fl.hits(r.Node) && end >= r.Start && fl.ends() {
 			return true
 		}
 	}
