@@ -9,9 +9,11 @@ import (
 	"github.com/jobctl/jobctl/engine/runner"
 )
 
-// start runs a job the node has just moved to RUNNING. From here on the
-// job is RUNNING on this node: whatever happens, its end is recorded by
-// finish.
+// start runs a job the node has just moved to RUNNING, in a goroutine of
+// its own, and returns when its end is recorded: from here on the job is
+// RUNNING on this node, and whatever happens, finish records its end. The
+// run is waited for right here, not by another goroutine: a node working
+// thousands of short jobs a second starts one goroutine fewer each.
 func (r *jobRunner) start(h handler, spec runner.Spec, ar *activeRun) {
 	job := ar.job
 	ar.out = r.newOutput(job)
@@ -31,13 +33,11 @@ func (r *jobRunner) start(h handler, spec runner.Spec, ar *activeRun) {
 	}
 	if err != nil {
 		close(ar.begun)
-		go func() {
-			if spec.Group != nil {
-				_ = spec.Group.Remove()
-			}
-			r.resources.removeTempDir(ar)
-			r.finish(ar, runner.Result{ExitCode: -1, Outcome: runner.Failed, Reason: "cannot start: " + err.Error()})
-		}()
+		if spec.Group != nil {
+			_ = spec.Group.Remove()
+		}
+		r.resources.removeTempDir(ar)
+		r.finish(ar, runner.Result{ExitCode: -1, Outcome: runner.Failed, Reason: "cannot start: " + err.Error()})
 		return
 	}
 	r.mu.Lock()
@@ -63,27 +63,24 @@ func (r *jobRunner) start(h handler, spec runner.Spec, ar *activeRun) {
 	if r.log.Enabled(context.Background(), slog.LevelDebug) { // spares building the line's values
 		r.log.Debug("job started", "job", job.ID, "type", job.Type, "attempt", job.Attempt, "load", job.Load)
 	}
-	go func() {
-		<-run.Done()
-		// Before the result: whoever sees the job ended finds its
-		// TMPDIR gone.
-		r.resources.removeTempDir(ar)
-		r.metrics.running.Dec()
-		r.metrics.run.WithLabelValues(job.Type).Observe(time.Since(began).Seconds())
-		// A run that ended on its own keeps its result even when it is
-		// read only after a lapse (the node was frozen): it is recorded
-		// only while the job is still this attempt on this node, so a job
-		// restarted elsewhere meanwhile drops it. A leader ended by a
-		// signal in a group the watchdog killed was stopped by the fence:
-		// back to the queue, as runs the node kills itself are marked.
-		res := run.Result()
-		r.mu.Lock()
-		if ar.groupKilled && res.ExitCode < 0 {
-			ar.shutdown = true
-		}
-		r.mu.Unlock()
-		r.finish(ar, res)
-	}()
+	<-run.Done()
+	// Before the result: whoever sees the job ended finds its TMPDIR gone.
+	r.resources.removeTempDir(ar)
+	r.metrics.running.Dec()
+	r.metrics.run.WithLabelValues(job.Type).Observe(time.Since(began).Seconds())
+	// A run that ended on its own keeps its result even when it is read
+	// only after a lapse (the node was frozen): it is recorded only while
+	// the job is still this attempt on this node, so a job restarted
+	// elsewhere meanwhile drops it. A leader ended by a signal in a group
+	// the watchdog killed was stopped by the fence: back to the queue, as
+	// runs the node kills itself are marked.
+	res := run.Result()
+	r.mu.Lock()
+	if ar.groupKilled && res.ExitCode < 0 {
+		ar.shutdown = true
+	}
+	r.mu.Unlock()
+	r.finish(ar, res)
 }
 
 // forget takes a run off the node's books and frees its load. The run
