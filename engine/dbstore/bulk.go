@@ -364,18 +364,50 @@ func (ri *rowInserter) insert(ctx context.Context, rows []args) ([]int64, error)
 
 // JobCountByStatus counts the jobs matching p per status; see engine.Store.
 func (s *Store) JobCountByStatus(ctx context.Context, p engine.JobListParams) (map[engine.Status]int, error) {
-	var rows []struct {
-		Status string `db:"status"`
-		N      int    `db:"n"`
-	}
-	if err := s.selectRows(ctx, s.q, &rows, qJobCountByStatus, s.jobListArgs(p), true); err != nil {
-		return nil, fmt.Errorf("count jobs: %w", err)
-	}
-	out := make(map[engine.Status]int, len(rows))
-	for _, r := range rows {
-		out[engine.Status(r.Status)] = r.N
+	out := map[engine.Status]int{}
+	for _, c := range s.jobCounts(p) {
+		var rows []struct {
+			Status string `db:"status"`
+			N      int    `db:"n"`
+		}
+		if err := s.selectRows(ctx, s.q, &rows, c.name, c.args, true); err != nil {
+			return nil, fmt.Errorf("count jobs: %w", err)
+		}
+		for _, r := range rows {
+			out[engine.Status(r.Status)] += r.N
+		}
 	}
 	return out, nil
+}
+
+// jobCount is one statement of a count by status.
+type jobCount struct {
+	name string
+	args args
+}
+
+// jobCounts are the statements that count the jobs matching p. Live
+// statuses alone are counted through the indexes of live jobs, in one
+// statement for the queue statuses and one for the other live ones (see
+// job_count_live_by_status), so a count of a queue's progress costs what
+// is live, not the table's history of ended jobs.
+func (s *Store) jobCounts(p engine.JobListParams) []jobCount {
+	if len(p.Statuses) == 0 || slices.ContainsFunc(p.Statuses, engine.Status.Terminal) {
+		return []jobCount{{qJobCountByStatus, s.jobListArgs(p)}}
+	}
+	queued := func(st engine.Status) bool { return slices.Contains(engine.DispatchableStatuses, st) }
+	var counts []jobCount
+	for _, part := range [][]engine.Status{
+		slices.DeleteFunc(slices.Clone(p.Statuses), func(st engine.Status) bool { return !queued(st) }),
+		slices.DeleteFunc(slices.Clone(p.Statuses), queued),
+	} {
+		if len(part) > 0 {
+			q := p
+			q.Statuses = part
+			counts = append(counts, jobCount{qJobCountLiveByStatus, s.jobListArgs(q)})
+		}
+	}
+	return counts
 }
 
 // JobPurge removes the ended jobs p.Choose picks in one transaction; see

@@ -74,6 +74,7 @@ const (
 	qJobIDsFrom            = "job_ids_from"
 	qJobIDsExisting        = "job_ids_existing"
 	qJobCountByStatus      = "job_count_by_status"
+	qJobCountLiveByStatus  = "job_count_live_by_status"
 	qJobPurgeCandidates    = "job_purge_candidates"
 	qJobPurgeChildrenOf    = "job_purge_children_of"
 	qJobPurgeDelete        = "job_purge_delete"
@@ -99,7 +100,7 @@ var requiredQueries = []string{
 	qSettingInsertAbsent, qSchemaMigrationsCreate, qSchemaMigrationsExists, qSchemaMigrationsList,
 	qSchemaMigrationApplied, qSchemaMigrationInsert, qSchemaMigrationDelete, qSchemaVersion, qJobSubmit,
 	qReservationList, qReservationNodeHolder, qReservationDelete, qReservationInsert,
-	qJobInsertMany, qJobInsertRow, qJobIDsFrom, qJobIDsExisting, qJobCountByStatus, qJobPurgeCandidates,
+	qJobInsertMany, qJobInsertRow, qJobIDsFrom, qJobIDsExisting, qJobCountByStatus, qJobCountLiveByStatus, qJobPurgeCandidates,
 	qJobPurgeChildrenOf, qJobPurgeDelete, qNodeRemove, qReservationDeleteNode,
 	qJobUpdateMany,
 	qTypeLimitSet, qTypeLimitList, qTypeLimitDelete,

@@ -2,7 +2,10 @@ package dbstore
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -227,6 +230,67 @@ func TestPostgresNodeJobsReadTheStatusIndex(t *testing.T) {
 		if a["node"] != nil && !regexp.MustCompile(`Index Cond: .*node = `).MatchString(plan) {
 			t.Errorf("%s does not test node in the index:\n%s", name, plan)
 		}
+	}
+}
+
+// A count of live jobs, a benchmark's look at its progress above all, reads
+// the indexes of live jobs, never the table of ended ones: on PostgreSQL
+// the queue statuses through jobs_queue and the others through
+// jobs_status_id_node, each in a statement of its own; on SQLite through
+// jobs_status_id, which holds every status.
+func TestLiveCountsReadTheLiveIndexes(t *testing.T) {
+	for _, b := range []struct {
+		name string
+		open func(t *testing.T) *Store
+		live *regexp.Regexp // a plan that reads an index of live jobs
+	}{
+		{"sqlite", func(t *testing.T) *Store { return migratedSQLite(t) }, regexp.MustCompile(`USING (COVERING )?INDEX jobs_status_id\b`)},
+		{"postgres", func(t *testing.T) *Store { return migrated(t, openStore(t, postgresSchemaDSN(t))) },
+			regexp.MustCompile(`Index (Only )?Scan (using|on) (jobs_queue|jobs_queue_load|jobs_status_id_node)\b`)},
+	} {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			s := b.open(t)
+			fill := []string{
+				`INSERT INTO jobs (type, status, creator, created_at, finished_at, timeout_seconds)
+				 SELECT 'noop', 'FINISHED', 'bench', ` + s.dialect.now + `, ` + s.dialect.now + `, 0 FROM jobs_seq`,
+				`INSERT INTO jobs (type, status, creator, created_at, timeout_seconds)
+				 SELECT 'noop', 'QUEUED', 'bench', ` + s.dialect.now + `, 0 FROM jobs_seq WHERE n <= 100`,
+				`INSERT INTO jobs (type, status, node, creator, created_at, started_at, timeout_seconds)
+				 SELECT 'noop', 'RUNNING', 'n1', 'bench', ` + s.dialect.now + `, ` + s.dialect.now + `, 0 FROM jobs_seq WHERE n <= 100`,
+				`ANALYZE`,
+			}
+			seq := `CREATE TEMPORARY TABLE jobs_seq AS WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 20000) SELECT n FROM g`
+			err := s.inTx(t.Context(), func(tx *sqlx.Tx) error {
+				for _, q := range append([]string{seq}, fill...) {
+					if _, err := tx.ExecContext(t.Context(), q); err != nil {
+						return fmt.Errorf("%s: %w", q, err)
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			live := slices.DeleteFunc(slices.Clone(engine.AllStatuses), engine.Status.Terminal)
+			p := engine.JobListParams{Statuses: live, Creator: "bench", MinID: 1, MaxID: 1 << 40}
+			counts := s.jobCounts(p)
+			if len(counts) != 2 {
+				t.Fatalf("the live statuses are counted in %d statements, want 2 (the queue and the rest)", len(counts))
+			}
+			for _, c := range counts {
+				if plan := planOf(t, s, c.name, c.args); !b.live.MatchString(plan) {
+					t.Errorf("a count of %v reads no index of live jobs:\n%s", c.args["statuses"], plan)
+				}
+			}
+			got, err := s.JobCountByStatus(t.Context(), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := map[engine.Status]int{engine.StatusQueued: 100, engine.StatusRunning: 100}; !maps.Equal(got, want) {
+				t.Errorf("counts %v, want %v", got, want)
+			}
+		})
 	}
 }
 
