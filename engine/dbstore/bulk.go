@@ -395,12 +395,16 @@ func (s *Store) jobCounts(p engine.JobListParams) []jobCount {
 	if len(p.Statuses) == 0 || slices.ContainsFunc(p.Statuses, engine.Status.Terminal) {
 		return []jobCount{{qJobCountByStatus, s.jobListArgs(p)}}
 	}
-	queued := func(st engine.Status) bool { return slices.Contains(engine.DispatchableStatuses, st) }
+	var queue, rest []engine.Status
+	for _, st := range p.Statuses {
+		if slices.Contains(engine.DispatchableStatuses, st) {
+			queue = append(queue, st)
+		} else {
+			rest = append(rest, st)
+		}
+	}
 	var counts []jobCount
-	for _, part := range [][]engine.Status{
-		slices.DeleteFunc(slices.Clone(p.Statuses), func(st engine.Status) bool { return !queued(st) }),
-		slices.DeleteFunc(slices.Clone(p.Statuses), queued),
-	} {
+	for _, part := range [][]engine.Status{queue, rest} {
 		if len(part) > 0 {
 			q := p
 			q.Statuses = part

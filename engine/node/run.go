@@ -10,10 +10,11 @@ import (
 )
 
 // start runs a job the node has just moved to RUNNING, in a goroutine of
-// its own, and returns when its end is recorded: from here on the job is
-// RUNNING on this node, and whatever happens, finish records its end. The
-// run is waited for right here, not by another goroutine: a node working
-// thousands of short jobs a second starts one goroutine fewer each.
+// its own, and returns once the run has ended and finish has its result:
+// from here on the job is RUNNING on this node, and whatever happens,
+// finish records its end. The run is waited for right here, not by
+// another goroutine: a node working thousands of short jobs a second
+// starts one goroutine fewer for each.
 func (r *jobRunner) start(h handler, spec runner.Spec, ar *activeRun) {
 	job := ar.job
 	ar.out = r.newOutput(job)
