@@ -120,6 +120,24 @@ func waitStarted(n *Runtime) {
 	})
 }
 
+// waitBegun waits until the run of job the node accepted has begun: its
+// process or builtin started and its start counted. The offer is answered
+// before that, as the run starts apart.
+func waitBegun(t *testing.T, n *Runtime, job int64) {
+	t.Helper()
+	n.runner.mu.Lock()
+	ar := n.runner.runs[job]
+	n.runner.mu.Unlock()
+	if ar == nil {
+		t.Fatalf("job %d has no run on the node", job)
+	}
+	select {
+	case <-ar.begun:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the run of job %d did not begin within 30s", job)
+	}
+}
+
 func writeFile(t *testing.T, path, body string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {

@@ -51,6 +51,7 @@ func TestNodeMetricsLoadWaitAndRun(t *testing.T) {
 	if res := n.runner.Accept(context.Background(), o); res.Verdict != engine.OfferAccepted {
 		t.Fatalf("offer: %+v", res)
 	}
+	waitBegun(t, n, o.JobID)
 	want("running", "jobctl_node_load 1.5", `jobctl_job_wait_seconds_count{type="sleep"} 1`)
 	if m := metricsText(t, srv.URL); strings.Contains(m, "jobctl_job_run_seconds_count") {
 		t.Errorf("a run is timed before it ends")
@@ -66,6 +67,7 @@ func TestNodeMetricsLoadWaitAndRun(t *testing.T) {
 	if res := n.runner.Accept(context.Background(), o); res.Verdict != engine.OfferAccepted {
 		t.Fatalf("second offer: %+v", res)
 	}
+	waitBegun(t, n, o.JobID)
 	want("second attempt", "jobctl_node_load 1.5", `jobctl_job_wait_seconds_count{type="sleep"} 1`)
 	stopRuns(n)
 	n.runner.runsDone.Wait()

@@ -57,9 +57,11 @@ func (r *jobRunner) start(h handler, spec runner.Spec, ar *activeRun) {
 		}
 	}
 	r.mu.Unlock()
-	close(ar.begun)
+	// Counted before begun is closed, so whoever waits for the run to
+	// begin finds it counted.
 	r.metrics.running.Inc()
 	r.metrics.started(job)
+	close(ar.begun)
 	began := time.Now()
 	if r.log.Enabled(context.Background(), slog.LevelDebug) { // spares building the line's values
 		r.log.Debug("job started", "job", job.ID, "type", job.Type, "attempt", job.Attempt, "load", job.Load)
