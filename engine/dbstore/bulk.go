@@ -387,31 +387,38 @@ type jobCount struct {
 }
 
 // jobCounts are the statements that count the jobs matching p. Live
-// statuses alone are counted through the indexes of live jobs, in one
-// statement for the queue statuses and one for the other live ones (see
-// job_count_live_by_status), so a count of a queue's progress costs what
-// is live, not the table's history of ended jobs.
+// statuses alone are counted through the indexes of live jobs, one
+// statement for each part of liveParts (see job_count_live_by_status), so
+// a count of a queue's progress costs what is live, not the table's
+// history of ended jobs.
 func (s *Store) jobCounts(p engine.JobListParams) []jobCount {
-	if len(p.Statuses) == 0 || slices.ContainsFunc(p.Statuses, engine.Status.Terminal) {
+	if !liveOnly(p.Statuses) {
 		return []jobCount{{qJobCountByStatus, s.jobListArgs(p)}}
 	}
+	var counts []jobCount
+	for _, part := range liveParts(p.Statuses) {
+		q := p
+		q.Statuses = part
+		counts = append(counts, jobCount{qJobCountLiveByStatus, s.jobListArgs(q)})
+	}
+	return counts
+}
+
+// liveParts splits live statuses by the index of live jobs that holds
+// them on PostgreSQL: the queue statuses (jobs_queue) and the other live
+// ones (jobs_status_id_node). A statement whose statuses lie in one part
+// reads that index; one that mixes them reads the whole table. Empty
+// parts are left out.
+func liveParts(statuses []engine.Status) [][]engine.Status {
 	var queue, rest []engine.Status
-	for _, st := range p.Statuses {
+	for _, st := range statuses {
 		if slices.Contains(engine.DispatchableStatuses, st) {
 			queue = append(queue, st)
 		} else {
 			rest = append(rest, st)
 		}
 	}
-	var counts []jobCount
-	for _, part := range [][]engine.Status{queue, rest} {
-		if len(part) > 0 {
-			q := p
-			q.Statuses = part
-			counts = append(counts, jobCount{qJobCountLiveByStatus, s.jobListArgs(q)})
-		}
-	}
-	return counts
+	return slices.DeleteFunc([][]engine.Status{queue, rest}, func(part []engine.Status) bool { return len(part) == 0 })
 }
 
 // JobPurge removes the ended jobs p.Choose picks in one transaction; see

@@ -292,11 +292,64 @@ func (s *Store) JobList(ctx context.Context, p engine.JobListParams) ([]*engine.
 			return nil, err
 		}
 	}
+	parts := jobListParts(p)
+	if len(parts) == 1 {
+		return s.jobList(ctx, p)
+	}
+	var all []*engine.Job
+	for _, part := range parts {
+		jobs, err := s.jobList(ctx, part)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, jobs...)
+	}
+	// Merged as one statement would have ordered and limited them: sorted,
+	// the first Limit in the sort's order; unsorted, the newest Limit,
+	// oldest first.
+	if p.Sort.Field == "" {
+		slices.SortFunc(all, func(a, b *engine.Job) int { return cmp.Compare(a.ID, b.ID) })
+		if p.Limit > 0 && len(all) > p.Limit {
+			all = all[len(all)-p.Limit:]
+		}
+		return all, nil
+	}
+	slices.SortFunc(all, p.Sort.Compare)
+	if p.Limit > 0 && len(all) > p.Limit {
+		all = all[:p.Limit]
+	}
+	return all, nil
+}
+
+// jobListParts are the listings JobList runs for p and merges: p itself,
+// or for live statuses that lie in both indexes of live jobs (liveParts)
+// one listing for each part. A brief row may lack a sort's field, which
+// the merge compares, so a sorted brief listing is p itself.
+func jobListParts(p engine.JobListParams) []engine.JobListParams {
+	parts := liveParts(p.Statuses)
+	if !liveOnly(p.Statuses) || len(parts) < 2 || (p.Sort.Field != "" && p.Brief) {
+		return []engine.JobListParams{p}
+	}
+	out := make([]engine.JobListParams, len(parts))
+	for i, part := range parts {
+		out[i] = p
+		out[i].Statuses = part
+	}
+	return out
+}
+
+// liveOnly reports whether statuses name live statuses alone.
+func liveOnly(statuses []engine.Status) bool {
+	return len(statuses) > 0 && !slices.ContainsFunc(statuses, engine.Status.Terminal)
+}
+
+// jobList runs the one job_list statement of p's shape. Live jobs are
+// few: they are looked up by status. Ended ones may be millions, read
+// newest first until the limit.
+func (s *Store) jobList(ctx context.Context, p engine.JobListParams) ([]*engine.Job, error) {
+	live := liveOnly(p.Statuses)
 	a := s.jobListArgs(p)
 	a["limit"] = limitOrAll(p.Limit)
-	// Live jobs are few: look them up by status. Ended ones may be
-	// millions, read newest first until the limit.
-	live := len(p.Statuses) > 0 && !slices.ContainsFunc(p.Statuses, engine.Status.Terminal)
 	var rows []jobRow
 	if err := s.selectRows(ctx, s.q, &rows, jobListQueryName(p.Sort, live, p.Brief), a, true); err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
