@@ -364,18 +364,25 @@ func (ri *rowInserter) insert(ctx context.Context, rows []args) ([]int64, error)
 
 // JobCountByStatus counts the jobs matching p per status; see engine.Store.
 func (s *Store) JobCountByStatus(ctx context.Context, p engine.JobListParams) (map[engine.Status]int, error) {
+	counts := s.jobCounts(p)
 	out := map[engine.Status]int{}
-	for _, c := range s.jobCounts(p) {
-		var rows []struct {
-			Status string `db:"status"`
-			N      int    `db:"n"`
+	err := s.inSnapshot(ctx, len(counts) > 1, func(q querier) error {
+		for _, c := range counts {
+			var rows []struct {
+				Status string `db:"status"`
+				N      int    `db:"n"`
+			}
+			if err := s.selectRows(ctx, q, &rows, c.name, c.args, true); err != nil {
+				return err
+			}
+			for _, r := range rows {
+				out[engine.Status(r.Status)] += r.N
+			}
 		}
-		if err := s.selectRows(ctx, s.q, &rows, c.name, c.args, true); err != nil {
-			return nil, fmt.Errorf("count jobs: %w", err)
-		}
-		for _, r := range rows {
-			out[engine.Status(r.Status)] += r.N
-		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("count jobs: %w", err)
 	}
 	return out, nil
 }
@@ -387,16 +394,16 @@ type jobCount struct {
 }
 
 // jobCounts are the statements that count the jobs matching p. Live
-// statuses alone are counted through the indexes of live jobs, one
-// statement for each part of liveParts (see job_count_live_by_status), so
-// a count of a queue's progress costs what is live, not the table's
-// history of ended jobs.
+// statuses alone are counted through the indexes of live jobs, with the
+// status term standing alone (job_count_live_by_status), one statement for
+// each part of liveParts, so a count of a queue's progress costs what is
+// live, not the table's history of ended jobs.
 func (s *Store) jobCounts(p engine.JobListParams) []jobCount {
 	if !liveOnly(p.Statuses) {
 		return []jobCount{{qJobCountByStatus, s.jobListArgs(p)}}
 	}
 	var counts []jobCount
-	for _, part := range liveParts(p.Statuses) {
+	for _, part := range s.liveParts(p.Statuses) {
 		q := p
 		q.Statuses = part
 		counts = append(counts, jobCount{qJobCountLiveByStatus, s.jobListArgs(q)})
@@ -404,12 +411,31 @@ func (s *Store) jobCounts(p engine.JobListParams) []jobCount {
 	return counts
 }
 
+// inSnapshot runs fn on a querier that sees one snapshot of the database
+// for all its statements when apart is set (a read-only repeatable-read
+// transaction), so that a job moving between the parts of a count or a
+// listing meanwhile is seen once, as one statement would; else on the
+// store's own querier.
+func (s *Store) inSnapshot(ctx context.Context, apart bool, fn func(q querier) error) error {
+	if !apart || s.tx != nil {
+		return fn(s.q)
+	}
+	tx, err := s.db.BeginTxx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }()
+	return fn(tx)
+}
+
 // liveParts splits live statuses by the index of live jobs that holds
-// them on PostgreSQL: the queue statuses (jobs_queue) and the other live
-// ones (jobs_status_id_node). A statement whose statuses lie in one part
-// reads that index; one that mixes them reads the whole table. Empty
-// parts are left out.
-func liveParts(statuses []engine.Status) [][]engine.Status {
+// them where the dialect keeps them apart (liveIndexesApart): the queue
+// statuses and the other live ones, empty parts left out. Elsewhere they
+// are one part.
+func (s *Store) liveParts(statuses []engine.Status) [][]engine.Status {
+	if !s.dialect.liveIndexesApart {
+		return [][]engine.Status{statuses}
+	}
 	var queue, rest []engine.Status
 	for _, st := range statuses {
 		if slices.Contains(engine.DispatchableStatuses, st) {

@@ -93,6 +93,13 @@ type dialect struct {
 	// than two values by building a temporary index for every row a write
 	// changes (migrations 018 and 022).
 	setsAsComparisons bool
+	// liveIndexesApart: the indexes of live jobs hold the queue statuses
+	// (jobs_queue) apart from the other live ones (jobs_status_id_node),
+	// so a statement over live statuses of both kinds reads the whole
+	// table; a count or a listing of such statuses reads each kind in a
+	// statement of its own, both in one snapshot (liveParts). SQLite and
+	// MySQL index every status in one.
+	liveIndexesApart bool
 }
 
 // sqliteTimeLayout is the text form of SQLite timestamps: the form
@@ -144,6 +151,7 @@ var postgresDialect = &dialect{
 	binaryCollation:    ` COLLATE "C"`,
 	pageInIndexOrder:   "SET LOCAL enable_bitmapscan = off; SET LOCAL enable_seqscan = off",
 	purgeByIndex:       "SET LOCAL enable_bitmapscan = off; SET LOCAL enable_seqscan = off",
+	liveIndexesApart:   true,
 }
 
 var mysqlDialect = &dialect{

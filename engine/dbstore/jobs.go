@@ -292,17 +292,23 @@ func (s *Store) JobList(ctx context.Context, p engine.JobListParams) ([]*engine.
 			return nil, err
 		}
 	}
-	parts := jobListParts(p)
-	if len(parts) == 1 {
-		return s.jobList(ctx, p)
-	}
+	parts := s.jobListParts(p)
 	var all []*engine.Job
-	for _, part := range parts {
-		jobs, err := s.jobList(ctx, part)
-		if err != nil {
-			return nil, err
+	err := s.inSnapshot(ctx, len(parts) > 1, func(q querier) error {
+		for _, part := range parts {
+			jobs, err := s.jobList(ctx, q, part)
+			if err != nil {
+				return err
+			}
+			all = append(all, jobs...)
 		}
-		all = append(all, jobs...)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(parts) == 1 {
+		return all, nil
 	}
 	// Merged as one statement would have ordered and limited them: sorted,
 	// the first Limit in the sort's order; unsorted, the newest Limit,
@@ -325,8 +331,8 @@ func (s *Store) JobList(ctx context.Context, p engine.JobListParams) ([]*engine.
 // or for live statuses that lie in both indexes of live jobs (liveParts)
 // one listing for each part. A brief row may lack a sort's field, which
 // the merge compares, so a sorted brief listing is p itself.
-func jobListParts(p engine.JobListParams) []engine.JobListParams {
-	parts := liveParts(p.Statuses)
+func (s *Store) jobListParts(p engine.JobListParams) []engine.JobListParams {
+	parts := s.liveParts(p.Statuses)
 	if !liveOnly(p.Statuses) || len(parts) < 2 || (p.Sort.Field != "" && p.Brief) {
 		return []engine.JobListParams{p}
 	}
@@ -346,12 +352,12 @@ func liveOnly(statuses []engine.Status) bool {
 // jobList runs the one job_list statement of p's shape. Live jobs are
 // few: they are looked up by status. Ended ones may be millions, read
 // newest first until the limit.
-func (s *Store) jobList(ctx context.Context, p engine.JobListParams) ([]*engine.Job, error) {
+func (s *Store) jobList(ctx context.Context, q querier, p engine.JobListParams) ([]*engine.Job, error) {
 	live := liveOnly(p.Statuses)
 	a := s.jobListArgs(p)
 	a["limit"] = limitOrAll(p.Limit)
 	var rows []jobRow
-	if err := s.selectRows(ctx, s.q, &rows, jobListQueryName(p.Sort, live, p.Brief), a, true); err != nil {
+	if err := s.selectRows(ctx, q, &rows, jobListQueryName(p.Sort, live, p.Brief), a, true); err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
 	}
 	if p.Sort.Field == "" {
