@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -445,13 +446,39 @@ func (c *cluster) waitRounds(n *node, rounds int) {
 	})
 }
 
+// freePort is a loopback port nothing listens on now, for a node to take.
 func freePort(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	t.Helper()
+	// Below the kernel's range of ephemeral ports: the tests' processes
+	// take the local ports of their outgoing connections from that range,
+	// and one of them could hold a port picked there by the time the node
+	// binds it ("address already in use").
+	first := ephemeralPortsFrom()
+	for range 100 {
+		port := strconv.Itoa(lowestTestPort + mrand.IntN(first-lowestTestPort))
+		if l, err := net.Listen("tcp", "127.0.0.1:"+port); err == nil {
+			l.Close()
+			return port
+		}
 	}
-	defer l.Close()
-	return fmt.Sprint(l.Addr().(*net.TCPAddr).Port)
+	t.Fatalf("no free port on the loopback between %d and %d", lowestTestPort, first)
+	return ""
+}
+
+// lowestTestPort is the lowest port freePort picks.
+const lowestTestPort = 10000
+
+// ephemeralPortsFrom is the first port of the kernel's ephemeral range,
+// 32768 where it cannot be read.
+func ephemeralPortsFrom() int {
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil && n > lowestTestPort+1000 {
+				return n
+			}
+		}
+	}
+	return 32768
 }
 
 // syncBuffer collects a process's output from several goroutines.
