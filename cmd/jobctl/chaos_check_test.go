@@ -175,6 +175,16 @@ func checkRunsOnce(f *chaosFindings, job int64, rs []*chaosRun, faults []fault) 
 // beside the node has seen it die and stopped the tree.
 const chaosDyingGrace = time.Second
 
+// settled is when the fault's hold on its node's runs is over: its end,
+// and for a kill the dying grace after it, within which the dead node's
+// processes may still begin or end.
+func (f fault) settled() int64 {
+	if f.Kind == faultKillHolder || f.Kind == faultKillWorker {
+		return f.End + int64(chaosDyingGrace)
+	}
+	return f.End
+}
+
 // crashBetween is the fault on e's node that explains why the job ran again
 // after e ended: it began before l started and lasted until after e ended
 // (for a kill, until the node's runs were surely stopped), so the node
@@ -183,11 +193,7 @@ const chaosDyingGrace = time.Second
 func crashBetween(e, l *chaosRun, faults []fault) *fault {
 	for i := range faults {
 		fl := &faults[i]
-		end := fl.End
-		if fl.Kind == faultKillHolder || fl.Kind == faultKillWorker {
-			end += int64(chaosDyingGrace)
-		}
-		if fl.ends() && fl.Node != "" && fl.Node == e.Node && end >= e.End && fl.Start <= l.Start {
+		if fl.ends() && fl.Node != "" && fl.Node == e.Node && fl.settled() >= e.End && fl.Start <= l.Start {
 			return fl
 		}
 	}
@@ -219,11 +225,7 @@ func explainedEnd(r *chaosRun, faults []fault) bool {
 		return true
 	}
 	for _, fl := range faults {
-		end := fl.End
-		if fl.Kind == faultKillHolder || fl.Kind == faultKillWorker {
-			end += int64(chaosDyingGrace)
-		}
-		if fl.hits(r.Node) && end >= r.Start && fl.ends() {
+		if fl.hits(r.Node) && fl.settled() >= r.Start && fl.ends() {
 			return true
 		}
 	}

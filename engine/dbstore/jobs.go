@@ -314,7 +314,7 @@ func (s *Store) JobList(ctx context.Context, p engine.JobListParams) ([]*engine.
 	// the first Limit in the sort's order; unsorted, the newest Limit,
 	// oldest first.
 	if p.Sort.Field == "" {
-		slices.SortFunc(all, func(a, b *engine.Job) int { return cmp.Compare(a.ID, b.ID) })
+		slices.SortFunc(all, engine.JobSort{}.Compare)
 		if p.Limit > 0 && len(all) > p.Limit {
 			all = all[len(all)-p.Limit:]
 		}
