@@ -52,6 +52,7 @@ func (r *round) applyKeeps() error {
 			if r.keptBy[k.JobID] == k.Node {
 				delete(r.keptBy, k.JobID)
 				delete(r.heldFor, k.Node)
+				r.reshaped++
 			}
 			continue
 		}
@@ -74,5 +75,6 @@ func (r *round) unkeep(id int64) error {
 	}
 	delete(r.keptBy, id)
 	delete(r.heldFor, name)
+	r.reshaped++
 	return nil
 }

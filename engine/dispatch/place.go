@@ -38,8 +38,9 @@ type planned struct {
 
 // placeAll places a batch of dispatchable jobs: it plans them in memory
 // (plan), then applies the plan (apply), and plans and applies again what
-// nodes declined, until every job is placed or waits.
-func (r *round) placeAll(jobs []*engine.Job) error {
+// nodes declined, until every job is placed or waits. beforeOffers, if
+// not nil, is called once the batch is planned, before its first offer.
+func (r *round) placeAll(jobs []*engine.Job, beforeOffers func()) error {
 	if len(jobs) == 0 {
 		return nil
 	}
@@ -56,6 +57,9 @@ func (r *round) placeAll(jobs []*engine.Job) error {
 		if r.plan(p) {
 			plan = append(plan, p)
 		}
+	}
+	if beforeOffers != nil {
+		beforeOffers()
 	}
 	var err error
 	for len(plan) > 0 && err == nil {
@@ -152,6 +156,7 @@ func (r *round) unbook(p *planned) {
 	p.node.Load -= p.job.Load
 	p.node.Running--
 	p.node = nil
+	r.reshaped++
 	r.quotas.release(p)
 	if p.first {
 		p.first = false

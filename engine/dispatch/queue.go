@@ -47,27 +47,80 @@ func (r *round) readers(status engine.Status, workflows bool) []*reader {
 // readFitting reads rd's next page of jobs that fit the room left, or
 // marks rd done and notes why its jobs wait unread.
 func (r *round) readFitting(rd *reader) ([]*engine.Job, error) {
+	f := r.fittingRead(rd)
+	f.fetch(r)
+	return r.settle(f)
+}
+
+// A pageRead is one read of a reader's queue, made in three steps so the
+// store's part may run while the round does other work (readAhead): what
+// to read is judged against the round's books (fittingRead), the store is
+// read (fetch), and what came back is taken into the round (settle).
+type pageRead struct {
+	rd *reader
+	p  engine.JobDispatchableParams
+	// room and limit are what the page was judged against. done: the
+	// reader was done already; none: nothing of the queue fits the room.
+	// Either way p is zero and nothing is read.
+	room  typeRoom
+	limit int
+	done  bool
+	none  bool
+	page  []*engine.Job
+	err   error
+}
+
+// fittingRead judges rd's next read of jobs that fit the room left, one
+// job more than the room takes, which tells whether the queue goes on.
+func (r *round) fittingRead(rd *reader) *pageRead {
+	f := &pageRead{rd: rd, done: rd.done}
 	if rd.done {
-		return nil, nil
+		return f
 	}
-	room := r.roomFor(rd.q.Type, rd.q.Lightest)
-	limit := min(r.pageSize, room.slots)
+	f.room = r.roomFor(rd.q.Type, rd.q.Lightest)
+	f.limit = min(r.pageSize, f.room.slots)
 	if left, limited := r.quotas.left(rd.q.Type); limited {
-		limit = min(limit, left)
+		f.limit = min(f.limit, left)
 	}
-	if limit <= 0 || room.free+loadSlack < rd.q.Lightest {
-		rd.done = true
-		r.noteUnread(rd, room)
+	if f.limit <= 0 || f.room.free+loadSlack < rd.q.Lightest {
+		f.none = true
+		return f
+	}
+	f.p = r.readParams(rd, engine.JobDispatchableParams{Limit: f.limit + 1, MaxLoad: engine.Ptr(f.room.free + loadSlack)})
+	return f
+}
+
+// fetch makes f's read of the store, if it has one. It changes nothing of
+// the round but f, so it may run beside the round's other work.
+func (f *pageRead) fetch(r *round) {
+	if f.p.Limit == 0 {
+		return
+	}
+	f.page, f.err = r.Dispatcher.store.JobListDispatchable(r.ctx, f.p)
+}
+
+// settle takes f's page into the round: it moves the reader past the
+// page, or marks it done (noting why the jobs wait unread when none fit).
+func (r *round) settle(f *pageRead) ([]*engine.Job, error) {
+	rd := f.rd
+	switch {
+	case f.done:
 		return nil, nil
-	}
-	// One job more than the room takes tells whether the queue goes on.
-	page, err := r.read(rd, engine.JobDispatchableParams{Limit: limit + 1, MaxLoad: engine.Ptr(room.free + loadSlack)})
-	if err != nil || len(page) <= limit {
+	case f.none:
 		rd.done = true
-		return page, err
+		r.noteUnread(rd, f.room)
+		return nil, nil
+	case f.err != nil:
+		rd.done = true
+		return nil, f.err
 	}
-	page = page[:limit]
-	rd.after = engine.PlaceOf(page[limit-1])
+	page := r.took(f.p, f.page)
+	if len(page) <= f.limit {
+		rd.done = true
+		return page, nil
+	}
+	page = page[:f.limit]
+	rd.after = engine.PlaceOf(page[f.limit-1])
 	return page, nil
 }
 
@@ -111,23 +164,33 @@ func (r *round) readBeyondRoom(rd *reader) ([]*engine.Job, error) {
 // read reads one page of rd's queue with p's limit and load range, after
 // rd's place when p is of the fitting jobs.
 func (r *round) read(rd *reader, p engine.JobDispatchableParams) ([]*engine.Job, error) {
-	p.Status, p.Type = rd.q.Status, rd.q.Type
-	fitting := p.LoadAbove == nil
-	if fitting {
-		p.After = rd.after
-	}
-	key := queueKey{status: p.Status, typ: p.Type}
-	p.Long = r.long[key]
+	p = r.readParams(rd, p)
 	page, err := r.Dispatcher.store.JobListDispatchable(r.ctx, p)
 	if err != nil {
 		return nil, err
 	}
+	return r.took(p, page), nil
+}
+
+// readParams completes p as a read of rd's queue.
+func (r *round) readParams(rd *reader, p engine.JobDispatchableParams) engine.JobDispatchableParams {
+	p.Status, p.Type = rd.q.Status, rd.q.Type
+	if p.LoadAbove == nil {
+		p.After = rd.after
+	}
+	p.Long = r.long[queueKey{status: p.Status, typ: p.Type}]
+	return p
+}
+
+// took records a page read with p and returns its jobs the round has not
+// placed yet.
+func (r *round) took(p engine.JobDispatchableParams, page []*engine.Job) []*engine.Job {
 	r.stats.Read += len(page)
-	if fitting {
-		r.long[key] = len(page) == p.Limit
+	if p.LoadAbove == nil {
+		r.long[queueKey{status: p.Status, typ: p.Type}] = len(page) == p.Limit
 	}
 	// A job placed ahead of the queue (it keeps a node) is not read twice.
-	return slices.DeleteFunc(page, func(j *engine.Job) bool { return r.done[j.ID] }), nil
+	return slices.DeleteFunc(page, func(j *engine.Job) bool { return r.done[j.ID] })
 }
 
 // queueKey names a queue, for what the dispatcher remembers of it.

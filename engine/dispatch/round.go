@@ -57,6 +57,11 @@ type round struct {
 	// keeps are the nodes the plan keeps for oversized jobs, which the
 	// apply step records in the store.
 	keeps []engine.Reservation
+	// reshaped counts the changes to the books other than a job booked:
+	// a job taken off them, a node kept for an oversized job freed. A
+	// page judged against the books is still the page to read while it
+	// stands (readAhead).
+	reshaped int
 }
 
 func (r *round) run() error {
@@ -70,7 +75,7 @@ func (r *round) run() error {
 	for _, job := range kept {
 		r.done[job.ID] = true
 	}
-	if err := r.placeAll(kept); err != nil {
+	if err := r.placeAll(kept, nil); err != nil {
 		return err
 	}
 	// RESTART before QUEUED; workflow steps last, so the work they stand
@@ -107,7 +112,8 @@ func (r *round) snapshot() (kept []*engine.Job, err error) {
 // every other type's, a slice at a time, until nothing more fits. The jobs
 // read beyond the room (oversized ones, first children) join the slice
 // that reaches their place in their queue, so every slice is planned in
-// dispatch order.
+// dispatch order. Each slice but the first is read while the one before
+// is offered (readAhead).
 func (r *round) drain(status engine.Status, workflows bool) error {
 	readers := r.readers(status, workflows)
 	var beyond []*engine.Job
@@ -118,18 +124,17 @@ func (r *round) drain(status engine.Status, workflows bool) error {
 		}
 		beyond = append(beyond, page...)
 	}
+	var ahead *readAhead
+	defer func() { r.drop(ahead) }()
 	for {
 		if !r.trusted() {
 			return ErrUntrusted
 		}
-		var slice []*engine.Job
-		for _, rd := range readers {
-			page, err := r.readFitting(rd)
-			if err != nil {
-				return err
-			}
-			slice = append(slice, page...)
+		slice, err := r.nextSlice(readers, ahead)
+		if err != nil {
+			return err
 		}
+		ahead = nil
 		var later []*engine.Job
 		for _, j := range beyond {
 			if rd := readerOf(readers, j.Type); rd.done || engine.PlaceOf(j).Before(rd.after) {
@@ -147,7 +152,7 @@ func (r *round) drain(status engine.Status, workflows bool) error {
 			return err
 		}
 		placed := r.stats.Dispatched
-		if err := r.placeAll(slice); err != nil {
+		if err := r.placeAll(slice, func() { ahead = r.readAhead(readers) }); err != nil {
 			return err
 		}
 		if r.stats.Dispatched == placed {
@@ -157,6 +162,86 @@ func (r *round) drain(status engine.Status, workflows bool) error {
 			return nil
 		}
 	}
+}
+
+// readAhead is the next slice's read, made while the slice before is
+// offered: the offers wait on the nodes, the read on the database, and
+// the two need not wait for each other. Its pages are judged against the
+// books as the plan left them, which are the books the next slice is read
+// against unless the offers reshape them (a job declined, unanswered or
+// refused, a node kept for an oversized job freed); then what was read
+// ahead is dropped and the slice read again.
+type readAhead struct {
+	reads    []*pageRead
+	reshaped int
+	fetched  chan struct{}
+}
+
+// readAhead starts reading the readers' next pages, unless the round
+// offers one node after another (a simulation, which replays exactly) or
+// no reader has a page to read.
+func (r *round) readAhead(readers []*reader) *readAhead {
+	if r.sequential {
+		return nil
+	}
+	a := &readAhead{reshaped: r.reshaped, fetched: make(chan struct{})}
+	reading := false
+	for _, rd := range readers {
+		f := r.fittingRead(rd)
+		a.reads = append(a.reads, f)
+		reading = reading || f.p.Limit > 0
+	}
+	if !reading {
+		close(a.fetched)
+		return a
+	}
+	go func() {
+		defer close(a.fetched)
+		for _, f := range a.reads {
+			f.fetch(r)
+		}
+	}()
+	return a
+}
+
+// drop waits for a's reads and drops their pages, counted as read all the
+// same.
+func (r *round) drop(a *readAhead) {
+	if a == nil {
+		return
+	}
+	<-a.fetched
+	for _, f := range a.reads {
+		r.stats.Read += len(f.page)
+	}
+}
+
+// nextSlice is the readers' next pages of jobs that fit the room left:
+// those read ahead while the books stand as they were judged against,
+// else read now.
+func (r *round) nextSlice(readers []*reader, ahead *readAhead) ([]*engine.Job, error) {
+	if ahead != nil && ahead.reshaped != r.reshaped {
+		r.drop(ahead)
+		ahead = nil
+	}
+	if ahead != nil {
+		<-ahead.fetched
+	}
+	var slice []*engine.Job
+	for i, rd := range readers {
+		var page []*engine.Job
+		var err error
+		if ahead != nil {
+			page, err = r.settle(ahead.reads[i])
+		} else {
+			page, err = r.readFitting(rd)
+		}
+		if err != nil {
+			return nil, err
+		}
+		slice = append(slice, page...)
+	}
+	return slice, nil
 }
 
 // readerOf is the reader of typ's queue among readers.
