@@ -17,9 +17,10 @@ import (
 // and lets a test wait until so many were.
 type pageReads struct {
 	engine.Store
-	mu   sync.Mutex
-	n    int
-	more *sync.Cond
+	mu     sync.Mutex
+	n      int
+	gaveUp bool
+	more   *sync.Cond
 }
 
 func newPageReads(s engine.Store) *pageReads {
@@ -42,14 +43,14 @@ func (p *pageReads) JobListDispatchable(ctx context.Context, q engine.JobDispatc
 func (p *pageReads) awaitReads(n int, limit time.Duration) bool {
 	stop := time.AfterFunc(limit, func() {
 		p.mu.Lock()
-		p.n = -1 << 30 // gives up: marks the wait as failed
+		p.gaveUp = true
 		p.more.Broadcast()
 		p.mu.Unlock()
 	})
 	defer stop.Stop()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for p.n >= 0 && p.n < n {
+	for !p.gaveUp && p.n < n {
 		p.more.Wait()
 	}
 	return p.n >= n

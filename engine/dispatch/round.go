@@ -152,7 +152,7 @@ func (r *round) drain(status engine.Status, workflows bool) error {
 			return err
 		}
 		placed := r.stats.Dispatched
-		if err := r.placeAll(slice, func() { ahead = r.readAhead(readers) }); err != nil {
+		if err := r.placeAll(slice, func() { ahead = r.startReadAhead(readers) }); err != nil {
 			return err
 		}
 		if r.stats.Dispatched == placed {
@@ -177,10 +177,10 @@ type readAhead struct {
 	fetched  chan struct{}
 }
 
-// readAhead starts reading the readers' next pages, unless the round
+// startReadAhead starts reading the readers' next pages, unless the round
 // offers one node after another (a simulation, which replays exactly) or
 // no reader has a page to read.
-func (r *round) readAhead(readers []*reader) *readAhead {
+func (r *round) startReadAhead(readers []*reader) *readAhead {
 	if r.sequential {
 		return nil
 	}
