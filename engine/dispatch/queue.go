@@ -61,7 +61,7 @@ type pageRead struct {
 	p  engine.JobDispatchableParams
 	// room and limit are what the page was judged against. done: the
 	// reader was done already; none: nothing of the queue fits the room.
-	// Either way p is zero and nothing is read.
+	// Either way nothing is read (reads).
 	room  typeRoom
 	limit int
 	done  bool
@@ -90,10 +90,13 @@ func (r *round) fittingRead(rd *reader) *pageRead {
 	return f
 }
 
+// reads reports whether f has a page to read.
+func (f *pageRead) reads() bool { return !f.done && !f.none }
+
 // fetch makes f's read of the store, if it has one. It changes nothing of
 // the round but f, so it may run beside the round's other work.
 func (f *pageRead) fetch(r *round) {
-	if f.p.Limit == 0 {
+	if !f.reads() {
 		return
 	}
 	f.page, f.err = r.Dispatcher.store.JobListDispatchable(r.ctx, f.p)

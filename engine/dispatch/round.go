@@ -189,7 +189,7 @@ func (r *round) startReadAhead(readers []*reader) *readAhead {
 	for _, rd := range readers {
 		f := r.fittingRead(rd)
 		a.reads = append(a.reads, f)
-		reading = reading || f.p.Limit > 0
+		reading = reading || f.reads()
 	}
 	if !reading {
 		close(a.fetched)
