@@ -39,7 +39,8 @@ type planned struct {
 // placeAll places a batch of dispatchable jobs: it plans them in memory
 // (plan), then applies the plan (apply), and plans and applies again what
 // nodes declined, until every job is placed or waits. beforeOffers, if
-// not nil, is called once the batch is planned, before its first offer.
+// not nil, is called once the batch is planned, before its first offer,
+// when there is one to make.
 func (r *round) placeAll(jobs []*engine.Job, beforeOffers func()) error {
 	if len(jobs) == 0 {
 		return nil
@@ -58,7 +59,7 @@ func (r *round) placeAll(jobs []*engine.Job, beforeOffers func()) error {
 			plan = append(plan, p)
 		}
 	}
-	if beforeOffers != nil {
+	if beforeOffers != nil && len(plan) > 0 {
 		beforeOffers()
 	}
 	var err error

@@ -168,9 +168,10 @@ func (r *round) drain(status engine.Status, workflows bool) error {
 // offered: the offers wait on the nodes, the read on the database, and
 // the two need not wait for each other. Its pages are judged against the
 // books as the plan left them, which are the books the next slice is read
-// against unless the offers reshape them (a job declined, unanswered or
-// refused, a node kept for an oversized job freed); then what was read
-// ahead is dropped and the slice read again.
+// against unless the offers reshape them (a job declined, unanswered,
+// refused or gone, a node kept for an oversized job freed); then what was
+// read ahead is dropped and the slice read again. A slice that plans
+// nothing to offer ends the drain, so nothing is read ahead of it.
 type readAhead struct {
 	reads    []*pageRead
 	reshaped int
