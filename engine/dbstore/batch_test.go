@@ -1,6 +1,7 @@
 package dbstore
 
 import (
+	"database/sql"
 	"errors"
 	"fmt"
 	"math"
@@ -98,6 +99,32 @@ func TestAnalyzeDue(t *testing.T) {
 	want := []int64{10000, 20000, 40000, 80000}
 	if !slices.Equal(due, want) {
 		t.Errorf("refreshed after %v jobs; want %v", due, want)
+	}
+}
+
+// The refresh that a bulk insert makes on PostgreSQL samples a small part
+// of the table: a histogram of refreshSampleTarget buckets, not of the
+// server's default 100.
+func TestBulkInsertRefreshesStatisticsFromASmallSample(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := migrated(t, openStore(t, postgresSchemaDSN(t)))
+	ps := make([]engine.JobInsertParams, analyzeAfterRows)
+	for i := range ps {
+		ps[i] = engine.JobInsertParams{Type: engine.TypeNoop, Status: engine.StatusQueued, Load: float64(i%7 + 1)}
+	}
+	if _, err := s.JobInsertMany(ctx, ps); err != nil {
+		t.Fatal(err)
+	}
+	var bounds sql.NullInt64
+	err := s.db.GetContext(ctx, &bounds, `SELECT cardinality(histogram_bounds::text::bigint[]) FROM pg_stats
+		WHERE schemaname = current_schema() AND tablename = 'jobs' AND attname = 'id'`)
+	if err != nil {
+		t.Fatalf("reading the statistics of jobs.id: %v", err)
+	}
+	if !bounds.Valid || bounds.Int64 < 2 || bounds.Int64 > refreshSampleTarget+1 {
+		t.Errorf("jobs.id has a histogram of %v bounds after %d jobs went in; want 2 to %d",
+			bounds, analyzeAfterRows, refreshSampleTarget+1)
 	}
 }
 
