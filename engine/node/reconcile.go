@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"slices"
 
 	"github.com/jobctl/jobctl/engine"
 )
@@ -93,18 +94,29 @@ func ended(ar *activeRun) bool {
 // fenced off, and one kept on disk is checked too. A job accepted meanwhile
 // is safe: its run is on the books before the job becomes RUNNING, and a
 // job that ended meanwhile has a new version, so the guarded update misses.
+//
+// The check runs every second or so and nearly always finds none, so the
+// node's jobs are listed by their brief fields, and listed whole, as the
+// recovery needs them, only when one of them is an orphan.
 func (r *jobRunner) recoverOrphans(ctx context.Context) error {
-	jobs, err := r.store.JobList(ctx, engine.JobListParams{Node: r.cfg.Name, Statuses: engine.NodeOwnedStatuses})
+	mine := engine.JobListParams{Node: r.cfg.Name, Statuses: engine.NodeOwnedStatuses, Brief: true}
+	brief, err := r.store.JobList(ctx, mine)
+	if err != nil || !slices.ContainsFunc(brief, r.orphaned) {
+		return err
+	}
+	mine.Brief = false
+	jobs, err := r.store.JobList(ctx, mine)
 	if err != nil {
 		return err
 	}
-	var orphans []*engine.Job
-	for _, job := range jobs {
-		if !r.books.Holds(job.ID) && !r.results.holds(job.ID) {
-			orphans = append(orphans, job)
-		}
-	}
+	orphans := slices.DeleteFunc(jobs, func(job *engine.Job) bool { return !r.orphaned(job) })
 	return r.recoverJobs(ctx, orphans, "node "+r.cfg.Name+" lost track of the run", "recovered a job this node no longer runs")
+}
+
+// orphaned reports whether the store's job, which it says runs here, has
+// neither a run on this node's books nor a result waiting to be recorded.
+func (r *jobRunner) orphaned(job *engine.Job) bool {
+	return !r.books.Holds(job.ID) && !r.results.holds(job.ID)
 }
 
 // owns reports whether the job, as stored, is still the run ar: on node,

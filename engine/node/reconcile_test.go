@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 
 	"github.com/jobctl/jobctl/engine"
@@ -62,6 +63,60 @@ func TestReconcileFollowsCancelPauseResumeAndTakeover(t *testing.T) {
 	if j, _ := s.JobGet(ctx, o2.JobID); j.Status != engine.StatusRestart {
 		t.Fatalf("the node overwrote a job taken from it: %s", j.Status)
 	}
+}
+
+// wholeListings counts the listings of node n1's jobs read with every
+// field.
+type wholeListings struct {
+	engine.Store
+	whole atomic.Int64
+}
+
+func (w *wholeListings) JobList(ctx context.Context, p engine.JobListParams) ([]*engine.Job, error) {
+	if p.Node == "n1" && !p.Brief {
+		w.whole.Add(1)
+	}
+	return w.Store.JobList(ctx, p)
+}
+
+// The orphan check reads the node's jobs whole only when it found one of
+// them orphaned, and then recovers it as it did.
+func TestTheOrphanCheckReadsJobsWholeOnlyForAnOrphan(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := testStore(t)
+	counted := &wholeListings{Store: s}
+	n := testNodeOn(t, counted, nil)
+	live := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeSleep, Payload: []byte(`"60s"`), Load: 1})
+	if res := n.runner.Accept(ctx, live); res.Verdict != engine.OfferAccepted {
+		t.Fatal(res)
+	}
+	before := counted.whole.Load()
+	if err := n.runner.recoverOrphans(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if read := counted.whole.Load() - before; read != 0 {
+		t.Errorf("with no orphan the check read the jobs whole %d times; want 0", read)
+	}
+	o := offerFor(t, s, engine.JobInsertParams{Type: engine.TypeNoop, Load: 1})
+	j, _ := s.JobGet(ctx, o.JobID)
+	if _, err := s.JobUpdate(ctx, engine.QueuedStartUpdate(j, "n1")); err != nil {
+		t.Fatal(err)
+	}
+	before = counted.whole.Load()
+	if err := n.runner.recoverOrphans(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if counted.whole.Load() == before {
+		t.Error("with an orphan the check did not read the jobs whole")
+	}
+	if j, _ := s.JobGet(ctx, o.JobID); j.Status != engine.StatusRestart || j.Node != "" {
+		t.Errorf("orphan = %s on %q, want RESTART with no node", j.Status, j.Node)
+	}
+	if j, _ := s.JobGet(ctx, live.JobID); j.Status != engine.StatusRunning {
+		t.Errorf("a job that runs here became %s", j.Status)
+	}
+	stopRuns(n)
 }
 
 func TestOrphanedJobsAreRecovered(t *testing.T) {
