@@ -53,8 +53,9 @@
 // The Store is an engine.JobChangeNotifier. Every write of a job through it
 // that may let the dispatcher place more work (engine.WakingStatuses)
 // signals its process's subscribers once the write has committed. On
-// PostgreSQL, migration 003's trigger also notifies the channel
-// jobctl_job_changes, so a node hears of a job submitted or finished by any
-// other process at once. LISTEN does not pass through a transaction-pooling
+// PostgreSQL, each such statement also notifies the channel
+// jobctl_job_changes itself (sql/queries/postgres/jobs_changed_notify.sql),
+// so a node hears of a job submitted or finished by any other process at
+// once; a write made by hand in SQL wakes no one until the next poll. LISTEN does not pass through a transaction-pooling
 // proxy; polling at the dispatch interval stays the correct fallback.
 package dbstore

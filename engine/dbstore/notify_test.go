@@ -2,6 +2,7 @@ package dbstore
 
 import (
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,42 +12,56 @@ import (
 	"github.com/jobctl/jobctl/engine"
 )
 
-// TestPostgresNotifyTriggerStatuses: the notify trigger (migration 004)
-// fires on every update and notifies when a row entered exactly
-// engine.WakingStatuses, the set the in-process signal follows, so both
-// paths wake the dispatcher for the same changes. Inserts notify in their
-// own statements (migration 021 dropped the insert trigger), with the same
-// set (TestPostgresNotifiesOnlyWakingWrites).
-func TestPostgresNotifyTriggerStatuses(t *testing.T) {
+// TestPostgresWritesOfJobsNotifyThemselves: no trigger notifies of jobs
+// (migrations 021 and 025 dropped them); every PostgreSQL statement that
+// inserts or updates jobs notifies in its own text (jobs_changed_notify),
+// but for the fragments the statements include and the writes that leave
+// no job in a state that wakes the dispatcher. The notification follows
+// exactly engine.WakingStatuses, the set the in-process signal follows, so
+// both paths wake the dispatcher for the same changes; which writes send
+// one is TestPostgresNotifiesOnlyWakingWrites.
+func TestPostgresWritesOfJobsNotifyThemselves(t *testing.T) {
 	t.Parallel()
 	s := migrated(t, openStore(t, postgresSchemaDSN(t)))
-	var insertTriggers int
-	if err := s.db.GetContext(t.Context(), &insertTriggers,
-		`SELECT count(*) FROM pg_trigger WHERE tgname = 'jobs_notify_insert' AND tgrelid = CAST('jobs' AS regclass)`); err != nil {
+	var triggers []string
+	if err := s.db.SelectContext(t.Context(), &triggers,
+		`SELECT tgname FROM pg_trigger WHERE tgrelid = CAST('jobs' AS regclass) AND NOT tgisinternal ORDER BY tgname`); err != nil {
 		t.Fatal(err)
 	}
-	if insertTriggers != 0 {
-		t.Errorf("the insert trigger is still there: every new server process would load PL/pgSQL for an insert")
+	if !slices.Equal(triggers, []string{"jobs_record_attempts"}) {
+		t.Errorf("the triggers of jobs are %v; want only jobs_record_attempts", triggers)
 	}
-	for _, trigger := range []string{"jobs_notify_update"} {
-		var def string
-		err := s.db.GetContext(t.Context(), &def,
-			`SELECT pg_get_triggerdef(oid) FROM pg_trigger WHERE tgname = $1 AND tgrelid = CAST('jobs' AS regclass)`, trigger)
-		if err != nil {
-			t.Fatalf("read trigger %s: %v", trigger, err)
-		}
-		if !strings.Contains(def, "FOR EACH STATEMENT") || !strings.Contains(def, "jobs_notify_change()") {
-			t.Errorf("trigger %s: %s", trigger, def)
-		}
+	quiet := map[string]string{
+		"job_insert_values":    "a fragment of job_insert and job_submit",
+		"job_update_guarded":   "a fragment of job_update",
+		"job_rollback_guarded": "a fragment of job_rollback_set",
+		"job_update_many_set":  "a fragment of job_update_many and job_update_many_ids",
+		"job_insert_many":      "not used on PostgreSQL, whose bulk inserts are job_insert_arrays",
+		"job_start_many":       "leaves every job it writes RUNNING",
+		"job_progress_set":     "changes no state",
 	}
-	var def string
-	err := s.db.GetContext(t.Context(), &def, `SELECT pg_get_functiondef(CAST('jobs_notify_change' AS regproc))`)
+	queries, err := loadQueries(postgresDialect)
 	if err != nil {
-		t.Fatalf("read the trigger function: %v", err)
+		t.Fatal(err)
+	}
+	const notify = "pg_notify('jobctl_job_changes'"
+	for name, q := range queries {
+		writes := strings.Contains(q, "UPDATE jobs") || strings.Contains(q, "INSERT INTO jobs")
+		if _, ok := quiet[name]; ok || !writes {
+			continue
+		}
+		if !strings.Contains(q, notify) {
+			t.Errorf("%s writes jobs and notifies no one", name)
+		}
+	}
+	for name, why := range quiet {
+		if strings.Contains(queries[name], notify) {
+			t.Errorf("%s notifies, though it is listed as quiet (%s)", name, why)
+		}
 	}
 	for _, st := range engine.AllStatuses {
-		if got := strings.Contains(def, "'"+string(st)+"'"); got != st.Wakes() {
-			t.Errorf("trigger notifies on %s: %v, but %s.Wakes() is %v\n%s", st, got, st, st.Wakes(), def)
+		if got := strings.Contains(queries["jobs_changed_notify"], "'"+string(st)+"'"); got != st.Wakes() {
+			t.Errorf("writes notify on %s: %v, but %s.Wakes() is %v", st, got, st, st.Wakes())
 		}
 	}
 }
@@ -161,6 +176,28 @@ func TestPostgresNotifiesOnlyWakingWrites(t *testing.T) {
 	if got := next("a finish"); got != schema {
 		t.Errorf("a finish notified %q, want %q", got, schema)
 	}
+	// One at a time, and through the general batch statement.
+	queued, err := s.JobInsert(ctx, engine.JobInsertParams{Type: engine.TypeNoop, Status: engine.StatusQueued})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := next("a queued job's insert"); got != schema {
+		t.Errorf("a queued job's insert notified %q, want %q", got, schema)
+	}
+	running, err := s.JobUpdate(ctx, engine.QueuedStartUpdate(queued, "n1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mark("a start of its own")
+	failed := engine.OutcomeUpdate(running, engine.RunResult{ExitCode: 1, Outcome: engine.RunFailed}, false,
+		func() float64 { return 0.5 })
+	if res, err := s.JobUpdateMany(ctx, []engine.JobUpdate{failed}); err != nil || res[0].Err != nil {
+		t.Fatalf("fail: %v %v", err, res)
+	}
+	if got := next("a failure read back"); got != schema {
+		t.Errorf("a failure read back notified %q, want %q", got, schema)
+	}
+	mark("a failure, after its one notification")
 }
 
 // TestPostgresListenerReconnects: when the listening connection is lost,

@@ -4,7 +4,7 @@
 -- VALUES list of a thousand rows is fifteen thousand parameters to bind
 -- and a new statement to plan for every size. The rows are inserted, and
 -- their ids drawn, in the order of the arrays.
--- The statement notifies the dispatchers itself (jobs_inserted_notify); the
+-- The statement notifies the dispatchers itself (jobs_changed_notify); the
 -- ids come back in the order the rows went in.
 WITH j AS (
     INSERT INTO jobs (type, operation, args, payload, job_load, status, job_key, parent_id, max_attempts,
@@ -26,4 +26,4 @@ WITH j AS (
     ORDER BY x.n
     RETURNING id, status
 )
-SELECT id FROM j WHERE {{template "jobs_inserted_notify"}}
+SELECT id FROM j WHERE {{template "jobs_changed_notify"}}

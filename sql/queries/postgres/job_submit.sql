@@ -2,7 +2,7 @@
 -- the submit's event go in one statement and a plain submit needs no
 -- transaction of its own. See job_submit for the rest; the event is the
 -- one event_append_jobs would record for the new job. The statement
--- notifies the dispatchers itself (jobs_inserted_notify).
+-- notifies the dispatchers itself (jobs_changed_notify).
 WITH offers AS ({{template "job_submit_offers"}}),
 svc AS (SELECT * FROM offers ORDER BY online DESC, name LIMIT 1),
 j AS (
@@ -31,4 +31,4 @@ SELECT j.id, j.job_load,
        (SELECT COUNT(*) FROM offers) > 0 AS offered,
        (SELECT MAX(CASE WHEN online = 1 THEN max_load END) FROM offers) AS largest_max_load
 FROM j
-WHERE {{template "jobs_inserted_notify"}}
+WHERE {{template "jobs_changed_notify"}}
