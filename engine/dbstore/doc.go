@@ -56,6 +56,7 @@
 // PostgreSQL, each such statement also notifies the channel
 // jobctl_job_changes itself (sql/queries/postgres/jobs_changed_notify.sql),
 // so a node hears of a job submitted or finished by any other process at
-// once; a write made by hand in SQL wakes no one until the next poll. LISTEN does not pass through a transaction-pooling
-// proxy; polling at the dispatch interval stays the correct fallback.
+// once; a write made by hand in SQL wakes no one until the next poll.
+// LISTEN does not pass through a transaction-pooling proxy; polling at the
+// dispatch interval stays the correct fallback.
 package dbstore

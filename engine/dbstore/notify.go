@@ -15,9 +15,10 @@ import (
 var _ engine.JobChangeNotifier = (*Store)(nil)
 
 // jobChangesChannel is the PostgreSQL notification channel that the
-// statements writing jobs notify (jobs_changed_notify). Its payload is the schema of the jobs table, constant for
-// one cluster, so PostgreSQL folds the notifications of one transaction
-// (a batch of a thousand finishes) into one.
+// statements writing jobs notify (jobs_changed_notify). Its payload is the
+// schema of the jobs table, constant for one cluster, so PostgreSQL folds
+// the notifications of one transaction (a batch of a thousand finishes)
+// into one.
 const jobChangesChannel = "jobctl_job_changes"
 
 // The listener's reconnect pace: it retries soon after a connection loss,
