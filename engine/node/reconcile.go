@@ -95,9 +95,9 @@ func ended(ar *activeRun) bool {
 // is safe: its run is on the books before the job becomes RUNNING, and a
 // job that ended meanwhile has a new version, so the guarded update misses.
 //
-// The check runs every second or so and nearly always finds none, so the
-// node's jobs are listed by their brief fields, and listed whole, as the
-// recovery needs them, only when one of them is an orphan.
+// The check nearly always finds none, so the node's jobs are listed by
+// their brief fields, and listed whole, as the recovery needs them, only
+// when one of them is an orphan.
 func (r *jobRunner) recoverOrphans(ctx context.Context) error {
 	mine := engine.JobListParams{Node: r.cfg.Name, Statuses: engine.NodeOwnedStatuses, Brief: true}
 	brief, err := r.store.JobList(ctx, mine)
