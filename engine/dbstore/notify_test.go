@@ -198,6 +198,13 @@ func TestPostgresNotifiesOnlyWakingWrites(t *testing.T) {
 		t.Errorf("a failure read back notified %q, want %q", got, schema)
 	}
 	mark("a failure, after its one notification")
+	// No trigger notifies: a job put back in the queue by hand in SQL
+	// waits for the dispatcher's poll (README, "How it works").
+	if _, err := s.db.ExecContext(ctx, `UPDATE jobs SET status = 'QUEUED', version = version + 1 WHERE id = $1`,
+		running.ID); err != nil {
+		t.Fatal(err)
+	}
+	mark("a job queued by hand in SQL")
 }
 
 // TestPostgresListenerReconnects: when the listening connection is lost,
