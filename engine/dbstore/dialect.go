@@ -72,7 +72,10 @@ type dialect struct {
 	binaryCollation string
 
 	// pageInIndexOrder, where set, runs before the dispatch page's query
-	// in its transaction, so the planner reads the page in index order.
+	// in its transaction, so the planner reads the page in index order,
+	// and without compiling it first. The planner's estimate of a long
+	// queue passes jit_above_cost once the table is large, and compiling
+	// took 10 to 40 ms a page, several times the read itself.
 	pageInIndexOrder string
 	// purgeByIndex, where set, runs first in every purge transaction, so
 	// each of its statements walks the index made for it (the ended jobs
@@ -81,7 +84,8 @@ type dialect struct {
 	// may be minutes behind, and on a busy server never gets there)
 	// misleads the planner into reading every ended job, or the whole
 	// table, per batch: a second and more per 1000 jobs of a million,
-	// where the indexes take milliseconds.
+	// where the indexes take milliseconds. Like a page, a purge batch is
+	// not worth compiling.
 	purgeByIndex string
 	// deleteReturns: DELETE … RETURNING gives the deleted rows.
 	deleteReturns bool
@@ -149,8 +153,8 @@ var postgresDialect = &dialect{
 	migrationTxLock:    true,
 	notifiesJobChanges: true,
 	binaryCollation:    ` COLLATE "C"`,
-	pageInIndexOrder:   "SET LOCAL enable_bitmapscan = off; SET LOCAL enable_seqscan = off",
-	purgeByIndex:       "SET LOCAL enable_bitmapscan = off; SET LOCAL enable_seqscan = off",
+	pageInIndexOrder:   "SET LOCAL enable_bitmapscan = off; SET LOCAL enable_seqscan = off; SET LOCAL jit = off",
+	purgeByIndex:       "SET LOCAL enable_bitmapscan = off; SET LOCAL enable_seqscan = off; SET LOCAL jit = off",
 	liveIndexesApart:   true,
 }
 

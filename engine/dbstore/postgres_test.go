@@ -170,3 +170,67 @@ func TestPostgresPoolMaxConns(t *testing.T) {
 		t.Fatalf("a store opened with pool_max_conns does not work: %v", err)
 	}
 }
+
+// TestPostgresPagesAndPurgesCompileNothing: the dispatch page and the purge
+// run with JIT compilation off, whatever the planner thinks they cost. A
+// queue's cost estimate grows with the table, and past jit_above_cost each
+// page took tens of milliseconds to compile before it read a row. The test
+// lowers the threshold to nothing, so any plan would be compiled, and sees
+// that the plan of each still is not, and that it is without the settings.
+func TestPostgresPagesAndPurgesCompileNothing(t *testing.T) {
+	t.Parallel()
+	s := migrated(t, openStore(t, postgresSchemaDSN(t)))
+	ctx := t.Context()
+	var available bool
+	if err := s.db.GetContext(ctx, &available, "SELECT pg_jit_available()"); err != nil {
+		t.Fatal(err)
+	}
+	if !available {
+		t.Skip("this PostgreSQL server cannot compile plans (pg_jit_available() is false)")
+	}
+	at := s.dialect.timeArg(time.Now())
+	for _, tt := range []struct {
+		name     string
+		a        args
+		settings string
+	}{
+		{qJobListDispatchable, args{"status": "QUEUED", "type": engine.TypeNoop, "limit": int64(1000),
+			"max_load": 2 * engine.MaxJobLoad, "load_above": -1.0}, s.dialect.pageInIndexOrder},
+		{qJobListDispatchableAfter, args{"status": "QUEUED", "type": engine.TypeNoop, "limit": int64(1000),
+			"after_priority": 50, "after_id": int64(1), "max_load": 2 * engine.MaxJobLoad, "load_above": -1.0},
+			s.dialect.pageInIndexOrder},
+		{purgeCandidatesQuery(engine.JobPurgeParams{FinishedBefore: &time.Time{}}), args{
+			"statuses": []string{"FINISHED", "FAILED"}, "creator": "", "finished_before": at, "limit": int64(100)},
+			s.dialect.purgeByIndex},
+	} {
+		query, params, err := s.bind(s.q, tt.name, tt.a, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		planWith := func(settings string) string {
+			var plan string
+			err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+				if _, err := tx.ExecContext(ctx, "SET LOCAL jit_above_cost = 0"); err != nil {
+					return err
+				}
+				if settings != "" {
+					if _, err := tx.ExecContext(ctx, settings); err != nil {
+						return err
+					}
+				}
+				plan, err = explain(ctx, tx, s.dialect.name, query, params)
+				return err
+			})
+			if err != nil {
+				t.Fatalf("%s: %v", tt.name, err)
+			}
+			return plan
+		}
+		if plan := planWith(""); !strings.Contains(plan, "JIT") {
+			t.Fatalf("%s is not compiled even at jit_above_cost 0, so this test proves nothing:\n%s", tt.name, plan)
+		}
+		if plan := planWith(tt.settings); strings.Contains(plan, "JIT") {
+			t.Errorf("%s is compiled:\n%s", tt.name, plan)
+		}
+	}
+}
