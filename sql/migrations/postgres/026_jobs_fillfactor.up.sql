@@ -1,0 +1,14 @@
+-- Pages of jobs are filled to 40 percent, so the new version of a row that
+-- a start or an end of a run writes fits on the page of the old one. Those
+-- updates change the status, which the indexes of jobs name, so none is a
+-- HOT update; but a version on the same page is one page locked and logged
+-- where another page would be two. A start fills the page to about 80
+-- percent, and the end that follows prunes the versions from before the
+-- start (a read of a page more than 40 percent full prunes it of them)
+-- and finds room for its own, which are larger. At 50 percent a fifth of
+-- the ends still moved. The table stops growing by a row for every update
+-- until a vacuum. Over a burn-down of 200,000 jobs the ends of runs wrote
+-- a quarter less WAL and dirtied an eighth of the pages, and the table
+-- ended smaller (113 MB against 143 MB). Pages written before this keep
+-- their fill.
+ALTER TABLE jobs SET (fillfactor = 40);
