@@ -220,12 +220,17 @@ func outlivedKill(runs []*chaosRun, faults []fault) int {
 // it started: the kill, or the freeze or cut after which its node had to
 // stop it. A process the node forked just before its kill may write its
 // first line a little after it: within chaosDyingGrace, it began before.
+// So may one its fence stopped as it started, after the node logged that.
 func explainedEnd(r *chaosRun, faults []fault) bool {
 	if r.End != 0 {
 		return true
 	}
 	for _, fl := range faults {
-		if fl.hits(r.Node) && fl.settled() >= r.Start && fl.ends() {
+		held := fl.settled()
+		if fl.Kind == faultLapse {
+			held += int64(chaosDyingGrace)
+		}
+		if fl.hits(r.Node) && held >= r.Start && fl.ends() {
 			return true
 		}
 	}

@@ -40,6 +40,12 @@ func TestChaosChecksFindWhatBreaksTheGuarantees(t *testing.T) {
 			faults: []fault{kill}, want: "overlapped"},
 		{name: "a run its own node stopped when its liveness lapsed", job: finished("b", 2, 6000),
 			runs: []*chaosRun{killed, rerun}, faults: []fault{{Kind: faultLapse, Node: "a", Start: ns(950), End: ns(950)}}},
+		{name: "a run its fence stopped as it started, seen first just after", job: finished("b", 2, 6000),
+			runs:   []*chaosRun{{Job: 1, Attempt: 1, Node: "a", PID: 10, Start: ns(1005), Last: ns(1005)}, rerun},
+			faults: []fault{{Kind: faultLapse, Node: "a", Start: ns(950), End: ns(1000)}}},
+		{name: "a run that began well after its node's lapse and never ended", job: finished("b", 2, 6000),
+			runs:   []*chaosRun{{Job: 1, Attempt: 1, Node: "a", PID: 10, Start: ns(3000), Last: ns(3100)}, rerun},
+			faults: []fault{{Kind: faultLapse, Node: "a", Start: ns(950), End: ns(1000)}}, want: "never ended"},
 		{name: "a killed run with no fault to end it", job: finished("b", 2, 6000),
 			runs: []*chaosRun{killed, rerun}, want: "never ended"},
 		{name: "a run its node forked as it was killed, seen first just after", job: finished("b", 2, 6000),
@@ -151,7 +157,8 @@ func TestChaosReadsALapseFromANodesLog(t *testing.T) {
 
 // A lapse lasts until the node records its liveness again, or until its
 // log ends: a run taken before the lapse and started during it is one the
-// lapse stopped.
+// lapse stopped. A run the node stops as it starts, for the lapse, after
+// it recorded its liveness again, extends it to then.
 func TestChaosLapseLastsUntilLivenessIsRecordedAgain(t *testing.T) {
 	t.Parallel()
 	at := func(s string) int64 {
@@ -165,14 +172,16 @@ func TestChaosLapseLastsUntilLivenessIsRecordedAgain(t *testing.T) {
 time=2026-12-02T09:00:57.778Z level=WARN msg="could not record liveness within the node lease: stopped this node's jobs" node=n1
 time=2026-12-02T09:00:57.800Z level=DEBUG msg="stopping a run taken before the lapse" node=n1
 time=2026-12-02T09:00:58.100Z level=INFO msg="recorded liveness again; taking work again" node=n1
+time=2026-12-02T09:00:58.400Z level=INFO msg="job ended" node=n1
+time=2026-12-02T09:00:58.600Z level=WARN msg="stopped a run as it started: liveness lapsed since its job was taken" node=n1 job=7 attempt=1
 time=2026-12-02T09:00:59.000Z level=INFO msg="job ended" node=n1
 time=2026-12-02T09:01:00.000Z level=WARN msg="could not record liveness within the node lease: stopped this node's jobs" node=n1
 `
 	got := lapsesIn("n1", log+`time=2026-12-02T09:01:00.500Z level=INFO msg="shutting down" node=n1
 `)
-	end := at("58.100")
+	end := at("58.600")
 	if len(got) != 2 || got[0].Start != at("57.778") || got[0].End != end || got[0].Node != "n1" || got[0].Kind != faultLapse {
-		t.Fatalf("lapses %+v; want the first from 57.778 to 58.100", got)
+		t.Fatalf("lapses %+v; want the first from 57.778 to 58.600, when the node stopped a run taken before it", got)
 	}
 	if got[1].End-got[1].Start != int64(500*time.Millisecond) {
 		t.Errorf("the last lapse %+v; want it to last until the log ends, 0.5s on", got[1])

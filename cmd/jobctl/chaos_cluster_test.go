@@ -256,7 +256,9 @@ func (n *chaosNode) logTail(t *testing.T) {
 var (
 	lapseLine    = regexp.MustCompile(`^time=(\S+) .*msg="could not record liveness within the node lease`)
 	lapseEndLine = regexp.MustCompile(`^time=\S+ .*msg="recorded liveness again; taking work again"`)
-	logTime      = regexp.MustCompile(`^time=(\S+) `)
+	// lapseStopLine is a run the node stopped as it started, for a lapse.
+	lapseStopLine = regexp.MustCompile(`^time=\S+ .*msg="stopped a run as it started: liveness lapsed`)
+	logTime       = regexp.MustCompile(`^time=(\S+) `)
 )
 
 // lapses are the times, from their logs, that nodes stopped their own runs
@@ -280,7 +282,10 @@ func (cc *chaosCluster) lapses() []fault {
 // lapsesIn reads the lapses of node name from one process's log. A lapse
 // lasts until the node records its liveness again, or its log ends: a run
 // that starts on the node meanwhile was taken before the lapse (the node
-// declines work while it lasts), and the fence stops it as it starts.
+// declines work while it lasts), and the fence stops it as it starts. A
+// run taken before the lapse may start only after the lapse is over (its
+// start was in flight while the node was frozen); the fence stops it too,
+// and the lapse lasts until the node says so.
 func lapsesIn(name, log string) []fault {
 	var out []fault
 	open := false
@@ -297,6 +302,8 @@ func lapsesIn(name, log string) []fault {
 		case lapseLine.MatchString(line):
 			out = append(out, fault{Kind: faultLapse, Node: name, Start: at.UnixNano(), End: at.UnixNano()})
 			open = true
+		case lapseStopLine.MatchString(line) && len(out) > 0:
+			out[len(out)-1].End = at.UnixNano()
 		case open:
 			out[len(out)-1].End = at.UnixNano()
 			open = !lapseEndLine.MatchString(line)

@@ -43,6 +43,7 @@ func (r *jobRunner) start(h handler, spec runner.Spec, ar *activeRun) {
 	}
 	r.mu.Lock()
 	ar.run = run
+	lapsed := false
 	switch {
 	case r.stopping:
 		// Accepted just as the shutdown grace ran out: put it back too.
@@ -52,11 +53,18 @@ func (r *jobRunner) start(h handler, spec runner.Spec, ar *activeRun) {
 		// Liveness lapsed since its job was taken, and stopForLapse
 		// passed it by, not started yet: the cluster may have taken the
 		// job back meanwhile, so it must not go on either.
+		lapsed = true
 		if run.Kill(lapseReason) {
 			ar.shutdown = true
 		}
 	}
 	r.mu.Unlock()
+	if lapsed {
+		// Its process began, so it may have done some of its work: the
+		// line tells whoever reads the job's output why it stopped there.
+		r.log.Warn("stopped a run as it started: liveness lapsed since its job was taken",
+			"job", job.ID, "attempt", ar.attempt)
+	}
 	// Counted before begun is closed, so whoever waits for the run to
 	// begin finds it counted.
 	r.metrics.running.Inc()
