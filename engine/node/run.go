@@ -61,7 +61,7 @@ func (r *jobRunner) start(h handler, spec runner.Spec, ar *activeRun) {
 	r.mu.Unlock()
 	if lapsed {
 		// Its process began, so it may have done some of its work: the
-		// line tells whoever reads the job's output why it stopped there.
+		// node's log says why it went no further.
 		r.log.Warn("stopped a run as it started: liveness lapsed since its job was taken",
 			"job", job.ID, "attempt", ar.attempt)
 	}
