@@ -297,8 +297,8 @@ func TestPostgresRunsRewriteJobsOnTheirOwnPages(t *testing.T) {
 			t.Errorf("the %s moved %d of %d jobs to another page; want at most %d", name, moved, n, n/20)
 		}
 	}
-	if spread := slices.Max(slices.Collect(maps.Values(pages()))); spread < 4 {
-		t.Fatalf("the jobs fill %d pages; the test needs several full ones", spread+1)
+	if lastPage := slices.Max(slices.Collect(maps.Values(pages()))); lastPage < 4 {
+		t.Fatalf("the jobs fill %d pages; the test needs several full ones", lastPage+1)
 	}
 	step("start", func(j *engine.Job) engine.JobUpdate { return engine.QueuedStartUpdate(j, "n1") })
 	step("end", func(j *engine.Job) engine.JobUpdate {

@@ -6,11 +6,8 @@
 -- and usage cleared, and started_at set; a start under a lease term
 -- records it and applies only while it is the current, unexpired lease of
 -- its dispatcher. A third of the arrays of the general statement are sent
--- and parsed, and no CASE is judged per row. The lease is read once per
--- statement, not once per row. The subquery names no column of the row, so
--- PostgreSQL hashes what it returns and looks each row up in that. A
--- RUNNING job wakes no dispatcher, so unlike the other writes of jobs it
--- notifies no one.
+-- and parsed, and no CASE is judged per row. A RUNNING job wakes no
+-- dispatcher, so unlike the other writes of jobs it notifies no one.
 UPDATE jobs AS j SET
     status       = 'RUNNING',
     version      = j.version + 1,
@@ -30,7 +27,5 @@ FROM unnest(
     CAST(:nodes AS text[]), CAST(:messages AS text[]), CAST(:lease_owners AS text[]), CAST(:lease_terms AS bigint[])
 ) AS x(job_id, expected_version, from_status, new_node, new_message, new_dispatcher, new_lease_term)
 WHERE j.id = x.job_id AND j.version = x.expected_version AND j.status = x.from_status
-  AND (x.new_dispatcher IS NULL
-       OR (x.new_dispatcher, x.new_lease_term) IN (SELECT owner, term FROM lease
-                                                   WHERE id = 1 AND expires_at > {{now}}))
+  AND {{template "lease_current"}}
 RETURNING {{template "job_columns"}}

@@ -54,6 +54,4 @@ FROM unnest(
        new_exit_code, new_message, run_after_seconds, clear_result, mark_queued, mark_started, mark_finished,
        new_dispatcher, new_lease_term, new_cpu_seconds, new_peak_memory, new_wall_seconds, new_oom_killed)
 WHERE j.id = x.job_id AND j.version = x.expected_version AND j.status = x.from_status
-  AND (x.new_dispatcher IS NULL OR EXISTS (SELECT 1 FROM lease
-                                        WHERE id = 1 AND owner = x.new_dispatcher AND term = x.new_lease_term
-                                          AND expires_at > {{now}}))
+  AND {{template "lease_current"}}
