@@ -18,7 +18,7 @@ import (
 // jobUpdateChunk is the most transitions one statement carries: a
 // dispatcher's page fits in one, and the parameters and statement stay far
 // below every backend's limits.
-const jobUpdateChunk = 1000
+const jobUpdateChunk = 2000
 
 // maxRunAfterSeconds bounds RunAfterSeconds: about 317 years, past which
 // the backends' timestamps overflow (and a time.Duration too).

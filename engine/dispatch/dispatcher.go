@@ -47,8 +47,11 @@ func (f OfferFunc) OfferBatch(ctx context.Context, n *engine.Node, offers []engi
 var ErrUntrusted = errors.New("lease no longer trusted")
 
 // DefaultPageSize is how many dispatchable jobs a round reads, plans and
-// offers at a time.
-const DefaultPageSize = 1000
+// offers at a time. Each page costs the database a plan of its read (about
+// 3 ms on PostgreSQL, however few jobs it holds) and each batch of starts a
+// statement; pages of 2000 halve both against 1000, and a node's starts
+// of a page are still one statement (the stores' chunk is as large).
+const DefaultPageSize = 2000
 
 // Dispatcher runs dispatch rounds on the lease holder. It keeps no state
 // of its own between rounds that a successor would need: the nodes kept for
