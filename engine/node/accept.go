@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/endpoint"
@@ -44,6 +45,10 @@ type activeRun struct {
 	waitMu sync.Mutex
 }
 
+// startTimeout bounds the store calls that start the jobs of a batch of
+// offers, which no caller can cut short (AcceptBatch).
+const startTimeout = 30 * time.Second
+
 // Accept answers one dispatch offer: a batch of one.
 func (r *jobRunner) Accept(ctx context.Context, o engine.DispatchOffer) engine.OfferResult {
 	return r.AcceptBatch(ctx, []engine.DispatchOffer{o})[0]
@@ -65,7 +70,15 @@ func (r *jobRunner) AcceptBatch(ctx context.Context, offers []engine.DispatchOff
 		for k, t := range taken {
 			us[k] = engine.StartOfferUpdate(t.offer, r.cfg.Name)
 		}
-		r.startTaken(ctx, taken, us, out)
+		// Once the books took the jobs, their start runs to its end
+		// whatever becomes of the caller: a round stopped by the node's
+		// shutdown, a dispatcher that hung up. Cut off, the statement may
+		// still commit, unseen, and leave its jobs RUNNING here with no
+		// run until the orphan check finds them; run to its end, its jobs
+		// run, and a shutdown drains them like any other.
+		start, cancel := context.WithTimeout(context.WithoutCancel(ctx), startTimeout)
+		defer cancel()
+		r.startTaken(start, taken, us, out)
 	}
 	for _, res := range out {
 		r.metrics.offer(res.Verdict)

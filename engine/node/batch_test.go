@@ -43,6 +43,31 @@ func TestABatchLargerThanTheRoomIsAcceptedInPart(t *testing.T) {
 	stopRuns(n)
 }
 
+// A batch the books took is started to its end even when its caller is
+// gone meanwhile (a round stopped by shutdown, a dispatcher that hung up):
+// a start cut off might commit unseen, leaving jobs RUNNING here with no
+// run. Offered under a context already cancelled, the jobs start and end.
+func TestABatchTakenStartsWhateverBecomesOfItsCaller(t *testing.T) {
+	t.Parallel()
+	n, s := testNode(t, func(c *Config) { c.MaxLoad = 10 })
+	offers := make([]engine.DispatchOffer, 3)
+	for i := range offers {
+		offers[i] = offerFor(t, s, engine.JobInsertParams{Type: engine.TypeNoop, Load: 1, MaxAttempts: 1})
+	}
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	for i, res := range n.runner.AcceptBatch(gone, offers) {
+		if res.Verdict != engine.OfferAccepted {
+			t.Errorf("offer %d: %+v, want accepted", i, res)
+		}
+	}
+	for _, o := range offers {
+		if j := waitJob(t, s, o.JobID, func(j *engine.Job) bool { return j.Status.Terminal() }); j.Status != engine.StatusFinished || j.Attempt != 1 {
+			t.Errorf("job %d ended %s after %d attempts, want FINISHED after 1", o.JobID, j.Status, j.Attempt)
+		}
+	}
+}
+
 // Each job of a batch gets its own verdict: one that moved on, one that
 // does not exist, one of a type the node does not run and one that can
 // never run here do not hold up the others.
