@@ -12,10 +12,12 @@ import (
 // How results are batched: the first result of an idle batcher waits up to
 // completionLinger for others, and one store call records at most
 // completionBatchMax. A burst of short jobs then costs a store call per
-// batch instead of one per job; a lone result waits only the linger.
+// batch instead of one per job; a lone result waits only the linger. The
+// most is a whole page of a dispatch round (dispatch.DefaultPageSize), one
+// statement in every store.
 const (
 	completionLinger   = 2 * time.Millisecond
-	completionBatchMax = 500
+	completionBatchMax = 2000
 )
 
 // How results the database does not take are retried: for as long as it
