@@ -49,8 +49,9 @@ var ErrUntrusted = errors.New("lease no longer trusted")
 // DefaultPageSize is how many dispatchable jobs a round reads, plans and
 // offers at a time. Each page costs the database a plan of its read (about
 // 3 ms on PostgreSQL, however few jobs it holds) and each batch of starts a
-// statement; pages of 2000 halve both against 1000, and a node's starts
-// of a page are still one statement (the stores' chunk is as large).
+// store call; pages of 2000 halve both against 1000. The SQL stores' chunk
+// of transitions is as large, so a node's starts of a page stay one
+// statement where UPDATE returns rows.
 const DefaultPageSize = 2000
 
 // Dispatcher runs dispatch rounds on the lease holder. It keeps no state

@@ -13,8 +13,8 @@ import (
 // completionLinger for others, and one store call records at most
 // completionBatchMax. A burst of short jobs then costs a store call per
 // batch instead of one per job; a lone result waits only the linger. The
-// most is a whole page of a dispatch round (dispatch.DefaultPageSize), one
-// statement in every store.
+// most is a page of a dispatch round (dispatch.DefaultPageSize), which the
+// SQL stores take in one chunk of transitions.
 const (
 	completionLinger   = 2 * time.Millisecond
 	completionBatchMax = 2000
