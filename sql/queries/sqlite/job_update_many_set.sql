@@ -7,9 +7,8 @@
 -- transition whose job is no longer at its status and version matches no
 -- row, and only the changed rows come back. A start under a lease term (a
 -- dispatcher and its term, both set) records them and applies only while
--- that term is the current, unexpired lease of that dispatcher. The lease
--- is read once per statement, not once per row, as its subquery names no
--- column of the row.
+-- that term is the current, unexpired lease of that dispatcher, read once
+-- per statement (lease_current).
 --
 -- The transitions are read once each, into a table of their own, as SQLite
 -- would otherwise flatten the subquery and extract a field again at every
@@ -81,6 +80,4 @@ UPDATE jobs SET
     lease_term       = COALESCE(x.new_lease_term, lease_term)
 FROM x
 WHERE jobs.id = x.job_id AND jobs.version = x.expected_version AND jobs.status = x.from_status
-  AND (x.new_dispatcher IS NULL
-       OR (x.new_dispatcher, x.new_lease_term) IN (SELECT owner, term FROM lease
-                                                   WHERE id = 1 AND expires_at > {{now}}))
+  AND {{template "lease_current"}}
