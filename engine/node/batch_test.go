@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/runner"
@@ -383,3 +385,81 @@ func TestAQueuedJobOfferedToTwoNodesStartsOnOne(t *testing.T) {
 
 // testActor is the operator of the tests' admin verbs and submits.
 var testActor = engine.Actor{Who: "tester@testhost"}
+
+// A large batch is started as two store calls at once, half the jobs each,
+// and every job of it runs once. The store holds each start call until the
+// other has come too: one call, or two one after the other, never get
+// there.
+func TestALargeBatchStartsInTwoHalvesAtOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	_, real := testNode(t, nil)
+	s := &startPairStore{Store: real, both: make(chan struct{})}
+	n := testNodeOn(t, s, func(c *Config) { c.MaxLoad, c.MaxJobs = 1000, 1000 })
+	const jobs = startHalvesMin + 1
+	ps := make([]engine.JobInsertParams, jobs)
+	for i := range ps {
+		ps[i] = engine.JobInsertParams{Type: engine.TypeNoop, Load: 1, MaxAttempts: 1, Status: engine.StatusQueued}
+	}
+	ids, err := s.JobInsertMany(ctx, ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	offers := make([]engine.DispatchOffer, jobs)
+	for i, id := range ids {
+		j, err := s.JobGet(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		offers[i] = engine.OfferOf(j, engine.LeaseTerm{})
+	}
+	for i, res := range n.runner.AcceptBatch(ctx, offers) {
+		if res.Verdict != engine.OfferAccepted {
+			t.Fatalf("offer %d: %+v, want accepted", i, res)
+		}
+	}
+	if got := s.sizes(); !slices.Equal(got, []int{jobs / 2, jobs - jobs/2}) {
+		t.Errorf("start calls of %v jobs, want two at once of %d and %d", got, jobs/2, jobs-jobs/2)
+	}
+	for _, id := range ids {
+		if j := waitJob(t, s, id, func(j *engine.Job) bool { return j.Status.Terminal() }); j.Status != engine.StatusFinished || j.Attempt != 1 {
+			t.Errorf("job %d ended %s after %d attempts, want FINISHED after 1", id, j.Status, j.Attempt)
+		}
+	}
+}
+
+// startPairStore holds each call that starts jobs until a second such call
+// has come, and notes the size of each that came while the other did.
+type startPairStore struct {
+	engine.Store
+	mu     sync.Mutex
+	calls  int
+	paired []int
+	both   chan struct{} // closed when the second start call comes
+}
+
+func (s *startPairStore) JobUpdateMany(ctx context.Context, us []engine.JobUpdate) ([]engine.JobUpdateResult, error) {
+	if len(us) == 0 || us[0].To != engine.StatusRunning {
+		return s.Store.JobUpdateMany(ctx, us)
+	}
+	s.mu.Lock()
+	s.calls++
+	if s.calls == 2 {
+		close(s.both)
+	}
+	s.mu.Unlock()
+	select {
+	case <-s.both:
+		s.mu.Lock()
+		s.paired = append(s.paired, len(us))
+		s.mu.Unlock()
+	case <-time.After(10 * time.Second): // alone: not noted
+	}
+	return s.Store.JobUpdateMany(ctx, us)
+}
+
+func (s *startPairStore) sizes() []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Sorted(slices.Values(s.paired))
+}
