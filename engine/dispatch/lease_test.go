@@ -1,7 +1,10 @@
 package dispatch_test
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,6 +68,29 @@ func TestLeaseHolderStopsTrustingWhenTheDatabaseCannotBeReached(t *testing.T) {
 	clock.Advance(25 * time.Second)
 	if h.Renew(context.Background()) || h.Trusted() {
 		t.Fatal("holder kept trusting past its window while renewals fail")
+	}
+}
+
+// A renewal its caller gave up on (a node stopping) is not logged as a
+// failure; one the database failed is.
+func TestLeaseHolderWarnsOfFailedRenewalsOnly(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	var log bytes.Buffer
+	h := dispatch.NewLeaseHolder(s, "a", 30*time.Second, &fixedClock{now: time.Unix(1_000_000, 0)},
+		slog.New(slog.NewTextHandler(&log, nil)))
+	stopping, cancel := context.WithCancel(context.Background())
+	cancel()
+	if h.Renew(stopping) {
+		t.Fatal("a renewal under a cancelled context took the lease")
+	}
+	if strings.Contains(log.String(), "lease renewal failed") {
+		t.Errorf("a renewal its caller gave up on was logged as a failure:\n%s", log.String())
+	}
+	s.Close()
+	h.Renew(context.Background())
+	if !strings.Contains(log.String(), "lease renewal failed") {
+		t.Errorf("a renewal the database failed was not logged:\n%s", log.String())
 	}
 }
 
