@@ -50,8 +50,9 @@ var ErrUntrusted = errors.New("lease no longer trusted")
 // offers at a time. Each page costs the database a plan of its read (about
 // 3 ms on PostgreSQL, however few jobs it holds) and each batch of starts a
 // store call; pages of 2000 halve both against 1000. The SQL stores' chunk
-// of transitions is as large, so a node's starts of a page stay one
-// statement where UPDATE returns rows.
+// of transitions is as large, so a page's starts on one node are at most
+// two statements where UPDATE returns rows (the node starts a large batch
+// in two halves at once).
 const DefaultPageSize = 2000
 
 // Dispatcher runs dispatch rounds on the lease holder. It keeps no state

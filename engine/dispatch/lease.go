@@ -41,10 +41,9 @@ func NewLeaseHolder(store LeaseStore, owner string, ttl time.Duration, clock eng
 // connection pool or a hung database cannot keep a stale holder trusting.
 func (h *LeaseHolder) Renew(ctx context.Context) bool {
 	start := h.clock.Now()
-	caller := ctx
-	ctx, cancel := context.WithTimeout(ctx, h.ttl-h.margin)
+	bounded, cancel := context.WithTimeout(ctx, h.ttl-h.margin)
 	defer cancel()
-	term, err := h.store.LeaseAcquire(ctx, h.owner, h.ttl)
+	term, err := h.store.LeaseAcquire(bounded, h.owner, h.ttl)
 
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -54,7 +53,7 @@ func (h *LeaseHolder) Renew(ctx context.Context) bool {
 		// Keep whatever trust is left from the last renewal: it was
 		// measured so that it ends before the lease can have expired. A
 		// caller that gave up (the node stopping) is no failure to warn of.
-		if caller.Err() == nil {
+		if ctx.Err() == nil {
 			h.log.Warn("lease renewal failed", "err", err)
 		}
 		h.held = h.clock.Now().Before(h.trustUntil)
