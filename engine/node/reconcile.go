@@ -95,13 +95,21 @@ func ended(ar *activeRun) bool {
 // is safe: its run is on the books before the job becomes RUNNING, and a
 // job that ended meanwhile has a new version, so the guarded update misses.
 //
+// A run held when the check began is no orphan either: the listing may
+// have been read before its result was recorded, and the run may have left
+// the books since. On a busy node many runs end while the listing is read,
+// and every one of them looked lost. A run that truly lost its result is
+// found by the next check.
+//
 // The check nearly always finds none, so the node's jobs are listed by
 // their brief fields, and listed whole, as the recovery needs them, only
 // when one of them is an orphan.
 func (r *jobRunner) recoverOrphans(ctx context.Context) error {
+	heldBefore := r.books.Held()
+	orphaned := func(job *engine.Job) bool { return !heldBefore[job.ID] && r.orphaned(job) }
 	mine := engine.JobListParams{Node: r.cfg.Name, Statuses: engine.NodeOwnedStatuses, Brief: true}
 	brief, err := r.store.JobList(ctx, mine)
-	if err != nil || !slices.ContainsFunc(brief, r.orphaned) {
+	if err != nil || !slices.ContainsFunc(brief, orphaned) {
 		return err
 	}
 	mine.Brief = false
@@ -109,7 +117,7 @@ func (r *jobRunner) recoverOrphans(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	orphans := slices.DeleteFunc(jobs, func(job *engine.Job) bool { return !r.orphaned(job) })
+	orphans := slices.DeleteFunc(jobs, func(job *engine.Job) bool { return !orphaned(job) })
 	return r.recoverJobs(ctx, orphans, "node "+r.cfg.Name+" lost track of the run", "recovered a job this node no longer runs")
 }
 

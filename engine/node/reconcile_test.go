@@ -4,9 +4,11 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/runner"
+	"github.com/jobctl/jobctl/engine/waitfor"
 )
 
 func TestReconcileFollowsCancelPauseResumeAndTakeover(t *testing.T) {
@@ -121,4 +123,56 @@ func TestOrphanedJobsAreRecovered(t *testing.T) {
 		t.Errorf("a job that runs here became %s", j.Status)
 	}
 	stopRuns(n)
+}
+
+// endsWhileListed lets a run end while a brief listing of node n1's jobs
+// is read: the listing is read first, then end runs, and the listing goes
+// back as it was read, the run's job still RUNNING in it.
+type endsWhileListed struct {
+	wholeListings
+	end  atomic.Pointer[func()]
+	done chan struct{}
+}
+
+func (e *endsWhileListed) JobList(ctx context.Context, p engine.JobListParams) ([]*engine.Job, error) {
+	jobs, err := e.wholeListings.JobList(ctx, p)
+	if p.Node == "n1" && p.Brief {
+		if end := e.end.Swap(nil); end != nil {
+			(*end)()
+			close(e.done)
+		}
+	}
+	return jobs, err
+}
+
+// A run that ends, its result recorded and its run off the books, while
+// the orphan check reads the node's jobs is no orphan: the check does not
+// read the jobs whole for it, and the job ends once, FINISHED.
+func TestARunEndingDuringTheOrphanCheckIsNoOrphan(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := testStore(t)
+	listed := &endsWhileListed{wholeListings: wholeListings{Store: s}, done: make(chan struct{})}
+	n := testNodeOn(t, listed, nil)
+	o, gate := gatedJob(t, n, s)
+	waitStarted(n)
+	before := listed.whole.Load()
+	end := func() {
+		writeFile(t, gate, "")
+		waitJob(t, s, o.JobID, func(j *engine.Job) bool { return j.Status.Terminal() })
+		if !waitfor.Within(10*time.Second, func() bool { return !n.runner.books.Holds(o.JobID) }) {
+			t.Error("the ended run stayed on the books")
+		}
+	}
+	listed.end.Store(&end)
+	if err := n.runner.recoverOrphans(ctx); err != nil {
+		t.Fatal(err)
+	}
+	<-listed.done
+	if read := listed.whole.Load() - before; read != 0 {
+		t.Errorf("a run that ended during the check made it read the jobs whole %d times; want 0", read)
+	}
+	if j, _ := s.JobGet(ctx, o.JobID); j.Status != engine.StatusFinished || j.Attempt != 1 {
+		t.Errorf("the job is %s at attempt %d, want FINISHED at 1", j.Status, j.Attempt)
+	}
 }

@@ -158,6 +158,18 @@ func (b *Books) Holds(id int64) bool {
 	return ok
 }
 
+// Held returns the ids of the jobs the books hold now, as Holds would
+// answer for each.
+func (b *Books) Held() map[int64]bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	held := make(map[int64]bool, len(b.jobs))
+	for id := range b.jobs {
+		held[id] = true
+	}
+	return held
+}
+
 // Totals returns the load and the number of jobs on the books; jobs that
 // wait for their children count in neither.
 func (b *Books) Totals() (load float64, jobs int) {
