@@ -98,6 +98,23 @@ func (j *Job) Brief() *Job {
 	return b
 }
 
+// Started is the part of j a node runs it by once it started it, as
+// Store.JobStartMany returns it: ID, Type, Operation, Args, Payload, Load,
+// Priority, Status, Node, Key, ParentID, Attempt, MaxAttempts, AttemptBase,
+// Backoff, Timeout, MemoryLimit, Version, and the times it was created,
+// queued, due (RunAfter) and started; every other field zero. What a start
+// clears (the last run's exit code and usage) or only an operator reads
+// (progress, rollback, who made it, which lease started it) is left out,
+// and reading back a node's batch of starts spares encoding and decoding it.
+// The view shares j's args, payload, parent id and times.
+func (j *Job) Started() *Job {
+	return &Job{ID: j.ID, Type: j.Type, Operation: j.Operation, Args: j.Args, Payload: j.Payload, Load: j.Load,
+		Priority: j.Priority, Status: j.Status, Node: j.Node, Key: j.Key, ParentID: j.ParentID,
+		Attempt: j.Attempt, MaxAttempts: j.MaxAttempts, AttemptBase: j.AttemptBase, Backoff: j.Backoff,
+		Timeout: j.Timeout, MemoryLimit: j.MemoryLimit, Version: j.Version,
+		CreatedAt: j.CreatedAt, QueuedAt: j.QueuedAt, RunAfter: j.RunAfter, StartedAt: j.StartedAt}
+}
+
 // HoldsLoad reports whether the job counts against its node's load now.
 func (j *Job) HoldsLoad() bool {
 	if j.Status == StatusPaused {

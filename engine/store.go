@@ -58,6 +58,10 @@ type Store interface {
 	// whether each transition applied: the results carry no Job, which
 	// spares reading every changed row back (a node recording results).
 	JobUpdateManyQuiet(ctx context.Context, us []JobUpdate) ([]JobUpdateResult, error)
+	// JobStartMany is JobUpdateMany for a node starting the jobs it took:
+	// each result's Job is only what the node runs the job by
+	// (Job.Started), which spares reading the rest of every row back.
+	JobStartMany(ctx context.Context, us []JobUpdate) ([]JobUpdateResult, error)
 	// JobCountByStatus counts the jobs matching p (Limit ignored) per
 	// status; statuses with none are absent.
 	JobCountByStatus(ctx context.Context, p JobListParams) (map[Status]int, error)

@@ -24,6 +24,16 @@ const jobUpdateChunk = 2000
 // the backends' timestamps overflow (and a time.Duration too).
 const maxRunAfterSeconds = 1e10
 
+// readBack is what a batch of transitions reads back of the jobs it
+// changed.
+type readBack int
+
+const (
+	readWhole   readBack = iota // every field (JobUpdateMany)
+	readStarted                 // what a node runs a job by (JobStartMany)
+	readIDs                     // which jobs changed, no fields (JobUpdateManyQuiet)
+)
+
 // JobUpdateMany applies many guarded transitions; see engine.Store. Each
 // chunk of jobUpdateChunk transitions is one statement where the backend
 // has UPDATE … RETURNING, and a batch of one chunk runs without a
@@ -31,17 +41,24 @@ const maxRunAfterSeconds = 1e10
 // in one transaction. A transition that is invalid on its own is refused
 // before anything is sent.
 func (s *Store) JobUpdateMany(ctx context.Context, us []engine.JobUpdate) ([]engine.JobUpdateResult, error) {
-	return s.jobUpdateMany(ctx, us, false)
+	return s.jobUpdateMany(ctx, us, readWhole)
 }
 
 // JobUpdateManyQuiet is JobUpdateMany without reading the jobs back; see
 // engine.Store.
 func (s *Store) JobUpdateManyQuiet(ctx context.Context, us []engine.JobUpdate) ([]engine.JobUpdateResult, error) {
-	return s.jobUpdateMany(ctx, us, true)
+	return s.jobUpdateMany(ctx, us, readIDs)
 }
 
-// jobUpdateMany applies the transitions; quiet leaves the results' Job nil.
-func (s *Store) jobUpdateMany(ctx context.Context, us []engine.JobUpdate, quiet bool) ([]engine.JobUpdateResult, error) {
+// JobStartMany is JobUpdateMany reading back only what a node runs each
+// job by; see engine.Store.
+func (s *Store) JobStartMany(ctx context.Context, us []engine.JobUpdate) ([]engine.JobUpdateResult, error) {
+	return s.jobUpdateMany(ctx, us, readStarted)
+}
+
+// jobUpdateMany applies the transitions and reads back what read asks
+// for; readIDs leaves the results' Job nil.
+func (s *Store) jobUpdateMany(ctx context.Context, us []engine.JobUpdate, read readBack) ([]engine.JobUpdateResult, error) {
 	out := make([]engine.JobUpdateResult, len(us))
 	send, err := checkJobUpdates(us, out)
 	if err != nil {
@@ -57,7 +74,7 @@ func (s *Store) jobUpdateMany(ctx context.Context, us []engine.JobUpdate, quiet 
 	apply := func(q querier) error {
 		changed = make(map[int64]*engine.Job, len(send))
 		for chunk := range slices.Chunk(send, jobUpdateChunk) {
-			if err := s.jobUpdateChunk(ctx, q, chunk, changed, quiet); err != nil {
+			if err := s.jobUpdateChunk(ctx, q, chunk, changed, read); err != nil {
 				return err
 			}
 		}
@@ -153,14 +170,14 @@ func storableText(s string) bool { return utf8.ValidString(s) && !strings.Contai
 
 // jobUpdateChunk applies one chunk of transitions in one statement and
 // records in changed the jobs it changed.
-// With quiet it records only which jobs changed (a nil job each).
-func (s *Store) jobUpdateChunk(ctx context.Context, q querier, us []engine.JobUpdate, changed map[int64]*engine.Job, quiet bool) error {
+// With readIDs it records only which jobs changed (a nil job each).
+func (s *Store) jobUpdateChunk(ctx context.Context, q querier, us []engine.JobUpdate, changed map[int64]*engine.Job, read readBack) error {
 	q = s.withKept(q)
 	if !s.dialect.updateReturns {
-		return s.jobUpdateChunkLocked(ctx, q, us, changed, quiet)
+		return s.jobUpdateChunkLocked(ctx, q, us, changed, read)
 	}
-	query, a := s.updateStatement(us, quiet)
-	if quiet {
+	query, a := s.updateStatement(us, read)
+	if read == readIDs {
 		var ids []int64
 		if err := s.selectRows(ctx, q, &ids, query, a, false); err != nil {
 			return err
@@ -176,23 +193,28 @@ func (s *Store) jobUpdateChunk(ctx context.Context, q querier, us []engine.JobUp
 	if err := s.selectRows(ctx, q, &rows, query, a, false); err != nil {
 		return err
 	}
-	return addJobs(changed, rows)
+	return addJobs(changed, rows, read == readStarted && query == qJobUpdateMany)
 }
 
 // updateStatement is the statement that applies the chunk us where UPDATE
-// returns rows, and its parameters; quiet reads back ids only.
-func (s *Store) updateStatement(us []engine.JobUpdate, quiet bool) (string, args) {
+// returns rows, and its parameters. It reads back what read asks for, but
+// for starts that are not a node's plain ones on PostgreSQL, which read
+// back every field.
+func (s *Store) updateStatement(us []engine.JobUpdate, read readBack) (string, args) {
 	query := qJobUpdateMany
-	if quiet {
+	switch {
+	case read == readIDs:
 		query = qJobUpdateManyIDs
+	case read == readStarted && s.dialect == sqliteDialect:
+		query = qJobStartMany
 	}
 	switch {
 	// A node's starts, as it takes a batch of offers, and the ends of its
 	// runs, as it records their results: each kind has a statement made
 	// for it alone.
-	case s.dialect.sendsArrays && !quiet && every(us, plainStart):
+	case s.dialect.sendsArrays && read == readStarted && every(us, plainStart):
 		return qJobStartMany, jobStartArrays(us)
-	case s.dialect.sendsArrays && quiet && every(us, plainEnd):
+	case s.dialect.sendsArrays && read == readIDs && every(us, plainEnd):
 		return qJobEndMany, jobUpdateArrays(us)
 	case s.dialect == postgresDialect:
 		return query, jobUpdateArrays(us)
@@ -209,7 +231,7 @@ func (s *Store) updateStatement(us []engine.JobUpdate, quiet bool) (string, args
 // can change the locked rows, so the transitions it reports applied are
 // exactly the ones it applied. A start under a lease term is checked after
 // its update (see checkTermsAfter). q must be a transaction.
-func (s *Store) jobUpdateChunkLocked(ctx context.Context, q querier, us []engine.JobUpdate, changed map[int64]*engine.Job, quiet bool) error {
+func (s *Store) jobUpdateChunkLocked(ctx context.Context, q querier, us []engine.JobUpdate, changed map[int64]*engine.Job, read readBack) error {
 	var current []struct {
 		ID      int64  `db:"id"`
 		Version int64  `db:"version"`
@@ -243,21 +265,25 @@ func (s *Store) jobUpdateChunkLocked(ctx context.Context, q querier, us []engine
 		return fmt.Errorf("changed %d of %d locked jobs", n, len(match))
 	}
 	var rows []jobRow
-	if !quiet {
-		if err := s.selectRows(ctx, q, &rows, qJobUpdateManyRead, args{"ids": jobIDsJSON(match)}, false); err != nil {
+	if read != readIDs {
+		query := qJobUpdateManyRead
+		if read == readStarted {
+			query = qJobStartManyRead
+		}
+		if err := s.selectRows(ctx, q, &rows, query, args{"ids": jobIDsJSON(match)}, false); err != nil {
 			return err
 		}
 	}
 	if err := s.checkTermsAfter(ctx, q, match); err != nil {
 		return err
 	}
-	if quiet {
+	if read == readIDs {
 		for _, u := range match {
 			changed[u.ID] = nil
 		}
 		return nil
 	}
-	return addJobs(changed, rows)
+	return addJobs(changed, rows, false)
 }
 
 // lapsedTermsError undoes a transaction whose starts were made under lease
@@ -334,11 +360,16 @@ func refuseLapsedStarts(us, send []engine.JobUpdate, lapsed map[engine.LeaseTerm
 	return rest
 }
 
-func addJobs(changed map[int64]*engine.Job, rows []jobRow) error {
+// addJobs records in changed the jobs of rows, each only as it started
+// (engine.Job.Started) with started.
+func addJobs(changed map[int64]*engine.Job, rows []jobRow, started bool) error {
 	for i := range rows {
 		job, err := rows[i].job()
 		if err != nil {
 			return err
+		}
+		if started {
+			job = job.Started()
 		}
 		changed[job.ID] = job
 	}

@@ -128,10 +128,12 @@ func TestBulkInsertRefreshesStatisticsFromASmallSample(t *testing.T) {
 	}
 }
 
-// On PostgreSQL a chunk of starts alone goes to job_start_many, and any
-// other chunk to job_update_many; a start leaves the same row through
-// either: from QUEUED and from RESTART (after a failed run with its exit
-// code and usage), under a lease term or not, with a message or without.
+// On PostgreSQL a chunk of starts alone, read back as started
+// (JobStartMany), goes to job_start_many, and any other chunk to
+// job_update_many; a start leaves the same row through either: from QUEUED
+// and from RESTART (after a failed run with its exit code and usage), under
+// a lease term or not, with a message or without. job_start_many reads
+// back the started job (engine.Job.Started) of the row it wrote.
 func TestPostgresStartManyAppliesStartsAsJobUpdateMany(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -174,14 +176,17 @@ func TestPostgresStartManyAppliesStartsAsJobUpdateMany(t *testing.T) {
 		}
 	}
 
-	if got, _ := s.updateStatement(lean, false); got != qJobStartMany {
+	if got, _ := s.updateStatement(lean, readStarted); got != qJobStartMany {
 		t.Errorf("a chunk of starts goes to %s, want %s", got, qJobStartMany)
 	}
 	cancel := engine.JobUpdate{ID: 1, From: engine.StatusQueued, Version: 1, To: engine.StatusCancelled, MarkFinished: true}
-	if got, _ := s.updateStatement(append(slices.Clone(lean), cancel), false); got != qJobUpdateMany {
+	if got, _ := s.updateStatement(append(slices.Clone(lean), cancel), readStarted); got != qJobUpdateMany {
 		t.Errorf("starts beside a cancel go to %s, want %s", got, qJobUpdateMany)
 	}
-	if got, _ := s.updateStatement(lean, true); got != qJobUpdateManyIDs {
+	if got, _ := s.updateStatement(lean, readWhole); got != qJobUpdateMany {
+		t.Errorf("starts read back whole go to %s, want %s", got, qJobUpdateMany)
+	}
+	if got, _ := s.updateStatement(lean, readIDs); got != qJobUpdateManyIDs {
 		t.Errorf("starts read back quietly go to %s, want %s", got, qJobUpdateManyIDs)
 	}
 
@@ -192,7 +197,7 @@ func TestPostgresStartManyAppliesStartsAsJobUpdateMany(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		byID := map[int64]*engine.Job{}
-		if err := addJobs(byID, rows); err != nil {
+		if err := addJobs(byID, rows, false); err != nil {
 			t.Fatal(err)
 		}
 		out := make([]*engine.Job, len(us))
@@ -206,11 +211,20 @@ func TestPostgresStartManyAppliesStartsAsJobUpdateMany(t *testing.T) {
 	got := started(qJobStartMany, jobStartArrays(lean), lean)
 	want := started(qJobUpdateMany, jobUpdateArrays(general), general)
 	for i := range got {
+		// job_start_many reads back only what the node runs the job by;
+		// the row it wrote is read whole.
 		g, w := got[i], want[i]
+		whole, err := s.JobGet(ctx, g.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if view := whole.Started(); !reflect.DeepEqual(g, view) {
+			t.Errorf("start %d read back\n%+v\nwant the started job\n%+v", i, g, view)
+		}
 		if g.StartedAt == nil || w.StartedAt == nil || g.StartedAt.Before(*g.QueuedAt) {
 			t.Errorf("start %d: started at %v and %v, want both set after queued", i, g.StartedAt, w.StartedAt)
 		}
-		sameTwins(t, fmt.Sprintf("start %d", i), qJobStartMany, g, qJobUpdateMany, w)
+		sameTwins(t, fmt.Sprintf("start %d", i), qJobStartMany, whole, qJobUpdateMany, w)
 	}
 }
 
@@ -282,14 +296,14 @@ func TestPostgresEndManyAppliesEndsAsJobUpdateMany(t *testing.T) {
 		general = append(general, engine.OutcomeUpdate(running(e.cancelling), e.res, e.shutdown, half))
 	}
 
-	if got, _ := s.updateStatement(lean, true); got != qJobEndMany {
+	if got, _ := s.updateStatement(lean, readIDs); got != qJobEndMany {
 		t.Errorf("ends of runs read back quietly go to %s, want %s", got, qJobEndMany)
 	}
 	requeue := engine.JobUpdate{ID: 1, From: engine.StatusFailed, Version: 1, To: engine.StatusQueued, ClearResult: true, MarkQueued: true}
-	if got, _ := s.updateStatement(append(slices.Clone(lean), requeue), true); got != qJobUpdateManyIDs {
+	if got, _ := s.updateStatement(append(slices.Clone(lean), requeue), readIDs); got != qJobUpdateManyIDs {
 		t.Errorf("ends beside a requeue go to %s, want %s", got, qJobUpdateManyIDs)
 	}
-	if got, _ := s.updateStatement(lean, false); got != qJobUpdateMany {
+	if got, _ := s.updateStatement(lean, readWhole); got != qJobUpdateMany {
 		t.Errorf("ends read back whole go to %s, want %s", got, qJobUpdateMany)
 	}
 

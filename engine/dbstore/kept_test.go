@@ -53,7 +53,7 @@ func testBatchKeepsStatementsPrepared(t *testing.T, d *dialect, dsn string, kept
 	startAndFinish := func() {
 		t.Helper()
 		j := insertQueued(t, setup)
-		started, err := s.JobUpdateMany(ctx, []engine.JobUpdate{engine.QueuedStartUpdate(j, "n1")})
+		started, err := s.JobStartMany(ctx, []engine.JobUpdate{engine.QueuedStartUpdate(j, "n1")})
 		if err != nil || started[0].Err != nil {
 			t.Fatalf("start of job %d: %v, %v", j.ID, err, started)
 		}

@@ -110,7 +110,7 @@ func TestMySQLStartUnderATermThatLapsesBeforeItsUpdate(t *testing.T) {
 	}
 	err = runTx(ctx, s.db, func(tx *sqlx.Tx) error {
 		q := &execHook{Tx: tx, before: lapse}
-		return s.jobUpdateChunkLocked(ctx, q, []engine.JobUpdate{u}, map[int64]*engine.Job{}, false)
+		return s.jobUpdateChunkLocked(ctx, q, []engine.JobUpdate{u}, map[int64]*engine.Job{}, readStarted)
 	})
 	var lapsed *lapsedTermsError
 	if !errors.As(err, &lapsed) {

@@ -24,6 +24,7 @@ const (
 	qJobUpdateMany            = "job_update_many"
 	qJobUpdateManyLock        = "job_update_many_lock"
 	qJobUpdateManyRead        = "job_update_many_read"
+	qJobStartManyRead         = "job_start_many_read"
 	qJobUpdateManyIDs         = "job_update_many_ids"
 	qJobProgressSet           = "job_progress_set"
 	qJobListDispatchable      = "job_list_dispatchable"
@@ -184,9 +185,9 @@ func loadQueries(d *dialect) (map[string]string, error) {
 		required = append(slices.Clip(required), qMigrateTxLock)
 	}
 	if d.updateReturns {
-		required = append(slices.Clip(required), qJobUpdateManyIDs)
+		required = append(slices.Clip(required), qJobUpdateManyIDs, qJobStartMany)
 	} else {
-		required = append(slices.Clip(required), qJobUpdateManyLock, qJobUpdateManyRead, qLeaseTermCurrent, qNodeTouched)
+		required = append(slices.Clip(required), qJobUpdateManyLock, qJobUpdateManyRead, qJobStartManyRead, qLeaseTermCurrent, qNodeTouched)
 	}
 	if !d.insertReturnsID {
 		required = append(slices.Clip(required), qJobSubmitOffered)
@@ -195,7 +196,7 @@ func loadQueries(d *dialect) (map[string]string, error) {
 		required = append(slices.Clip(required), qJobChangesSchema)
 	}
 	if d.sendsArrays {
-		required = append(slices.Clip(required), qJobInsertArrays, qJobStartMany, qJobEndMany)
+		required = append(slices.Clip(required), qJobInsertArrays, qJobEndMany)
 	}
 	for _, name := range required {
 		if _, ok := out[name]; !ok {

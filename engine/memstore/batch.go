@@ -36,6 +36,18 @@ func (s *Store) JobUpdateManyQuiet(ctx context.Context, us []engine.JobUpdate) (
 	return out, err
 }
 
+// JobStartMany is JobUpdateMany with each job as it started
+// (engine.Job.Started).
+func (s *Store) JobStartMany(ctx context.Context, us []engine.JobUpdate) ([]engine.JobUpdateResult, error) {
+	out, err := s.JobUpdateMany(ctx, us)
+	for i, r := range out {
+		if r.Job != nil {
+			out[i].Job = r.Job.Started()
+		}
+	}
+	return out, err
+}
+
 // JobUpdateMany applies the transitions in the transaction, one after
 // another, each as JobUpdateMany outside one would.
 func (tx *txStore) JobUpdateMany(ctx context.Context, us []engine.JobUpdate) ([]engine.JobUpdateResult, error) {

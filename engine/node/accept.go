@@ -14,7 +14,7 @@ import (
 
 // activeRun is a job this node accepted and has not finished with.
 type activeRun struct {
-	job     *engine.Job // as it was when it started
+	job     *engine.Job // as it started (engine.Job.Started)
 	attempt int
 	run     *runner.Run
 	out     *jobOutput // nil when the run never started
@@ -162,11 +162,12 @@ func (r *jobRunner) startInHalves(ctx context.Context, taken []takenOffer, us []
 const startHalvesMin = 500
 
 // startTaken moves the taken jobs to RUNNING in one store call, with the
-// start transition us[k] of each, and starts them. The version guard of each
+// start transition us[k] of each, reading back what each runs by, and
+// starts them. The version guard of each
 // makes sure the job is still the one offered: a job cancelled or
 // redispatched meanwhile is not started.
 func (r *jobRunner) startTaken(ctx context.Context, taken []takenOffer, us []engine.JobUpdate, out []engine.OfferResult) {
-	results, err := r.store.JobUpdateMany(ctx, us)
+	results, err := r.store.JobStartMany(ctx, us)
 	if err != nil {
 		for _, t := range taken {
 			r.forget(t.offer.JobID, t.run)

@@ -212,7 +212,7 @@ func markFenced(n *Runtime, id int64) {
 	ar.run.Cancel("job was taken from this node", n.cfg.CancelGrace)
 }
 
-// flakyStore fails JobUpdateMany and JobUpdateManyQuiet while failures
+// flakyStore fails JobUpdateMany, JobStartMany and JobUpdateManyQuiet while failures
 // are left, as a database that went away for a moment.
 type flakyStore struct {
 	engine.Store
@@ -225,6 +225,13 @@ func (f *flakyStore) JobUpdateMany(ctx context.Context, us []engine.JobUpdate) (
 		return nil, errors.New("database went away")
 	}
 	return f.Store.JobUpdateMany(ctx, us)
+}
+
+func (f *flakyStore) JobStartMany(ctx context.Context, us []engine.JobUpdate) ([]engine.JobUpdateResult, error) {
+	if f.failing() {
+		return nil, errors.New("database went away")
+	}
+	return f.Store.JobStartMany(ctx, us)
 }
 
 func (f *flakyStore) JobUpdateManyQuiet(ctx context.Context, us []engine.JobUpdate) ([]engine.JobUpdateResult, error) {
@@ -438,10 +445,7 @@ type startPairStore struct {
 	both   chan struct{} // closed when the second start call comes
 }
 
-func (s *startPairStore) JobUpdateMany(ctx context.Context, us []engine.JobUpdate) ([]engine.JobUpdateResult, error) {
-	if len(us) == 0 || us[0].To != engine.StatusRunning {
-		return s.Store.JobUpdateMany(ctx, us)
-	}
+func (s *startPairStore) JobStartMany(ctx context.Context, us []engine.JobUpdate) ([]engine.JobUpdateResult, error) {
 	s.mu.Lock()
 	s.calls++
 	if s.calls == 2 {
@@ -455,7 +459,7 @@ func (s *startPairStore) JobUpdateMany(ctx context.Context, us []engine.JobUpdat
 		s.mu.Unlock()
 	case <-time.After(10 * time.Second): // alone: not noted
 	}
-	return s.Store.JobUpdateMany(ctx, us)
+	return s.Store.JobStartMany(ctx, us)
 }
 
 func (s *startPairStore) sizes() []int {

@@ -88,6 +88,7 @@ type runnerStore interface {
 	JobGet(ctx context.Context, id int64) (*engine.Job, error)
 	JobList(ctx context.Context, p engine.JobListParams) ([]*engine.Job, error)
 	JobUpdateMany(ctx context.Context, us []engine.JobUpdate) ([]engine.JobUpdateResult, error)
+	JobStartMany(ctx context.Context, us []engine.JobUpdate) ([]engine.JobUpdateResult, error)
 	JobLogAppend(ctx context.Context, p engine.JobLogAppendParams) error
 }
 

@@ -81,6 +81,13 @@ func (s *outageStore) JobUpdateMany(ctx context.Context, us []engine.JobUpdate) 
 	return s.Store.JobUpdateMany(ctx, us)
 }
 
+func (s *outageStore) JobStartMany(ctx context.Context, us []engine.JobUpdate) ([]engine.JobUpdateResult, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	return s.Store.JobStartMany(ctx, us)
+}
+
 func (s *outageStore) JobUpdateManyQuiet(ctx context.Context, us []engine.JobUpdate) ([]engine.JobUpdateResult, error) {
 	if err := s.check(); err != nil {
 		return nil, err

@@ -21,6 +21,70 @@ var batchTests = []subtest{
 	{"JobUpdateManyDatabaseClock", testJobUpdateManyDatabaseClock},
 	{"JobUpdateManyRace", testJobUpdateManyRace},
 	{"JobUpdateManyQuiet", testJobUpdateManyQuiet},
+	{"JobStartMany", testJobStartMany},
+}
+
+// JobStartMany applies what JobUpdateMany would and reports the same
+// outcome per transition, each started job as engine.Job.Started makes it
+// of the stored job: a batch of a node's starts alone, and one with another
+// transition beside them, which some stores apply another way. A start
+// from RESTART after a measured failed run reads back none of that run.
+func testJobStartMany(t *testing.T, s engine.Store) {
+	ctx := t.Context()
+	parent := queued(t, s, 1)
+	rich := func() *engine.Job {
+		return insert(t, s, engine.JobInsertParams{Type: engine.TypeExec, Operation: "copy", Args: []string{"cp", "a b", "c"},
+			Payload: []byte(`{"x":1}`), Load: 2.5, Priority: 70, Key: "k-" + fmt.Sprint(rand.Int64()), ParentID: &parent.ID,
+			MaxAttempts: 3, Backoff: 2 * time.Second, Rollback: "undo", Timeout: time.Minute, Creator: "ops@host",
+			MemoryLimit: 1 << 30})
+	}
+	failed := start(t, s, rich(), "n0")
+	failed = apply(t, s, engine.OutcomeUpdate(failed, engine.RunResult{ExitCode: 3, Outcome: engine.RunFailed,
+		Reason: "exit code 3", Usage: &engine.Usage{CPUSeconds: 1, PeakMemory: 1 << 20, WallSeconds: 2}}, false, func() float64 { return 0 }))
+	if failed.Status != engine.StatusRestart {
+		t.Fatalf("the failed run left its job %s, want RESTART", failed.Status)
+	}
+	for _, withCancel := range []bool{false, true} {
+		fresh, plain, stale := rich(), queued(t, s, 1), start(t, s, queued(t, s, 1), "n0")
+		us := []engine.JobUpdate{
+			engine.QueuedStartUpdate(fresh, "n1"),
+			engine.QueuedStartUpdate(plain, "n1"),
+			{ID: stale.ID, From: engine.StatusQueued, Version: stale.Version - 1, To: engine.StatusRunning, Node: engine.Ptr("n1"),
+				IncrementAttempt: true, MarkStarted: true},
+		}
+		if !withCancel {
+			us = append(us, engine.QueuedStartUpdate(failed, "n1"))
+		} else {
+			us = append(us, engine.JobUpdate{ID: queued(t, s, 1).ID, From: engine.StatusQueued, Version: 1,
+				To: engine.StatusCancelled, MarkFinished: true})
+		}
+		res, err := s.JobStartMany(ctx, us)
+		if err != nil || len(res) != len(us) {
+			t.Fatalf("JobStartMany: %d results, %v; want %d", len(res), err, len(us))
+		}
+		wantErrIs(t, fmt.Sprintf("with a cancel %v: the stale start", withCancel), res[2].Err, engine.ErrConflict)
+		for _, i := range []int{0, 1, 3} {
+			r := res[i]
+			if r.Err != nil || r.Job == nil {
+				t.Errorf("with a cancel %v: result %d: %+v; want a job", withCancel, i, r)
+				continue
+			}
+			stored := get(t, s, us[i].ID)
+			if view := stored.Started(); !reflect.DeepEqual(r.Job, view) {
+				t.Errorf("with a cancel %v: result %d is\n%+v\nwant the stored job as it started\n%+v", withCancel, i, r.Job, view)
+			}
+			if us[i].To == engine.StatusRunning && (stored.Status != engine.StatusRunning || stored.Node != "n1") {
+				t.Errorf("with a cancel %v: job %d is %s on %q, want RUNNING on n1", withCancel, stored.ID, stored.Status, stored.Node)
+			}
+		}
+		if got := res[0].Job; !withCancel && (got.Key != fresh.Key || got.Priority != 70 || got.MemoryLimit != 1<<30 ||
+			got.Operation != "copy" || len(got.Args) != 3 || got.Attempt != 1 || got.StartedAt == nil) {
+			t.Errorf("the rich job started as %+v", got)
+		}
+		if got := res[3].Job; !withCancel && (got.Attempt != 2 || got.ExitCode != nil || got.Usage != nil) {
+			t.Errorf("the retried job started as %+v, want attempt 2 with no exit code or usage", got)
+		}
+	}
 }
 
 // JobUpdateManyQuiet applies what JobUpdateMany would and reports the same

@@ -7,7 +7,9 @@
 -- records it and applies only while it is the current, unexpired lease of
 -- its dispatcher. A third of the arrays of the general statement are sent
 -- and parsed, and no CASE is judged per row. A RUNNING job wakes no
--- dispatcher, so unlike the other writes of jobs it notifies no one.
+-- dispatcher, so unlike the other writes of jobs it notifies no one. It
+-- reads back of each job only what the node that started it runs it by
+-- (engine.Job.Started).
 UPDATE jobs AS j SET
     status       = 'RUNNING',
     version      = j.version + 1,
@@ -28,4 +30,4 @@ FROM unnest(
 ) AS x(job_id, expected_version, from_status, new_node, new_message, new_dispatcher, new_lease_term)
 WHERE j.id = x.job_id AND j.version = x.expected_version AND j.status = x.from_status
   AND {{template "lease_current"}}
-RETURNING {{template "job_columns"}}
+RETURNING {{template "job_columns_started"}}
