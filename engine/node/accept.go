@@ -163,9 +163,8 @@ const startHalvesMin = 500
 
 // startTaken moves the taken jobs to RUNNING in one store call, with the
 // start transition us[k] of each, reading back what each runs by, and
-// starts them. The version guard of each
-// makes sure the job is still the one offered: a job cancelled or
-// redispatched meanwhile is not started.
+// starts them. The version guard of each makes sure the job is still the
+// one offered: a job cancelled or redispatched meanwhile is not started.
 func (r *jobRunner) startTaken(ctx context.Context, taken []takenOffer, us []engine.JobUpdate, out []engine.OfferResult) {
 	results, err := r.store.JobStartMany(ctx, us)
 	if err != nil {
