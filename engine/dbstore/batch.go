@@ -193,20 +193,18 @@ func (s *Store) jobUpdateChunk(ctx context.Context, q querier, us []engine.JobUp
 	if err := s.selectRows(ctx, q, &rows, query, a, false); err != nil {
 		return err
 	}
-	return addJobs(changed, rows, read == readStarted && query == qJobUpdateMany)
+	return addJobs(changed, rows)
 }
 
 // updateStatement is the statement that applies the chunk us where UPDATE
-// returns rows, and its parameters. It reads back what read asks for, but
-// for starts that are not a node's plain ones on PostgreSQL, which read
-// back every field.
+// returns rows, and its parameters; it reads back what read asks for.
 func (s *Store) updateStatement(us []engine.JobUpdate, read readBack) (string, args) {
 	query := qJobUpdateMany
-	switch {
-	case read == readIDs:
+	switch read {
+	case readIDs:
 		query = qJobUpdateManyIDs
-	case read == readStarted && s.dialect == sqliteDialect:
-		query = qJobStartMany
+	case readStarted:
+		query = qJobUpdateManyStarted
 	}
 	switch {
 	// A node's starts, as it takes a batch of offers, and the ends of its
@@ -268,7 +266,7 @@ func (s *Store) jobUpdateChunkLocked(ctx context.Context, q querier, us []engine
 	if read != readIDs {
 		query := qJobUpdateManyRead
 		if read == readStarted {
-			query = qJobStartManyRead
+			query = qJobUpdateManyReadStarted
 		}
 		if err := s.selectRows(ctx, q, &rows, query, args{"ids": jobIDsJSON(match)}, false); err != nil {
 			return err
@@ -283,7 +281,7 @@ func (s *Store) jobUpdateChunkLocked(ctx context.Context, q querier, us []engine
 		}
 		return nil
 	}
-	return addJobs(changed, rows, false)
+	return addJobs(changed, rows)
 }
 
 // lapsedTermsError undoes a transaction whose starts were made under lease
@@ -360,16 +358,11 @@ func refuseLapsedStarts(us, send []engine.JobUpdate, lapsed map[engine.LeaseTerm
 	return rest
 }
 
-// addJobs records in changed the jobs of rows, each only as it started
-// (engine.Job.Started) with started.
-func addJobs(changed map[int64]*engine.Job, rows []jobRow, started bool) error {
+func addJobs(changed map[int64]*engine.Job, rows []jobRow) error {
 	for i := range rows {
 		job, err := rows[i].job()
 		if err != nil {
 			return err
-		}
-		if started {
-			job = job.Started()
 		}
 		changed[job.ID] = job
 	}

@@ -130,7 +130,7 @@ func TestBulkInsertRefreshesStatisticsFromASmallSample(t *testing.T) {
 
 // On PostgreSQL a chunk of starts alone, read back as started
 // (JobStartMany), goes to job_start_many, and any other chunk to
-// job_update_many; a start leaves the same row through either: from QUEUED
+// job_update_many (its "started" variant when read back as started); a start leaves the same row through either: from QUEUED
 // and from RESTART (after a failed run with its exit code and usage), under
 // a lease term or not, with a message or without. job_start_many reads
 // back the started job (engine.Job.Started) of the row it wrote.
@@ -180,8 +180,8 @@ func TestPostgresStartManyAppliesStartsAsJobUpdateMany(t *testing.T) {
 		t.Errorf("a chunk of starts goes to %s, want %s", got, qJobStartMany)
 	}
 	cancel := engine.JobUpdate{ID: 1, From: engine.StatusQueued, Version: 1, To: engine.StatusCancelled, MarkFinished: true}
-	if got, _ := s.updateStatement(append(slices.Clone(lean), cancel), readStarted); got != qJobUpdateMany {
-		t.Errorf("starts beside a cancel go to %s, want %s", got, qJobUpdateMany)
+	if got, _ := s.updateStatement(append(slices.Clone(lean), cancel), readStarted); got != qJobUpdateManyStarted {
+		t.Errorf("starts beside a cancel go to %s, want %s", got, qJobUpdateManyStarted)
 	}
 	if got, _ := s.updateStatement(lean, readWhole); got != qJobUpdateMany {
 		t.Errorf("starts read back whole go to %s, want %s", got, qJobUpdateMany)
@@ -197,7 +197,7 @@ func TestPostgresStartManyAppliesStartsAsJobUpdateMany(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		byID := map[int64]*engine.Job{}
-		if err := addJobs(byID, rows, false); err != nil {
+		if err := addJobs(byID, rows); err != nil {
 			t.Fatal(err)
 		}
 		out := make([]*engine.Job, len(us))

@@ -35,7 +35,7 @@ func (s *Store) keptQueries() []string {
 }
 
 var (
-	mysqlKeptQueries    = []string{qJobUpdateManyLock, qJobUpdateMany, qJobUpdateManyRead, qJobStartManyRead, qLeaseTermCurrent}
+	mysqlKeptQueries    = []string{qJobUpdateManyLock, qJobUpdateMany, qJobUpdateManyRead, qJobUpdateManyReadStarted, qLeaseTermCurrent}
 	postgresKeptQueries = []string{qJobStartMany, qJobEndMany, qJobUpdateMany, qJobUpdateManyIDs}
 )
 

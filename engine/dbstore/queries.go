@@ -24,7 +24,8 @@ const (
 	qJobUpdateMany            = "job_update_many"
 	qJobUpdateManyLock        = "job_update_many_lock"
 	qJobUpdateManyRead        = "job_update_many_read"
-	qJobStartManyRead         = "job_start_many_read"
+	qJobUpdateManyStarted     = "job_update_many_started"      // its variant "started" (JobStartMany)
+	qJobUpdateManyReadStarted = "job_update_many_read_started" // the same
 	qJobUpdateManyIDs         = "job_update_many_ids"
 	qJobProgressSet           = "job_progress_set"
 	qJobListDispatchable      = "job_list_dispatchable"
@@ -164,6 +165,9 @@ func loadQueries(d *dialect) (map[string]string, error) {
 		out[name] = q
 	}
 	for name, datas := range queryVariants {
+		if root.Lookup(name) == nil {
+			continue // a query of other dialects only
+		}
 		for _, data := range datas {
 			var b strings.Builder
 			if err := root.ExecuteTemplate(&b, name, data); err != nil {
@@ -185,9 +189,9 @@ func loadQueries(d *dialect) (map[string]string, error) {
 		required = append(slices.Clip(required), qMigrateTxLock)
 	}
 	if d.updateReturns {
-		required = append(slices.Clip(required), qJobUpdateManyIDs, qJobStartMany)
+		required = append(slices.Clip(required), qJobUpdateManyIDs, qJobUpdateManyStarted)
 	} else {
-		required = append(slices.Clip(required), qJobUpdateManyLock, qJobUpdateManyRead, qJobStartManyRead, qLeaseTermCurrent, qNodeTouched)
+		required = append(slices.Clip(required), qJobUpdateManyLock, qJobUpdateManyRead, qJobUpdateManyReadStarted, qLeaseTermCurrent, qNodeTouched)
 	}
 	if !d.insertReturnsID {
 		required = append(slices.Clip(required), qJobSubmitOffered)
@@ -196,7 +200,7 @@ func loadQueries(d *dialect) (map[string]string, error) {
 		required = append(slices.Clip(required), qJobChangesSchema)
 	}
 	if d.sendsArrays {
-		required = append(slices.Clip(required), qJobInsertArrays, qJobEndMany)
+		required = append(slices.Clip(required), qJobInsertArrays, qJobStartMany, qJobEndMany)
 	}
 	for _, name := range required {
 		if _, ok := out[name]; !ok {
@@ -210,9 +214,14 @@ func loadQueries(d *dialect) (map[string]string, error) {
 // space-separated words their templates test with "has", under the name
 // variantName gives. A filter that only some calls use is then in the
 // text only when used, where a flag that switches it off would hide it
-// from SQLite's planner, which cannot see past a bound parameter.
+// from SQLite's planner, which cannot see past a bound parameter; and a
+// batch of a node's starts reads back fewer columns ("started") through
+// the statement every other batch runs. A dialect renders the variants of
+// the queries it has.
 var queryVariants = map[string][]string{
 	qJobPurgeCandidates: {"before", "range", "after", "before range", "before after"},
+	qJobUpdateMany:      {"started"},
+	qJobUpdateManyRead:  {"started"},
 }
 
 // variantName names a query rendered with data: "job_purge_candidates"
