@@ -9,9 +9,9 @@ import (
 	"github.com/jobctl/jobctl/engine"
 )
 
-// TestJobRowsOfOtherColumnsAreMappedByName: rows with exactly the columns of
-// job_columns are scanned by position; any other set still lands in the
-// right fields, by name.
+// TestJobRowsOfOtherColumnsAreMappedByName: rows of any set of a job's
+// columns, in any order, land in the fields of their names; a column a job
+// row lacks is an error.
 func TestJobRowsOfOtherColumnsAreMappedByName(t *testing.T) {
 	t.Parallel()
 	s := migrated(t, openStore(t, "sqlite:"+filepath.Join(t.TempDir(), "rows.db")))
@@ -25,6 +25,10 @@ func TestJobRowsOfOtherColumnsAreMappedByName(t *testing.T) {
 	}
 	if len(rows) != 1 || rows[0].ID != job.ID || rows[0].Key != "k" || rows[0].Load != 2 {
 		t.Fatalf("rows = %+v, want job %d with key k and load 2", rows, job.ID)
+	}
+	if err := selectJobRows(t.Context(), s.q, &rows, "SELECT id, 1 AS stray FROM jobs", nil); err == nil ||
+		!strings.Contains(err.Error(), `"stray"`) {
+		t.Fatalf("a stray column gave %v; want an error naming it", err)
 	}
 	got, err := s.JobGet(t.Context(), job.ID)
 	if err != nil || got.Key != "k" || got.Load != 2 || got.Type != engine.TypeNoop || got.Version != job.Version {
