@@ -617,7 +617,7 @@ type queueLoadsRow struct {
 // steps; see engine.Store.
 func (s *Store) JobQueueLoads(ctx context.Context) ([]engine.QueueLoads, error) {
 	var rows []queueLoadsRow
-	if err := s.selectRows(ctx, s.q, &rows, qJobQueueLoads, args{}, false); err != nil {
+	if err := s.selectRows(ctx, s.withKept(s.q), &rows, qJobQueueLoads, args{}, false); err != nil {
 		return nil, fmt.Errorf("describe the queues: %w", err)
 	}
 	out := make([]engine.QueueLoads, len(rows))

@@ -21,9 +21,12 @@ import (
 // PostgreSQL: the batched transitions, a node's starts and results. Sent
 // on the unnamed statement, each batch is parsed and planned anew; kept,
 // it is parsed once per connection and runs on the plan the server
-// caches, which for these is the same plan: each row found by its id. Not
-// behind a transaction pooler, which may run a statement on another
-// server connection than the one it was prepared on.
+// caches, which for these is the same plan: each row found by its id.
+// Also the reads of every dispatch round that take no parameters (the
+// queues, the nodes with their loads, the limits, the reservations), whose
+// planning took as long as running them when rounds come many a second. Not behind a
+// transaction pooler, which may run a statement on another server
+// connection than the one it was prepared on.
 func (s *Store) keptQueries() []string {
 	switch {
 	case s.dialect == mysqlDialect:
@@ -36,7 +39,8 @@ func (s *Store) keptQueries() []string {
 
 var (
 	mysqlKeptQueries    = []string{qJobUpdateManyLock, qJobUpdateMany, qJobUpdateManyRead, qJobUpdateManyReadStarted, qLeaseTermCurrent}
-	postgresKeptQueries = []string{qJobStartMany, qJobEndMany, qJobUpdateMany, qJobUpdateManyIDs}
+	postgresKeptQueries = []string{qJobStartMany, qJobEndMany, qJobUpdateMany, qJobUpdateManyIDs,
+		qJobQueueLoads, qNodeList, qTypeLimitList, qReservationList}
 )
 
 // keepStatements prepares the keptQueries on the main pool, once per process.

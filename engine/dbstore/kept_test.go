@@ -93,3 +93,61 @@ func testBatchKeepsStatementsPrepared(t *testing.T, d *dialect, dsn string, kept
 		t.Errorf("a batch on a new connection prepared %s %d times; want once", name, n)
 	}
 }
+
+// The reads of every dispatch round that take no parameters run as
+// prepared on PostgreSQL reached directly, once a batch has kept the
+// statements: each is prepared at most once for the pool and once on each
+// connection, however many rounds read it. Behind a transaction pooler
+// none is prepared.
+func TestRoundReadsRunPreparedOnPostgres(t *testing.T) {
+	for _, b := range []struct {
+		name string
+		dsn  func(t testing.TB) string
+		kept bool
+	}{
+		{"postgres", postgresSchemaDSN, true},
+		{"postgres-pooled", func(t testing.TB) string { return postgresDatabaseDSN(t) + "&pooler=transaction" }, false},
+	} {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := t.Context()
+			dsn := b.dsn(t)
+			setup := migrated(t, openStore(t, dsn))
+			s, err := OpenWith(ctx, dsn, OpenOptions{driver: countingDriverName(t, postgresDialect)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = s.Close() })
+			j := insertQueued(t, setup)
+			countingTotal.reset()
+			if started, err := s.JobStartMany(ctx, []engine.JobUpdate{engine.QueuedStartUpdate(j, "n1")}); err != nil || started[0].Err != nil {
+				t.Fatalf("start of job %d: %v, %v", j.ID, err, started)
+			}
+			insertQueued(t, setup)
+			const rounds = 20
+			for range rounds {
+				if qs, err := s.JobQueueLoads(ctx); err != nil || len(qs) != 1 {
+					t.Fatalf("JobQueueLoads = %+v, %v; want the one queue", qs, err)
+				}
+				if _, err := s.NodeList(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := s.TypeLimitList(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := s.ReservationList(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			most := 1 + s.db.Stats().MaxOpenConnections
+			for _, name := range []string{qJobQueueLoads, qNodeList, qTypeLimitList, qReservationList} {
+				n := countingTotal.preparations(s.queries[name].text)
+				switch {
+				case b.kept && (n < 1 || n > most):
+					t.Errorf("%d rounds prepared %s %d times; want from 1 to %d", rounds, name, n, most)
+				case !b.kept && n != 0:
+					t.Errorf("%d rounds prepared %s %d times; want none", rounds, name, n)
+				}
+			}
+		})
+	}
+}

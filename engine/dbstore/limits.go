@@ -29,7 +29,7 @@ func (s *Store) TypeLimitList(ctx context.Context) ([]engine.TypeLimit, error) {
 		UpdatedAt  dbTime `db:"updated_at"`
 		Running    int    `db:"running"`
 	}
-	if err := s.selectRows(ctx, s.q, &rows, qTypeLimitList, nil, false); err != nil {
+	if err := s.selectRows(ctx, s.withKept(s.q), &rows, qTypeLimitList, nil, false); err != nil {
 		return nil, fmt.Errorf("list type limits: %w", err)
 	}
 	out := make([]engine.TypeLimit, len(rows))

@@ -119,7 +119,7 @@ func (s *Store) nodeGet(ctx context.Context, q querier, name string) (*engine.No
 // its load-holding jobs and Dispatcher set for the valid lease holder.
 func (s *Store) NodeList(ctx context.Context) ([]*engine.Node, error) {
 	var rows []nodeRow
-	if err := s.selectRows(ctx, s.q, &rows, qNodeList, nil, false); err != nil {
+	if err := s.selectRows(ctx, s.withKept(s.q), &rows, qNodeList, nil, false); err != nil {
 		return nil, fmt.Errorf("list nodes: %w", err)
 	}
 	nodes := make([]*engine.Node, 0, len(rows))

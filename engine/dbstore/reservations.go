@@ -15,7 +15,7 @@ func (s *Store) ReservationList(ctx context.Context) ([]engine.Reservation, erro
 		JobID int64  `db:"job_id"`
 		Node  string `db:"node"`
 	}
-	if err := s.selectRows(ctx, s.q, &rows, qReservationList, nil, false); err != nil {
+	if err := s.selectRows(ctx, s.withKept(s.q), &rows, qReservationList, nil, false); err != nil {
 		return nil, fmt.Errorf("list reservations: %w", err)
 	}
 	out := make([]engine.Reservation, len(rows))
