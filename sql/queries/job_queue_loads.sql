@@ -13,9 +13,10 @@
 -- in the order the rows were written, so a step from the other end would
 -- pass over the entry of every job that has left the queue since. So the
 -- types are skipped through from the last one back, the heaviest load is
--- the last entry of its type, and the lightest is read forward only where
--- some job of the type is lighter than the heaviest. That probe stops at
--- the first entry of the heaviest load.
+-- the last entry of its type, and the lightest is the first entry lighter
+-- than the heaviest, if any. That probe, a subquery of its own so that the
+-- database runs it on the index, stops at the first entry of the heaviest
+-- load.
 WITH RECURSIVE queues (status, type) AS (
     SELECT s.status,
            (SELECT type FROM jobs WHERE {{template "job_queue_match" "s.status"}} ORDER BY type DESC LIMIT 1)
@@ -26,7 +27,7 @@ WITH RECURSIVE queues (status, type) AS (
             ORDER BY type DESC LIMIT 1)
     FROM queues q
     WHERE q.type IS NOT NULL
-), loads AS (
+), loads AS MATERIALIZED (
     SELECT q.status, q.type,
            (SELECT MAX(job_load) FROM jobs WHERE {{template "job_queue_match" "q.status"}} AND type = q.type) AS heaviest,
            (SELECT COUNT(*) FROM (SELECT 1 FROM jobs WHERE {{template "job_queue_child_match" "q.status"}}
@@ -35,9 +36,8 @@ WITH RECURSIVE queues (status, type) AS (
     WHERE q.type IS NOT NULL
 )
 SELECT l.status AS status, l.type AS type,
-       CASE WHEN EXISTS (SELECT 1 FROM jobs WHERE {{template "job_queue_match" "l.status"}} AND type = l.type
-                                              AND job_load < l.heaviest)
-            THEN (SELECT MIN(job_load) FROM jobs WHERE {{template "job_queue_match" "l.status"}} AND type = l.type)
-            ELSE l.heaviest END AS lightest,
+       COALESCE((SELECT job_load FROM jobs WHERE {{template "job_queue_match" "l.status"}} AND type = l.type
+                                             AND job_load < l.heaviest
+                 ORDER BY job_load LIMIT 1), l.heaviest) AS lightest,
        l.heaviest AS heaviest, l.children AS children
 FROM loads l
