@@ -17,6 +17,7 @@ import (
 
 	"github.com/jobctl/jobctl/engine"
 	"github.com/jobctl/jobctl/engine/storetest"
+	"github.com/jobctl/jobctl/engine/waitfor"
 )
 
 // postgresBaseDSN is the test server; each test works in its own schema.
@@ -245,6 +246,11 @@ func TestPostgresPagesAndPurgesCompileNothing(t *testing.T) {
 // database would forbid, so the test has a database of its own. The 400
 // inserts would also start an automatic ANALYZE of the table, whose
 // snapshot forbids the same pruning while it lasts: the table has none.
+// A transaction in another database that holds a transaction id from
+// before the start's commit forbids it too: while the oldest running id
+// stays the same, a connection does not work out afresh what it may prune.
+// So the end waits until every transaction that ran at the start's commit
+// has ended.
 func TestPostgresRunsRewriteJobsOnTheirOwnPages(t *testing.T) {
 	t.Parallel()
 	s := migrated(t, openStore(t, postgresDatabaseDSN(t)))
@@ -306,6 +312,18 @@ func TestPostgresRunsRewriteJobsOnTheirOwnPages(t *testing.T) {
 		t.Fatalf("the jobs fill %d pages; the test needs several full ones", lastPage+1)
 	}
 	step("start", func(j *engine.Job) engine.JobUpdate { return engine.QueuedStartUpdate(j, "n1") })
+	var afterStart string
+	if err := s.db.GetContext(ctx, &afterStart, "SELECT pg_snapshot_xmax(pg_current_snapshot())::text"); err != nil {
+		t.Fatal(err)
+	}
+	waitfor.Until(t, 2*time.Minute, "the transactions that ran at the start's commit to end", func() bool {
+		var ended bool
+		err := s.db.GetContext(ctx, &ended, "SELECT pg_snapshot_xmin(pg_current_snapshot()) >= $1::xid8", afterStart)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ended
+	})
 	step("end", func(j *engine.Job) engine.JobUpdate {
 		return engine.OutcomeUpdate(j, engine.RunResult{Outcome: engine.RunSucceeded, Reason: "exit status 0"}, false, nil)
 	})
