@@ -1,11 +1,11 @@
 -- What each queue holds, in a few index steps however long it is. For
 -- each dispatchable status and each type with jobs in it, the lightest and
 -- the heaviest load, and whether any of the jobs has a parent. The types
--- are found by skipping from one to the next through jobs_queue (a loose
--- index scan), never by reading every queued job; the loads through
--- jobs_queue_load and the children through jobs_queue_children. Jobs that
--- cannot start now (run_after, their key) count too; the figures bound
--- what job_list_dispatchable can find, they do not list it.
+-- are found by skipping from one to the next through an index of the
+-- queue (a loose index scan), never by reading every queued job; the loads
+-- through jobs_queue_load and the children through jobs_queue_children.
+-- Jobs that cannot start now (run_after, their key) count too; the figures
+-- bound what job_list_dispatchable can find, they do not list it.
 --
 -- Every step reads its index from the end where the newest jobs are. On
 -- PostgreSQL the entries of jobs that have left the queue stay in its
