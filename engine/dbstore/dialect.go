@@ -98,7 +98,7 @@ type dialect struct {
 	// changes (migrations 018 and 022).
 	setsAsComparisons bool
 	// liveIndexesApart: the indexes of live jobs hold the queue statuses
-	// (jobs_queue) apart from the other live ones (jobs_status_id_node),
+	// (jobs_queue) apart from the other live ones (jobs_status_node),
 	// so a statement over live statuses of both kinds reads the whole
 	// table; a count or a listing of such statuses reads each kind in a
 	// statement of its own, both in one snapshot (liveParts). SQLite and

@@ -289,10 +289,10 @@ func TestJobChangesSkipNonWakingWrites(t *testing.T) {
 }
 
 // TestPostgresLiveIndexesLeaveOutExactlyTheEndedJobs: the partial indexes of
-// migrations 003, 010, 015, 016 and 023 name the states they leave out, or keep, by
+// migrations 003, 010, 015, 016 and 027 name the states they leave out, or keep, by
 // hand; they must be exactly the engine's sets, or a live job would be
 // missing from the index the dispatcher reads its queue through: the live
-// indexes leave out engine.TerminalStatuses (jobs_status_id_node the
+// indexes leave out engine.TerminalStatuses (jobs_status_node the
 // dispatchable ones too, which the queue indexes hold), the queue indexes
 // keep exactly engine.DispatchableStatuses, and the indexes of ended jobs,
 // which a purge and the measured use of a type read, exactly
@@ -301,7 +301,7 @@ func TestPostgresLiveIndexesLeaveOutExactlyTheEndedJobs(t *testing.T) {
 	t.Parallel()
 	s := migrated(t, openStore(t, postgresSchemaDSN(t)))
 	named := map[string]func(engine.Status) bool{
-		"jobs_status_id_node": func(st engine.Status) bool { return st.Terminal() || st.Dispatchable() },
+		"jobs_status_node":    func(st engine.Status) bool { return st.Terminal() || st.Dispatchable() },
 		"jobs_live_key_id":    engine.Status.Terminal,
 		"jobs_queue":          engine.Status.Dispatchable,
 		"jobs_queue_load":     engine.Status.Dispatchable,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"maps"
 	"net/url"
 	"os"
@@ -238,6 +239,29 @@ func TestPostgresPagesAndPurgesCompileNothing(t *testing.T) {
 	}
 }
 
+// waitRunningTransactionsEnd waits until every transaction of the server
+// that holds a transaction id and runs now has ended, in any database. Only
+// then may a connection prune, or mark dead in an index, the row versions
+// that the transactions committed so far left behind: while the oldest
+// running transaction id stays the same, a connection does not work out
+// afresh what it may remove, so a transaction of another test package in
+// another database holds the removal back too.
+func waitRunningTransactionsEnd(t *testing.T, s *Store) {
+	t.Helper()
+	ctx := t.Context()
+	var next string
+	if err := s.db.GetContext(ctx, &next, "SELECT pg_snapshot_xmax(pg_current_snapshot())::text"); err != nil {
+		t.Fatal(err)
+	}
+	waitfor.Until(t, 2*time.Minute, "the transactions running now to end", func() bool {
+		var ended bool
+		if err := s.db.GetContext(ctx, &ended, "SELECT pg_snapshot_xmin(pg_current_snapshot()) >= $1::xid8", next); err != nil {
+			t.Fatal(err)
+		}
+		return ended
+	})
+}
+
 // TestPostgresRunsRewriteJobsOnTheirOwnPages holds migration 026: the new
 // version of a job that a start or an end of a run writes lands on the page
 // of the old one. With full pages nearly every version would move to
@@ -246,11 +270,8 @@ func TestPostgresPagesAndPurgesCompileNothing(t *testing.T) {
 // database would forbid, so the test has a database of its own. The 400
 // inserts would also start an automatic ANALYZE of the table, whose
 // snapshot forbids the same pruning while it lasts: the table has none.
-// A transaction in another database that holds a transaction id from
-// before the start's commit forbids it too: while the oldest running id
-// stays the same, a connection does not work out afresh what it may prune.
-// So the end waits until every transaction that ran at the start's commit
-// has ended.
+// So does a transaction in another database that ran at the start's
+// commit: the end waits for them to end (waitRunningTransactionsEnd).
 func TestPostgresRunsRewriteJobsOnTheirOwnPages(t *testing.T) {
 	t.Parallel()
 	s := migrated(t, openStore(t, postgresDatabaseDSN(t)))
@@ -312,19 +333,61 @@ func TestPostgresRunsRewriteJobsOnTheirOwnPages(t *testing.T) {
 		t.Fatalf("the jobs fill %d pages; the test needs several full ones", lastPage+1)
 	}
 	step("start", func(j *engine.Job) engine.JobUpdate { return engine.QueuedStartUpdate(j, "n1") })
-	var afterStart string
-	if err := s.db.GetContext(ctx, &afterStart, "SELECT pg_snapshot_xmax(pg_current_snapshot())::text"); err != nil {
-		t.Fatal(err)
-	}
-	waitfor.Until(t, 2*time.Minute, "the transactions that ran at the start's commit to end", func() bool {
-		var ended bool
-		err := s.db.GetContext(ctx, &ended, "SELECT pg_snapshot_xmin(pg_current_snapshot()) >= $1::xid8", afterStart)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ended
-	})
+	waitRunningTransactionsEnd(t, s)
 	step("end", func(j *engine.Job) engine.JobUpdate {
 		return engine.OutcomeUpdate(j, engine.RunResult{Outcome: engine.RunSucceeded, Reason: "exit status 0"}, false, nil)
 	})
+}
+
+// TestPostgresNodeLoadsPassFewEntriesOfEndedJobs holds migration 027: a job
+// that has run leaves its entry in the index of live jobs past the queue
+// until the table is vacuumed, and the loads of the nodes, read every
+// round, pass over all of them. The entries of the jobs that ran on one
+// node share a key, so they are a few bytes each: after 20,000 runs the
+// read passes over about 20 pages, where an entry of its own for each job
+// (the id in the key) made it over 100. The read before the measured
+// one marks the entries dead, as the rounds of a dispatcher do, once no
+// transaction that could still see the runs is left
+// (waitRunningTransactionsEnd); the table's own database keeps other
+// tests' transactions out, and automatic vacuum is off so it cannot
+// remove the entries first.
+func TestPostgresNodeLoadsPassFewEntriesOfEndedJobs(t *testing.T) {
+	t.Parallel()
+	s := migrated(t, openStore(t, postgresDatabaseDSN(t)))
+	ctx := t.Context()
+	for _, q := range []string{
+		`ALTER TABLE jobs SET (autovacuum_enabled = false)`,
+		`INSERT INTO jobs (type, status, node, created_at, started_at, timeout_seconds)
+		 SELECT 'noop', 'RUNNING', 'n1', now(), now(), 0 FROM generate_series(1, 20000)`,
+		`UPDATE jobs SET status = 'FINISHED', finished_at = now()`,
+		`ANALYZE jobs`,
+	} {
+		if _, err := s.db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitRunningTransactionsEnd(t, s)
+	query, params, err := s.bind(s.q, qJobLoadsByNode, args{}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.db.ExecContext(ctx, query, params...); err != nil {
+		t.Fatal(err)
+	}
+	var out []byte
+	if err := s.db.GetContext(ctx, &out, "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "+query, params...); err != nil {
+		t.Fatal(err)
+	}
+	var plans []struct {
+		Plan struct {
+			Hit  int `json:"Shared Hit Blocks"`
+			Read int `json:"Shared Read Blocks"`
+		}
+	}
+	if err := json.Unmarshal(out, &plans); err != nil || len(plans) != 1 {
+		t.Fatalf("the plan %s: %v", out, err)
+	}
+	if pages := plans[0].Plan.Hit + plans[0].Plan.Read; pages > 50 {
+		t.Errorf("the loads of the nodes read %d pages past 20,000 ended jobs; want at most 50:\n%s", pages, out)
+	}
 }

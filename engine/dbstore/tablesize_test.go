@@ -198,8 +198,8 @@ func TestDispatchableReadsTheLiveKeyIndex(t *testing.T) {
 }
 
 // PostgreSQL finds a node's own live jobs, and the loads of the nodes, in
-// jobs_status_id_node, testing node in the index, however many jobs are
-// queued or ended (migration 023).
+// jobs_status_node, testing node in the index, however many jobs are
+// queued or ended (migration 027).
 func TestPostgresNodeJobsReadTheStatusIndex(t *testing.T) {
 	t.Parallel()
 	s := migrated(t, openStore(t, postgresSchemaDSN(t)))
@@ -224,8 +224,8 @@ func TestPostgresNodeJobsReadTheStatusIndex(t *testing.T) {
 		qNodeList: {},
 	} {
 		plan := planOf(t, s, name, a)
-		if !strings.Contains(plan, "jobs_status_id_node") {
-			t.Errorf("%s does not read jobs_status_id_node:\n%s", name, plan)
+		if !strings.Contains(plan, "jobs_status_node") {
+			t.Errorf("%s does not read jobs_status_node:\n%s", name, plan)
 		}
 		if a["node"] != nil && !regexp.MustCompile(`Index Cond: .*node = `).MatchString(plan) {
 			t.Errorf("%s does not test node in the index:\n%s", name, plan)
@@ -236,7 +236,7 @@ func TestPostgresNodeJobsReadTheStatusIndex(t *testing.T) {
 // A count or a listing of live jobs (a benchmark's look at its progress,
 // top's waiting jobs) reads the indexes of live jobs, never the table of
 // ended ones: on PostgreSQL the queue statuses through jobs_queue and the
-// others through jobs_status_id_node, each in a statement of its own; on
+// others through jobs_status_node, each in a statement of its own; on
 // SQLite through jobs_status_id, which holds every status, in one.
 func TestLiveCountsAndListsReadTheLiveIndexes(t *testing.T) {
 	for _, b := range []struct {
@@ -247,7 +247,7 @@ func TestLiveCountsAndListsReadTheLiveIndexes(t *testing.T) {
 	}{
 		{"sqlite", func(t *testing.T) *Store { return migratedSQLite(t) }, regexp.MustCompile(`USING (COVERING )?INDEX jobs_status_id\b`), 1},
 		{"postgres", func(t *testing.T) *Store { return migrated(t, openStore(t, postgresSchemaDSN(t))) },
-			regexp.MustCompile(`Index (Only )?Scan (Backward )?(using|on) (jobs_queue|jobs_queue_load|jobs_status_id_node)\b`), 2},
+			regexp.MustCompile(`Index (Only )?Scan (Backward )?(using|on) (jobs_queue|jobs_queue_load|jobs_status_node)\b`), 2},
 	} {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()

@@ -5,7 +5,7 @@ brief columns; .Live is for states of live jobs only (none ended), such as
 the recovery of a silent node's jobs and a node's own: such jobs
 are few whatever the table's history, and with the status term standing
 alone every backend finds them in its index of live jobs by status
-(jobs_status_id; jobs_status_id_node on PostgreSQL), where SQLite cannot
+(jobs_status_id; jobs_status_node on PostgreSQL), where SQLite cannot
 see past the flag that switches job_list_filter's status filter off and
 reads every row. .Order is the ORDER BY, built from engine.JobSortFields only.
 
