@@ -8,6 +8,11 @@ import (
 	"github.com/jobctl/jobctl/engine/waitfor"
 )
 
+// postgresPooledDSN is a database of its own reached as through a
+// transaction pooler: search_path cannot pass a pooler, so a schema will not
+// do.
+func postgresPooledDSN(t testing.TB) string { return postgresDatabaseDSN(t) + "&pooler=transaction" }
+
 // A batch of transitions on MySQL, and on PostgreSQL reached directly,
 // prepares its statements once for the pool and once on each connection
 // that runs them, not at every batch; once the pool has closed those
@@ -24,8 +29,7 @@ func TestBatchKeepsStatementsPrepared(t *testing.T) {
 	}{
 		{"mysql", mysqlDialect, mysqlDatabaseDSN, true, []string{qJobUpdateMany}},
 		{"postgres", postgresDialect, postgresSchemaDSN, true, []string{qJobStartMany, qJobEndMany}},
-		// search_path cannot pass a pooler, so this needs a database.
-		{"postgres-pooled", postgresDialect, func(t testing.TB) string { return postgresDatabaseDSN(t) + "&pooler=transaction" }, false,
+		{"postgres-pooled", postgresDialect, postgresPooledDSN, false,
 			[]string{qJobStartMany, qJobEndMany}},
 	}
 	// The counts of the backends share one wrapper; run them one at a time.
@@ -106,7 +110,7 @@ func TestRoundReadsRunPreparedOnPostgres(t *testing.T) {
 		kept bool
 	}{
 		{"postgres", postgresSchemaDSN, true},
-		{"postgres-pooled", func(t testing.TB) string { return postgresDatabaseDSN(t) + "&pooler=transaction" }, false},
+		{"postgres-pooled", postgresPooledDSN, false},
 	} {
 		t.Run(b.name, func(t *testing.T) {
 			ctx := t.Context()

@@ -128,9 +128,6 @@ var jobColumns = []string{"id", "type", "operation", "args", "payload", "job_loa
 	"rollback_type", "rollback_job_id", "rollback_of", "priority", "memory_limit", "cpu_seconds", "peak_memory",
 	"wall_seconds", "oom_killed"}
 
-// fields are r's fields in the order of jobColumns.
-func (r *jobRow) fields() []any { return r.fieldsInto(nil) }
-
 // fieldsInto appends r's fields, in the order of jobColumns, to dst[:0].
 func (r *jobRow) fieldsInto(dst []any) []any {
 	return append(dst[:0], &r.ID, &r.Type, &r.Operation, &r.Args, &r.Payload, &r.Load, &r.Status, &r.Node, &r.Key,

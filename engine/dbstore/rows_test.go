@@ -79,7 +79,7 @@ func TestJobRowsScanAsDatabaseSQLDoes(t *testing.T) {
 			var plain []jobRow
 			for rows.Next() {
 				plain = append(plain, jobRow{})
-				if err := rows.Scan(plain[len(plain)-1].fields()...); err != nil {
+				if err := rows.Scan(plain[len(plain)-1].fieldsInto(nil)...); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -111,7 +111,7 @@ func scansToDatabaseSQL(t *testing.T, s *Store, query string) bool {
 	var sc rowScanner
 	for rows.Next() {
 		var r jobRow
-		if err := sc.scan(rows, r.fields()); err != nil {
+		if err := sc.scan(rows, r.fieldsInto(nil)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -2,7 +2,6 @@ package dbstore
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -145,9 +144,9 @@ func (c *batchCycle) reportBuffers(b *testing.B, next func(i int, j *engine.Job)
 	if err != nil {
 		c.b.Fatal(err)
 	}
-	var plan []byte
+	var buffers int
 	err = runTx(context.Background(), c.s.db, func(tx *sqlx.Tx) error {
-		if err := tx.GetContext(context.Background(), &plan, "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "+query, params...); err != nil {
+		if buffers, _, err = explainBuffers(context.Background(), tx, query, params); err != nil {
 			return err
 		}
 		return errRollback
@@ -155,16 +154,7 @@ func (c *batchCycle) reportBuffers(b *testing.B, next func(i int, j *engine.Job)
 	if err != errRollback {
 		c.b.Fatal(err)
 	}
-	var explained []struct {
-		Plan struct {
-			HitBlocks  float64 `json:"Shared Hit Blocks"`
-			ReadBlocks float64 `json:"Shared Read Blocks"`
-		} `json:"Plan"`
-	}
-	if err := json.Unmarshal(plan, &explained); err != nil || len(explained) != 1 {
-		c.b.Fatalf("EXPLAIN: %v in %s", err, plan)
-	}
-	b.ReportMetric(explained[0].Plan.HitBlocks+explained[0].Plan.ReadBlocks, "buffers/batch")
+	b.ReportMetric(float64(buffers), "buffers/batch")
 }
 
 // errRollback ends a transaction whose changes are not wanted.

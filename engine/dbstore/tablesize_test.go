@@ -2,6 +2,7 @@ package dbstore
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"regexp"
@@ -127,6 +128,25 @@ func explain(ctx context.Context, tx *sqlx.Tx, dialect, query string, params []a
 		b.WriteByte('\n')
 	}
 	return b.String(), rows.Err()
+}
+
+// explainBuffers runs query under EXPLAIN (ANALYZE, BUFFERS) on PostgreSQL
+// and returns the shared buffers it touched, and the plan as JSON.
+func explainBuffers(ctx context.Context, q sqlx.QueryerContext, query string, params []any) (int, []byte, error) {
+	var plan []byte
+	if err := sqlx.GetContext(ctx, q, &plan, "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "+query, params...); err != nil {
+		return 0, nil, err
+	}
+	var explained []struct {
+		Plan struct {
+			Hit  int `json:"Shared Hit Blocks"`
+			Read int `json:"Shared Read Blocks"`
+		}
+	}
+	if err := json.Unmarshal(plan, &explained); err != nil || len(explained) != 1 {
+		return 0, plan, fmt.Errorf("EXPLAIN gave %s: %v", plan, err)
+	}
+	return explained[0].Plan.Hit + explained[0].Plan.Read, plan, nil
 }
 
 // A service a release before this one stored, with its timeout as text
