@@ -65,6 +65,10 @@ type Store interface {
 	// JobCountByStatus counts the jobs matching p (Limit ignored) per
 	// status; statuses with none are absent.
 	JobCountByStatus(ctx context.Context, p JobListParams) (map[Status]int, error)
+	// JobTimes returns the status and times of every job matching p, in
+	// no order (Limit, Sort and Brief ignored): a summary of many jobs
+	// that needs no other field.
+	JobTimes(ctx context.Context, p JobListParams) ([]JobTimes, error)
 	// JobPurge removes, in one transaction, the jobs p.Choose picks among
 	// the ended jobs (terminal statuses only, enforced) matching p, with
 	// their logs, attempts, events and reservations. With a Limit it reads
@@ -449,6 +453,16 @@ type JobListParams struct {
 	// the order by id (Desc applies only with a Field). JobCountByStatus
 	// ignores it.
 	Sort JobSort
+}
+
+// JobTimes is a job's status and when it was created, started and ended:
+// all a benchmark's summary reads of each of its jobs
+// (dbstore.Store.JobTimes), where a listing would read every field.
+type JobTimes struct {
+	Status     Status
+	CreatedAt  time.Time
+	StartedAt  *time.Time // nil until the job first starts
+	FinishedAt *time.Time // nil until it ends
 }
 
 // JobPurgeParams select ended jobs to remove; zero fields do not filter.

@@ -34,6 +34,7 @@ type runStore interface {
 	NodeList(ctx context.Context) ([]*engine.Node, error)
 	JobList(ctx context.Context, p engine.JobListParams) ([]*engine.Job, error)
 	JobCountByStatus(ctx context.Context, p engine.JobListParams) (map[engine.Status]int, error)
+	JobTimes(ctx context.Context, p engine.JobListParams) ([]engine.JobTimes, error)
 	JobUpdateMany(ctx context.Context, us []engine.JobUpdate) ([]engine.JobUpdateResult, error)
 	JobPurge(ctx context.Context, p engine.JobPurgeParams) (engine.JobPurgeResult, error)
 }
@@ -127,7 +128,7 @@ func (r *run) summarize(ctx context.Context, res *Result, s span, burnDown bool)
 	var t tally
 	ids := r.feeder.ids
 	for from := ids.first; !ids.empty() && from <= ids.last; from += summaryPage {
-		jobs, err := r.store.JobList(ctx, engine.JobListParams{Creator: r.cfg.Creator, MinID: from,
+		jobs, err := r.store.JobTimes(ctx, engine.JobListParams{Creator: r.cfg.Creator, MinID: from,
 			MaxID: min(from+summaryPage-1, ids.last)})
 		if err != nil {
 			return err

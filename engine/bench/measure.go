@@ -44,7 +44,7 @@ type tally struct {
 
 // add counts the jobs that ended within s and the latencies of those that
 // started within it.
-func (t *tally) add(jobs []*engine.Job, s span) {
+func (t *tally) add(jobs []engine.JobTimes, s span) {
 	for _, j := range jobs {
 		if j.Status.Terminal() && s.holds(j.FinishedAt) {
 			t.jobs++

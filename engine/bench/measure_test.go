@@ -28,10 +28,10 @@ func TestPercentileIsNearestRank(t *testing.T) {
 func TestSummarizeCountsOnlyTheSpan(t *testing.T) {
 	t0 := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
 	at := func(ms int) *time.Time { v := t0.Add(time.Duration(ms) * time.Millisecond); return &v }
-	job := func(status engine.Status, created int, started, finished *time.Time) *engine.Job {
-		return &engine.Job{Status: status, CreatedAt: *at(created), StartedAt: started, FinishedAt: finished}
+	job := func(status engine.Status, created int, started, finished *time.Time) engine.JobTimes {
+		return engine.JobTimes{Status: status, CreatedAt: *at(created), StartedAt: started, FinishedAt: finished}
 	}
-	jobs := []*engine.Job{
+	jobs := []engine.JobTimes{
 		job(engine.StatusFinished, 0, at(10), at(20)),       // in the span, 10ms
 		job(engine.StatusFinished, 100, at(130), at(140)),   // in the span, 30ms
 		job(engine.StatusFailed, 200, at(220), at(230)),     // in the span, not FINISHED, 20ms

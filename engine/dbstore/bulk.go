@@ -407,6 +407,27 @@ func (s *Store) JobCountByStatus(ctx context.Context, p engine.JobListParams) (m
 	return out, nil
 }
 
+// JobTimes returns the status and times of every job matching p's filters,
+// in no order; p's Limit, Sort and Brief play no part. It reads four
+// columns of each row, where JobList would read and convert them all.
+func (s *Store) JobTimes(ctx context.Context, p engine.JobListParams) ([]engine.JobTimes, error) {
+	var rows []struct {
+		Status     string `db:"status"`
+		CreatedAt  dbTime `db:"created_at"`
+		StartedAt  dbTime `db:"started_at"`
+		FinishedAt dbTime `db:"finished_at"`
+	}
+	if err := s.selectRows(ctx, s.q, &rows, qJobTimes, s.jobListArgs(p), true); err != nil {
+		return nil, fmt.Errorf("read the times of jobs: %w", err)
+	}
+	out := make([]engine.JobTimes, len(rows))
+	for i, r := range rows {
+		out[i] = engine.JobTimes{Status: engine.Status(r.Status), CreatedAt: r.CreatedAt.Time,
+			StartedAt: r.StartedAt.ptr(), FinishedAt: r.FinishedAt.ptr()}
+	}
+	return out, nil
+}
+
 // jobCount is one statement of a count by status.
 type jobCount struct {
 	name string

@@ -77,6 +77,7 @@ const (
 	qJobIDsExisting        = "job_ids_existing"
 	qJobCountByStatus      = "job_count_by_status"
 	qJobCountLiveByStatus  = "job_count_live_by_status"
+	qJobTimes              = "job_times"
 	qJobPurgeCandidates    = "job_purge_candidates"
 	qJobPurgeChildrenOf    = "job_purge_children_of"
 	qJobPurgeDelete        = "job_purge_delete"
@@ -102,7 +103,7 @@ var requiredQueries = []string{
 	qSettingInsertAbsent, qSchemaMigrationsCreate, qSchemaMigrationsExists, qSchemaMigrationsList,
 	qSchemaMigrationApplied, qSchemaMigrationInsert, qSchemaMigrationDelete, qSchemaVersion, qJobSubmit,
 	qReservationList, qReservationNodeHolder, qReservationDelete, qReservationInsert,
-	qJobInsertMany, qJobInsertRow, qJobIDsFrom, qJobIDsExisting, qJobCountByStatus, qJobCountLiveByStatus, qJobPurgeCandidates,
+	qJobInsertMany, qJobInsertRow, qJobIDsFrom, qJobIDsExisting, qJobCountByStatus, qJobCountLiveByStatus, qJobTimes, qJobPurgeCandidates,
 	qJobPurgeChildrenOf, qJobPurgeDelete, qNodeRemove, qReservationDeleteNode,
 	qJobUpdateMany,
 	qTypeLimitSet, qTypeLimitList, qTypeLimitDelete,

@@ -73,6 +73,31 @@ func (s *Store) JobList(ctx context.Context, p engine.JobListParams) ([]*engine.
 	return s.direct.JobList(ctx, p)
 }
 
+// JobTimes returns the status and times of every job matching p's filters,
+// in no order, as the SQL store's JobTimes does: p's Limit, Sort and Brief
+// play no part.
+func (s *Store) JobTimes(_ context.Context, p engine.JobListParams) ([]engine.JobTimes, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p.Limit, p.Sort = 0, engine.JobSort{}
+	found := s.jobs.list(p)
+	out := make([]engine.JobTimes, len(found))
+	for i, j := range found {
+		out[i] = engine.JobTimes{Status: j.Status, CreatedAt: j.CreatedAt,
+			StartedAt: timeCopy(j.StartedAt), FinishedAt: timeCopy(j.FinishedAt)}
+	}
+	return out, nil
+}
+
+// timeCopy is a copy of an optional time, shared with no stored job.
+func timeCopy(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	v := *t
+	return &v
+}
+
 // JobUpdate applies one guarded transition; see engine.TxStore.
 func (s *Store) JobUpdate(ctx context.Context, u engine.JobUpdate) (*engine.Job, error) {
 	s.mu.Lock()

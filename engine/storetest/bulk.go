@@ -22,6 +22,7 @@ var bulkTests = []subtest{
 	{"JobInsertManyLargePayloads", testJobInsertManyLargePayloads},
 	{"JobListCreator", testJobListCreator},
 	{"JobCountByStatus", testJobCountByStatus},
+	{"JobTimes", testJobTimes},
 	{"JobPurgeEndedOnly", testJobPurgeEndedOnly},
 	{"JobPurgeRemovesWhatChooseSays", testJobPurgeRemovesWhatChooseSays},
 	{"JobPurgeFilters", testJobPurgeFilters},
@@ -271,6 +272,60 @@ func testJobCountByStatus(t *testing.T, s engine.Store) {
 	} {
 		if got := countByStatus(t, s, tt.p); !maps.Equal(got, tt.want) {
 			t.Errorf("%s: counts %v, want %v", tt.what, got, tt.want)
+		}
+	}
+}
+
+// JobTimes gives the status and times JobList gives, of the jobs JobList
+// would list with the same filters, whatever its limit.
+func testJobTimes(t *testing.T, s engine.Store) {
+	first := insert(t, s, engine.JobInsertParams{Creator: "alice"})
+	start(t, s, insert(t, s, engine.JobInsertParams{Creator: "alice"}), "n1")
+	finished(t, s, engine.JobInsertParams{Creator: "alice"}, engine.RunSucceeded)
+	finished(t, s, engine.JobInsertParams{Creator: "alice"}, engine.RunFailed)
+	finished(t, s, engine.JobInsertParams{Creator: "bob"}, engine.RunSucceeded)
+	key := func(j engine.JobTimes) string {
+		at := func(t *time.Time) string {
+			if t == nil {
+				return "-"
+			}
+			return t.UTC().Format(time.RFC3339Nano)
+		}
+		return fmt.Sprintf("%s %s %s %s", j.Status, at(&j.CreatedAt), at(j.StartedAt), at(j.FinishedAt))
+	}
+	for _, tt := range []struct {
+		p    engine.JobListParams
+		want int
+	}{
+		{engine.JobListParams{Creator: "alice"}, 4},
+		{engine.JobListParams{Creator: "alice", Limit: 1}, 4},
+		{engine.JobListParams{Creator: "alice", MinID: first.ID + 1, MaxID: first.ID + 2}, 2},
+		{engine.JobListParams{Statuses: []engine.Status{engine.StatusFinished}}, 2},
+		{engine.JobListParams{Creator: "carol"}, 0},
+	} {
+		p := tt.p
+		listed, err := s.JobList(t.Context(), engine.JobListParams{Creator: p.Creator, Statuses: p.Statuses,
+			MinID: p.MinID, MaxID: p.MaxID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for _, j := range listed {
+			want = append(want, key(engine.JobTimes{Status: j.Status, CreatedAt: j.CreatedAt,
+				StartedAt: j.StartedAt, FinishedAt: j.FinishedAt}))
+		}
+		times, err := s.JobTimes(t.Context(), p)
+		if err != nil {
+			t.Fatalf("JobTimes(%+v): %v", p, err)
+		}
+		var got []string
+		for _, j := range times {
+			got = append(got, key(j))
+		}
+		slices.Sort(want)
+		slices.Sort(got)
+		if !slices.Equal(got, want) || len(got) != tt.want {
+			t.Errorf("JobTimes(%+v):\n%s\nwant\n%s", p, strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
 	}
 }
