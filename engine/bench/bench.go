@@ -335,9 +335,17 @@ func (r *run) look(ctx context.Context) error {
 
 // lookDue reports whether lookSpacing times as long as the last look took
 // has passed since it ended; a quarter of the stall timeout at most, so a
-// slow look never keeps the run from seeing progress in time.
+// slow look never keeps the run from seeing progress in time. A burn-down
+// also looks once its jobs should all have ended at the rate of the last
+// two looks: its first looks count a long queue and are slow, and spaced by
+// them it saw the end of a million jobs 8 s late, a wait before the figures
+// that measured nothing. Near the end a look counts few jobs and is cheap.
 func (r *run) lookDue() bool {
-	return time.Since(r.lookEnded) >= min(lookSpacing*r.lookTook, r.cfg.StallTimeout/4)
+	wait := min(lookSpacing*r.lookTook, r.cfg.StallTimeout/4)
+	if r.cfg.BurnDown > 0 && r.rate > 0 {
+		wait = min(wait, time.Duration(float64(r.active)/r.rate*float64(time.Second)))
+	}
+	return time.Since(r.lookEnded) >= wait
 }
 
 // stalled fails a run in which jobs wait but none has ended for the stall

@@ -44,6 +44,15 @@ func (r *run) settle() {
 	}
 	r.settled = true
 	r.report(PhaseCleaningUp)
+	if r.allEnded() {
+		// Nothing waits and no node holds a job of the run: each pass
+		// below would only read the queue, about a second after a burn-down
+		// of a million jobs, whose index entries no vacuum has removed yet.
+		if r.fleet != nil {
+			r.fleet.shutdown()
+		}
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
 	defer cancel()
 	// Cancelling first keeps the nodes from taking more while they stop.
@@ -57,6 +66,13 @@ func (r *run) settle() {
 	}
 	// Also what a stopped node left behind: put back to RESTART.
 	r.noteCleanup(retry(ctx, func() error { return r.cancelWaiting(ctx, engine.QueuedLikeStatuses) }))
+}
+
+// allEnded reports whether the last look found every job of the run ended,
+// as a burn-down's last look does. An ended job stays ended: only an
+// operator's requeue would bring it back.
+func (r *run) allEnded() bool {
+	return !r.lastLook.IsZero() && r.feeder.inserted > 0 && r.active == 0
 }
 
 // cleanUp settles the run, then deletes its jobs (unless Keep) and its

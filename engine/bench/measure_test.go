@@ -144,3 +144,43 @@ func TestLookSpacing(t *testing.T) {
 		t.Error("no look is due 16s after one that took 10s, past a quarter of the stall timeout")
 	}
 }
+
+// A burn-down looks once its jobs should have ended at the rate seen last,
+// however long its last look took; a run of a fixed duration does not.
+func TestBurnDownLooksAtItsExpectedEnd(t *testing.T) {
+	r := &run{cfg: &Config{BurnDown: 1000, StallTimeout: time.Minute}}
+	r.lookEnded, r.lookTook = time.Now().Add(-time.Second), time.Second // spaced: 15s
+	r.active, r.rate = 100, 1000                                        // ends in 100ms
+	if !r.lookDue() {
+		t.Error("no look is due 1s after the last, 0.1s of jobs ago")
+	}
+	r.rate = 10 // ends in 10s
+	if r.lookDue() {
+		t.Error("a look is due 1s after the last, with 10s of jobs left and 15s of spacing")
+	}
+	r.cfg.BurnDown, r.rate = 0, 1000
+	if r.lookDue() {
+		t.Error("a run of a fixed duration looks before its spacing")
+	}
+}
+
+// Only a run whose last look found every job ended skips the passes that
+// cancel what waits.
+func TestAllEndedNeedsALookThatFoundNoneLive(t *testing.T) {
+	r := &run{feeder: &feeder{}}
+	if r.allEnded() {
+		t.Error("a run that inserted nothing and never looked has all ended")
+	}
+	r.feeder.inserted = 10
+	if r.allEnded() {
+		t.Error("a run that never looked has all ended")
+	}
+	r.lastLook, r.active = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC), 3
+	if r.allEnded() {
+		t.Error("a run with 3 live jobs at its last look has all ended")
+	}
+	r.active = 0
+	if !r.allEnded() {
+		t.Error("a run whose last look found none live has not all ended")
+	}
+}
