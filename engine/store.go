@@ -456,8 +456,8 @@ type JobListParams struct {
 }
 
 // JobTimes is a job's status and when it was created, started and ended:
-// all a benchmark's summary reads of each of its jobs
-// (dbstore.Store.JobTimes), where a listing would read every field.
+// all a benchmark's summary reads of each of its jobs (Store.JobTimes),
+// where a listing would read every field.
 type JobTimes struct {
 	Status     Status
 	CreatedAt  time.Time

@@ -285,11 +285,11 @@ func testJobTimes(t *testing.T, s engine.Store) {
 	finished(t, s, engine.JobInsertParams{Creator: "alice"}, engine.RunFailed)
 	finished(t, s, engine.JobInsertParams{Creator: "bob"}, engine.RunSucceeded)
 	key := func(j engine.JobTimes) string {
-		at := func(t *time.Time) string {
-			if t == nil {
+		at := func(when *time.Time) string {
+			if when == nil {
 				return "-"
 			}
-			return t.UTC().Format(time.RFC3339Nano)
+			return when.UTC().Format(time.RFC3339Nano)
 		}
 		return fmt.Sprintf("%s %s %s %s", j.Status, at(&j.CreatedAt), at(j.StartedAt), at(j.FinishedAt))
 	}
