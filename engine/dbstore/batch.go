@@ -34,6 +34,19 @@ const (
 	readIDs                     // which jobs changed, no fields (JobUpdateManyQuiet)
 )
 
+// statements are the job_update_many statements that read back what r
+// asks for: the one whose UPDATE returns it, and the read after a locked
+// update where UPDATE returns no rows (none for readIDs).
+func (r readBack) statements() (returning, lockedRead string) {
+	switch r {
+	case readStarted:
+		return qJobUpdateManyStarted, qJobUpdateManyReadStarted
+	case readIDs:
+		return qJobUpdateManyIDs, ""
+	}
+	return qJobUpdateMany, qJobUpdateManyRead
+}
+
 // JobUpdateMany applies many guarded transitions; see engine.Store. Each
 // chunk of jobUpdateChunk transitions is one statement where the backend
 // has UPDATE … RETURNING, and a batch of one chunk runs without a
@@ -199,13 +212,7 @@ func (s *Store) jobUpdateChunk(ctx context.Context, q querier, us []engine.JobUp
 // updateStatement is the statement that applies the chunk us where UPDATE
 // returns rows, and its parameters; it reads back what read asks for.
 func (s *Store) updateStatement(us []engine.JobUpdate, read readBack) (string, args) {
-	query := qJobUpdateMany
-	switch read {
-	case readIDs:
-		query = qJobUpdateManyIDs
-	case readStarted:
-		query = qJobUpdateManyStarted
-	}
+	query, _ := read.statements()
 	switch {
 	// A node's starts, as it takes a batch of offers, and the ends of its
 	// runs, as it records their results: each kind has a statement made
@@ -263,11 +270,7 @@ func (s *Store) jobUpdateChunkLocked(ctx context.Context, q querier, us []engine
 		return fmt.Errorf("changed %d of %d locked jobs", n, len(match))
 	}
 	var rows []jobRow
-	if read != readIDs {
-		query := qJobUpdateManyRead
-		if read == readStarted {
-			query = qJobUpdateManyReadStarted
-		}
+	if _, query := read.statements(); query != "" {
 		if err := s.selectRows(ctx, q, &rows, query, args{"ids": jobIDsJSON(match)}, false); err != nil {
 			return err
 		}

@@ -17,16 +17,19 @@ func TestQueueLoadsAreIndexStepsFromTheNewestEnd(t *testing.T) {
 		open  func(t *testing.T) *Store
 		fill  string
 		whole *regexp.Regexp // a step that reads every row or entry
+		// backward is how many index steps must read from the newest end:
+		// SQLite's plan does not say which way it reads.
+		backward int
 	}{
 		{"postgres", func(t *testing.T) *Store { return migrated(t, openStore(t, postgresSchemaDSN(t))) },
 			`INSERT INTO jobs (type, status, created_at, timeout_seconds, job_load)
 			 SELECT 'noop', 'QUEUED', now(), 0, 1 + i % 2 FROM generate_series(1, 20000) AS i`,
-			regexp.MustCompile(`Seq Scan`)},
+			regexp.MustCompile(`Seq Scan`), 2},
 		{"sqlite", func(t *testing.T) *Store { return migratedSQLite(t) },
 			`WITH RECURSIVE i(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM i WHERE n < 20000)
 			 INSERT INTO jobs (type, status, created_at, timeout_seconds, job_load)
 			 SELECT 'noop', 'QUEUED', '2026-01-01 00:00:00', 0, 1 + n % 2 FROM i`,
-			regexp.MustCompile(`SCAN jobs`)},
+			regexp.MustCompile(`SCAN jobs`), 0},
 	} {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
@@ -40,7 +43,7 @@ func TestQueueLoadsAreIndexStepsFromTheNewestEnd(t *testing.T) {
 			if b.whole.MatchString(plan) {
 				t.Errorf("the queues' loads read a whole table or index:\n%s", plan)
 			}
-			if b.name == "postgres" && strings.Count(plan, "Index Only Scan Backward") < 2 {
+			if strings.Count(plan, "Index Only Scan Backward") < b.backward {
 				t.Errorf("the queues' types and heaviest loads are not read from the newest end:\n%s", plan)
 			}
 		})
