@@ -50,6 +50,7 @@ type run struct {
 	// Of the last look at the counts.
 	done     int
 	active   int // not ended
+	counted  int // jobs inserted when it looked
 	lastDone time.Time
 	lastLook time.Time
 	lookGap  time.Duration // between the last two looks
@@ -329,7 +330,7 @@ func (r *run) look(ctx context.Context) error {
 	if done > r.done {
 		r.lastDone = now
 	}
-	r.done, r.active, r.lastLook = done, total-done, now
+	r.done, r.active, r.counted, r.lastLook = done, total-done, total, now
 	return nil
 }
 

@@ -164,8 +164,8 @@ func TestBurnDownLooksAtItsExpectedEnd(t *testing.T) {
 	}
 }
 
-// Only a run whose last look found every job ended skips the passes that
-// cancel what waits.
+// Only a run whose last look found every job ended, with none inserted
+// since, skips the passes that cancel what waits.
 func TestAllEndedNeedsALookThatFoundNoneLive(t *testing.T) {
 	r := &run{feeder: &feeder{}}
 	if r.allEnded() {
@@ -175,12 +175,16 @@ func TestAllEndedNeedsALookThatFoundNoneLive(t *testing.T) {
 	if r.allEnded() {
 		t.Error("a run that never looked has all ended")
 	}
-	r.lastLook, r.active = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC), 3
+	r.lastLook, r.counted, r.active = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC), 10, 3
 	if r.allEnded() {
 		t.Error("a run with 3 live jobs at its last look has all ended")
 	}
 	r.active = 0
 	if !r.allEnded() {
 		t.Error("a run whose last look found none live has not all ended")
+	}
+	r.feeder.inserted = 20
+	if r.allEnded() {
+		t.Error("a run that inserted 10 jobs after its last look found none live has all ended")
 	}
 }
