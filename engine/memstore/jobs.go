@@ -84,18 +84,9 @@ func (s *Store) JobTimes(_ context.Context, p engine.JobListParams) ([]engine.Jo
 	out := make([]engine.JobTimes, len(found))
 	for i, j := range found {
 		out[i] = engine.JobTimes{Status: j.Status, CreatedAt: j.CreatedAt,
-			StartedAt: timeCopy(j.StartedAt), FinishedAt: timeCopy(j.FinishedAt)}
+			StartedAt: clonePtr(j.StartedAt), FinishedAt: clonePtr(j.FinishedAt)}
 	}
 	return out, nil
-}
-
-// timeCopy is a copy of an optional time, shared with no stored job.
-func timeCopy(t *time.Time) *time.Time {
-	if t == nil {
-		return nil
-	}
-	v := *t
-	return &v
 }
 
 // JobUpdate applies one guarded transition; see engine.TxStore.
