@@ -13,8 +13,9 @@ import (
 // its own, and returns once the run has ended and finish has its result:
 // from here on the job is RUNNING on this node, and whatever happens,
 // finish records its end. The run is waited for right here, not by
-// another goroutine: a node working thousands of short jobs a second
-// starts one goroutine fewer for each.
+// another goroutine, and a builtin's handler runs right here: a node
+// working thousands of short jobs a second starts two goroutines fewer for
+// each.
 func (r *jobRunner) start(h handler, spec runner.Spec, ar *activeRun) {
 	job := ar.job
 	ar.out = r.newOutput(job)
@@ -24,7 +25,8 @@ func (r *jobRunner) start(h handler, spec runner.Spec, ar *activeRun) {
 	var err error
 	switch {
 	case h.builtin != nil:
-		run, err = runner.StartBuiltin(spec, h.builtin, ar.out)
+		// Prepared, not started: it runs below, in this goroutine.
+		run, err = runner.PrepareBuiltin(spec, h.builtin, ar.out)
 	case h.user != nil:
 		if err = r.resources.makeTempDir(h.user, ar, &spec); err == nil {
 			run, err = runner.Start(spec, ar.out)
@@ -74,6 +76,7 @@ func (r *jobRunner) start(h handler, spec runner.Spec, ar *activeRun) {
 	if r.log.Enabled(context.Background(), slog.LevelDebug) { // spares building the line's values
 		r.log.Debug("job started", "job", job.ID, "type", job.Type, "attempt", job.Attempt, "load", job.Load)
 	}
+	run.Execute() // a builtin's handler, here; a process runs on its own
 	<-run.Done()
 	// Before the result: whoever sees the job ended finds its TMPDIR gone.
 	r.resources.removeTempDir(ar)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 )
 
@@ -18,19 +19,44 @@ type Builtin func(ctx context.Context, s Spec, gate *Gate, out Output) error
 // code 1, the error as Reason); a panic is recovered and fails the run
 // rather than the node.
 func StartBuiltin(s Spec, b Builtin, out Output) (*Run, error) {
+	r, err := PrepareBuiltin(s, b, out)
+	if err != nil {
+		return nil, err
+	}
+	go r.Execute()
+	return r, nil
+}
+
+// PrepareBuiltin is StartBuiltin without the goroutine: the run is armed
+// (its timeout runs, and Pause, Cancel and Kill act on it) but b is called
+// only by Execute, in a goroutine the caller already has. A node that waits
+// for each run in a goroutine of its own runs a builtin right there, and
+// starts one goroutine fewer for each of thousands of short jobs a second.
+func PrepareBuiltin(s Spec, b Builtin, out Output) (*Run, error) {
 	if b == nil {
 		return nil, errors.New("runner: no builtin handler")
 	}
 	r := newRun(s, out)
 	ctx, cancel := context.WithCancel(context.Background())
-	bc := &builtinControl{cancel: cancel, out: r.out}
-	r.start(bc)
-	go func() {
-		err := callBuiltin(ctx, b, s, &bc.gate, r.out)
-		cancel()
-		r.finish(builtinEnding(err))
-	}()
+	r.start(&builtinControl{handler: b, ctx: ctx, cancel: cancel, out: r.out})
 	return r, nil
+}
+
+// Execute calls the handler of a run of PrepareBuiltin and returns once the
+// run has ended and its Result is set. A run stopped before Execute, by
+// Cancel, Kill or its timeout, ends so without calling the handler. Execute
+// does nothing for a run of a process, or when called again.
+func (r *Run) Execute() {
+	bc, ok := r.ctl.(*builtinControl)
+	if !ok || !bc.executing.CompareAndSwap(false, true) {
+		return
+	}
+	err := bc.ctx.Err()
+	if err == nil {
+		err = callBuiltin(bc.ctx, bc.handler, r.spec, &bc.gate, r.out)
+	}
+	bc.cancel()
+	r.finish(builtinEnding(err))
 }
 
 func callBuiltin(ctx context.Context, b Builtin, s Spec, gate *Gate, out Output) (err error) {
@@ -66,9 +92,12 @@ func (e *finalError) Unwrap() error { return e.err }
 
 // builtinControl pauses and stops a builtin through its Gate and context.
 type builtinControl struct {
-	gate   Gate
-	cancel context.CancelFunc
-	out    *trackingOutput
+	handler   Builtin
+	ctx       context.Context
+	executing atomic.Bool // Execute was called
+	gate      Gate
+	cancel    context.CancelFunc
+	out       *trackingOutput
 }
 
 func (b *builtinControl) pause() error  { b.gate.set(true); return nil }

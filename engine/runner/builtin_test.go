@@ -246,3 +246,50 @@ func TestGate(t *testing.T) {
 		t.Fatal("Wait did not return when the gate opened")
 	}
 }
+
+func TestPreparedBuiltinRunsInExecute(t *testing.T) {
+	t.Parallel()
+	calls := 0
+	r, err := PrepareBuiltin(Spec{}, func(context.Context, Spec, *Gate, Output) error { calls++; return nil },
+		newRecordingOutput())
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-r.Done():
+		t.Fatal("a prepared run ended before Execute")
+	default:
+	}
+	r.Execute()
+	r.Execute() // a second call does nothing
+	if got := waitDone(t, r); got.Outcome != Succeeded || calls != 1 {
+		t.Errorf("result = %+v after %d calls of the handler, want Succeeded after 1", got, calls)
+	}
+}
+
+func TestPreparedBuiltinStoppedBeforeExecuteNeverRuns(t *testing.T) {
+	t.Parallel()
+	for _, stop := range []struct {
+		name   string
+		stop   func(*Run)
+		reason string
+	}{
+		{"cancel", func(r *Run) { r.Cancel("operator", 0) }, "cancelled: operator"},
+		{"kill", func(r *Run) { r.Kill("lease lost") }, "cancelled: lease lost"},
+	} {
+		t.Run(stop.name, func(t *testing.T) {
+			t.Parallel()
+			called := false
+			r, err := PrepareBuiltin(Spec{}, func(context.Context, Spec, *Gate, Output) error { called = true; return nil },
+				newRecordingOutput())
+			if err != nil {
+				t.Fatal(err)
+			}
+			stop.stop(r)
+			r.Execute()
+			if got := waitDone(t, r); got.Outcome != Cancelled || got.Reason != stop.reason || called {
+				t.Errorf("result = %+v, handler called %v; want Cancelled (%s) without a call", got, called, stop.reason)
+			}
+		})
+	}
+}
