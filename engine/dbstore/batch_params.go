@@ -160,8 +160,8 @@ func jobStartArrays(us []engine.JobUpdate) args {
 }
 
 // jobInsertArrays are the PostgreSQL arrays of job_insert_arrays, one per
-// column, from the rows of jobInsertArgs.
-func jobInsertArrays(rows []args) args {
+// column, from the rows of jobInsertRow.
+func jobInsertArrays(rows []insertRow) args {
 	n := len(rows)
 	var (
 		types, operations = make(pq.StringArray, n), make(pq.StringArray, n)
@@ -179,24 +179,24 @@ func jobInsertArrays(rows []args) args {
 		priorities        = make(pq.Int64Array, n)
 		memoryLimits      = make(pq.Int64Array, n)
 	)
-	for i, a := range rows {
-		types[i], operations[i] = a["type"].(string), a["operation"].(string)
-		argv[i], payloads[i] = a["args"].(string), a["payload"].(string)
-		statuses[i], keys[i] = a["status"].(string), a["job_key"].(string)
-		rollbacks[i], creators[i] = a["rollback"].(string), a["creator"].(string)
-		rollbackTypes[i] = a["rollback_type"].(string)
-		loads[i], backoffs[i] = a["load"].(float64), a["backoff_seconds"].(float64)
-		timeouts[i] = a["timeout_seconds"].(float64)
-		maxAttempts[i] = int64(a["max_attempts"].(int))
-		if p, _ := a["parent_id"].(*int64); p != nil {
-			parents[i] = sql.NullInt64{Int64: *p, Valid: true}
+	for i, r := range rows {
+		types[i], operations[i] = r.typ, r.operation
+		argv[i], payloads[i] = r.args, r.payload
+		statuses[i], keys[i] = r.status, r.key
+		rollbacks[i], creators[i] = r.rollback, r.creator
+		rollbackTypes[i] = r.rollbackType
+		loads[i], backoffs[i] = r.load, r.backoffSeconds
+		timeouts[i] = r.timeoutSeconds
+		maxAttempts[i] = int64(r.maxAttempts)
+		if r.parentID != nil {
+			parents[i] = sql.NullInt64{Int64: *r.parentID, Valid: true}
 		}
-		if t, ok := a["run_after"].(time.Time); ok {
+		if t, ok := r.runAfter.(time.Time); ok {
 			runAfters[i] = sql.NullString{String: t.UTC().Format(time.RFC3339Nano), Valid: true}
 		}
-		queued[i] = a["queued"].(bool)
-		priorities[i] = int64(a["priority"].(int))
-		memoryLimits[i] = a["memory_limit"].(int64)
+		queued[i] = r.status == string(engine.StatusQueued)
+		priorities[i] = int64(r.priority)
+		memoryLimits[i] = r.memoryLimit
 	}
 	return args{
 		"types": types, "operations": operations, "args": argv, "payloads": payloads,

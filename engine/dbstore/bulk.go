@@ -36,10 +36,10 @@ const idChunk = 500
 // chunk; see engine.Store. Every job is validated and every parent checked
 // before anything is written.
 func (s *Store) JobInsertMany(ctx context.Context, ps []engine.JobInsertParams) ([]int64, error) {
-	rows := make([]args, len(ps))
+	rows := make([]insertRow, len(ps))
 	parents := map[int64]bool{}
 	for i, p := range ps {
-		a, err := s.jobInsertArgs(p)
+		a, err := s.jobInsertRow(p)
 		if err != nil {
 			return nil, atIndex(err, i)
 		}
@@ -234,8 +234,8 @@ func atIndex(err error, i int) error {
 }
 
 // rowBytes is the bulk of one row's parameters: its texts.
-func rowBytes(a args) int {
-	return len(a["args"].(string)) + len(a["payload"].(string)) + len(a["rollback"].(string))
+func rowBytes(r insertRow) int {
+	return len(r.args) + len(r.payload) + len(r.rollback)
 }
 
 // jobsMustExist returns a *NotFoundError (as JobInsert words it) for the
@@ -261,8 +261,8 @@ func (s *Store) jobsMustExist(ctx context.Context, q querier, ids []int64) error
 
 // insertArrays returns the insert of one chunk of rows through
 // job_insert_arrays, in tx.
-func (s *Store) insertArrays(tx *sqlx.Tx) func(ctx context.Context, rows []args) ([]int64, error) {
-	return func(ctx context.Context, rows []args) ([]int64, error) {
+func (s *Store) insertArrays(tx *sqlx.Tx) func(ctx context.Context, rows []insertRow) ([]int64, error) {
+	return func(ctx context.Context, rows []insertRow) ([]int64, error) {
 		var ids []int64
 		if err := s.selectRows(ctx, tx, &ids, qJobInsertArrays, jobInsertArrays(rows), false); err != nil {
 			return nil, err
@@ -318,9 +318,10 @@ func (ri *rowInserter) close() {
 
 // insert runs one multi-row INSERT and returns the new ids in the order of
 // rows.
-func (ri *rowInserter) insert(ctx context.Context, rows []args) ([]int64, error) {
+func (ri *rowInserter) insert(ctx context.Context, rows []insertRow) ([]int64, error) {
 	params := make([]any, 0, len(rows)*len(ri.names))
-	for _, a := range rows {
+	for _, r := range rows {
+		a := r.params()
 		for _, name := range ri.names {
 			params = append(params, a[name])
 		}
