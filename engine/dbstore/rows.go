@@ -177,6 +177,27 @@ func selectJobRows(ctx context.Context, q querier, dest *[]jobRow, query string,
 	return rows.Err()
 }
 
+// selectInt64s appends the one integer column of a query's rows, such as
+// the ids a batch's write returns, to dest, as sqlx.Select would: its
+// reflection allocated twice a row, for thousands of rows a second.
+func selectInt64s(ctx context.Context, q querier, dest *[]int64, query string, params []any) error {
+	rows, err := q.QueryContext(ctx, query, params...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	out := *dest
+	for rows.Next() {
+		var v int64
+		if err := rows.Scan(&v); err != nil {
+			return err
+		}
+		out = append(out, v)
+	}
+	*dest = out
+	return rows.Err()
+}
+
 // rowScanner scans rows into fields of the types jobRow has. database/sql
 // converts most values to a field through reflection, which cost a node
 // working short jobs a tenth of its CPU; the values PostgreSQL and SQLite

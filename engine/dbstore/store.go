@@ -287,8 +287,11 @@ func (s *Store) selectRows(ctx context.Context, q querier, dest any, name string
 	if err != nil {
 		return err
 	}
-	if jobs, ok := dest.(*[]jobRow); ok {
-		return selectJobRows(ctx, q, jobs, query, params)
+	switch d := dest.(type) {
+	case *[]jobRow:
+		return selectJobRows(ctx, q, d, query, params)
+	case *[]int64:
+		return selectInt64s(ctx, q, d, query, params)
 	}
 	return sqlx.SelectContext(ctx, q, dest, query, params...)
 }
