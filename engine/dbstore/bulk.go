@@ -39,7 +39,7 @@ func (s *Store) JobInsertMany(ctx context.Context, ps []engine.JobInsertParams) 
 	rows := make([]insertRow, len(ps))
 	parents := map[int64]bool{}
 	for i, p := range ps {
-		a, err := s.jobInsertRow(p)
+		row, err := s.jobInsertRow(p)
 		if err != nil {
 			return nil, atIndex(err, i)
 		}
@@ -47,7 +47,7 @@ func (s *Store) JobInsertMany(ctx context.Context, ps []engine.JobInsertParams) 
 			// The multi-row statements leave both columns NULL.
 			return nil, atIndex(engine.ErrInsertManyPlace, i)
 		}
-		rows[i] = a
+		rows[i] = row
 		if p.ParentID != nil {
 			parents[*p.ParentID] = true
 		}
