@@ -3,7 +3,9 @@ package dbstore
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/hex"
+	"fmt"
 	"maps"
 	"net/url"
 	"os"
@@ -405,5 +407,113 @@ func TestPostgresNodeLoadsPassFewEntriesOfEndedJobs(t *testing.T) {
 	waitRunningTransactionsEnd(t, s)
 	if pages, plan := readTwice(); pages > 50 {
 		t.Errorf("the loads of the nodes read %d pages past 20,000 ended jobs; want at most 50:\n%s", pages, plan)
+	}
+}
+
+// TestPostgresQueueReadPassesStartedJobsWhileAWriteIsHeld holds the rest of
+// what README says of a transaction left open. A job that started leaves
+// its entry in the queue's index until the table is vacuumed. Once no
+// transaction can still see the job queued, the first read that passes the
+// entry marks it dead, and later reads step over it on the index page. A
+// transaction that wrote in another database and is still open keeps every
+// read of the queue following each such entry to the table; a read-only
+// one there holds nothing back.
+func TestPostgresQueueReadPassesStartedJobsWhileAWriteIsHeld(t *testing.T) {
+	t.Parallel()
+	s := migrated(t, openStore(t, postgresDatabaseDSN(t)))
+	ctx := t.Context()
+	exec := func(q string) {
+		t.Helper()
+		if _, err := s.db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exec(`ALTER TABLE jobs SET (autovacuum_enabled = false)`)
+	exec(`INSERT INTO jobs (type, status, created_at, queued_at, timeout_seconds)
+	      SELECT 'noop', 'QUEUED', now(), now(), 0 FROM generate_series(1, 20010)`)
+	exec(`ANALYZE jobs`)
+	var first int64
+	if err := s.db.GetContext(ctx, &first, "SELECT min(id) FROM jobs"); err != nil {
+		t.Fatal(err)
+	}
+	// start moves the jobs of ids first+from to first+to-1 to RUNNING.
+	start := func(from, to int) {
+		t.Helper()
+		if _, err := s.db.ExecContext(ctx, `UPDATE jobs SET status = 'RUNNING', node = 'n1', started_at = now()
+		                                    WHERE id >= $1 AND id < $2`, first+int64(from), first+int64(to)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	query, params, err := s.bind(s.q, qJobListDispatchable, args{"status": "QUEUED", "type": engine.TypeNoop,
+		"limit": int64(1000), "after_priority": engine.MaxPriority + 1, "after_id": int64(0),
+		"max_load": 2 * engine.MaxJobLoad, "load_above": -1.0}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// readTwice reads the first page of the queue as two rounds in a row
+	// do, in index order as the dispatcher asks for it, checks that it
+	// begins at the job of id first+queued, and gives the pages the second
+	// read touched.
+	readTwice := func(queued int) (pages int, plan []byte) {
+		t.Helper()
+		err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+			if _, err := tx.ExecContext(ctx, s.dialect.pageInIndexOrder); err != nil {
+				return err
+			}
+			var found []int64
+			if err := tx.SelectContext(ctx, &found, "SELECT id FROM ("+query+") AS page", params...); err != nil {
+				return err
+			}
+			if len(found) == 0 || found[0] != first+int64(queued) {
+				return fmt.Errorf("the first page begins with the jobs %v, want %d first", found[:min(len(found), 3)],
+					first+int64(queued))
+			}
+			pages, plan, err = explainBuffers(ctx, tx, query, params)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pages, plan
+	}
+	other := openStore(t, postgresDatabaseDSN(t))
+
+	readOnly, err := other.db.BeginTxx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = readOnly.Rollback() }()
+	if _, err := readOnly.ExecContext(ctx, "SELECT 1"); err != nil { // takes its snapshot
+		t.Fatal(err)
+	}
+	start(0, 10000)
+	waitRunningTransactionsEnd(t, s)
+	if pages, plan := readTwice(10000); pages > 250 {
+		t.Errorf("with a read-only transaction held open in another database, the first page of the queue read "+
+			"%d pages past 10,000 started jobs; want at most 250:\n%s", pages, plan)
+	}
+	if err := readOnly.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+
+	held, err := other.db.BeginTxx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = held.Rollback() }()
+	if _, err := held.ExecContext(ctx, "SELECT pg_current_xact_id()"); err != nil {
+		t.Fatal(err)
+	}
+	start(10000, 20000)
+	if pages, plan := readTwice(20000); pages <= 400 {
+		t.Errorf("with a write held open in another database, the first page of the queue read only %d pages "+
+			"past 10,000 jobs started since; want over 400, as each entry leads to the table:\n%s", pages, plan)
+	}
+	if err := held.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	waitRunningTransactionsEnd(t, s)
+	if pages, plan := readTwice(20000); pages > 250 {
+		t.Errorf("the first page of the queue read %d pages past 20,000 started jobs; want at most 250:\n%s", pages, plan)
 	}
 }
