@@ -340,6 +340,38 @@ func TestPostgresRunsRewriteJobsOnTheirOwnPages(t *testing.T) {
 	})
 }
 
+// unvacuumedPostgresStore is a migrated store of a PostgreSQL database of
+// its own, whose jobs table no automatic vacuum or analyze touches, for the
+// tests of what reads of the table pass over; exec runs a statement in it.
+func unvacuumedPostgresStore(t *testing.T) (s *Store, exec func(string)) {
+	t.Helper()
+	s = migrated(t, openStore(t, postgresDatabaseDSN(t)))
+	exec = func(q string) {
+		t.Helper()
+		if _, err := s.db.ExecContext(t.Context(), q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exec(`ALTER TABLE jobs SET (autovacuum_enabled = false)`)
+	return s, exec
+}
+
+// holdWrite opens a transaction in other's database that holds a
+// transaction id, as one that wrote does, until the test rolls it back or
+// ends.
+func holdWrite(t *testing.T, other *Store) *sqlx.Tx {
+	t.Helper()
+	held, err := other.db.BeginTxx(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = held.Rollback() })
+	if _, err := held.ExecContext(t.Context(), "SELECT pg_current_xact_id()"); err != nil {
+		t.Fatal(err)
+	}
+	return held
+}
+
 // TestPostgresNodeLoadsPassFewEntriesOfEndedJobs holds migration 027: a job
 // that has run leaves its entry in the index of live jobs past the queue
 // until the table is vacuumed, and the loads of the nodes, read every
@@ -358,26 +390,12 @@ func TestPostgresRunsRewriteJobsOnTheirOwnPages(t *testing.T) {
 // following the entries to the table, however often it is repeated.
 func TestPostgresNodeLoadsPassFewEntriesOfEndedJobs(t *testing.T) {
 	t.Parallel()
-	s := migrated(t, openStore(t, postgresDatabaseDSN(t)))
+	s, exec := unvacuumedPostgresStore(t)
 	ctx := t.Context()
-	exec := func(q string) {
-		t.Helper()
-		if _, err := s.db.ExecContext(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	exec(`ALTER TABLE jobs SET (autovacuum_enabled = false)`)
 	exec(`INSERT INTO jobs (type, status, node, created_at, started_at, timeout_seconds)
 	      SELECT 'noop', 'RUNNING', 'n1', now(), now(), 0 FROM generate_series(1, 20000)`)
 	other := openStore(t, postgresDatabaseDSN(t))
-	held, err := other.db.BeginTxx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = held.Rollback() }()
-	if _, err := held.ExecContext(ctx, "SELECT pg_current_xact_id()"); err != nil {
-		t.Fatal(err)
-	}
+	held := holdWrite(t, other)
 	exec(`UPDATE jobs SET status = 'FINISHED', finished_at = now()`)
 	exec(`ANALYZE jobs`)
 	query, params, err := s.bind(s.q, qJobLoadsByNode, args{}, true)
@@ -420,15 +438,8 @@ func TestPostgresNodeLoadsPassFewEntriesOfEndedJobs(t *testing.T) {
 // one there holds nothing back.
 func TestPostgresQueueReadPassesStartedJobsWhileAWriteIsHeld(t *testing.T) {
 	t.Parallel()
-	s := migrated(t, openStore(t, postgresDatabaseDSN(t)))
+	s, exec := unvacuumedPostgresStore(t)
 	ctx := t.Context()
-	exec := func(q string) {
-		t.Helper()
-		if _, err := s.db.ExecContext(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	exec(`ALTER TABLE jobs SET (autovacuum_enabled = false)`)
 	exec(`INSERT INTO jobs (type, status, created_at, queued_at, timeout_seconds)
 	      SELECT 'noop', 'QUEUED', now(), now(), 0 FROM generate_series(1, 20010)`)
 	exec(`ANALYZE jobs`)
@@ -496,14 +507,7 @@ func TestPostgresQueueReadPassesStartedJobsWhileAWriteIsHeld(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	held, err := other.db.BeginTxx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = held.Rollback() }()
-	if _, err := held.ExecContext(ctx, "SELECT pg_current_xact_id()"); err != nil {
-		t.Fatal(err)
-	}
+	held := holdWrite(t, other)
 	start(10000, 20000)
 	if pages, plan := readTwice(20000); pages <= 400 {
 		t.Errorf("with a write held open in another database, the first page of the queue read only %d pages "+
