@@ -69,10 +69,11 @@ func (r *run) settle() {
 }
 
 // allEnded reports whether the last look found every job of the run ended
-// and none was inserted since, as a burn-down's last look does. An ended
-// job stays ended: only an operator's requeue would bring it back.
+// and none was inserted since, as a burn-down's last look does. Only a look
+// sets counted. An ended job stays ended: only an operator's requeue would
+// bring it back.
 func (r *run) allEnded() bool {
-	return !r.lastLook.IsZero() && r.counted > 0 && r.active == 0 && r.counted == r.feeder.inserted
+	return r.counted > 0 && r.active == 0 && r.counted == r.feeder.inserted
 }
 
 // cleanUp settles the run, then deletes its jobs (unless Keep) and its
