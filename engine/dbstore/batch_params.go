@@ -1,11 +1,8 @@
 package dbstore
 
 import (
-	"database/sql"
 	"strconv"
 	"time"
-
-	"github.com/lib/pq"
 
 	"github.com/jobctl/jobctl/engine"
 )
@@ -16,22 +13,24 @@ import (
 // false (absent).
 
 // jobUpdateArrays are PostgreSQL arrays, one per column of the unnest.
+// The fields most transitions leave unset, a flag off among them (NULL
+// reads as false), are sparse (newPGSparse).
 func jobUpdateArrays(us []engine.JobUpdate) args {
 	n := len(us)
 	var (
 		ids, versions     = newPGArray(n, 8), newPGArray(n, 2)
 		from, to          = newPGArray(n, 9), newPGArray(n, 9)
-		nodes, messages   = newPGArray(n, 8), newPGArray(n, 4)
-		exitCodes         = newPGArray(n, 4)
-		runAfter          = newPGArray(n, 4)
-		increment, rebase = newPGArray(n, 1), newPGArray(n, 1)
-		clear, queued     = newPGArray(n, 1), newPGArray(n, 1)
-		started, finished = newPGArray(n, 1), newPGArray(n, 1)
-		owners            = newPGArray(n, 8)
-		terms             = newPGArray(n, 4)
-		cpu, walls        = newPGArray(n, 8), newPGArray(n, 8)
-		peaks             = newPGArray(n, 8)
-		ooms              = newPGArray(n, 1)
+		nodes, messages   = newPGSparse(n, 8), newPGSparse(n, 4)
+		exitCodes         = newPGSparse(n, 4)
+		runAfter          = newPGSparse(n, 4)
+		increment, rebase = newPGSparse(n, 1), newPGSparse(n, 1)
+		clear, queued     = newPGSparse(n, 1), newPGSparse(n, 1)
+		started, finished = newPGSparse(n, 1), newPGSparse(n, 1)
+		owners            = newPGSparse(n, 8)
+		terms             = newPGSparse(n, 4)
+		cpu, walls        = newPGSparse(n, 8), newPGSparse(n, 8)
+		peaks             = newPGSparse(n, 8)
+		ooms              = newPGSparse(n, 1)
 	)
 	for _, u := range us {
 		ids.int(u.ID)
@@ -50,12 +49,12 @@ func jobUpdateArrays(us []engine.JobUpdate) args {
 		} else {
 			runAfter.null()
 		}
-		increment.bool(u.IncrementAttempt)
-		rebase.bool(u.RebaseAttempts)
-		clear.bool(u.ClearResult)
-		queued.bool(u.MarkQueued)
-		started.bool(u.MarkStarted)
-		finished.bool(u.MarkFinished)
+		increment.flag(u.IncrementAttempt)
+		rebase.flag(u.RebaseAttempts)
+		clear.flag(u.ClearResult)
+		queued.flag(u.MarkQueued)
+		started.flag(u.MarkStarted)
+		finished.flag(u.MarkFinished)
 		leaseTerm(owners, terms, u.StartedUnder)
 		if us := u.Usage; us != nil {
 			cpu.float(us.CPUSeconds)
@@ -66,7 +65,7 @@ func jobUpdateArrays(us []engine.JobUpdate) args {
 			cpu.null()
 			peaks.null()
 			walls.null()
-			ooms.bool(false)
+			ooms.null()
 		}
 	}
 	return args{
@@ -138,7 +137,7 @@ func jobStartArrays(us []engine.JobUpdate) args {
 		ids, versions   = newPGArray(n, 8), newPGArray(n, 2)
 		from            = newPGArray(n, 9)
 		nodes, messages = newPGArray(n, 8), newPGArray(n, 4)
-		owners, terms   = newPGArray(n, 8), newPGArray(n, 4)
+		owners, terms   = newPGSparse(n, 8), newPGSparse(n, 4)
 	)
 	for _, u := range us {
 		ids.int(u.ID)
@@ -160,52 +159,70 @@ func jobStartArrays(us []engine.JobUpdate) args {
 }
 
 // jobInsertArrays are the PostgreSQL arrays of job_insert_arrays, one per
-// column, from the rows of jobInsertRow.
+// column, from the rows of jobInsertRow. The fields most jobs leave at
+// their zero value (no operation, key, parent, rollback, delay, backoff or
+// memory limit) are sparse (newPGSparse): NULL for the zero value, which
+// the statement reads back as it.
 func jobInsertArrays(rows []insertRow) args {
 	n := len(rows)
 	var (
-		types, operations = make(pq.StringArray, n), make(pq.StringArray, n)
-		argv, payloads    = make(pq.StringArray, n), make(pq.StringArray, n)
-		statuses, keys    = make(pq.StringArray, n), make(pq.StringArray, n)
-		rollbacks         = make(pq.StringArray, n)
-		rollbackTypes     = make(pq.StringArray, n)
-		creators          = make(pq.StringArray, n)
-		loads, backoffs   = make(pq.Float64Array, n), make(pq.Float64Array, n)
-		timeouts          = make(pq.Float64Array, n)
-		maxAttempts       = make(pq.Int64Array, n)
-		parents           = make([]sql.NullInt64, n)
-		runAfters         = make([]sql.NullString, n)
-		queued            = make(pq.BoolArray, n)
-		priorities        = make(pq.Int64Array, n)
-		memoryLimits      = make(pq.Int64Array, n)
+		types, operations = newPGArray(n, 8), newPGSparse(n, 4)
+		argv, payloads    = newPGArray(n, 4), newPGArray(n, 4)
+		statuses, keys    = newPGArray(n, 8), newPGSparse(n, 4)
+		rollbacks         = newPGSparse(n, 4)
+		rollbackTypes     = newPGSparse(n, 4)
+		creators          = newPGArray(n, 8)
+		loads, backoffs   = newPGArray(n, 1), newPGSparse(n, 1)
+		timeouts          = newPGArray(n, 5)
+		maxAttempts       = newPGArray(n, 1)
+		parents           = newPGSparse(n, 4)
+		runAfters         = newPGSparse(n, 8)
+		priorities        = newPGArray(n, 1)
+		memoryLimits      = newPGSparse(n, 4)
 	)
-	for i, r := range rows {
-		types[i], operations[i] = r.typ, r.operation
-		argv[i], payloads[i] = r.args, r.payload
-		statuses[i], keys[i] = r.status, r.key
-		rollbacks[i], creators[i] = r.rollback, r.creator
-		rollbackTypes[i] = r.rollbackType
-		loads[i], backoffs[i] = r.load, r.backoffSeconds
-		timeouts[i] = r.timeoutSeconds
-		maxAttempts[i] = int64(r.maxAttempts)
+	for _, r := range rows {
+		types.text(r.typ)
+		operations.nonZeroText(r.operation)
+		argv.text(r.args)
+		payloads.text(r.payload)
+		statuses.text(r.status)
+		keys.nonZeroText(r.key)
+		rollbacks.nonZeroText(r.rollback)
+		rollbackTypes.nonZeroText(r.rollbackType)
+		creators.text(r.creator)
+		loads.float(r.load)
+		if r.backoffSeconds != 0 {
+			backoffs.float(r.backoffSeconds)
+		} else {
+			backoffs.null()
+		}
+		timeouts.float(r.timeoutSeconds)
+		maxAttempts.int(int64(r.maxAttempts))
 		if r.parentID != nil {
-			parents[i] = sql.NullInt64{Int64: *r.parentID, Valid: true}
+			parents.int(*r.parentID)
+		} else {
+			parents.null()
 		}
 		if t, ok := r.runAfter.(time.Time); ok {
-			runAfters[i] = sql.NullString{String: t.UTC().Format(time.RFC3339Nano), Valid: true}
+			runAfters.text(t.UTC().Format(time.RFC3339Nano))
+		} else {
+			runAfters.null()
 		}
-		queued[i] = r.status == string(engine.StatusQueued)
-		priorities[i] = int64(r.priority)
-		memoryLimits[i] = r.memoryLimit
+		priorities.int(int64(r.priority))
+		if r.memoryLimit != 0 {
+			memoryLimits.int(r.memoryLimit)
+		} else {
+			memoryLimits.null()
+		}
 	}
 	return args{
-		"types": types, "operations": operations, "args": argv, "payloads": payloads,
-		"loads": loads, "statuses": statuses, "job_keys": keys,
-		"parent_ids": pq.GenericArray{A: parents}, "max_attempts": maxAttempts,
-		"backoff_seconds": backoffs, "rollbacks": rollbacks, "run_afters": pq.GenericArray{A: runAfters},
-		"timeout_seconds": timeouts, "creators": creators, "queued": queued, "rollback_types": rollbackTypes,
-		"priorities":    priorities,
-		"memory_limits": memoryLimits,
+		"types": types.String(), "operations": operations.String(), "args": argv.String(),
+		"payloads": payloads.String(), "loads": loads.String(), "statuses": statuses.String(),
+		"job_keys": keys.String(), "parent_ids": parents.String(), "max_attempts": maxAttempts.String(),
+		"backoff_seconds": backoffs.String(), "rollbacks": rollbacks.String(), "run_afters": runAfters.String(),
+		"timeout_seconds": timeouts.String(), "creators": creators.String(),
+		"rollback_types": rollbackTypes.String(), "priorities": priorities.String(),
+		"memory_limits": memoryLimits.String(),
 	}
 }
 

@@ -9,6 +9,11 @@ import "strconv"
 // transitions, a tenth of a node's CPU.
 type pgArray struct {
 	b []byte
+	// sparse: the array is sent empty when it holds only NULLs
+	// (newPGSparse). values counts the elements that are not NULL, and
+	// nulls those not yet written because none was.
+	sparse        bool
+	values, nulls int
 }
 
 // newPGArray starts an array of n elements of about width bytes each.
@@ -18,15 +23,42 @@ func newPGArray(n, width int) *pgArray {
 	return &pgArray{b: b}
 }
 
-// next separates an element from the one before.
+// newPGSparse starts the array of a column of a batch whose rows mostly
+// leave it unset (NULL): when every row does, the array is sent empty,
+// and unnest, which pads a shorter array with NULLs, gives every row its
+// NULL all the same. PostgreSQL then neither parses the NULLs nor carries
+// them through the unnest row by row, and most columns of a batch are
+// unset in every row: the usage of a builtin's run, the node of an end,
+// the key, parent, rollback and delay of a new job.
+func newPGSparse(n, width int) *pgArray {
+	a := newPGArray(n, width)
+	a.sparse = true
+	return a
+}
+
+// next starts an element that is not NULL, after the NULLs held back.
 func (a *pgArray) next() {
+	for ; a.nulls > 0; a.nulls-- {
+		a.separate()
+		a.b = append(a.b, "NULL"...)
+	}
+	a.values++
+	a.separate()
+}
+
+// separate separates an element from the one before.
+func (a *pgArray) separate() {
 	if len(a.b) > 1 {
 		a.b = append(a.b, ',')
 	}
 }
 
 func (a *pgArray) null() {
-	a.next()
+	if a.sparse && a.values == 0 {
+		a.nulls++
+		return
+	}
+	a.separate()
 	a.b = append(a.b, "NULL"...)
 }
 
@@ -63,6 +95,25 @@ func (a *pgArray) text(s string) {
 	a.b = append(a.b, '"')
 }
 
+// flag writes true for on and NULL for off, which a CASE WHEN reads as
+// false: a sparse array of flags mostly off.
+func (a *pgArray) flag(on bool) {
+	if on {
+		a.bool(true)
+		return
+	}
+	a.null()
+}
+
+// nonZeroText writes s, or NULL for "".
+func (a *pgArray) nonZeroText(s string) {
+	if s == "" {
+		a.null()
+		return
+	}
+	a.text(s)
+}
+
 // optText writes *s, or NULL for nil.
 func (a *pgArray) optText(s *string) {
 	if s == nil {
@@ -72,8 +123,11 @@ func (a *pgArray) optText(s *string) {
 	a.text(*s)
 }
 
-// String ends the array. It is a string, not bytes: lib/pq would send
-// bytes as bytea.
+// String ends the array: empty for a sparse one of NULLs alone. It is a
+// string, not bytes: lib/pq would send bytes as bytea.
 func (a *pgArray) String() string {
+	if a.sparse && a.values == 0 {
+		return "{}"
+	}
 	return string(append(a.b, '}'))
 }

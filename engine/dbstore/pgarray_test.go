@@ -75,4 +75,53 @@ func TestPGArrayAsPostgreSQLReadsIt(t *testing.T) {
 	if got := readBack(newPGArray(0, 0), "text"); got != "[]" {
 		t.Errorf("empty array read back as %s; want []", got)
 	}
+
+	// A sparse array writes the NULLs it held back once a value comes,
+	// and is empty when none does.
+	late := newPGSparse(4, 4)
+	late.null()
+	late.nonZeroText("")
+	late.nonZeroText("x")
+	late.null()
+	if got, w := readBack(late, "text"), `[null,null,"x",null]`; got != w {
+		t.Errorf("sparse text array read back as %s; want %s", got, w)
+	}
+	flags := newPGSparse(3, 1)
+	flags.flag(false)
+	flags.flag(true)
+	flags.flag(false)
+	if got, w := readBack(flags, "boolean"), "[null,true,null]"; got != w {
+		t.Errorf("sparse flags read back as %s; want %s", got, w)
+	}
+	unset := newPGSparse(3, 4)
+	for range 3 {
+		unset.null()
+	}
+	if got := unset.String(); got != "{}" {
+		t.Errorf("a sparse array of NULLs alone is %s; want {}", got)
+	}
+}
+
+// TestPGSparseArrayIsNullInEveryRow: unnest gives every row a NULL of an
+// empty sparse array beside a full one, as the batched statements read it.
+func TestPGSparseArrayIsNullInEveryRow(t *testing.T) {
+	t.Parallel()
+	db, err := sqlx.Open("postgres", postgresBaseDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	ids, unset := newPGArray(3, 1), newPGSparse(3, 4)
+	for i := range 3 {
+		ids.int(int64(i + 1))
+		unset.null()
+	}
+	var got string
+	if err := db.GetContext(t.Context(), &got, `SELECT json_agg(json_build_array(x.id, x.node) ORDER BY x.id)::text
+		FROM unnest(CAST($1 AS bigint[]), CAST($2 AS text[])) AS x(id, node)`, ids.String(), unset.String()); err != nil {
+		t.Fatal(err)
+	}
+	if w := "[[1, null], [2, null], [3, null]]"; got != w {
+		t.Errorf("rows %s; want %s", got, w)
+	}
 }

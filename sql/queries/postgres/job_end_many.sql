@@ -6,7 +6,9 @@
 -- they fill, and each other field left as they leave it (the attempt, its
 -- start, the progress and the lease term). A NULL node, exit code, message
 -- or run_after_seconds leaves that field alone, and a NULL cpu_seconds the
--- whole usage of the run; finished_at is set where mark_finished is.
+-- whole usage of the run; finished_at is set where mark_finished is. An
+-- array that would hold only NULLs (the usage of builtins, the nodes of
+-- ends) comes empty, and unnest pads it with them.
 WITH j AS (
     UPDATE jobs AS j SET
         status       = x.to_status,

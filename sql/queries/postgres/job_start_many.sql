@@ -6,7 +6,8 @@
 -- and usage cleared, and started_at set; a start under a lease term
 -- records it and applies only while it is the current, unexpired lease of
 -- its dispatcher. A third of the arrays of the general statement are sent
--- and parsed, and no CASE is judged per row. A RUNNING job wakes no
+-- and parsed (the two of the lease term empty for starts under none), and
+-- no CASE is judged per row. A RUNNING job wakes no
 -- dispatcher, so unlike the other writes of jobs it notifies no one. It
 -- reads back of each job only what the node that started it runs it by
 -- (engine.Job.Started).

@@ -1,8 +1,9 @@
 -- Many guarded transitions in one statement, each exactly as job_update
 -- applies it alone. Each parameter is an array with one element per
 -- transition; a NULL node, exit code, message or run_after_seconds leaves
--- that field alone, and a NULL cpu_seconds the whole usage of the run the
--- transition ends. A start under a lease term (a dispatcher and its term,
+-- that field alone, a NULL cpu_seconds the whole usage of the run the
+-- transition ends, and a NULL flag is off. An array that would hold only
+-- NULLs comes empty, and unnest pads it with them. A start under a lease term (a dispatcher and its term,
 -- both set) records them and applies only while that term is the current,
 -- unexpired lease of that dispatcher. A transition whose job is no longer
 -- at its status and version matches no row, and only the changed rows come
