@@ -74,6 +74,10 @@ type Job struct {
 	QueuedAt   *time.Time `json:"queued_at"`
 	StartedAt  *time.Time `json:"started_at"`
 	FinishedAt *time.Time `json:"finished_at"`
+	// Waited, on a job as a start reads it back (Started), is how long it
+	// waited for that start on the database's clock: from the time it was
+	// due (Due) to StartedAt. It is not stored, and zero elsewhere.
+	Waited time.Duration `json:"-"`
 }
 
 // AttemptsLeft is how many more runs the job may make before a failure is
@@ -101,18 +105,34 @@ func (j *Job) Brief() *Job {
 // Started is the part of j a node runs it by once it started it, as
 // Store.JobStartMany returns it: ID, Type, Operation, Args, Payload, Load,
 // Priority, Status, Node, Key, ParentID, Attempt, MaxAttempts, AttemptBase,
-// Backoff, Timeout, MemoryLimit, Version, and the times it was created,
-// queued, due (RunAfter) and started; every other field zero. What a start
-// clears (the last run's exit code and usage) or only an operator reads
-// (progress, rollback, who made it, which lease started it) is left out,
-// and reading back a node's batch of starts spares encoding and decoding it.
-// The view shares j's args, payload, parent id and times.
+// Backoff, Timeout, MemoryLimit, Version, and how long it waited for the
+// start (Waited); every other field zero. What a start clears (the last
+// run's exit code and usage) or only an operator reads (progress,
+// rollback, who made it, which lease started it, its times) is left out,
+// and reading back a node's batch of starts spares encoding and decoding
+// it. The view shares j's args, payload and parent id.
 func (j *Job) Started() *Job {
-	return &Job{ID: j.ID, Type: j.Type, Operation: j.Operation, Args: j.Args, Payload: j.Payload, Load: j.Load,
+	s := &Job{ID: j.ID, Type: j.Type, Operation: j.Operation, Args: j.Args, Payload: j.Payload, Load: j.Load,
 		Priority: j.Priority, Status: j.Status, Node: j.Node, Key: j.Key, ParentID: j.ParentID,
 		Attempt: j.Attempt, MaxAttempts: j.MaxAttempts, AttemptBase: j.AttemptBase, Backoff: j.Backoff,
-		Timeout: j.Timeout, MemoryLimit: j.MemoryLimit, Version: j.Version,
-		CreatedAt: j.CreatedAt, QueuedAt: j.QueuedAt, RunAfter: j.RunAfter, StartedAt: j.StartedAt}
+		Timeout: j.Timeout, MemoryLimit: j.MemoryLimit, Version: j.Version}
+	if j.StartedAt != nil {
+		s.Waited = j.StartedAt.Sub(j.Due())
+	}
+	return s
+}
+
+// Due is when j could first start: when it was queued (created, for a job
+// never held), or its RunAfter when that is later.
+func (j *Job) Due() time.Time {
+	due := j.CreatedAt
+	if j.QueuedAt != nil {
+		due = *j.QueuedAt
+	}
+	if j.RunAfter != nil && j.RunAfter.After(due) {
+		due = *j.RunAfter
+	}
+	return due
 }
 
 // HoldsLoad reports whether the job counts against its node's load now.

@@ -100,6 +100,9 @@ type jobRow struct {
 	Priority        int     `db:"priority"`
 	MemoryLimit     int64   `db:"memory_limit"`
 	usageColumns
+	// WaitedSeconds is engine.Job.Waited, which only a start reads back
+	// (job_columns_started).
+	WaitedSeconds sql.NullFloat64 `db:"waited_seconds"`
 }
 
 // usageColumns are the measured use of a run as jobs and job_attempts
@@ -120,13 +123,14 @@ func (u usageColumns) usage() *engine.Usage {
 		WallSeconds: u.WallSeconds.Float64, OOMKilled: u.OOMKilled}
 }
 
-// jobColumns are the columns of job_columns.sql, in its order.
+// jobColumns are the columns of job_columns.sql, in its order, and last
+// the one a start computes (waited_seconds, of job_columns_started).
 var jobColumns = []string{"id", "type", "operation", "args", "payload", "job_load", "status", "node", "job_key",
 	"parent_id", "attempt", "max_attempts", "attempt_base", "backoff_seconds", "rollback", "run_after",
 	"timeout_seconds", "progress", "progress_message", "exit_code", "message", "version", "creator",
 	"created_at", "queued_at", "started_at", "finished_at", "dispatcher", "lease_term", "key_position",
 	"rollback_type", "rollback_job_id", "rollback_of", "priority", "memory_limit", "cpu_seconds", "peak_memory",
-	"wall_seconds", "oom_killed"}
+	"wall_seconds", "oom_killed", "waited_seconds"}
 
 // fieldsInto appends r's fields, in the order of jobColumns, to dst[:0].
 func (r *jobRow) fieldsInto(dst []any) []any {
@@ -135,7 +139,7 @@ func (r *jobRow) fieldsInto(dst []any) []any {
 		&r.TimeoutSeconds, &r.Progress, &r.ProgressMessage, &r.ExitCode, &r.Message, &r.Version, &r.Creator,
 		&r.CreatedAt, &r.QueuedAt, &r.StartedAt, &r.FinishedAt, &r.Dispatcher, &r.LeaseTerm, &r.KeyPosition,
 		&r.RollbackType, &r.RollbackJobID, &r.RollbackOf, &r.Priority, &r.MemoryLimit, &r.CPUSeconds, &r.PeakMemory,
-		&r.WallSeconds, &r.OOMKilled)
+		&r.WallSeconds, &r.OOMKilled, &r.WaitedSeconds)
 }
 
 // selectJobRows runs a query of job rows into dest, each column into the
@@ -315,6 +319,7 @@ func (r *jobRow) job() (*engine.Job, error) {
 		Priority:        r.Priority,
 		MemoryLimit:     r.MemoryLimit,
 		Usage:           r.usage(),
+		Waited:          time.Duration(seconds(r.WaitedSeconds.Float64)),
 	}
 	if r.Payload == "" { // a brief row
 		j.Payload = nil

@@ -97,17 +97,10 @@ func newMetrics(name string, books *placement.Books) *metrics {
 // left out: they wait for their backoff, and their queue time is the
 // first attempt's.
 func (m *metrics) started(job *engine.Job) {
-	if job.Attempt != 1 || job.StartedAt == nil {
+	if job.Attempt != 1 {
 		return
 	}
-	from := job.CreatedAt
-	if job.QueuedAt != nil {
-		from = *job.QueuedAt
-	}
-	if job.RunAfter != nil && job.RunAfter.After(from) {
-		from = *job.RunAfter
-	}
-	m.wait.WithLabelValues(job.Type).Observe(max(job.StartedAt.Sub(from), 0).Seconds())
+	m.wait.WithLabelValues(job.Type).Observe(max(job.Waited, 0).Seconds())
 }
 
 func boolGauge(b bool) float64 {

@@ -28,7 +28,8 @@ var batchTests = []subtest{
 // outcome per transition, each started job as engine.Job.Started makes it
 // of the stored job: a batch of a node's starts alone, and one with another
 // transition beside them, which some stores apply another way. A start
-// from RESTART after a measured failed run reads back none of that run.
+// from RESTART after a measured failed run reads back none of that run,
+// and how long it waited counts from the end of its backoff.
 func testJobStartMany(t *testing.T, s engine.Store) {
 	ctx := t.Context()
 	parent := queued(t, s, 1)
@@ -78,7 +79,7 @@ func testJobStartMany(t *testing.T, s engine.Store) {
 			}
 		}
 		if got := res[0].Job; !withCancel && (got.Key != fresh.Key || got.Priority != 70 || got.MemoryLimit != 1<<30 ||
-			got.Operation != "copy" || len(got.Args) != 3 || got.Attempt != 1 || got.StartedAt == nil) {
+			got.Operation != "copy" || len(got.Args) != 3 || got.Attempt != 1 || got.Waited < 0) {
 			t.Errorf("the rich job started as %+v", got)
 		}
 		if got := res[3].Job; !withCancel && (got.Attempt != 2 || got.ExitCode != nil || got.Usage != nil) {
