@@ -44,11 +44,7 @@ func jobUpdateArrays(us []engine.JobUpdate) args {
 		} else {
 			exitCodes.null()
 		}
-		if u.RunAfterSeconds != nil {
-			runAfter.float(*u.RunAfterSeconds)
-		} else {
-			runAfter.null()
-		}
+		runAfter.optFloat(u.RunAfterSeconds)
 		increment.flag(u.IncrementAttempt)
 		rebase.flag(u.RebaseAttempts)
 		clear.flag(u.ClearResult)
@@ -191,29 +187,17 @@ func jobInsertArrays(rows []insertRow) args {
 		rollbackTypes.nonZeroText(r.rollbackType)
 		creators.text(r.creator)
 		loads.float(r.load)
-		if r.backoffSeconds != 0 {
-			backoffs.float(r.backoffSeconds)
-		} else {
-			backoffs.null()
-		}
+		backoffs.nonZeroFloat(r.backoffSeconds)
 		timeouts.float(r.timeoutSeconds)
 		maxAttempts.int(int64(r.maxAttempts))
-		if r.parentID != nil {
-			parents.int(*r.parentID)
-		} else {
-			parents.null()
-		}
+		parents.optInt(r.parentID)
 		if t, ok := r.runAfter.(time.Time); ok {
 			runAfters.text(t.UTC().Format(time.RFC3339Nano))
 		} else {
 			runAfters.null()
 		}
 		priorities.int(int64(r.priority))
-		if r.memoryLimit != 0 {
-			memoryLimits.int(r.memoryLimit)
-		} else {
-			memoryLimits.null()
-		}
+		memoryLimits.nonZeroInt(r.memoryLimit)
 	}
 	return args{
 		"types": types.String(), "operations": operations.String(), "args": argv.String(),

@@ -115,6 +115,42 @@ func (a *pgArray) nonZeroText(s string) {
 	a.text(s)
 }
 
+// nonZeroInt writes v, or NULL for 0.
+func (a *pgArray) nonZeroInt(v int64) {
+	if v == 0 {
+		a.null()
+		return
+	}
+	a.int(v)
+}
+
+// nonZeroFloat writes v, or NULL for 0.
+func (a *pgArray) nonZeroFloat(v float64) {
+	if v == 0 {
+		a.null()
+		return
+	}
+	a.float(v)
+}
+
+// optInt writes *v, or NULL for nil.
+func (a *pgArray) optInt(v *int64) {
+	if v == nil {
+		a.null()
+		return
+	}
+	a.int(*v)
+}
+
+// optFloat writes *v, or NULL for nil.
+func (a *pgArray) optFloat(v *float64) {
+	if v == nil {
+		a.null()
+		return
+	}
+	a.float(*v)
+}
+
 // optText writes *s, or NULL for nil.
 func (a *pgArray) optText(s *string) {
 	if s == nil {

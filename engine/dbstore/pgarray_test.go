@@ -13,11 +13,7 @@ import (
 // them back as JSON.
 func TestPGArrayAsPostgreSQLReadsIt(t *testing.T) {
 	t.Parallel()
-	db, err := sqlx.Open("postgres", postgresBaseDSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
+	db := postgresServer(t)
 	readBack := func(a *pgArray, typ string) string {
 		t.Helper()
 		var got string
@@ -106,11 +102,7 @@ func TestPGArrayAsPostgreSQLReadsIt(t *testing.T) {
 // empty sparse array beside a full one, as the batched statements read it.
 func TestPGSparseArrayIsNullInEveryRow(t *testing.T) {
 	t.Parallel()
-	db, err := sqlx.Open("postgres", postgresBaseDSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
+	db := postgresServer(t)
 	ids, unset := newPGArray(3, 1), newPGSparse(3, 4)
 	for i := range 3 {
 		ids.int(int64(i + 1))
@@ -124,4 +116,16 @@ func TestPGSparseArrayIsNullInEveryRow(t *testing.T) {
 	if w := "[[1, null], [2, null], [3, null]]"; got != w {
 		t.Errorf("rows %s; want %s", got, w)
 	}
+}
+
+// postgresServer is a connection to the test server itself, for what
+// PostgreSQL makes of a parameter.
+func postgresServer(t *testing.T) *sqlx.DB {
+	t.Helper()
+	db, err := sqlx.Open("postgres", postgresBaseDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
 }
