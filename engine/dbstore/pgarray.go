@@ -10,10 +10,10 @@ import "strconv"
 type pgArray struct {
 	b []byte
 	// sparse: the array is sent empty when it holds only NULLs
-	// (newPGSparse). values counts the elements that are not NULL, and
-	// nulls those not yet written because none was.
-	sparse        bool
-	values, nulls int
+	// (newPGSparse). valued says whether an element is not NULL, and
+	// nulls counts those held back until one is.
+	sparse, valued bool
+	nulls          int
 }
 
 // newPGArray starts an array of n elements of about width bytes each.
@@ -43,7 +43,7 @@ func (a *pgArray) next() {
 		a.separate()
 		a.b = append(a.b, "NULL"...)
 	}
-	a.values++
+	a.valued = true
 	a.separate()
 }
 
@@ -55,7 +55,7 @@ func (a *pgArray) separate() {
 }
 
 func (a *pgArray) null() {
-	if a.sparse && a.values == 0 {
+	if a.sparse && !a.valued {
 		a.nulls++
 		return
 	}
@@ -163,7 +163,7 @@ func (a *pgArray) optText(s *string) {
 // String ends the array: empty for a sparse one of NULLs alone. It is a
 // string, not bytes: lib/pq would send bytes as bytea.
 func (a *pgArray) String() string {
-	if a.sparse && a.values == 0 {
+	if a.sparse && !a.valued {
 		return "{}"
 	}
 	return string(append(a.b, '}'))

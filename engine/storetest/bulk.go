@@ -123,14 +123,18 @@ func sameJob(t *testing.T, what string, got, want *engine.Job) {
 func testJobInsertManyFields(t *testing.T, s engine.Store) {
 	parent := queued(t, s, 1)
 	runAfter := dbNow(t, s).Add(time.Hour).Truncate(time.Millisecond)
+	// A job that sets no optional field comes before one that sets them
+	// all, and another after it, as a store may send a column the rows
+	// mostly leave unset apart from the rest.
 	ps := []engine.JobInsertParams{
+		{Type: engine.TypeNoop, Status: engine.StatusQueued},
 		{
 			Type: engine.TypeExec, Operation: "build", Args: []string{"echo", "hello world", "ünïcödé", ""},
 			Payload: json.RawMessage(`{"a":[1,2],"b":"x"}`), Load: 2.5, Status: engine.StatusQueued,
 			Key: "repo/main", ParentID: &parent.ID, MaxAttempts: 3, Backoff: 1500 * time.Millisecond,
-			Rollback: "cleanup", RunAfter: &runAfter, Timeout: 90 * time.Second, Creator: "alice",
+			Rollback: "cleanup", RollbackType: "exec", RunAfter: &runAfter, Timeout: 90 * time.Second,
+			Creator: "alice", Priority: 80, MemoryLimit: 64 << 20,
 		},
-		{Type: engine.TypeNoop, Status: engine.StatusQueued},
 		{Type: "sleep", Status: engine.StatusInstantiated, Payload: json.RawMessage(` "5s" `), Creator: "bob"},
 	}
 	before := dbNow(t, s)
