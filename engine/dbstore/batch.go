@@ -200,13 +200,12 @@ func (s *Store) jobUpdateChunk(ctx context.Context, q querier, us []engine.JobUp
 		}
 		return nil
 	}
-	// Room for every row up front: a job row is large, and growing the
-	// slice row by row copied each one several times.
-	rows := make([]jobRow, 0, len(us))
-	if err := s.selectRows(ctx, q, &rows, query, a, false); err != nil {
+	jobs := make([]*engine.Job, 0, len(us))
+	if err := s.selectRows(ctx, q, &jobs, query, a, false); err != nil {
 		return err
 	}
-	return addJobs(changed, rows)
+	addJobs(changed, jobs)
+	return nil
 }
 
 // updateStatement is the statement that applies the chunk us where UPDATE
@@ -269,9 +268,9 @@ func (s *Store) jobUpdateChunkLocked(ctx context.Context, q querier, us []engine
 	if n != int64(len(match)) {
 		return fmt.Errorf("changed %d of %d locked jobs", n, len(match))
 	}
-	var rows []jobRow
+	var jobs []*engine.Job
 	if _, query := read.statements(); query != "" {
-		if err := s.selectRows(ctx, q, &rows, query, args{"ids": jobIDsJSON(match)}, false); err != nil {
+		if err := s.selectRows(ctx, q, &jobs, query, args{"ids": jobIDsJSON(match)}, false); err != nil {
 			return err
 		}
 	}
@@ -284,7 +283,8 @@ func (s *Store) jobUpdateChunkLocked(ctx context.Context, q querier, us []engine
 		}
 		return nil
 	}
-	return addJobs(changed, rows)
+	addJobs(changed, jobs)
+	return nil
 }
 
 // lapsedTermsError undoes a transaction whose starts were made under lease
@@ -361,13 +361,8 @@ func refuseLapsedStarts(us, send []engine.JobUpdate, lapsed map[engine.LeaseTerm
 	return rest
 }
 
-func addJobs(changed map[int64]*engine.Job, rows []jobRow) error {
-	for i := range rows {
-		job, err := rows[i].job()
-		if err != nil {
-			return err
-		}
+func addJobs(changed map[int64]*engine.Job, jobs []*engine.Job) {
+	for _, job := range jobs {
 		changed[job.ID] = job
 	}
-	return nil
 }

@@ -192,14 +192,12 @@ func TestPostgresStartManyAppliesStartsAsJobUpdateMany(t *testing.T) {
 
 	started := func(name string, a args, us []engine.JobUpdate) []*engine.Job {
 		t.Helper()
-		var rows []jobRow
-		if err := s.selectRows(ctx, s.q, &rows, name, a, false); err != nil {
+		var jobs []*engine.Job
+		if err := s.selectRows(ctx, s.q, &jobs, name, a, false); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		byID := map[int64]*engine.Job{}
-		if err := addJobs(byID, rows); err != nil {
-			t.Fatal(err)
-		}
+		addJobs(byID, jobs)
 		out := make([]*engine.Job, len(us))
 		for i, u := range us {
 			if out[i] = byID[u.ID]; out[i] == nil {

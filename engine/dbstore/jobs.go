@@ -394,14 +394,14 @@ func (s *Store) jobList(ctx context.Context, q querier, p engine.JobListParams) 
 	live := liveOnly(p.Statuses)
 	a := s.jobListArgs(p)
 	a["limit"] = limitOrAll(p.Limit)
-	var rows []jobRow
-	if err := s.selectRows(ctx, q, &rows, jobListQueryName(p.Sort, live, p.Brief), a, true); err != nil {
+	jobs := []*engine.Job{}
+	if err := s.selectRows(ctx, q, &jobs, jobListQueryName(p.Sort, live, p.Brief), a, true); err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
 	}
 	if p.Sort.Field == "" {
-		slices.Reverse(rows) // the query reads newest first so LIMIT keeps the newest
+		slices.Reverse(jobs) // the query reads newest first so LIMIT keeps the newest
 	}
-	return jobsFromRows(rows)
+	return jobs, nil
 }
 
 // jobListArgs are the parameters of job_list_filter.
@@ -616,9 +616,8 @@ func (s *Store) JobListDispatchable(ctx context.Context, p engine.JobDispatchabl
 	case p.After != engine.QueuePlace{}:
 		query = qJobListDispatchableAfter
 	}
-	// A page is read into room made for it at once (see jobUpdateChunk).
-	rows := make([]jobRow, 0, min(max(p.Limit, 0), jobUpdateChunk))
-	read := func(q querier) error { return s.selectRows(ctx, q, &rows, query, a, false) }
+	jobs := make([]*engine.Job, 0, min(max(p.Limit, 0), jobUpdateChunk))
+	read := func(q querier) error { return s.selectRows(ctx, q, &jobs, query, a, false) }
 	var err error
 	if p.Long && s.dialect.pageInIndexOrder != "" && s.tx == nil {
 		// The queue's statistics are rarely right: it fills and drains
@@ -639,7 +638,7 @@ func (s *Store) JobListDispatchable(ctx context.Context, p engine.JobDispatchabl
 	if err != nil {
 		return nil, fmt.Errorf("list dispatchable jobs: %w", err)
 	}
-	return jobsFromRows(rows)
+	return jobs, nil
 }
 
 // queueLoadsRow is a row of job_queue_loads.

@@ -12,11 +12,11 @@ import (
 // JobListRollbackPending returns up to limit (0: all) jobs that failed
 // finally and await their rollback job, oldest first.
 func (s *Store) JobListRollbackPending(ctx context.Context, limit int) ([]*engine.Job, error) {
-	var rows []jobRow
-	if err := s.selectRows(ctx, s.q, &rows, qJobListRollbackPending, args{"limit": limitOrAll(limit)}, true); err != nil {
+	jobs := []*engine.Job{}
+	if err := s.selectRows(ctx, s.q, &jobs, qJobListRollbackPending, args{"limit": limitOrAll(limit)}, true); err != nil {
 		return nil, fmt.Errorf("list jobs awaiting their rollback: %w", err)
 	}
-	return jobsFromRows(rows)
+	return jobs, nil
 }
 
 // JobRollbackSet records a failed job's rollback job with the guarded

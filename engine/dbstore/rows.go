@@ -142,13 +142,17 @@ func (r *jobRow) fieldsInto(dst []any) []any {
 		&r.WallSeconds, &r.OOMKilled, &r.WaitedSeconds)
 }
 
-// selectJobRows runs a query of job rows into dest, each column into the
-// field of its name. It maps the columns to fields once per query, not
-// once per row as sqlx does by reflection, which cost more than a third of
-// the CPU of a node working short jobs: the queries read all columns, the
-// dispatcher's brief ones or a node's started ones, and each of these sets
-// is scanned field by field.
-func selectJobRows(ctx context.Context, q querier, dest *[]jobRow, query string, params []any) error {
+// selectJobs runs a query of job rows and appends the job of each to
+// dest, each column read into the field of its name. It maps the columns
+// to fields once per query, not once per row as sqlx does by reflection,
+// which cost more than a third of the CPU of a node working short jobs:
+// the queries read all columns, the dispatcher's brief ones or a node's
+// started ones, and each of these sets is scanned field by field. Every
+// row is read into the same jobRow, whose fields of the query's columns
+// each scan writes, a NULL too: a slice of rows, more than half a kilobyte
+// each, was a large allocation zeroed and collected for each page of a
+// dispatch round and each batch of starts.
+func selectJobs(ctx context.Context, q querier, dest *[]*engine.Job, query string, params []any) error {
 	rows, err := q.QueryContext(ctx, query, params...)
 	if err != nil {
 		return err
@@ -164,20 +168,22 @@ func selectJobRows(ctx context.Context, q querier, dest *[]jobRow, query string,
 			return fmt.Errorf("a job row has no column %q", c)
 		}
 	}
-	out := (*dest)[:0]
-	all, fields := make([]any, 0, len(jobColumns)), make([]any, len(cols))
+	var row jobRow
+	all, fields := row.fieldsInto(make([]any, 0, len(jobColumns))), make([]any, len(cols))
+	for i, p := range positions {
+		fields[i] = all[p]
+	}
 	var sc rowScanner
 	for rows.Next() {
-		out = append(out, jobRow{})
-		all = out[len(out)-1].fieldsInto(all)
-		for i, p := range positions {
-			fields[i] = all[p]
-		}
 		if err := sc.scan(rows, fields); err != nil {
 			return err
 		}
+		job, err := row.job()
+		if err != nil {
+			return err
+		}
+		*dest = append(*dest, job)
 	}
-	*dest = out
 	return rows.Err()
 }
 
@@ -338,18 +344,6 @@ func (r *jobRow) job() (*engine.Job, error) {
 		j.Args = []string{}
 	}
 	return j, nil
-}
-
-func jobsFromRows(rows []jobRow) ([]*engine.Job, error) {
-	jobs := make([]*engine.Job, 0, len(rows))
-	for i := range rows {
-		j, err := rows[i].job()
-		if err != nil {
-			return nil, err
-		}
-		jobs = append(jobs, j)
-	}
-	return jobs, nil
 }
 
 // nodeRow is a nodes row with the live figures of node_select.

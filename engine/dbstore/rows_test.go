@@ -19,14 +19,14 @@ func TestJobRowsOfOtherColumnsAreMappedByName(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rows []jobRow
-	if err := selectJobRows(t.Context(), s.q, &rows, "SELECT job_key, id, job_load FROM jobs", nil); err != nil {
+	var jobs []*engine.Job
+	if err := selectJobs(t.Context(), s.q, &jobs, "SELECT job_key, id, job_load FROM jobs", nil); err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 1 || rows[0].ID != job.ID || rows[0].Key != "k" || rows[0].Load != 2 {
-		t.Fatalf("rows = %+v, want job %d with key k and load 2", rows, job.ID)
+	if len(jobs) != 1 || jobs[0].ID != job.ID || jobs[0].Key != "k" || jobs[0].Load != 2 {
+		t.Fatalf("jobs = %+v, want job %d with key k and load 2", jobs, job.ID)
 	}
-	if err := selectJobRows(t.Context(), s.q, &rows, "SELECT id, 1 AS stray FROM jobs", nil); err == nil ||
+	if err := selectJobs(t.Context(), s.q, &jobs, "SELECT id, 1 AS stray FROM jobs", nil); err == nil ||
 		!strings.Contains(err.Error(), `"stray"`) {
 		t.Fatalf("a stray column gave %v; want an error naming it", err)
 	}
@@ -36,9 +36,10 @@ func TestJobRowsOfOtherColumnsAreMappedByName(t *testing.T) {
 	}
 }
 
-// TestJobRowsScanAsDatabaseSQLDoes: the values scanned straight into a job
-// row are those database/sql's conversions give, with every nullable column
-// both NULL and set, on each backend.
+// TestJobRowsScanAsDatabaseSQLDoes: the jobs scanned straight from job rows
+// are those database/sql's conversions give, with every nullable column
+// both NULL and set, on each backend. The row with every column set comes
+// first, so a value the scan kept from it would show in the next.
 func TestJobRowsScanAsDatabaseSQLDoes(t *testing.T) {
 	t.Parallel()
 	stores := map[string]func(t *testing.T) *Store{
@@ -73,9 +74,9 @@ func TestJobRowsScanAsDatabaseSQLDoes(t *testing.T) {
 				waited = "1.25E0"
 			}
 			columns := strings.Replace(strings.Join(jobColumns, ", "), "waited_seconds", waited+" AS waited_seconds", 1)
-			query := "SELECT " + columns + " FROM jobs ORDER BY id"
-			var fast []jobRow
-			if err := selectJobRows(t.Context(), s.q, &fast, query, nil); err != nil {
+			query := "SELECT " + columns + " FROM jobs ORDER BY id DESC"
+			var fast []*engine.Job
+			if err := selectJobs(t.Context(), s.q, &fast, query, nil); err != nil {
 				t.Fatal(err)
 			}
 			rows, err := s.q.QueryContext(t.Context(), query)
@@ -83,12 +84,17 @@ func TestJobRowsScanAsDatabaseSQLDoes(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer rows.Close()
-			var plain []jobRow
+			var plain []*engine.Job
 			for rows.Next() {
-				plain = append(plain, jobRow{})
-				if err := rows.Scan(plain[len(plain)-1].fieldsInto(nil)...); err != nil {
+				var row jobRow
+				if err := rows.Scan(row.fieldsInto(nil)...); err != nil {
 					t.Fatal(err)
 				}
+				job, err := row.job()
+				if err != nil {
+					t.Fatal(err)
+				}
+				plain = append(plain, job)
 			}
 			if err := rows.Err(); err != nil {
 				t.Fatal(err)
@@ -96,8 +102,12 @@ func TestJobRowsScanAsDatabaseSQLDoes(t *testing.T) {
 			if len(plain) != 2 || !reflect.DeepEqual(fast, plain) {
 				t.Fatalf("scanned straight:\n %+v\nby database/sql:\n %+v", fast, plain)
 			}
-			if fast[1].ExitCode == nil || !fast[1].CPUSeconds.Valid || !fast[1].OOMKilled || fast[1].ParentID == nil {
-				t.Fatalf("the set columns were read as unset: %+v", fast[1])
+			if set := fast[0]; set.ExitCode == nil || set.Usage == nil || !set.Usage.OOMKilled || set.ParentID == nil ||
+				set.RollbackOf == nil || set.StartedAt == nil {
+				t.Fatalf("the set columns were read as unset: %+v", set)
+			}
+			if unset := fast[1]; unset.ExitCode != nil || unset.Usage != nil || unset.ParentID != nil || unset.StartedAt != nil {
+				t.Fatalf("the columns left NULL were read as set: %+v", unset)
 			}
 			if name == "postgres" && scansToDatabaseSQL(t, s, query) {
 				t.Errorf("PostgreSQL's job rows were left to database/sql")

@@ -288,8 +288,8 @@ func (s *Store) selectRows(ctx context.Context, q querier, dest any, name string
 		return err
 	}
 	switch d := dest.(type) {
-	case *[]jobRow:
-		return selectJobRows(ctx, q, d, query, params)
+	case *[]*engine.Job:
+		return selectJobs(ctx, q, d, query, params)
 	case *[]int64:
 		return selectInt64s(ctx, q, d, query, params)
 	}
