@@ -80,9 +80,6 @@ func (s *Store) jobUpdateMany(ctx context.Context, us []engine.JobUpdate, read r
 	if len(send) == 0 {
 		return out, nil
 	}
-	// Every batch takes its rows' locks in id order, so two batches over
-	// the same jobs queue behind each other rather than deadlock.
-	slices.SortFunc(send, func(a, b engine.JobUpdate) int { return cmp.Compare(a.ID, b.ID) })
 	var changed map[int64]*engine.Job
 	apply := func(q querier) error {
 		changed = make(map[int64]*engine.Job, len(send))
@@ -135,21 +132,30 @@ func (s *Store) jobUpdateMany(ctx context.Context, us []engine.JobUpdate, read r
 }
 
 // checkJobUpdates refuses, in out, each update that could not apply
-// whatever the database holds, and returns the others. Two updates of one
-// job make the whole call an error: which one would win is undefined.
+// whatever the database holds, and returns the others in the order of
+// their ids: every batch takes its rows' locks in id order, so two batches
+// over the same jobs queue behind each other rather than deadlock. Two
+// updates of one job make the whole call an error: which one would win is
+// undefined.
 func checkJobUpdates(us []engine.JobUpdate, out []engine.JobUpdateResult) ([]engine.JobUpdate, error) {
-	seen := make(map[int64]struct{}, len(us))
+	// The positions are sorted, not the updates: an update is large, and
+	// sorting them moved each several times. In id order two updates of a
+	// job are next to each other.
+	order := make([]int, len(us))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(us[a].ID, us[b].ID) })
 	send := make([]engine.JobUpdate, 0, len(us))
-	for i, u := range us {
-		if _, dup := seen[u.ID]; dup {
-			return nil, fmt.Errorf("job %d appears twice; one call updates each job at most once", u.ID)
+	for k, i := range order {
+		if k > 0 && us[order[k-1]].ID == us[i].ID {
+			return nil, fmt.Errorf("job %d appears twice; one call updates each job at most once", us[i].ID)
 		}
-		seen[u.ID] = struct{}{}
-		if err := checkJobUpdate(u); err != nil {
+		if err := checkJobUpdate(us[i]); err != nil {
 			out[i].Err = err
 			continue
 		}
-		send = append(send, u)
+		send = append(send, us[i])
 	}
 	return send, nil
 }
