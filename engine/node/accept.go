@@ -109,7 +109,7 @@ type takenOffer struct {
 // take lets the books decide each offer and answers those they do not
 // take; the rest are entered as runs not started yet.
 func (r *jobRunner) take(offers []engine.DispatchOffer, out []engine.OfferResult) []takenOffer {
-	var taken []takenOffer
+	taken := make([]takenOffer, 0, len(offers))
 	lapses := r.fence.lapseCount()
 	for i, o := range offers {
 		h, ok := r.handlers[o.Type]
