@@ -291,7 +291,7 @@ func (r *run) continuous(ctx context.Context) (span, error) {
 		if r.cfg.Rate > 0 {
 			n = due(r.cfg.Rate, now.Sub(r.started)) - r.feeder.inserted
 		} else {
-			n = backlogFor(r.capacity, r.rate, r.lookGap) - (r.feeder.inserted - r.done)
+			n = backlogFor(r.capacity, r.rate, r.lookGap) - r.waiting(now)
 		}
 		// One tick inserts a bounded amount, so the end of the run and an
 		// interrupt are noticed on time even when inserts fall behind.
@@ -299,6 +299,19 @@ func (r *run) continuous(ctx context.Context) (span, error) {
 			return span{}, err
 		}
 	}
+}
+
+// waiting is how many of the run's jobs have not ended by now, as far as
+// the run can tell: those the last look counted, less those that ended
+// since at the rate it measured. The run learns of ends only when it
+// looks, and on a busy machine its looks are seconds apart (lookDue); a
+// run that counted on the last look alone saw no job end until the next,
+// and its queue ran empty in between, so that it measured how fast it fed
+// the engine. Should the engine slow down, what it inserts too many meanwhile
+// waits in the queue, and the next look corrects the count.
+func (r *run) waiting(now time.Time) int {
+	ended := int(r.rate * now.Sub(r.lastLook).Seconds())
+	return max(0, r.feeder.inserted-r.done-ended)
 }
 
 // liveStatuses are the states of jobs that have not ended.

@@ -164,6 +164,27 @@ func TestBurnDownLooksAtItsExpectedEnd(t *testing.T) {
 	}
 }
 
+// Between two looks a run counts the jobs that should have ended at the
+// rate it measured, so that it keeps its queue filled while it does not
+// look; it never counts fewer than none waiting.
+func TestWaitingCountsTheEndsSinceTheLastLook(t *testing.T) {
+	look := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	r := &run{feeder: &feeder{inserted: 10000}, done: 4000, lastLook: look, rate: 1000}
+	if got := r.waiting(look); got != 6000 {
+		t.Errorf("waiting at the look = %d; want the 6000 it counted", got)
+	}
+	if got := r.waiting(look.Add(2500 * time.Millisecond)); got != 3500 {
+		t.Errorf("waiting 2.5s after the look at 1000/s = %d; want 3500", got)
+	}
+	if got := r.waiting(look.Add(10 * time.Second)); got != 0 {
+		t.Errorf("waiting 10s after the look at 1000/s = %d; want none", got)
+	}
+	r.rate = 0
+	if got := r.waiting(look.Add(10 * time.Second)); got != 6000 {
+		t.Errorf("waiting with no rate measured yet = %d; want the 6000 counted", got)
+	}
+}
+
 // Only a run whose last look found every job ended, with none inserted
 // since, skips the passes that cancel what waits.
 func TestAllEndedNeedsALookThatFoundNoneLive(t *testing.T) {

@@ -18,12 +18,12 @@ const minBacklog = 1000
 // backlogFor is how many jobs a run without a rate keeps waiting: twice what
 // the nodes can run at once, and twice what ends between two looks at the
 // counts at the rate jobs end now (gap, a second at least). The run learns
-// how many jobs ended only when it looks, and tops the queue up only then:
-// a second's worth, with a look a second, left the queue empty before the
-// next look, and a run measured how fast it refilled the queue instead of
-// the engine. The backlog is bounded all the same, so the queue does not
-// grow for as long as inserts outpace the engine, which would measure the
-// growing queue instead.
+// how many jobs ended only when it looks, and between two looks it counts
+// on that rate (run.waiting): a second's worth, with a look a second, left
+// the queue empty before the next look, and a run measured how fast it
+// refilled the queue instead of the engine. The backlog is bounded all the
+// same, so the queue does not grow for as long as inserts outpace the
+// engine, which would measure the growing queue instead.
 func backlogFor(capacity int, rate float64, gap time.Duration) int {
 	return max(minBacklog, 2*capacity, int(2*rate*max(gap, time.Second).Seconds()))
 }
