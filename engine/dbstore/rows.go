@@ -142,16 +142,17 @@ func (r *jobRow) fieldsInto(dst []any) []any {
 		&r.WallSeconds, &r.OOMKilled, &r.WaitedSeconds)
 }
 
-// selectJobs runs a query of job rows and appends the job of each to
-// dest, each column read into the field of its name. It maps the columns
-// to fields once per query, not once per row as sqlx does by reflection,
-// which cost more than a third of the CPU of a node working short jobs:
-// the queries read all columns, the dispatcher's brief ones or a node's
-// started ones, and each of these sets is scanned field by field. Every
-// row is read into the same jobRow, whose fields of the query's columns
-// each scan writes, a NULL too: a slice of rows, more than half a kilobyte
-// each, was a large allocation zeroed and collected for each page of a
-// dispatch round and each batch of starts.
+// selectJobs runs a query of job rows into dest, the job of each row, each
+// column read into the field of its name; what dest held goes, so that a
+// transaction run again after a deadlock reads its rows afresh. It maps the
+// columns to fields once per query, not once per row as sqlx does by
+// reflection, which cost more than a third of the CPU of a node working
+// short jobs: the queries read all columns, the dispatcher's brief ones or
+// a node's started ones, and each of these sets is scanned field by field.
+// Every row is read into the same jobRow, whose fields of the query's
+// columns each scan writes, a NULL too: a slice of rows, more than half a
+// kilobyte each, was a large allocation zeroed and collected for each page
+// of a dispatch round and each batch of starts.
 func selectJobs(ctx context.Context, q querier, dest *[]*engine.Job, query string, params []any) error {
 	rows, err := q.QueryContext(ctx, query, params...)
 	if err != nil {
@@ -168,6 +169,7 @@ func selectJobs(ctx context.Context, q querier, dest *[]*engine.Job, query strin
 			return fmt.Errorf("a job row has no column %q", c)
 		}
 	}
+	*dest = (*dest)[:0]
 	var row jobRow
 	all, fields := row.fieldsInto(make([]any, 0, len(jobColumns))), make([]any, len(cols))
 	for i, p := range positions {

@@ -26,6 +26,10 @@ func TestJobRowsOfOtherColumnsAreMappedByName(t *testing.T) {
 	if len(jobs) != 1 || jobs[0].ID != job.ID || jobs[0].Key != "k" || jobs[0].Load != 2 {
 		t.Fatalf("jobs = %+v, want job %d with key k and load 2", jobs, job.ID)
 	}
+	// Read again into the same slice, as a transaction run again does.
+	if err := selectJobs(t.Context(), s.q, &jobs, "SELECT id FROM jobs", nil); err != nil || len(jobs) != 1 {
+		t.Fatalf("read again: %d jobs, %v; want the one job once", len(jobs), err)
+	}
 	if err := selectJobs(t.Context(), s.q, &jobs, "SELECT id, 1 AS stray FROM jobs", nil); err == nil ||
 		!strings.Contains(err.Error(), `"stray"`) {
 		t.Fatalf("a stray column gave %v; want an error naming it", err)
