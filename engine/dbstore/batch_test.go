@@ -36,6 +36,37 @@ func TestJobUpdateManyRefusesTwoUpdatesOfOneJob(t *testing.T) {
 	}
 }
 
+// The updates a batch sends are in id order, whatever order the call gave
+// them in, so that two batches over the same jobs take their row locks
+// alike and wait for each other rather than deadlock; an update refused
+// is answered at its own place in the call.
+func TestCheckJobUpdatesSendsInIDOrder(t *testing.T) {
+	t.Parallel()
+	node := "n1"
+	start := func(id int64) engine.JobUpdate {
+		return engine.JobUpdate{ID: id, From: engine.StatusQueued, To: engine.StatusRunning, Version: 1, Node: &node}
+	}
+	us := []engine.JobUpdate{start(30), start(10), start(50), start(20), start(40)}
+	us[2].To = engine.StatusQueued // QUEUED to QUEUED: no transition
+	out := make([]engine.JobUpdateResult, len(us))
+	send, err := checkJobUpdates(us, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for _, u := range send {
+		ids = append(ids, u.ID)
+	}
+	if !slices.Equal(ids, []int64{10, 20, 30, 40}) {
+		t.Errorf("sent the jobs %v; want 10, 20, 30, 40 in that order", ids)
+	}
+	for i, r := range out {
+		if refused := r.Err != nil; refused != (i == 2) {
+			t.Errorf("update %d (job %d): error %v; want one for the third update alone", i, us[i].ID, r.Err)
+		}
+	}
+}
+
 // Text PostgreSQL would refuse, and a run_after no backend can hold, fail
 // their own update, not the whole batch.
 func TestJobUpdateManyRefusesWhatCannotBeStored(t *testing.T) {
