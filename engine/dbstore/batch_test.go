@@ -65,6 +65,22 @@ func TestCheckJobUpdatesSendsInIDOrder(t *testing.T) {
 			t.Errorf("update %d (job %d): error %v; want one for the third update alone", i, us[i].ID, r.Err)
 		}
 	}
+
+	// A batch in id order already goes as it is, less what is refused.
+	sorted := []engine.JobUpdate{start(10), start(20), start(30)}
+	if send, err := checkJobUpdates(sorted, make([]engine.JobUpdateResult, 3)); err != nil || len(send) != 3 || &send[0] != &sorted[0] {
+		t.Errorf("a batch in id order: sent %v, %v; want the batch itself", send, err)
+	}
+	sorted[1].To = engine.StatusQueued
+	out = make([]engine.JobUpdateResult, 3)
+	send, err = checkJobUpdates(sorted, out)
+	if err != nil || len(send) != 2 || send[0].ID != 10 || send[1].ID != 30 || out[1].Err == nil || out[0].Err != nil || out[2].Err != nil {
+		t.Errorf("a batch in id order with its second update refused: sent %v, %v, answers %v; want 10 and 30 sent and the second refused", send, err, out)
+	}
+	sorted[1] = start(10)
+	if _, err := checkJobUpdates(sorted, make([]engine.JobUpdateResult, 3)); err == nil {
+		t.Error("job 10 twice, the second time right after the first: no error")
+	}
 }
 
 // Text PostgreSQL would refuse, and a run_after no backend can hold, fail
