@@ -85,11 +85,9 @@ type Job struct {
 // requeue gives a fresh budget by moving AttemptBase up to it.
 func (j *Job) AttemptsLeft() int { return j.MaxAttempts - (j.Attempt - j.AttemptBase) }
 
-// Brief is the part of j a dispatcher plans with and guards its claim by,
-// as JobListDispatchable returns it: ID, Type, Load, Status, Version, Node,
-// Key, ParentID, Attempt, Priority, RunAfter and CreatedAt; Args is empty and every
-// other field zero. Reading a page of the queue this way spares decoding
-// what only the node that runs a job needs.
+// Brief is the part of j a listing of jobs with JobListParams.Brief holds:
+// ID, Type, Load, Status, Version, Node, Key, ParentID, Attempt, Priority,
+// RunAfter and CreatedAt; Args is empty and every other field zero.
 func (j *Job) Brief() *Job {
 	b := &Job{ID: j.ID, Type: j.Type, Args: []string{}, Load: j.Load, Status: j.Status, Version: j.Version,
 		Node: j.Node, Key: j.Key, Attempt: j.Attempt, Priority: j.Priority, CreatedAt: j.CreatedAt}
@@ -100,6 +98,17 @@ func (j *Job) Brief() *Job {
 		b.RunAfter = Ptr(*j.RunAfter)
 	}
 	return b
+}
+
+// Queued is the part of j a dispatcher plans with and guards its claim by,
+// as JobListDispatchable returns it: Brief without RunAfter and CreatedAt,
+// which the page's query has already judged. Reading a page of the queue
+// this way spares decoding what only the node that runs a job needs, and
+// the two times, which cost as much to decode as the rest.
+func (j *Job) Queued() *Job {
+	q := j.Brief()
+	q.RunAfter, q.CreatedAt = nil, time.Time{}
+	return q
 }
 
 // Started is the part of j a node runs it by once it started it, as

@@ -99,8 +99,8 @@ type Store interface {
 	//
 	// A page costs what it returns and the jobs of the queue it passes
 	// over that cannot start now, never the jobs outside the load range:
-	// a dispatcher asks only for what can fit. The jobs are brief: only
-	// what placement and a claim's guard need is read (Job.Brief); other
+	// a dispatcher asks only for what can fit. Of each job only what
+	// placement and a claim's guard need is read (Job.Queued); other
 	// fields may be zero. The in-memory store returns its own jobs, not
 	// copies: the caller must not change them. A claim or start returns
 	// the full job.

@@ -97,8 +97,8 @@ func testDispatchableAgreesWithRule(t *testing.T, s engine.Store) {
 				explainDisagreement(t, ids(got), want, byID, byKey, now)
 			}
 			for _, j := range got {
-				if stored := byID[j.ID].Brief(); !reflect.DeepEqual(j.Brief(), stored) {
-					t.Errorf("listed job differs from JobList's, brief:\n dispatchable %+v\n list         %+v", j, stored)
+				if stored := byID[j.ID].Queued(); !reflect.DeepEqual(j.Queued(), stored) {
+					t.Errorf("listed job differs from JobList's, as a page holds it (Job.Queued):\n dispatchable %+v\n list         %+v", j, stored)
 				}
 			}
 		}

@@ -4,7 +4,7 @@
 -- first and then lower id, as the index jobs_queue holds them. Later pages
 -- are job_list_dispatchable_after's; one branch is half the planning of a
 -- statement the database plans anew each time.
-SELECT {{template "job_columns_brief"}}
+SELECT {{template "job_columns_queued"}}
 FROM jobs
 WHERE {{template "job_queue_match" ":status"}}
   AND type = :type

@@ -3,9 +3,9 @@
 -- place is two branches, each in the order of the index jobs_queue, so
 -- neither reads what an earlier page read; the rest of after_priority past
 -- after_id, then the lower priorities.
-SELECT {{template "job_columns_brief"}}
+SELECT {{template "job_columns_queued"}}
 FROM (
-    SELECT {{template "job_columns_brief"}}
+    SELECT {{template "job_columns_queued"}}
     FROM jobs
     WHERE {{template "job_queue_match" ":status"}}
       AND type = :type
@@ -15,9 +15,9 @@ FROM (
     LIMIT :limit
 ) AS same_priority
 UNION ALL
-SELECT {{template "job_columns_brief"}}
+SELECT {{template "job_columns_queued"}}
 FROM (
-    SELECT {{template "job_columns_brief"}}
+    SELECT {{template "job_columns_queued"}}
     FROM jobs
     WHERE {{template "job_queue_match" ":status"}}
       AND type = :type

@@ -2,7 +2,7 @@
 -- children only, and of those only the ones whose parent has no child on a
 -- node (engine.Job.HoldsLoad); the first child of such a parent may be
 -- offered to a node without room (placement.FilterOptions.FirstChild).
-SELECT {{template "job_columns_brief"}}
+SELECT {{template "job_columns_queued"}}
 FROM jobs
 WHERE {{template "job_queue_child_match" ":status"}}
   AND type = :type
