@@ -1,6 +1,9 @@
 package dbstore
 
-import "strconv"
+import (
+	"strconv"
+	"unsafe"
+)
 
 // pgArray writes the text of a PostgreSQL array parameter, the form
 // array_in reads, element by element into one buffer. lib/pq's array types
@@ -14,13 +17,24 @@ type pgArray struct {
 	// nulls counts those held back until one is.
 	sparse, valued bool
 	nulls          int
+	// size is the room a sparse array makes at its first element: most
+	// stay empty, and make none.
+	size int
+	// text is the array as String ended it.
+	ended string
 }
 
 // newPGArray starts an array of n elements of about width bytes each.
 func newPGArray(n, width int) *pgArray {
-	b := make([]byte, 1, 2+n*(width+1))
-	b[0] = '{'
-	return &pgArray{b: b}
+	a := &pgArray{size: 2 + n*(width+1)}
+	a.open()
+	return a
+}
+
+// open makes the array's room and writes its opening brace.
+func (a *pgArray) open() {
+	a.b = make([]byte, 1, a.size)
+	a.b[0] = '{'
 }
 
 // newPGSparse starts the array of a column of a batch whose rows mostly
@@ -32,13 +46,14 @@ func newPGArray(n, width int) *pgArray {
 // an end, the key, parent, rollback and delay of a new job. Sent so, they
 // took about an eighth off the database's time of a bulk insert.
 func newPGSparse(n, width int) *pgArray {
-	a := newPGArray(n, width)
-	a.sparse = true
-	return a
+	return &pgArray{sparse: true, size: 2 + n*(width+1)}
 }
 
 // next starts an element that is not NULL, after the NULLs held back.
 func (a *pgArray) next() {
+	if a.b == nil {
+		a.open()
+	}
 	for ; a.nulls > 0; a.nulls-- {
 		a.separate()
 		a.b = append(a.b, "NULL"...)
@@ -160,11 +175,18 @@ func (a *pgArray) optText(s *string) {
 	a.text(*s)
 }
 
-// String ends the array: empty for a sparse one of NULLs alone. It is a
-// string, not bytes: lib/pq would send bytes as bytea.
+// String ends the array: empty for a sparse one of NULLs alone; nothing
+// is written to it after. It is a string, not bytes: lib/pq would send
+// bytes as bytea. The string is the buffer itself, not a copy, as
+// strings.Builder's is: the buffer of an array of a thousand jobs takes
+// tens of kilobytes, and lib/pq copies it once more as it sends it.
 func (a *pgArray) String() string {
-	if a.sparse && !a.valued {
+	switch {
+	case a.sparse && !a.valued:
 		return "{}"
+	case a.ended == "":
+		a.b = append(a.b, '}')
+		a.ended = unsafe.String(unsafe.SliceData(a.b), len(a.b))
 	}
-	return string(append(a.b, '}'))
+	return a.ended
 }

@@ -96,6 +96,10 @@ func TestPGArrayAsPostgreSQLReadsIt(t *testing.T) {
 	if got := unset.String(); got != "{}" {
 		t.Errorf("a sparse array of NULLs alone is %s; want {}", got)
 	}
+	// The array is ended once: asked again, it is the same text.
+	if got, w := flags.String(), "{NULL,t,NULL}"; got != w {
+		t.Errorf("the sparse flags asked again are %s; want %s", got, w)
+	}
 }
 
 // TestPGSparseArrayIsNullInEveryRow: unnest gives every row a NULL of an
