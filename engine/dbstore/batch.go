@@ -230,7 +230,11 @@ func (s *Store) jobUpdateChunk(ctx context.Context, q querier, us []engine.JobUp
 	query, a := s.updateStatement(us, read)
 	if read == readIDs {
 		var ids []int64
-		if err := s.selectRows(ctx, q, &ids, query, a, false); err != nil {
+		dest := any(&ids)
+		if s.dialect.sendsArrays {
+			dest = (*idArray)(&ids)
+		}
+		if err := s.selectRows(ctx, q, dest, query, a, false); err != nil {
 			return err
 		}
 		for _, id := range ids {

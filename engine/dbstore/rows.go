@@ -1,12 +1,14 @@
 package dbstore
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/jobctl/jobctl/engine"
@@ -208,6 +210,55 @@ func selectInt64s(ctx context.Context, q querier, dest *[]int64, query string, p
 	}
 	*dest = out
 	return rows.Err()
+}
+
+// idArray is the ids a PostgreSQL statement that writes jobs returns as
+// one array (array_agg), NULL for none: one value for the node to read,
+// where a row per id cost it two allocations and a protocol message each,
+// for every job it started and ended.
+type idArray []int64
+
+// selectIDArray appends the ids of the one array a query returns to dest.
+func selectIDArray(ctx context.Context, q querier, dest *idArray, query string, params []any) error {
+	rows, err := q.QueryContext(ctx, query, params...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var text sql.RawBytes
+		if err := rows.Scan(&text); err != nil {
+			return err
+		}
+		if *dest, err = appendIDs(*dest, text); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// appendIDs appends the ids of text, a PostgreSQL array of bigint such as
+// {1,2,3}, or nothing for NULL (nil).
+func appendIDs(ids []int64, text []byte) ([]int64, error) {
+	if text == nil {
+		return ids, nil
+	}
+	if len(text) < 2 || text[0] != '{' || text[len(text)-1] != '}' {
+		return ids, fmt.Errorf("ids %.40q are not an array", text)
+	}
+	inner := text[1 : len(text)-1]
+	if len(inner) == 0 {
+		return ids, nil
+	}
+	ids = slices.Grow(ids, bytes.Count(inner, []byte{','})+1)
+	for field := range bytes.SplitSeq(inner, []byte{','}) {
+		id, err := strconv.ParseInt(string(field), 10, 64)
+		if err != nil {
+			return ids, fmt.Errorf("ids %.40q: %w", text, err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
 }
 
 // rowScanner scans rows into fields of the types jobRow has. database/sql

@@ -3,6 +3,7 @@ package dbstore
 import (
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -140,4 +141,33 @@ func scansToDatabaseSQL(t *testing.T, s *Store, query string) bool {
 		t.Fatal(err)
 	}
 	return sc.slow
+}
+
+// TestIDArrayAsPostgreSQLReturnsIt: the ids a statement returns as one
+// array are read in its order, none for NULL, and text that is no array of
+// integers is an error, not ids.
+func TestIDArrayAsPostgreSQLReturnsIt(t *testing.T) {
+	t.Parallel()
+	db := postgresServer(t)
+	for _, c := range []struct {
+		query string
+		want  []int64
+	}{
+		{"SELECT array_agg(x ORDER BY x) FROM (VALUES (3), (1), (9007199254740993), (2)) AS v(x)", []int64{1, 2, 3, 9007199254740993}},
+		{"SELECT array_agg(x) FROM (SELECT 1 WHERE false) AS v(x)", nil},
+		{"SELECT CAST('{}' AS bigint[])", nil},
+	} {
+		ids := idArray{7} // appended to
+		if err := selectIDArray(t.Context(), db, &ids, c.query, nil); err != nil {
+			t.Fatalf("%s: %v", c.query, err)
+		}
+		if want := append([]int64{7}, c.want...); !slices.Equal(ids, want) {
+			t.Errorf("%s: read %v; want %v", c.query, ids, want)
+		}
+	}
+	for _, text := range []string{"1,2", "{1,2", "1,2}", "}", "{a}", "{1,,2}", "{NULL}", ""} {
+		if ids, err := appendIDs(nil, []byte(text)); err == nil {
+			t.Errorf("%q read as the ids %v; want an error", text, ids)
+		}
+	}
 }

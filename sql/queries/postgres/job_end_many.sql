@@ -1,7 +1,8 @@
 -- The transitions of a batch that start no attempt and clear no result
 -- (engine.OutcomeUpdate above all, a node recording the ends of runs) in
--- one statement, returning only the ids of the rows it changed and
--- notifying the dispatchers itself, as job_update_many_ids does. It is
+-- one statement, returning only the ids of the rows it changed, as one
+-- array, and notifying the dispatchers itself, as job_update_many_ids
+-- does. It is
 -- job_update_many_set for such transitions, its parameters only the arrays
 -- they fill, and each other field left as they leave it (the attempt, its
 -- start, the progress and the lease term). A NULL node, exit code, message
@@ -34,4 +35,4 @@ WITH j AS (
     WHERE j.id = x.job_id AND j.version = x.expected_version AND j.status = x.from_status
     RETURNING id, status
 )
-SELECT id FROM j WHERE {{template "jobs_changed_notify"}}
+SELECT array_agg(id ORDER BY id) AS ids FROM j WHERE {{template "jobs_changed_notify"}}

@@ -9,7 +9,8 @@
 -- NULL for it, read back here as the zero value, and as an empty array
 -- when no job of the chunk sets them, which unnest pads with NULLs.
 -- The statement notifies the dispatchers itself (jobs_changed_notify); the
--- ids come back in the order the rows went in.
+-- ids come back as one array, in the order the rows went in, which is the
+-- order of the ids drawn.
 WITH j AS (
     INSERT INTO jobs (type, operation, args, payload, job_load, status, job_key, parent_id, max_attempts,
                       backoff_seconds, rollback, run_after, timeout_seconds, creator, created_at, queued_at,
@@ -31,4 +32,4 @@ WITH j AS (
     ORDER BY x.n
     RETURNING id, status
 )
-SELECT id FROM j WHERE {{template "jobs_changed_notify"}}
+SELECT array_agg(id ORDER BY id) AS ids FROM j WHERE {{template "jobs_changed_notify"}}
