@@ -95,9 +95,33 @@ func RefuseUpdate(j *Job, node, reason string) JobUpdate {
 // An offer made under a lease term starts the job only while that term is
 // current (JobUpdate.StartedUnder).
 func StartOfferUpdate(o DispatchOffer, node string) JobUpdate {
-	u := QueuedStartUpdate(&Job{ID: o.JobID, Status: o.Status, Version: o.Version}, node)
+	return NewOfferStarts(node).Update(o)
+}
+
+// OfferStarts makes the StartOfferUpdate of each offer of a batch a node
+// takes. Its updates share the node, the empty message and, while the
+// offers come under one lease term, that term, which each StartOfferUpdate
+// of its own makes anew: three allocations a job, for a node starting
+// thousands of jobs a second. No store writes through an update's
+// pointers.
+type OfferStarts struct {
+	node, message *string
+	term          *LeaseTerm
+}
+
+// NewOfferStarts makes the starts of offers to node.
+func NewOfferStarts(node string) *OfferStarts {
+	return &OfferStarts{node: Ptr(node), message: Ptr("")}
+}
+
+// Update is StartOfferUpdate(o, node).
+func (s *OfferStarts) Update(o DispatchOffer) JobUpdate {
+	u := startUpdate(guarded(&Job{ID: o.JobID, Status: o.Status, Version: o.Version}), s.node, s.message)
 	if t := o.Term(); t.Held() {
-		u.StartedUnder = &t
+		if s.term == nil || *s.term != t {
+			s.term = &t
+		}
+		u.StartedUnder = s.term
 	}
 	return u
 }
@@ -108,7 +132,12 @@ func StartOfferUpdate(o DispatchOffer, node string) JobUpdate {
 // The job becomes RUNNING on node with its attempt number moved on, which
 // fences off any result of an earlier run.
 func QueuedStartUpdate(j *Job, node string) JobUpdate {
-	u := guarded(j)
-	u.To, u.Node, u.IncrementAttempt, u.MarkStarted, u.Message = StatusRunning, Ptr(node), true, true, Ptr("")
+	return startUpdate(guarded(j), Ptr(node), Ptr(""))
+}
+
+// startUpdate makes u the start of its job on node, its last message
+// cleared (message points to "").
+func startUpdate(u JobUpdate, node, message *string) JobUpdate {
+	u.To, u.Node, u.IncrementAttempt, u.MarkStarted, u.Message = StatusRunning, node, true, true, message
 	return u
 }

@@ -41,6 +41,21 @@ func TestHandshakeTransitions(t *testing.T) {
 	if u, o := QueuedStartUpdate(queued, "n1"), StartOfferUpdate(OfferOf(queued, LeaseTerm{}), "n1"); !reflect.DeepEqual(u, o) {
 		t.Errorf("start of an offer from the queue = %+v, want the claiming start of the job offered, %+v", o, u)
 	}
+	// A batch's starts are each offer's StartOfferUpdate, under the term of
+	// its own offer, however the terms follow one another.
+	starts := NewOfferStarts("n1")
+	var batch []JobUpdate
+	for i, term := range []LeaseTerm{{Owner: "d1", Term: 4}, {Owner: "d1", Term: 4}, {}, {Owner: "d2", Term: 4}, {Owner: "d1", Term: 4}} {
+		o := OfferOf(&Job{ID: int64(10 + i), Status: StatusQueued, Version: 2}, term)
+		u := starts.Update(o)
+		if want := StartOfferUpdate(o, "n1"); !reflect.DeepEqual(u, want) {
+			t.Errorf("start %d of a batch = %+v under %+v, want %+v under %+v", i, u, u.StartedUnder, want, want.StartedUnder)
+		}
+		batch = append(batch, u)
+	}
+	if batch[0].Node != batch[4].Node || batch[0].StartedUnder != batch[1].StartedUnder {
+		t.Error("a batch's starts do not share their node, or two in a row under one term do not share it")
+	}
 	if u := RefuseUpdate(queued, "n1", "bad payload"); !u.MarkFinished || *u.Message != "refused by node n1: bad payload" {
 		t.Errorf("refuse = %+v", u)
 	}

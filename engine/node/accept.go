@@ -68,8 +68,9 @@ func (r *jobRunner) AcceptBatch(ctx context.Context, offers []engine.DispatchOff
 	out := make([]engine.OfferResult, len(offers))
 	if taken := r.take(offers, out); len(taken) > 0 {
 		us := make([]engine.JobUpdate, len(taken))
+		starts := engine.NewOfferStarts(r.cfg.Name)
 		for k, t := range taken {
-			us[k] = engine.StartOfferUpdate(t.offer, r.cfg.Name)
+			us[k] = starts.Update(t.offer)
 		}
 		// Once the books took the jobs, their start runs to its end
 		// whatever becomes of the caller: a round stopped by the node's
