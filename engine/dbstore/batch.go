@@ -246,6 +246,11 @@ func (s *Store) jobUpdateChunk(ctx context.Context, q querier, us []engine.JobUp
 	if err := s.selectRows(ctx, q, &jobs, query, a, false); err != nil {
 		return err
 	}
+	if query == qJobStartMany {
+		if err := setStarted(jobs, us); err != nil {
+			return err
+		}
+	}
 	addJobs(changed, jobs)
 	return nil
 }
@@ -401,6 +406,22 @@ func refuseLapsedStarts(us, send []engine.JobUpdate, lapsed map[engine.LeaseTerm
 		}
 	}
 	return rest
+}
+
+// setStarted sets on each job job_start_many read back what its start
+// wrote and the statement leaves out: RUNNING, on the node of its update,
+// at the version after the one the update was guarded by. us holds the
+// updates of the jobs, in id order.
+func setStarted(jobs []*engine.Job, us []engine.JobUpdate) error {
+	for _, j := range jobs {
+		k, found := slices.BinarySearchFunc(us, j.ID, func(u engine.JobUpdate, id int64) int { return cmp.Compare(u.ID, id) })
+		if !found {
+			return fmt.Errorf("job %d was started without an update", j.ID)
+		}
+		u := us[k]
+		j.Status, j.Node, j.Version = u.To, *u.Node, u.Version+1
+	}
+	return nil
 }
 
 func addJobs(changed map[int64]*engine.Job, jobs []*engine.Job) {
