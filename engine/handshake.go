@@ -103,7 +103,7 @@ func StartOfferUpdate(o DispatchOffer, node string) JobUpdate {
 // offers come under one lease term, that term, which each StartOfferUpdate
 // of its own makes anew: three allocations a job, for a node starting
 // thousands of jobs a second. No store writes through an update's
-// pointers.
+// pointers. One goroutine makes a batch's starts.
 type OfferStarts struct {
 	node, message *string
 	term          *LeaseTerm

@@ -139,9 +139,8 @@ func (s *Store) jobUpdateMany(ctx context.Context, us []engine.JobUpdate, read r
 // undefined.
 func checkJobUpdates(us []engine.JobUpdate, out []engine.JobUpdateResult) ([]engine.JobUpdate, error) {
 	if inIDOrder(us) {
-		// Most batches come so (the starts of a page, the ends of runs
-		// started together): they are neither sorted nor copied unless an
-		// update is refused.
+		// As the starts of a page of the queue mostly come: they are
+		// neither sorted nor copied unless an update is refused.
 		refused := false
 		for i := range us {
 			if err := checkJobUpdate(us[i]); err != nil {

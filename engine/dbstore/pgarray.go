@@ -20,7 +20,7 @@ type pgArray struct {
 	// size is the room a sparse array makes at its first element: most
 	// stay empty, and make none.
 	size int
-	// text is the array as String ended it.
+	// ended is the array's text once String ended it.
 	ended string
 }
 
