@@ -138,25 +138,11 @@ func (s *Store) jobUpdateMany(ctx context.Context, us []engine.JobUpdate, read r
 // updates of one job make the whole call an error: which one would win is
 // undefined.
 func checkJobUpdates(us []engine.JobUpdate, out []engine.JobUpdateResult) ([]engine.JobUpdate, error) {
-	if inIDOrder(us) {
-		// As the starts of a page of the queue mostly come: they are
-		// neither sorted nor copied unless an update is refused.
-		refused := false
-		for i := range us {
-			if err := checkJobUpdate(us[i]); err != nil {
-				out[i].Err, refused = err, true
-			}
-		}
-		if !refused {
-			return us, nil
-		}
-		send := make([]engine.JobUpdate, 0, len(us))
-		for i := range us {
-			if out[i].Err == nil {
-				send = append(send, us[i])
-			}
-		}
-		return send, nil
+	// A batch in id order, as the starts of a page of the queue mostly
+	// come, goes as it is when no update is refused: neither sorted nor
+	// copied. One with a refusal is checked again below.
+	if inIDOrder(us) && !slices.ContainsFunc(us, func(u engine.JobUpdate) bool { return checkJobUpdate(u) != nil }) {
+		return us, nil
 	}
 	// The positions are sorted, not the updates: an update is large, and
 	// sorting them moved each several times. In id order two updates of a
@@ -229,11 +215,7 @@ func (s *Store) jobUpdateChunk(ctx context.Context, q querier, us []engine.JobUp
 	query, a := s.updateStatement(us, read)
 	if read == readIDs {
 		var ids []int64
-		dest := any(&ids)
-		if s.dialect.sendsArrays {
-			dest = (*idArray)(&ids)
-		}
-		if err := s.selectRows(ctx, q, dest, query, a, false); err != nil {
+		if err := s.selectRows(ctx, q, &ids, query, a, false); err != nil {
 			return err
 		}
 		for _, id := range ids {

@@ -361,7 +361,7 @@ func TestPostgresEndManyAppliesEndsAsJobUpdateMany(t *testing.T) {
 
 	ended := func(name string, us []engine.JobUpdate) []*engine.Job {
 		t.Helper()
-		var ids idArray
+		var ids []int64
 		if err := s.selectRows(ctx, s.q, &ids, name, jobUpdateArrays(us), false); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

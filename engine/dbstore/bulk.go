@@ -263,7 +263,7 @@ func (s *Store) jobsMustExist(ctx context.Context, q querier, ids []int64) error
 // job_insert_arrays, in tx.
 func (s *Store) insertArrays(tx *sqlx.Tx) func(ctx context.Context, rows []insertRow) ([]int64, error) {
 	return func(ctx context.Context, rows []insertRow) ([]int64, error) {
-		var ids idArray
+		var ids []int64
 		if err := s.selectRows(ctx, tx, &ids, qJobInsertArrays, jobInsertArrays(rows), false); err != nil {
 			return nil, err
 		}

@@ -46,7 +46,7 @@ type dialect struct {
 	// multi-row VALUES list; a chunk of starts alone goes to
 	// job_start_many, with the arrays a start fills, and a chunk of ends of
 	// runs read back quietly to job_end_many. The ids those statements and
-	// job_update_many_ids return come back as one array too (idArray).
+	// job_update_many_ids return come back as one array (selectInt64s).
 	sendsArrays bool
 	// updateReturns: UPDATE … RETURNING gives the changed rows, so a batch
 	// of transitions is one statement; otherwise the batch locks its rows,

@@ -149,8 +149,8 @@ func (r *jobRow) fieldsInto(dst []any) []any {
 // transaction run again after a deadlock reads its rows afresh. It maps the
 // columns to fields once per query, not once per row as sqlx does by
 // reflection, which cost more than a third of the CPU of a node working
-// short jobs: the queries read all columns, the dispatcher's brief ones or
-// a node's started ones, and each of these sets is scanned field by field.
+// short jobs: the queries read all columns, the brief ones, the
+// dispatcher's queued ones or a node's started ones, and each of these sets is scanned field by field.
 // Every row is read into the same jobRow, whose fields of the query's
 // columns each scan writes, a NULL too: a slice of rows, more than half a
 // kilobyte each, was a large allocation zeroed and collected for each page
@@ -191,17 +191,36 @@ func selectJobs(ctx context.Context, q querier, dest *[]*engine.Job, query strin
 	return rows.Err()
 }
 
-// selectInt64s appends the one integer column of a query's rows, such as
-// the ids a batch's write returns, to dest, as sqlx.Select would: its
-// reflection allocated twice a row, for thousands of rows a second.
+// selectInt64s appends the integers a query returns to dest, as
+// sqlx.Select would, whose reflection allocated twice a row: its one
+// integer column, a row each, or, where that column is a PostgreSQL array
+// (array_agg, NULL for none), the elements of each. The PostgreSQL
+// statements that write a batch of jobs return their ids so, one value for
+// the node to read where a row per id cost it a protocol message and two
+// allocations, for every job it started and ended.
 func selectInt64s(ctx context.Context, q querier, dest *[]int64, query string, params []any) error {
 	rows, err := q.QueryContext(ctx, query, params...)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
+	types, err := rows.ColumnTypes()
+	if err != nil {
+		return err
+	}
+	array := len(types) == 1 && slices.Contains([]string{"_INT8", "_INT4", "_INT2"}, types[0].DatabaseTypeName())
 	out := *dest
 	for rows.Next() {
+		if array {
+			var text sql.RawBytes
+			if err := rows.Scan(&text); err != nil {
+				return err
+			}
+			if out, err = appendInt64Array(out, text); err != nil {
+				return err
+			}
+			continue
+		}
 		var v int64
 		if err := rows.Scan(&v); err != nil {
 			return err
@@ -212,39 +231,14 @@ func selectInt64s(ctx context.Context, q querier, dest *[]int64, query string, p
 	return rows.Err()
 }
 
-// idArray is the ids a PostgreSQL statement that writes jobs returns as
-// one array (array_agg), NULL for none: one value for the node to read,
-// where a row per id cost it two allocations and a protocol message each,
-// for every job it started and ended.
-type idArray []int64
-
-// selectIDArray appends the ids of the one array a query returns to dest.
-func selectIDArray(ctx context.Context, q querier, dest *idArray, query string, params []any) error {
-	rows, err := q.QueryContext(ctx, query, params...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var text sql.RawBytes
-		if err := rows.Scan(&text); err != nil {
-			return err
-		}
-		if *dest, err = appendIDs(*dest, text); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
-}
-
-// appendIDs appends the ids of text, a PostgreSQL array of bigint such as
-// {1,2,3}, or nothing for NULL (nil).
-func appendIDs(ids []int64, text []byte) ([]int64, error) {
+// appendInt64Array appends the elements of text, a PostgreSQL array of
+// bigint such as {1,2,3}, or nothing for NULL (nil).
+func appendInt64Array(ids []int64, text []byte) ([]int64, error) {
 	if text == nil {
 		return ids, nil
 	}
 	if len(text) < 2 || text[0] != '{' || text[len(text)-1] != '}' {
-		return ids, fmt.Errorf("ids %.40q are not an array", text)
+		return ids, fmt.Errorf("%.40q is not an array", text)
 	}
 	inner := text[1 : len(text)-1]
 	if len(inner) == 0 {
@@ -254,7 +248,7 @@ func appendIDs(ids []int64, text []byte) ([]int64, error) {
 	for field := range bytes.SplitSeq(inner, []byte{','}) {
 		id, err := strconv.ParseInt(string(field), 10, 64)
 		if err != nil {
-			return ids, fmt.Errorf("ids %.40q: %w", text, err)
+			return ids, fmt.Errorf("array %.40q: %w", text, err)
 		}
 		ids = append(ids, id)
 	}

@@ -292,8 +292,6 @@ func (s *Store) selectRows(ctx context.Context, q querier, dest any, name string
 		return selectJobs(ctx, q, d, query, params)
 	case *[]int64:
 		return selectInt64s(ctx, q, d, query, params)
-	case *idArray:
-		return selectIDArray(ctx, q, d, query, params)
 	}
 	return sqlx.SelectContext(ctx, q, dest, query, params...)
 }
